@@ -1,0 +1,3 @@
+"""Layout Advisor engine: tables, metrics, workload, policies, executor, simulator."""
+
+__version__ = "0.1.0"

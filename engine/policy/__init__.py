@@ -1,0 +1,1 @@
+"""Reclustering policies behind one interface (see ``engine.policy.base``)."""

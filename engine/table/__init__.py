@@ -1,0 +1,1 @@
+"""Managed and registered tables: snapshots of Parquet micro-partitions with zonemaps."""

@@ -1,0 +1,1 @@
+"""Query workloads: SQL log import into scan fragments, storage, and the scenario generator."""

@@ -1,0 +1,39 @@
+"""Shared fixtures: an isolated workspace per test and one SparkSession per run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from engine.config import Settings, load_settings
+
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test sees the developer's LAYOUT_ADVISOR_* variables or ./.layout-advisor."""
+    for key in list(os.environ):
+        if key.startswith("LAYOUT_ADVISOR_"):
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("LAYOUT_ADVISOR_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Settings for an empty workspace under tmp_path, with small partitions."""
+    return load_settings({"home": str(tmp_path / "home"), "target_rows": 1000,
+                          "spark_master": "local[2]", "approvers": "alice,bob"})
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one local SparkSession shared by every test of the run."""
+    from engine.spark import get_spark
+
+    session = get_spark(Settings(spark_master="local[2]", spark_driver_memory="1g",
+                                 spark_shuffle_partitions=4), app_name="layout-advisor-tests")
+    yield session
+    session.stop()
