@@ -9,6 +9,7 @@ the same code runs on a standalone cluster.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,8 @@ def get_spark(settings: Settings, app_name: str = "layout-advisor") -> "SparkSes
     """Return the process's SparkSession, creating it on first use."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
+    # Python workers (mapInArrow, UDFs) must use this interpreter: it has pyarrow and engine
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     with _LOCK:
