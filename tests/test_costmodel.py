@@ -1,0 +1,67 @@
+"""The reclustering cost model: hand-computed in-memory / external sort costs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from engine.config import Settings
+from engine.errors import InvalidParameterError
+from engine.policy.costmodel import (merge_passes, money, recluster_cost, recluster_cost_groups,
+                                     recluster_seconds_array, scan_seconds)
+
+# 100 B/s scan, 50 B/s sort, 1000 B of memory, external sort 2x per pass, 3.6 per CPU-hour
+S = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, memory_budget_bytes=1000,
+             external_sort_penalty=2.0, price_per_cpu_hour=3.6)
+
+
+@pytest.mark.parametrize("nbytes,passes,cpu", [
+    (0, 0, 0.0),
+    (500, 0, 5.0 + 10.0),            # in memory: read + sort
+    (1000, 0, 10.0 + 20.0),          # exactly the budget still fits
+    (1500, 1, 15.0 + 2 * 1 * 30.0),  # 2 runs -> 1 merge pass
+    (4000, 2, 40.0 + 2 * 2 * 80.0),  # 4 runs -> 2 passes
+    (5000, 3, 50.0 + 2 * 3 * 100.0),  # 5 runs -> 3 passes
+], ids=["empty", "in-memory", "at-budget", "2-runs", "4-runs", "5-runs"])
+def test_recluster_cost_hand_numbers(nbytes: float, passes: int, cpu: float) -> None:
+    est = recluster_cost(nbytes, S)
+    assert merge_passes(nbytes, S) == passes
+    assert est.cpu_seconds == pytest.approx(cpu)
+    assert est.bytes_read == est.bytes_written == nbytes
+    assert est.money == pytest.approx(cpu / 3600 * 3.6)
+
+
+def test_external_sort_is_a_step_at_the_memory_budget() -> None:
+    inside = recluster_cost(1000, S).cpu_seconds
+    outside = recluster_cost(1001, S).cpu_seconds
+    assert inside == pytest.approx(10.0 + 20.0)
+    assert outside == pytest.approx(10.01 + 2.0 * 20.02)  # the sort part doubles
+
+
+def test_groups_sum_and_splitting_avoids_external_sort() -> None:
+    whole = recluster_cost(1500, S).cpu_seconds  # 75: external
+    halves = recluster_cost_groups([750, 750], S)
+    assert halves.cpu_seconds == pytest.approx(2 * (7.5 + 15.0))  # 45: both in memory
+    assert halves.cpu_seconds < whole
+    assert halves.bytes_read == halves.bytes_written == 1500
+    assert halves.money == pytest.approx(money(45.0, S))
+
+
+def test_vectorized_matches_scalar() -> None:
+    sizes = np.array([0, 1, 999, 1000, 1001, 2000, 2001, 7777, 123456], dtype=float)
+    vec = recluster_seconds_array(sizes, S)
+    for b, v in zip(sizes, vec):
+        assert v == pytest.approx(recluster_cost(float(b), S).cpu_seconds)
+
+
+def test_scan_seconds_and_money() -> None:
+    assert scan_seconds(250, S) == pytest.approx(2.5)
+    assert money(3600, S) == pytest.approx(3.6)
+
+
+@pytest.mark.parametrize("bad", [-1.0, math.inf, math.nan])
+def test_bad_size_is_a_user_error(bad: float) -> None:
+    with pytest.raises(InvalidParameterError, match="recluster size"):
+        recluster_cost(bad, S)
