@@ -1,0 +1,305 @@
+"""WAIR: workload-aware incremental reclustering (seed 000, sections 3-4), as a Policy.
+
+One decision is a pipeline of small pure steps (each in its own module):
+
+1. savings   (:mod:`engine.policy.wair_savings`): equation 3 per partition over the last
+   ``window_size`` fragments, plus equation 6's beta bonus, and its per-column split;
+2. cut       (:mod:`engine.policy.wair_cut`): Algorithm 2 over the partitions with a
+   positive saving; net cost ``cost_r - saving / alpha`` (equations 1 and 4);
+3. gates     (:mod:`engine.policy.wair_state`): act only if the best net is negative, the
+   cost limit holds (equation 2: debt + cost < cost_limit) and the credit budget holds
+   (equation 5: cost <= realized savings - past costs + c * |Q|);
+4. layouts   (:mod:`engine.policy.wair_groups`): savings signatures -> DBSCAN -> anchors ->
+   sort / Hilbert / Qd-tree groups (hybrid), or one key (the FK ablation);
+5. chunks: each group in chunks of at most k_max partitions over neighbouring key ranges.
+
+:meth:`WairPolicy.observe` books realized against predicted savings (credit, debt) and
+doubles or halves the window. :meth:`WairPolicy.state` / :meth:`load_state` persist that.
+
+Defaults (section 6.3 evaluates "the standard cost model and a hybrid layout"): alpha = 1,
+beta = 0, no cost limit and no credit constraint (c = inf); the aggressive variant of
+section 6.9 is ``alpha=0.5, credit_allowance_c=10``. The paper gives no initial window
+size; 50 queries covers about three TPC-H batches of 16 queries (section 6.2.1) and adapts
+from there. k_max = 64 partitions is 2 GiB at 32 MB partitions (section 6.3), the default
+memory budget, so a chunk sorts in memory. eps = 0.1 (cosine), min_samples = 5 and blends
+of up to 3 columns are the clusterer's defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from engine.errors import InvalidParameterError
+from engine.policy.base import Feedback, PlanGroup, PolicyContext, Proposal
+from engine.policy.costmodel import money, recluster_cost_groups
+from engine.policy.wair_cut import algorithm2_cut, thin_curve
+from engine.policy.wair_groups import (Assignment, assign_fixed, assign_hybrid, chunk_members,
+                                       qdtree_params, reason_text)
+from engine.policy.wair_savings import (SavingsBreakdown, breakdown_for_window,
+                                        partition_savings)
+from engine.policy.wair_state import WairState
+
+__all__ = ["WairParams", "WairPolicy", "partition_savings", "algorithm2_cut"]
+
+SCATTER_POINTS = 2000
+TOP_PARTITIONS = 25
+
+
+@dataclass(frozen=True)
+class WairParams:
+    """WAIR's knobs (units in comments); see the module docstring for the defaults' sources."""
+
+    window: int = 50  # initial sliding-window size, queries (fragments)
+    min_window: int = 10
+    max_window: int = 10_000
+    alpha: float = 1.0  # eq. 4 aggressiveness: act if savings > alpha * cost
+    beta: float = 0.0  # eq. 6: CPU-seconds a user pays per extra pruned partition
+    cost_limit: float = math.inf  # eq. 2: CPU-seconds of outstanding reclustering debt
+    credit_allowance_c: float = math.inf  # eq. 5: CPU-seconds of allowance per query seen
+    k_max: int = 64  # partitions per sort (memory limit, section 3.3)
+    eps: float = 0.1  # DBSCAN cosine radius on savings signatures
+    min_samples: int = 5
+    max_blend: int = 3  # largest column set of a blend anchor v_S
+    adaptive_window: bool = True
+    hybrid: bool = True
+    fixed_key: str | None = None  # FK ablation: one sort key for everything
+    fixed_partitions_per_batch: int | None = None  # FW ablation: always the top N, fixed window
+
+    def __post_init__(self) -> None:
+        def bad(msg: str) -> None:
+            raise InvalidParameterError(f"WAIR parameter {msg}")
+
+        if self.min_window < 1:
+            bad(f"min_window must be >= 1, got {self.min_window}")
+        if self.max_window < self.min_window:
+            bad(f"max_window ({self.max_window}) must be >= min_window ({self.min_window})")
+        if not self.min_window <= self.window <= self.max_window:
+            bad(f"window must be within [{self.min_window}, {self.max_window}], got {self.window}")
+        if not self.alpha > 0:
+            bad(f"alpha must be > 0, got {self.alpha}")
+        if self.beta < 0:
+            bad(f"beta must be >= 0, got {self.beta}")
+        if not self.cost_limit > 0:
+            bad(f"cost_limit must be > 0 CPU-seconds, got {self.cost_limit}")
+        if self.credit_allowance_c < 0:
+            bad(f"credit_allowance_c must be >= 0, got {self.credit_allowance_c}")
+        if self.k_max < 1:
+            bad(f"k_max must be >= 1, got {self.k_max}")
+        if not self.eps > 0:
+            bad(f"eps must be > 0, got {self.eps}")
+        if self.min_samples < 1:
+            bad(f"min_samples must be >= 1, got {self.min_samples}")
+        if self.max_blend < 2:
+            bad(f"max_blend must be >= 2, got {self.max_blend}")
+        if self.fixed_partitions_per_batch is not None and self.fixed_partitions_per_batch < 1:
+            bad(f"fixed_partitions_per_batch must be >= 1, got {self.fixed_partitions_per_batch}")
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-safe (infinite limits become None)."""
+        out = dataclasses.asdict(self)
+        for k, v in out.items():
+            if isinstance(v, float) and math.isinf(v):
+                out[k] = None
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "WairParams":
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise InvalidParameterError(f"unknown WAIR parameter(s): {', '.join(unknown)}")
+        clean = dict(data)
+        for k in ("cost_limit", "credit_allowance_c"):
+            if k in clean and clean[k] is None:
+                clean[k] = math.inf
+        return cls(**clean)
+
+
+class WairPolicy:
+    """Workload-aware incremental reclustering with hybrid layouts (implements Policy)."""
+
+    name = "wair"
+
+    def __init__(self, params: WairParams | None = None, **overrides: Any) -> None:
+        base = params or WairParams()
+        if overrides:
+            known = {f.name for f in dataclasses.fields(WairParams)}
+            unknown = sorted(set(overrides) - known)
+            if unknown:
+                raise InvalidParameterError(f"unknown WAIR parameter(s): {', '.join(unknown)}")
+            base = dataclasses.replace(base, **overrides)
+        self.params = base
+        self._state = WairState(window_size=base.window)
+        self.last_decision: dict[str, Any] = {}
+
+    @property
+    def window_size(self) -> int:
+        return self._state.window_size
+
+    # ------------------------------------------------------------------ decide
+    def propose(self, ctx: PolicyContext) -> Proposal | None:
+        """One WAIR decision over the last ``window_size`` fragments of ``ctx.window``.
+
+        Returns None (and says why in :attr:`last_decision`) when nothing pays off or a
+        budget blocks it.
+        """
+        p = self.params
+        if len(ctx.window) != len(ctx.scans):
+            raise InvalidParameterError(
+                f"context has {len(ctx.window)} fragments but {len(ctx.scans)} pruning results")
+        w = self.window_size
+        window, scans = list(ctx.window)[-w:], list(ctx.scans)[-w:]
+        zm = ctx.zonemaps
+        br = breakdown_for_window(zm, scans, window, ctx.settings, p.beta)
+        total = br.total
+        candidates = np.flatnonzero(total > 0)
+        base = {"window_size": w, "window_queries": br.queries, "candidates": int(candidates.size),
+                "debt_cpu_s": self._state.debt,
+                "credit_cpu_s": _finite(self._state.credit(self._queries(ctx), p.credit_allowance_c))}
+        if fixed_key := p.fixed_key:
+            if fixed_key not in zm.columns:
+                raise InvalidParameterError(
+                    f"fixed_key {fixed_key!r} is not a column; columns are: {', '.join(zm.columns)}")
+        if candidates.size == 0:
+            return self._none("no boundary partition with a positive saving in the window", base)
+
+        part_bytes = zm.bytes.astype(np.float64)
+        order, cut, curve = algorithm2_cut(total[candidates], part_bytes[candidates],
+                                           ctx.settings, p.k_max, p.alpha)
+        best_net = curve[cut - 1][1]
+        if p.fixed_partitions_per_batch is not None:
+            cut = min(p.fixed_partitions_per_batch, candidates.size)
+        elif best_net >= 0:
+            return self._none(f"best cut {cut} has net cost {best_net:+.3g} CPU-s >= 0",
+                              {**base, "cut": cut, "net_cpu_s": best_net}, curve)
+        selected = candidates[order[:cut]]
+
+        assignment = self._assign(br.per_column[selected], br.columns)
+        groups, chunk_bytes = self._groups(ctx, window, br, selected, assignment)
+        cost = recluster_cost_groups(chunk_bytes, ctx.settings)
+        saving_total = float(total[selected].sum())
+        details = {**base, "cut": cut, "net_cpu_s": best_net,
+                   "grouped_cost_cpu_s": cost.cpu_seconds}
+        if p.fixed_partitions_per_batch is None and not saving_total > p.alpha * cost.cpu_seconds:
+            return self._none(
+                f"after grouping, saving {saving_total:.3g} CPU-s is not above alpha x cost "
+                f"{p.alpha * cost.cpu_seconds:.3g} CPU-s (eq. 4)", details, curve)
+        if not self._state.debt + cost.cpu_seconds < p.cost_limit:
+            return self._none(
+                f"cost limit: debt {self._state.debt:.3g} + cost {cost.cpu_seconds:.3g} CPU-s "
+                f"is not below {p.cost_limit:.3g} (eq. 2)", details, curve)
+        credit = self._state.credit(self._queries(ctx), p.credit_allowance_c)
+        if cost.cpu_seconds > credit:
+            return self._none(
+                f"credit budget: cost {cost.cpu_seconds:.3g} CPU-s exceeds credit {credit:.3g} "
+                f"CPU-s (eq. 5)", details, curve)
+
+        cpu_saving = float(br.saving_cpu[selected].sum())
+        queries = max(br.queries, 1)
+        predicted = {"bytes": float(br.bytes_saved[selected].sum()), "cpu_seconds": cpu_saving,
+                     "money": money(cpu_saving, ctx.settings), "window_queries": float(br.queries),
+                     "bonus_cpu_seconds": float(br.bonus[selected].sum())}
+        per_query = cpu_saving / queries
+        details.update(self._evidence(zm, br, selected, assignment, total))
+        self.last_decision = {"action": "propose", "reason": f"{len(selected)} partitions, "
+                              f"{len(groups)} groups, net {best_net:+.3g} CPU-s", **details}
+        return Proposal(policy=self.name, params=p.to_json(), groups=tuple(groups),
+                        estimated_cost=cost, predicted_saving=predicted,
+                        break_even_queries=(cost.cpu_seconds / per_query) if per_query > 0 else None,
+                        curve=thin_curve(curve, cut), details=details)
+
+    def _queries(self, ctx: PolicyContext) -> int:
+        """|Q| for the allowance: queries seen, at least the window the policy was shown."""
+        return max(int(ctx.queries_seen), len(ctx.window))
+
+    def _none(self, reason: str, details: dict[str, Any],
+              curve: list[tuple[int, float]] | None = None) -> None:
+        self.last_decision = {"action": "none", "reason": reason, **details}
+        if curve:
+            self.last_decision["curve"] = thin_curve(curve, int(details.get("cut", 0)))
+        return None
+
+    def _assign(self, per_column: np.ndarray, columns: list[str]) -> Assignment:
+        p = self.params
+        if p.hybrid and p.fixed_key is None and len(columns) > 1:
+            return assign_hybrid(per_column, columns, p.eps, p.min_samples, p.max_blend)
+        return assign_fixed(per_column, columns, p.fixed_key)
+
+    def _groups(self, ctx: PolicyContext, window: list, br: SavingsBreakdown,
+                selected: np.ndarray, assignment: Assignment) -> tuple[list[PlanGroup], list[float]]:
+        zm = ctx.zonemaps
+        types = {name: col.ltype for name, col in zm.columns.items()}
+        groups: list[PlanGroup] = []
+        chunk_bytes: list[float] = []
+        for lg in assignment.groups:
+            first = lg.columns[0] if lg.columns else None
+            reason = reason_text(lg.members.size, lg.layout, lg.columns,
+                                 br.per_column[selected[lg.members]].sum(axis=0), br.columns)
+            params: dict[str, Any] = {"anchor": lg.anchor}
+            if lg.similarity is not None:
+                params["similarity"] = lg.similarity
+            if lg.layout == "qdtree":
+                params.update(qdtree_params(window, lg.columns, types, ctx.settings.target_rows))
+            chunks = chunk_members(zm, selected, lg.members, first, self.params.k_max)
+            for i, idx in enumerate(chunks):
+                chunk_bytes.append(float(zm.bytes[idx].sum()))
+                note = reason if len(chunks) == 1 else f"{reason} (chunk {i + 1}/{len(chunks)})"
+                groups.append(PlanGroup(partitions=tuple(str(x) for x in zm.paths[idx]),
+                                        layout=lg.layout, columns=tuple(lg.columns), reason=note,
+                                        layout_params=dict(params),
+                                        predicted_saving_bytes=float(br.bytes_saved[idx].sum())))
+        return groups, chunk_bytes
+
+    def _evidence(self, zm: Any, br: SavingsBreakdown, selected: np.ndarray,
+                  assignment: Assignment, total: np.ndarray) -> dict[str, Any]:
+        """What the dashboard shows: top partitions and the signature scatter."""
+        top = selected[:TOP_PARTITIONS]  # selected is already ranked by saving
+        top_rows = [{"path": str(zm.paths[i]), "saving_cpu_s": float(br.saving_cpu[i]),
+                     "bonus_cpu_s": float(br.bonus[i]), "bytes_saved": float(br.bytes_saved[i]),
+                     "boundary_hits": int(br.hits[i]), "bytes": int(zm.bytes[i])} for i in top]
+        pick = np.arange(min(len(selected), SCATTER_POINTS))
+        return {
+            "columns": list(br.columns),
+            "top_partitions": top_rows,
+            "scatter": {
+                "signatures": np.round(assignment.signatures[pick], 6).tolist(),
+                "labels": assignment.labels[pick].astype(int).tolist(),
+                "anchors": [assignment.anchors[i] for i in pick.tolist()],
+                "columns": list(br.columns),
+                "paths": [str(zm.paths[selected[i]]) for i in pick.tolist()],
+                "saving_cpu_s": [float(total[selected[i]]) for i in pick.tolist()],
+                "truncated": bool(len(selected) > SCATTER_POINTS),
+            },
+        }
+
+    # ------------------------------------------------------------------ learn
+    def observe(self, feedback: Feedback) -> None:
+        """Book a run's realized saving (credit, debt) and adapt the window."""
+        p = self.params
+        adapt = p.adaptive_window and p.fixed_partitions_per_batch is None
+        self._state.record(float(feedback.predicted_saving_cpu_s),
+                           float(feedback.realized_saving_cpu_s),
+                           float(feedback.recluster_cost_cpu_s), int(feedback.queries),
+                           adapt, p.min_window, p.max_window)
+
+    def state(self) -> dict[str, Any]:
+        """JSON-safe state for the plan store."""
+        return {"policy": self.name, "params": self.params.to_json(), **self._state.to_json()}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`state` output (the current params are kept; the window is clamped
+        to them)."""
+        restored = WairState.from_json(state)
+        p = self.params
+        restored.window_size = min(p.max_window, max(p.min_window, restored.window_size))
+        self._state = restored
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isinf(x) else x
+

@@ -1,0 +1,73 @@
+"""Algorithm 2's cut and curve on hand numbers, including the in-memory/external switch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.config import Settings
+from engine.errors import InvalidParameterError
+from engine.policy.wair import algorithm2_cut
+from engine.policy.wair_cut import prefix_costs, thin_curve
+
+# 100-byte partitions; read 1 s + sort 1 s each in memory; 250 B of memory, external x2
+S = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=100.0, memory_budget_bytes=250,
+             external_sort_penalty=2.0)
+SAVINGS = np.array([1.5, 10.0, 3.0, 6.0])  # ranked: 10, 6, 3, 1.5 -> cumulative 10, 16, 19, 20.5
+BYTES = np.full(4, 100.0)
+
+
+def test_cut_with_external_sort_in_one_group() -> None:
+    # cost: 200 B fits (2+2); 300 B and 400 B spill: 2 runs, 1 pass -> 3 + 2*3 = 9, 4 + 2*4 = 12
+    order, cut, curve = algorithm2_cut(SAVINGS, BYTES, S, k_max=64)
+    assert order.tolist() == [1, 3, 2, 0]
+    assert [c for c, _ in curve] == [1, 2, 3, 4]
+    assert [v for _, v in curve] == pytest.approx([2 - 10, 4 - 16, 9 - 19, 12 - 20.5])
+    assert cut == 2
+
+
+def test_k_max_keeps_groups_in_memory_and_moves_the_cut() -> None:
+    # k_max = 2: prefix 3 = one 200 B group (4) + one 100 B group (2) = 6; prefix 4 = 4 + 4
+    order, cut, curve = algorithm2_cut(SAVINGS, BYTES, S, k_max=2)
+    assert prefix_costs(BYTES, S, 2).tolist() == pytest.approx([2, 4, 6, 8])
+    assert [v for _, v in curve] == pytest.approx([-8, -12, -13, -12.5])
+    assert cut == 3
+
+
+def test_alpha_scales_the_savings() -> None:
+    # equation 4 with alpha = 2: net = cost - savings / 2
+    _, cut, curve = algorithm2_cut(SAVINGS, BYTES, S, k_max=64, alpha=2.0)
+    assert [v for _, v in curve] == pytest.approx([2 - 5, 4 - 8, 9 - 9.5, 12 - 10.25])
+    assert cut == 2
+
+
+def test_nothing_pays_off_returns_argmin_with_positive_net() -> None:
+    _, cut, curve = algorithm2_cut(np.array([0.5, 1.0]), np.full(2, 100.0), S, k_max=64)
+    assert cut == 1 and curve[0][1] == pytest.approx(1.0)  # caller must not act
+
+
+def test_empty_and_invalid() -> None:
+    order, cut, curve = algorithm2_cut(np.zeros(0), np.zeros(0), S, k_max=4)
+    assert (order.size, cut, curve) == (0, 0, [])
+    with pytest.raises(InvalidParameterError, match="alpha"):
+        algorithm2_cut(SAVINGS, BYTES, S, k_max=4, alpha=0.0)
+    with pytest.raises(InvalidParameterError, match="k_max"):
+        algorithm2_cut(SAVINGS, BYTES, S, k_max=0)
+
+
+def test_prefix_costs_match_brute_force() -> None:
+    rng = np.random.default_rng(7)
+    b = rng.uniform(10, 200, size=37)
+    from engine.policy.costmodel import recluster_cost_groups
+
+    fast = prefix_costs(b, S, 5)
+    for c in range(1, 38):
+        chunks = [b[i:min(i + 5, c)].sum() for i in range(0, c, 5)]
+        assert fast[c - 1] == pytest.approx(recluster_cost_groups(chunks, S).cpu_seconds)
+
+
+def test_thin_curve_keeps_the_cut() -> None:
+    curve = [(i, float(-i)) for i in range(1, 10_001)]
+    thin = thin_curve(curve, 4321, max_points=100)
+    assert len(thin) <= 101
+    assert (4321, -4321.0) in thin and thin[0] == curve[0] and thin[-1] == curve[-1]

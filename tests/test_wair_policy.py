@@ -1,0 +1,197 @@
+"""WairPolicy decisions on hand-made windows: alpha, cost limit, credit, beta, window, k_max.
+
+Setup used throughout: partitions of 100 B, scan 100 B/s and sort 100 B/s with plenty of
+memory, so reclustering one partition costs 1 s read + 1 s sort = 2 CPU-s. A query that
+scans only boundary partitions (no measured duration) saves (1 - u) * 100 / 100 = (1 - u)
+CPU-s per partition (equation 3 with t_read = size_read(Q) / scan rate).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+from engine.config import Settings
+from engine.errors import InvalidParameterError
+from engine.policy.base import Feedback, PolicyContext
+from engine.policy.wair import WairParams, WairPolicy
+from engine.pruning import FragmentScan
+from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
+from engine.workload.model import Range, ScanFragment
+
+S = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=100.0, memory_budget_bytes=10**9,
+             price_per_cpu_hour=36.0)
+SCHEMA = TableSchema((("a", "int"), ("b", "int")))
+
+
+def zonemaps(n: int) -> ZoneMaps:
+    """Partition i holds a in [10 i, 10 i + 9] and b in [n - i, n - i + 5]."""
+    parts = [Partition(f"p{i:03d}.parquet", 10, 100,
+                       {"a": ColumnStats(10 * i, 10 * i + 9), "b": ColumnStats(n - i, n - i + 5)})
+             for i in range(n)]
+    return ZoneMaps.from_partitions(SCHEMA, parts)
+
+
+def ctx(n: int, util: Sequence[float] | dict[int, float], queries: int,
+        column: str = "a", queries_seen: int = 0) -> PolicyContext:
+    """``queries`` identical fragments on ``column``; ``util`` maps boundary partition -> u."""
+    zm = zonemaps(n)
+    util = dict(enumerate(util)) if not isinstance(util, dict) else util
+    scanned = np.zeros(n, dtype=bool)
+    u = np.zeros(n)
+    for i, v in util.items():
+        scanned[i], u[i] = True, v
+    frags, scans = [], []
+    for q in range(queries):
+        frags.append(ScanFragment(f"q{q}", "t", ({column: Range(0, 10**6)},), ("a", "b")))
+        scans.append(FragmentScan(f"q{q}", scanned, np.zeros(n, dtype=bool), u,
+                                  zm.bytes.astype(float), (column,)))
+    return PolicyContext("t", "s1", zm, frags, scans, S, queries_seen=queries_seen)
+
+
+def test_propose_one_group_with_costs_and_break_even() -> None:
+    # 1 partition, u = 0.5, 5 queries: saving 2.5 CPU-s > cost 2 CPU-s
+    prop = WairPolicy().propose(ctx(3, {1: 0.5}, 5))
+    assert prop is not None
+    assert prop.partitions == ("p001.parquet",)
+    g = prop.groups[0]
+    assert (g.layout, g.columns) == ("sort", ("a",))
+    assert "1 boundary partition of a queries" in g.reason
+    assert prop.estimated_cost.cpu_seconds == pytest.approx(2.0)
+    assert prop.estimated_cost.money == pytest.approx(2.0 / 3600 * 36.0)
+    assert prop.predicted_saving["cpu_seconds"] == pytest.approx(2.5)
+    assert prop.predicted_saving["bytes"] == pytest.approx(5 * 50.0)
+    assert prop.predicted_saving["window_queries"] == 5
+    assert prop.break_even_queries == pytest.approx(2.0 / 0.5)  # 0.5 CPU-s saved per query
+    assert prop.curve[0] == (1, pytest.approx(2.0 - 2.5))
+    assert prop.details["top_partitions"][0]["path"] == "p001.parquet"
+
+
+def test_alpha_blocks_a_marginal_plan() -> None:
+    c = ctx(3, {1: 0.5}, 5)  # saving 2.5 vs cost 2
+    assert WairPolicy(alpha=1.0).propose(c) is not None
+    assert WairPolicy(alpha=0.5).propose(c) is not None
+    strict = WairPolicy(alpha=1.5)  # needs 3.0
+    assert strict.propose(c) is None
+    assert strict.last_decision["action"] == "none"
+    assert "net cost" in strict.last_decision["reason"]
+
+
+def test_cost_limit_blocks_and_counts_debt() -> None:
+    c = ctx(3, {1: 0.5}, 5)  # cost 2
+    assert WairPolicy(cost_limit=2.0).propose(c) is None  # 0 + 2 < 2 fails (eq. 2)
+    assert WairPolicy(cost_limit=2.01).propose(c) is not None
+    pol = WairPolicy(cost_limit=3.5)
+    pol.observe(Feedback(predicted_saving_cpu_s=2.5, realized_saving_cpu_s=1.0,
+                         recluster_cost_cpu_s=2.0, queries=5))
+    assert pol.state()["cost_total"] == 2.0
+    assert pol.propose(c) is not None  # debt 1 + 2 < 3.5
+    pol.observe(Feedback(2.5, 0.0, 2.0, 5))  # debt 3
+    assert pol.propose(c) is None
+    assert "cost limit" in pol.last_decision["reason"]
+
+
+def test_credit_budget_equation5() -> None:
+    # c = 0.1 CPU-s per query: 10 queries seen -> credit 1 < cost 2; 20 -> credit 2 >= 2
+    assert WairPolicy(credit_allowance_c=0.1).propose(ctx(3, {1: 0.5}, 5, queries_seen=10)) is None
+    assert WairPolicy(credit_allowance_c=0.1).propose(ctx(3, {1: 0.5}, 5, queries_seen=20)) is not None
+    pol = WairPolicy(credit_allowance_c=0.1)
+    assert pol.propose(ctx(3, {1: 0.5}, 5, queries_seen=10)) is None
+    assert "credit" in pol.last_decision["reason"]
+    pol.observe(Feedback(2.5, 3.0, 2.0, 5))  # net realized +1: credit 3 - 2 + 0.1 * 10 = 2
+    assert pol.propose(ctx(3, {1: 0.5}, 5, queries_seen=10)) is not None
+
+
+def test_beta_bonus_turns_a_loss_into_a_plan() -> None:
+    c = ctx(3, {1: 0.5}, 3)  # saving 1.5 < cost 2
+    assert WairPolicy().propose(c) is None
+    # bonus = beta * 3 queries * (1 - 0.5) estimated extra pruned partitions
+    assert WairPolicy(beta=0.3).propose(c) is None  # 1.5 + 0.45 = 1.95 < 2
+    prop = WairPolicy(beta=1.0).propose(c)  # 1.5 + 1.5 = 3.0 > 2
+    assert prop is not None
+    assert prop.predicted_saving["cpu_seconds"] == pytest.approx(1.5)
+    assert prop.predicted_saving["bonus_cpu_seconds"] == pytest.approx(1.5)
+    assert prop.curve[0][1] == pytest.approx(2.0 - 3.0)
+
+
+def test_window_doubles_and_halves_within_bounds() -> None:
+    pol = WairPolicy(window=50, min_window=10, max_window=150)
+    pol.observe(Feedback(1.0, 2.0, 0.5, 10))  # realized > predicted: stable, double
+    assert pol.window_size == 100
+    pol.observe(Feedback(1.0, 3.0, 0.5, 10))
+    assert pol.window_size == 150  # bounded
+    for expected in (75, 37, 18, 10, 10):  # realized <= predicted: halve
+        pol.observe(Feedback(1.0, 1.0, 0.5, 10))
+        assert pol.window_size == expected
+    fixed = WairPolicy(adaptive_window=False)
+    fixed.observe(Feedback(1.0, 2.0, 0.5, 10))
+    assert fixed.window_size == 50
+
+
+def test_propose_looks_only_at_the_last_window_size_fragments() -> None:
+    c = ctx(3, {1: 0.0}, 6)  # each query saves 1 CPU-s on p001
+    prop = WairPolicy(window=3, min_window=1).propose(c)
+    assert prop is not None
+    assert prop.predicted_saving["window_queries"] == 3
+    assert prop.predicted_saving["cpu_seconds"] == pytest.approx(3.0)
+
+
+def test_k_max_splits_150_partitions_into_disjoint_chunks() -> None:
+    rng = np.random.default_rng(3)
+    n = 150
+    util = dict(enumerate(rng.uniform(0.0, 0.3, n)))  # ranks differ from key order
+    prop = WairPolicy(k_max=64).propose(ctx(n, util, 3))
+    assert prop is not None
+    sizes = [len(g.partitions) for g in prop.groups]
+    assert sizes == [64, 64, 22]
+    allp = [p for g in prop.groups for p in g.partitions]
+    assert sorted(allp) == [f"p{i:03d}.parquet" for i in range(n)]  # each exactly once
+    # chunks of one group cover neighbouring, disjoint ranges of the key
+    firsts = [[int(p[1:4]) for p in g.partitions] for g in prop.groups]
+    assert max(firsts[0]) < min(firsts[1]) and max(firsts[1]) < min(firsts[2])
+    assert all("chunk" in g.reason for g in prop.groups)
+    # cost: two 6400 B chunks + one 2200 B chunk, 2 CPU-s per 100 B
+    assert prop.estimated_cost.cpu_seconds == pytest.approx(2.0 * n)
+
+
+def test_ablations_fixed_key_and_fixed_partitions() -> None:
+    c = ctx(20, {i: 0.5 for i in range(20)}, 2)  # saving 1 per partition < cost 2: no plan
+    assert WairPolicy().propose(c) is None
+    fw = WairPolicy(fixed_partitions_per_batch=5).propose(c)
+    assert fw is not None and len(fw.partitions) == 5
+    fk = WairPolicy(fixed_key="b", fixed_partitions_per_batch=20).propose(c)
+    assert fk is not None and {g.columns for g in fk.groups} == {("b",)}
+    with pytest.raises(InvalidParameterError, match="fixed_key 'zz'"):
+        WairPolicy(fixed_key="zz").propose(c)
+
+
+def test_no_candidates_says_why() -> None:
+    pol = WairPolicy()
+    assert pol.propose(ctx(4, {}, 3)) is None
+    assert "no boundary partition" in pol.last_decision["reason"]
+
+
+def test_state_round_trip_and_params_json() -> None:
+    pol = WairPolicy(window=40, credit_allowance_c=0.5)
+    pol.observe(Feedback(1.0, 2.0, 0.7, 12))
+    state = pol.state()
+    assert state["window_size"] == 80 and state["params"]["cost_limit"] is None
+    other = WairPolicy(window=40)
+    other.load_state(state)
+    assert other.window_size == 80
+    assert other.state()["realized_total"] == 2.0 and other.state()["runs"] == 1
+    params = WairParams.from_json(pol.params.to_json())
+    assert params == pol.params and math.isinf(params.cost_limit)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"alpha": 0.0}, "alpha"), ({"beta": -1.0}, "beta"), ({"k_max": 0}, "k_max"),
+    ({"window": 5}, "window"), ({"cost_limit": 0.0}, "cost_limit"),
+    ({"credit_allowance_c": -1.0}, "credit_allowance_c"), ({"bogus": 1}, "bogus"),
+])
+def test_bad_parameters(kwargs: dict, match: str) -> None:
+    with pytest.raises(InvalidParameterError, match=match):
+        WairPolicy(**kwargs)
