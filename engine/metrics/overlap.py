@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.metrics import profile as _profile
 from engine.metrics.profile import depth_profile
-from engine.metrics.sweep import overlap_counts, partition_depths, profile_arrays
+from engine.metrics.sweep import Sweep, overlap_counts, partition_depths
 
 if TYPE_CHECKING:
     from engine.table.model import ZoneMaps
@@ -132,13 +132,14 @@ def column_clustering(zonemaps: "ZoneMaps", column: str) -> ColumnClustering:
     n_all = len(zonemaps)
     overlaps = np.full(n_all, -1, dtype=np.int64)
     depths = np.full(n_all, -1, dtype=np.int64)
-    ov = overlap_counts(lo, hi)
-    dp = partition_depths(lo, hi)
+    sweep = Sweep(lo, hi)
+    ov = sweep.overlaps()
+    dp = sweep.depths()
     overlaps[valid] = ov
     depths[valid] = dp
     constant = np.zeros(n_all, dtype=bool)
     constant[valid] = lo == hi
-    starts, ends, pdepths = profile_arrays(lo, hi)
+    starts, ends, pdepths = sweep.profile()
     deepest = tuple(
         {"start": _profile.decode_value(czm.ltype, starts[i]),
          "end": _profile.decode_value(czm.ltype, ends[i]),

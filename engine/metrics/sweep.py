@@ -33,43 +33,88 @@ def normalize(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def distinct_points(sorted_lo: np.ndarray, sorted_hi: np.ndarray) -> np.ndarray:
-    """Sorted distinct endpoint values (a merge of two sorted arrays, ~linear)."""
-    both = np.concatenate([sorted_lo, sorted_hi])
-    both.sort(kind="stable")  # timsort/radix: two sorted runs merge in linear time
-    if len(both) == 0:
-        return both
-    keep = np.empty(len(both), dtype=bool)
-    keep[0] = True
-    np.not_equal(both[1:], both[:-1], out=keep[1:])
-    return both[keep]
+class Sweep:
+    """One sort of all 2n endpoints, shared by every metric of a column.
+
+    ``pid_lo[i]`` / ``pid_hi[i]`` are the indices of interval i's endpoints among the
+    sorted distinct endpoint values ``points``; ``le_lo[k] = #(lo <= points[k])``,
+    ``le_hi[k] = #(hi <= points[k])`` and ``lt_hi[k] = #(hi < points[k])`` are prefix
+    counts. Every metric is then a gather or a cumulative sum: no per-interval search.
+    """
+
+    def __init__(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        lo, hi = normalize(lo, hi)
+        n = len(lo)
+        self.n = n
+        both = np.concatenate([lo, hi])
+        order = np.argsort(both, kind="stable")  # timsort: fast on ingestion-ordered data
+        ordered = both[order]
+        new = np.ones(len(ordered), dtype=bool)
+        if len(ordered) > 1:
+            np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        pid_sorted = np.cumsum(new) - 1
+        pid = np.empty(len(ordered), dtype=np.int64)
+        pid[order] = pid_sorted
+        self.pid_lo = pid[:n]
+        self.pid_hi = pid[n:]
+        self.points = ordered[new]
+        m = len(self.points)
+        cnt_lo = np.bincount(self.pid_lo, minlength=m)
+        cnt_hi = np.bincount(self.pid_hi, minlength=m)
+        self.le_lo = np.cumsum(cnt_lo)
+        self.le_hi = np.cumsum(cnt_hi)
+        self.lt_hi = self.le_hi - cnt_hi
+
+    def coverage(self) -> np.ndarray:
+        """Number of intervals covering each distinct endpoint value."""
+        return self.le_lo - self.lt_hi
+
+    def overlaps(self) -> np.ndarray:
+        """``others = (n - 1) - #{j: lo_j > hi_i} - #{j: hi_j < lo_i}``: the two excluded
+        sets are disjoint and never contain ``i``."""
+        if self.n == 0:
+            return np.zeros(0, dtype=np.int64)
+        starts_after = self.n - self.le_lo[self.pid_hi]
+        ends_before = self.lt_hi[self.pid_lo]
+        return (self.n - 1 - starts_after - ends_before).astype(np.int64)
+
+    def depths(self) -> np.ndarray:
+        """Coverage only rises at a left endpoint, so its maximum over ``[lo_i, hi_i]`` is
+        reached at a distinct endpoint inside: a range-maximum query per interval."""
+        if self.n == 0:
+            return np.zeros(0, dtype=np.int64)
+        cover = self.coverage().astype(np.int32 if self.n < 2**31 else np.int64)
+        return range_max(cover, self.pid_lo, self.pid_hi).astype(np.int64)
+
+    def profile(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """See :func:`profile_arrays`."""
+        pts = self.points
+        m = len(pts)
+        if m == 0:
+            return pts, pts, np.zeros(0, dtype=np.int64)
+        depth_seq = np.empty(2 * m - 1, dtype=np.int64)
+        depth_seq[0::2] = self.coverage()
+        # open gap after p_k: lo <= p_k and hi >= p_{k+1}, i.e. #(lo<=p_k) - #(hi<=p_k)
+        depth_seq[1::2] = self.le_lo[:-1] - self.le_hi[:-1]
+        change = np.empty(len(depth_seq), dtype=bool)
+        change[0] = True
+        np.not_equal(depth_seq[1:], depth_seq[:-1], out=change[1:])
+        first = np.flatnonzero(change)
+        last = np.append(first[1:] - 1, len(depth_seq) - 1)
+        # piece j is the point p_{j//2} when j is even, the gap (p_{j//2}, p_{j//2+1}) when odd
+        return pts[first // 2], pts[(last + 1) // 2], depth_seq[first]
 
 
 def overlap_counts(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Per interval, how many OTHER intervals intersect it (closed intervals).
-
-    ``others = (n - 1) - #{j: lo_j > hi_i} - #{j: hi_j < lo_i}``; the two excluded sets are
-    disjoint and never contain ``i``, so two sorts and two binary searches suffice.
-    """
-    lo, hi = normalize(lo, hi)
-    n = len(lo)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    slo = np.sort(lo)
-    shi = np.sort(hi)
-    starts_after = n - np.searchsorted(slo, hi, side="right")
-    ends_before = np.searchsorted(shi, lo, side="left")
-    return (n - 1 - starts_after - ends_before).astype(np.int64)
+    """Per interval, how many OTHER intervals intersect it (closed intervals)."""
+    return Sweep(lo, hi).overlaps()
 
 
-def point_coverage(lo: np.ndarray, hi: np.ndarray, points: np.ndarray,
-                   sorted_lo: np.ndarray | None = None,
-                   sorted_hi: np.ndarray | None = None) -> np.ndarray:
+def point_coverage(lo: np.ndarray, hi: np.ndarray, points: np.ndarray) -> np.ndarray:
     """How many intervals cover each of ``points`` (closed): #(lo <= p) - #(hi < p)."""
-    slo = np.sort(lo) if sorted_lo is None else sorted_lo
-    shi = np.sort(hi) if sorted_hi is None else sorted_hi
-    return (np.searchsorted(slo, points, side="right")
-            - np.searchsorted(shi, points, side="left")).astype(np.int64)
+    lo, hi = normalize(lo, hi)
+    return (np.searchsorted(np.sort(lo), points, side="right")
+            - np.searchsorted(np.sort(hi), points, side="left")).astype(np.int64)
 
 
 def range_max(values: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -103,22 +148,8 @@ def range_max(values: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.nda
 
 def partition_depths(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Per interval, the largest number of intervals covering any single value inside it
-    (itself included).
-
-    Coverage only rises at a left endpoint, so its maximum over ``[lo_i, hi_i]`` is
-    reached at a distinct endpoint value inside the interval: coverage is evaluated at all
-    distinct endpoints, then a range-maximum query per interval.
-    """
-    lo, hi = normalize(lo, hi)
-    if len(lo) == 0:
-        return np.zeros(0, dtype=np.int64)
-    slo = np.sort(lo)
-    shi = np.sort(hi)
-    pts = distinct_points(slo, shi)
-    cover = point_coverage(lo, hi, pts, slo, shi)
-    left = np.searchsorted(pts, lo, side="left")
-    right = np.searchsorted(pts, hi, side="left")
-    return range_max(cover, left, right).astype(np.int64)
+    (itself included)."""
+    return Sweep(lo, hi).depths()
 
 
 def profile_arrays(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -130,28 +161,4 @@ def profile_arrays(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarr
     shared by two neighbouring segments has the larger of their two depths (coverage at a
     point is never below the open gaps beside it). Gaps covered by nothing have depth 0.
     """
-    lo, hi = normalize(lo, hi)
-    if len(lo) == 0:
-        return lo[:0], hi[:0], np.zeros(0, dtype=np.int64)
-    slo = np.sort(lo)
-    shi = np.sort(hi)
-    pts = distinct_points(slo, shi)
-    m = len(pts)
-    at_point = point_coverage(lo, hi, pts, slo, shi)
-    # open gap after p_k: intervals with lo <= p_k and hi >= p_{k+1}, i.e. #(lo<=p_k) - #(hi<=p_k)
-    gap = (np.searchsorted(slo, pts[:-1], side="right")
-           - np.searchsorted(shi, pts[:-1], side="right")).astype(np.int64)
-    depth_seq = np.empty(2 * m - 1, dtype=np.int64)
-    depth_seq[0::2] = at_point
-    depth_seq[1::2] = gap
-    # piece j: point p_{j//2} when j even; gap (p_{j//2}, p_{j//2+1}) when odd
-    piece_start = np.arange(2 * m - 1) // 2
-    piece_end = (np.arange(2 * m - 1) + 1) // 2
-    change = np.empty(len(depth_seq), dtype=bool)
-    change[0] = True
-    np.not_equal(depth_seq[1:], depth_seq[:-1], out=change[1:])
-    first = np.flatnonzero(change)
-    last = np.append(first[1:] - 1, len(depth_seq) - 1)
-    starts = pts[piece_start[first]]
-    ends = pts[piece_end[last]]
-    return starts, ends, depth_seq[first]
+    return Sweep(lo, hi).profile()
