@@ -1,0 +1,6 @@
+"""The Layout Advisor dashboard (Streamlit). Start it with ``layout-advisor ui``.
+
+``streamlit_app.py`` builds the navigation, ``app_pages/`` render, ``services`` is the only
+module that talks to the engine, ``charts`` turns engine results into plotly figures and
+``components`` holds the widgets several pages share.
+"""

@@ -1,0 +1,160 @@
+"""Approve and run: review stored plans, approve or reject them, run one, roll back."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from app import components, services
+from app.components import fmt_bytes, fmt_money, fmt_num, fmt_seconds, guard
+
+POLL_S = 0.5
+
+st.title("Approve and run")
+table = components.require_table()
+
+approvers = services.approvers()
+if approvers:
+    actor = st.selectbox("Acting as (configured approver)", list(approvers), key="approver",
+                         help="Approving, rejecting, running and rolling back are recorded in "
+                              "the audit log under this name.")
+else:
+    actor = None
+    st.warning("No approver is configured, so plans can be reviewed but not approved, run or "
+               "rolled back. Add `approvers = [\"alice\"]` to `layout-advisor.toml` in the "
+               "workspace, or set `LAYOUT_ADVISOR_APPROVERS=alice`, and restart the dashboard.")
+
+with guard():
+    plans = services.list_plans(table)
+
+st.subheader("Plans")
+if plans.empty:
+    st.info("No plan for this table yet. Open **Recommendation**, preview WAIR's proposal and "
+            "press *Store as proposed plan* (or run `layout-advisor plans create "
+            f"{table}`).")
+else:
+    st.dataframe(services.plans_frame(plans), hide_index=True, key="plans_table")
+    ids = [int(i) for i in plans["id"]]
+    wanted = st.session_state.get("selected_plan")
+    plan_id = st.selectbox("Plan", ids, index=ids.index(int(wanted)) if wanted in ids else 0,
+                           format_func=lambda i: f"plan {i} · "
+                           f"{plans.loc[plans['id'] == i, 'status'].iloc[0]} · "
+                           f"{plans.loc[plans['id'] == i, 'policy'].iloc[0]}",
+                           key="plan_pick")
+    st.session_state["selected_plan"] = plan_id
+    with guard():
+        plan = services.show_plan(plan_id)
+
+    status = plan["status"]
+    st.markdown(f"### Plan {plan['id']} · {components.STATUS_BADGE.get(status, status)}")
+    st.caption(f"{plan['policy']} on `{plan['table']}` from snapshot `{plan['base_snapshot']}` · "
+               f"proposed by {plan.get('created_by') or 'unknown'} at {plan['created_at'][:19]} UTC")
+    cost, saving = plan["estimated_cost"], plan["predicted_saving"]
+    a, b, c, d = st.columns(4)
+    a.metric("Partitions to rewrite", f"{plan['partition_count']:,}", help=f"{len(plan['groups'])} groups")
+    b.metric("Reclustering cost", fmt_seconds(cost["cpu_seconds"]) + " CPU",
+             help=f"{fmt_bytes(cost['bytes_read'])} read, {fmt_bytes(cost['bytes_written'])} "
+                  f"written, {fmt_money(cost['money'])}")
+    c.metric("Predicted saving per window", fmt_seconds(saving.get("cpu_seconds")) + " CPU",
+             help=f"{fmt_bytes(saving.get('bytes'))} per {int(saving.get('window_queries') or 0)} queries")
+    be = plan.get("break_even_queries")
+    d.metric("Break-even", f"{be:,.0f} queries" if be is not None else "never")
+    with st.expander("What will be rewritten", expanded=status in ("proposed", "approved")):
+        st.dataframe(services.groups_frame(plan), hide_index=True, key="plan_groups")
+
+    if status == "stale":
+        st.error("This plan is stale: the table changed since it was proposed (its base snapshot "
+                 "is no longer current), so it can never run. Create a new plan on "
+                 "**Recommendation**.")
+
+    if status in ("proposed", "approved"):
+        reason = st.text_input("Reason (recorded in the audit log)", key="decision_reason")
+        left, mid, right = st.columns(3)
+        if status == "proposed" and left.button("Approve", type="primary", disabled=actor is None,
+                                                key="approve"):
+            with guard(stop=False):
+                services.approve_plan(plan_id, actor, reason)
+                st.rerun()
+        if mid.button("Reject", disabled=actor is None, key="reject"):
+            with guard(stop=False):
+                services.reject_plan(plan_id, actor, reason)
+                st.rerun()
+        if status == "approved" and right.button("Run now", type="primary", disabled=actor is None,
+                                                 key="run"):
+            with st.status(f"Running plan {plan_id} on Spark...", expanded=True) as box:
+                bar = st.progress(0.0, text="starting (the first run starts Spark, ~15 s)")
+                run = services.start_run(plan_id, actor)
+                while not run.done:
+                    with guard(stop=False):
+                        frac, message, _ = run.poll()
+                        bar.progress(frac, text=message or "working")
+                    time.sleep(POLL_S)
+                if run.error is None:
+                    bar.progress(1.0, text="committed")
+                    box.update(label=f"Plan {plan_id} succeeded", state="complete")
+                else:
+                    box.update(label=f"Plan {plan_id} failed", state="error")
+            if run.error is not None:
+                if isinstance(run.error, services.AdvisorError):
+                    st.error(str(run.error))
+                else:
+                    raise run.error
+            else:
+                services.clear_caches()
+                st.rerun()
+
+    if plan.get("result"):
+        result = plan["result"]
+        st.subheader("Result")
+        st.success(f"New snapshot `{result.get('snapshot_id')}`: {result.get('partitions_removed')} "
+                   f"partitions replaced by {result.get('partitions_added')} in "
+                   f"{fmt_num(result.get('seconds'), 1)} s ({fmt_bytes(result.get('bytes_written'))} "
+                   "written).")
+        realized = result.get("realized") or {}
+        if "error" in realized:
+            st.warning(f"Realized savings could not be measured: {realized['error']}")
+        elif realized:
+            a, b, c, d = st.columns(4)
+            a.metric("Bytes scanned by the window", fmt_bytes(realized["bytes_after"]),
+                     delta=f"-{fmt_bytes(realized['saving_bytes'])}", delta_color="inverse")
+            b.metric("Partitions scanned", f"{realized['partitions_scanned_after']:,}",
+                     delta=f"{realized['partitions_scanned_after'] - realized['partitions_scanned_before']:,}",
+                     delta_color="inverse")
+            c.metric("Realized saving", fmt_seconds(realized["saving_cpu_seconds"]) + " CPU")
+            ratio = realized.get("realized_over_predicted")
+            d.metric("Realized / predicted", f"{ratio * 100:.0f} %" if ratio is not None else "–")
+            st.dataframe(services.realized_frame(realized), hide_index=True, key="plan_realized")
+            st.caption(f"The same {realized['queries']} queries replayed on the zonemaps of the "
+                       "snapshot before and after the run.")
+        with guard(stop=False):
+            st.dataframe(services.depth_before_after(plan), hide_index=True, key="plan_depths")
+            st.caption("Average and maximum overlap depth of the plan's key columns before and "
+                       "after the run (lower is better).")
+
+    with st.expander("Audit log"):
+        with guard(stop=False):
+            st.dataframe(services.audit_log(plan_id), hide_index=True, key="plan_audit")
+
+st.subheader("Snapshot history")
+if st.session_state.get("flash"):
+    st.success(st.session_state.pop("flash"))
+with guard():
+    snaps = services.table_snapshots(table)
+st.dataframe(services.snapshots_frame(snaps), hide_index=True, key="snapshots_table")
+older = [str(s) for s, cur in zip(snaps["id"], snaps["current"]) if not bool(cur)]
+if older:
+    left, right = st.columns([3, 1])
+    target = left.selectbox("Roll back to", older, key="rollback_target")
+    right.write("")
+    if right.button("Roll back", disabled=actor is None, key="rollback"):
+        with guard(stop=False):
+            services.rollback_table(table, target, actor)
+            st.session_state["flash"] = (f"Snapshot `{target}` is current again (published as a "
+                                         "new rollback snapshot; no file was deleted).")
+            st.rerun()
+    st.caption("A rollback publishes the chosen version as a new snapshot; the files of newer "
+               "versions are kept until an explicit garbage collection.")
+else:
+    st.caption("Only one snapshot so far: nothing to roll back to.")

@@ -1,0 +1,83 @@
+"""Partitions: every micro-partition's range on a column, the depth profile, the EP-file view."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app import charts, components, services
+from app.components import fmt_bytes, guard
+
+st.title("Partitions")
+table = components.require_table()
+sid = components.selected_snapshot()
+
+with guard():
+    snap = services.snapshot(table, sid)
+    zm = snap.zonemaps()
+    metrics = {m["column"]: m for m in services.analyze(table, sid)}
+
+orderable = [c for c in snap.schema.orderable() if c in metrics] or list(metrics)
+default_col = services.relevant_columns(list(metrics.values()),
+                                        services.workload_summary(table, sid), limit=1)
+left, mid, right = st.columns(3)
+column = left.selectbox("Column", orderable,
+                        index=orderable.index(default_col[0]) if default_col and default_col[0] in orderable else 0,
+                        key="partitions_column")
+order_by = mid.radio("Order partitions by", ["creation", "min"], horizontal=True, key="partitions_order")
+color_by = right.radio("Color by", ["depth", "overlaps"], horizontal=True, key="partitions_color")
+
+with guard():
+    clus = services.column_clustering(table, column, sid)
+cz = zm.column(column)
+n = len(zm)
+order = services.partition_order(zm, column, order_by)
+positions = charts.sample_positions(n)
+shown = order[positions]
+value = np.asarray(clus["depths"] if color_by == "depth" else clus["overlaps"], dtype=float)
+category = charts.depth_bin_labels(value[shown] if color_by == "depth" else value[shown] + 1)
+hover = np.array([f"#{i} · {color_by} {value[i]:g} · {p.rsplit('/', 1)[-1]}"
+                  for i, p in zip(shown, zm.paths[shown])], dtype=object)
+valid = cz.valid[shown]
+
+st.subheader(f"Ranges of `{column}` per micro-partition")
+if len(shown) < n:
+    st.warning(f"{n:,} partitions: drawing an even sample of {len(shown):,} "
+               f"(every {n / len(shown):.1f}th in {order_by} order). The depth profile and the "
+               "table below use all partitions.")
+fig = charts.partition_segments(
+    cz.lo[shown][valid], cz.hi[shown][valid], cz.ltype, column, category[valid],
+    charts.depth_colors(), title=f"[min, max] of {column} per partition, colored by {color_by}",
+    y_title=f"partition (ordered by {order_by}; row number)", y=positions[valid], hover=hover[valid])
+st.plotly_chart(fig, key="partitions_segments")
+st.caption("Each horizontal segment is one Parquet file's zonemap on this column; long "
+           "segments stacked over the same values (warm colors) mean a filter there must read "
+           f"all of them. Colors bucket the {color_by}"
+           + (" + 1 (the partition itself)" if color_by == "overlaps" else "") + ".")
+
+st.subheader("Depth profile")
+st.plotly_chart(charts.depth_profile(clus["depth_profile"], cz.ltype, column,
+                                     clus.get("deepest_ranges", [])),
+                key="partitions_profile")
+st.caption("How many partitions cover each value of the column; red bands are the deepest "
+           "ranges, where clustering is worst and a filter reads the most files.")
+
+st.subheader("EP-file view (patent US 12386863)")
+with guard(stop=False):
+    ep = services.ep_metrics(table, column, sid)
+    st.json(ep, expanded=False)
+
+st.subheader("All partitions")
+st.caption("Click a row to see that partition's zonemaps for every column. Click a header to sort.")
+frame = services.partition_frame(zm, column, clus)
+event = st.dataframe(frame, hide_index=True, key="partitions_table", on_select="rerun",
+                     selection_mode="single-row", height=320)
+rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
+if rows:
+    idx = int(frame.iloc[rows[0]]["#"])
+    part = snap.partitions[idx]
+    st.markdown(f"**Partition #{idx}** `{part.path}` · {part.rows:,} rows · {fmt_bytes(part.bytes)}")
+    st.dataframe(services.partition_zonemaps(part), hide_index=True, key="partitions_zonemaps")
+else:
+    st.info("Select a partition in the table to see its zonemaps for every column.")

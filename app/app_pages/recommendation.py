@@ -1,0 +1,137 @@
+"""Recommendation: what WAIR proposes, why, what it costs and saves; DD and DD-EP beside it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import charts, components, services
+from app.components import fmt_bytes, fmt_money, fmt_num, fmt_seconds, guard
+
+st.title("Recommendation")
+table = components.require_table()
+if components.selected_snapshot() is not None:
+    st.warning("Plans always start from the table's current snapshot; the snapshot picked in "
+               "the sidebar is ignored here.")
+
+with guard():
+    has_workload = bool(services.fragments(table))
+if not has_workload:
+    st.info(f"WAIR recommends from the workload, and **{table}** has none yet. Import a query log "
+            f"with `layout-advisor workload import {table} FILE`, then reload this page.")
+    st.stop()
+
+DEFAULTS = {"window": 50, "alpha": 1.0, "beta": 0.0, "cost_limit": 0.0, "k_max": 64,
+            "eps": 0.1, "min_samples": 5}
+params = st.session_state.setdefault("wair_params", dict(DEFAULTS))
+
+with st.form("wair_form"):
+    st.markdown("**WAIR parameters** (section 4 of the paper)")
+    c1, c2, c3, c4 = st.columns(4)
+    window = c1.number_input("Window (queries)", min_value=10, max_value=10_000, step=10,
+                             value=int(params["window"]), help="Initial sliding-window size; it "
+                             "doubles or halves with realized savings.")
+    alpha = c2.number_input("alpha (aggressiveness)", min_value=0.01, max_value=100.0, step=0.1,
+                            value=float(params["alpha"]), help="Act only if saving > alpha × cost (eq. 4).")
+    beta = c3.number_input("beta (CPU-s per pruned partition)", min_value=0.0, step=0.001,
+                           format="%.4f", value=float(params["beta"]),
+                           help="Performance bonus per extra pruned partition (eq. 6).")
+    cost_limit = c4.number_input("Cost limit (CPU-s, 0 = none)", min_value=0.0, step=10.0,
+                                 value=float(params["cost_limit"]),
+                                 help="Ceiling on outstanding reclustering debt (eq. 2).")
+    c5, c6, c7, _ = st.columns(4)
+    k_max = c5.number_input("k_max (partitions per sort)", min_value=1, max_value=10_000,
+                            value=int(params["k_max"]), help="Memory limit of one rewrite group.")
+    eps = c6.number_input("DBSCAN eps (cosine)", min_value=0.001, max_value=1.0, step=0.01,
+                          value=float(params["eps"]), format="%.3f")
+    min_samples = c7.number_input("DBSCAN min_samples", min_value=1, max_value=1000,
+                                  value=int(params["min_samples"]))
+    submitted = st.form_submit_button("Preview recommendation", type="primary")
+if submitted:
+    params = {"window": int(window), "alpha": float(alpha), "beta": float(beta),
+              "cost_limit": float(cost_limit), "k_max": int(k_max), "eps": float(eps),
+              "min_samples": int(min_samples)}
+    st.session_state["wair_params"] = params
+engine_params = services.wair_params(params)
+
+with guard():
+    with st.spinner("WAIR is reading the workload window..."):
+        rec = services.preview_plan(table, "wair", engine_params)
+
+if rec.get("status") == "no-action":
+    st.info(f"WAIR proposes nothing right now: {rec.get('reason')}")
+else:
+    cost, saving = rec["estimated_cost"], rec["predicted_saving"]
+    st.subheader("Cost against saving")
+    a, b, c, d = st.columns(4)
+    a.metric("Partitions to rewrite", f"{rec['partition_count']:,}",
+             help=f"in {len(rec['groups'])} groups")
+    b.metric("Reclustering cost", fmt_seconds(cost["cpu_seconds"]) + " CPU",
+             help=f"reads {fmt_bytes(cost['bytes_read'])}, writes {fmt_bytes(cost['bytes_written'])}")
+    c.metric("Predicted saving per window", fmt_seconds(saving.get("cpu_seconds")) + " CPU",
+             help=f"over the last {int(saving.get('window_queries', 0))} queries")
+    be = rec.get("break_even_queries")
+    d.metric("Break-even", f"{be:,.0f} queries" if be is not None else "never")
+    st.dataframe(services.cost_table(rec), hide_index=True, key="rec_costs")
+    st.caption("Cost is paid once; the saving recurs every window of this many queries, so the "
+               "rewrite pays back after the break-even number of queries.")
+
+    left, right = st.columns(2)
+    with left:
+        scatter = services.signature_points(rec)
+        if scatter is None:
+            st.info("Only one predicated column in the window: every signature is the same unit "
+                    "vector, so there is nothing to cluster.")
+        else:
+            st.plotly_chart(charts.signatures(*scatter), key="rec_signatures")
+            st.caption("Each dot is a candidate partition's savings signature (which columns its "
+                       "saving comes from), projected to 2-D; colors are DBSCAN clusters, stars "
+                       "the anchors that name each group's layout.")
+    with right:
+        curve = rec.get("curve") or []
+        if curve:
+            cuts, net = zip(*curve)
+            st.plotly_chart(charts.net_cost_curve(cuts, net, rec.get("details", {}).get("cut")),
+                            key="rec_curve")
+            st.caption("Taking candidates in order of benefit, the net cost (rewrite cost minus "
+                       "saving) first falls then rises; the dashed line is the cut WAIR chose.")
+
+    st.subheader("Groups")
+    st.dataframe(services.groups_frame(rec), hide_index=True, key="rec_groups")
+    st.caption("Each group is rewritten together with its own ordering (a hybrid layout): "
+               "sort on one column, Hilbert over a blend, or a Qd-tree for diffuse savings.")
+
+    actor = services.default_proposer()
+    if st.button("Store as proposed plan", type="primary", key="rec_store"):
+        with guard(stop=False):
+            plan = services.create_plan(table, "wair", engine_params, actor)
+            if plan.get("id") is None:
+                st.info(f"Nothing stored: {plan.get('reason')}")
+            else:
+                st.session_state["selected_plan"] = plan["id"]
+                st.success(f"Plan {plan['id']} stored as **proposed** by {actor}. "
+                           "An approver reviews and runs it on **Approve and run**.")
+                st.page_link("app_pages/approve_run.py", label="Go to Approve and run",
+                             icon=":material/task_alt:")
+
+st.subheader("Data-driven plans for comparison")
+st.caption("DD reclusters where partitions overlap most; DD-EP is the patent's EP-file "
+           "selection. Neither looks at the workload.")
+rows = [services.plan_summary("WAIR", rec)]
+for name in ("dd", "dd-ep"):
+    try:
+        rows.append(services.plan_summary(name.upper(), services.preview_plan(table, name, {})))
+    except (services.AdvisorError, services.FeatureNotReady, ModuleNotFoundError) as exc:
+        rows.append({"policy": name.upper(), "decision": f"unavailable: {exc}"})
+cols = st.columns(len(rows))
+for box, row in zip(cols, rows):
+    with box.container(border=True):
+        st.markdown(f"**{row['policy']}**")
+        if "partitions" not in row:
+            st.write(row.get("decision", ""))
+            continue
+        st.metric("Partitions rewritten", f"{row['partitions']:,}")
+        st.metric("Bytes written", fmt_bytes(row["bytes_written"]))
+        st.metric("Cost", fmt_seconds(row["cost_cpu_s"]) + " CPU")
+        st.metric("Predicted saving per window", fmt_seconds(row["saving_cpu_s"]) + " CPU")
+        st.caption(row.get("decision", ""))

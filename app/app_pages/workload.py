@@ -1,0 +1,115 @@
+"""Workload: what the queries filter on, what they scan, and where the bytes are wasted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app import charts, components, services
+from app.components import fmt_bytes, guard
+
+st.title("Workload")
+table = components.require_table()
+sid = components.selected_snapshot()
+
+with guard():
+    frags = services.fragments(table)
+if not frags:
+    st.info(f"No workload imported for **{table}** yet. Import a query log with\n\n"
+            f"`layout-advisor workload import {table} FILE`\n\n"
+            "(a .sql file with one statement per line or per `;`, or JSONL with a `sql` field and "
+            "optional `ts`), then reload this page.")
+    st.stop()
+
+with guard():
+    snap = services.snapshot(table, sid)
+    zm = snap.zonemaps()
+    per_query = services.pruning(table, sid)
+    freq = services.column_frequency(table)
+
+st.caption(f"{len(frags):,} queries over **{table}** · snapshot `{snap.id}` · "
+           f"{len(zm):,} micro-partitions")
+
+left, right = st.columns(2)
+with left:
+    times = services.query_times(frags)
+    if times is not None:
+        st.plotly_chart(charts.histogram(times, "Queries over time", "time (UTC)", "queries (count)",
+                                         nbins=40), key="workload_time")
+        st.caption("How many queries arrived in each time bucket of the log.")
+    else:
+        st.plotly_chart(charts.histogram(np.arange(len(frags)), "Queries in log order",
+                                         "query number in the log", "queries (count)", nbins=40),
+                        key="workload_time")
+        st.caption("The log has no timestamps: queries are shown in log order.")
+with right:
+    st.plotly_chart(charts.bar(list(freq.index), list(freq.values), "Predicated-column frequency",
+                               "column", "queries filtering on it (count)"), key="workload_freq")
+    st.caption("Which columns the workload filters on; these are the columns reclustering can help.")
+
+left, right = st.columns(2)
+with left:
+    sel = services.selectivity(per_query)
+    st.plotly_chart(charts.histogram(sel * 100, "Selectivity distribution",
+                                     "estimated share of rows matched (%)", "queries (count)",
+                                     nbins=40, x_range=(0, 100)), key="workload_selectivity")
+    st.caption("Small selectivities mean selective filters: those queries gain most from good pruning.")
+with right:
+    waste = services.waste_per_column(table, per_query)
+    st.plotly_chart(charts.bar(list(waste.index), [w / 2**20 for w in waste.values],
+                               "Wasted bytes per predicated column",
+                               "column", "wasted MB (read but not matching)", color="#d62728"),
+                    key="workload_waste")
+    st.caption("Bytes read from boundary partitions that held no matching rows, attributed to "
+               "the columns each query filters on.")
+
+st.subheader("One query over the partitions")
+labels = services.query_labels(frags, per_query)
+qid = st.selectbox("Query", list(labels), format_func=lambda q: labels[q], key="workload_query")
+frag = next(f for f in frags if f.query_id == qid)
+cols = list(frag.predicated_columns) or [c for c in snap.schema.orderable()][:1]
+column = st.selectbox("Draw ranges on column", cols, key="workload_query_column")
+with guard():
+    scan = services.fragment_scan(table, qid, sid)
+
+if frag.sql:
+    st.code(frag.sql, language="sql")
+state = np.where(~scan.scanned, "pruned", np.where(scan.fully_covered, "fully covered", "boundary"))
+a, b, c, d = st.columns(4)
+a.metric("Pruned", f"{int((~scan.scanned).sum()):,}")
+b.metric("Scanned", f"{int(scan.scanned.sum()):,}")
+c.metric("Fully covered", f"{int(scan.fully_covered.sum()):,}")
+d.metric("Boundary", f"{int(scan.boundary.sum()):,}")
+
+cz = zm.column(column)
+order = services.partition_order(zm, column, "min")
+positions = charts.sample_positions(len(zm))
+shown = order[positions]
+valid = cz.valid[shown]
+if len(shown) < len(zm):
+    st.warning(f"{len(zm):,} partitions: drawing an even sample of {len(shown):,} in min order; "
+               "the counts above use all partitions.")
+hover = np.array([f"#{i} · {state[i]} · utilization {scan.utilization[i]:.2f}" for i in shown],
+                 dtype=object)
+fig = charts.partition_segments(
+    cz.lo[shown][valid], cz.hi[shown][valid], cz.ltype, column, state[shown][valid],
+    charts.STATE_COLORS, title=f"Query {qid}: partitions on {column}",
+    y_title="partition (ordered by min; row number)", y=positions[valid],
+    bands=services.query_bands(frag, column, cz.ltype), hover=hover[valid])
+st.plotly_chart(fig, key="workload_query_segments")
+st.caption("Blue bands are the query's ranges on this column. Grey partitions are pruned, green "
+           "ones lie fully inside the range, orange boundary partitions are read but only partly "
+           "match: their unmatched rows are the waste.")
+
+util = scan.utilization[scan.scanned]
+st.plotly_chart(charts.histogram(util * 100, f"Utilization of the partitions query {qid} scans",
+                                 "rows matching in the partition (%)", "partitions (count)",
+                                 nbins=20, x_range=(0, 100), color="#ff7f0e"),
+                key="workload_utilization")
+st.caption(f"Estimated from zonemaps (uniform values within a partition). Read "
+           f"{fmt_bytes(scan.bytes_scanned)}; wasted about "
+           f"{fmt_bytes(float((scan.read_bytes * (1 - scan.utilization))[scan.scanned].sum()))}.")
+
+st.subheader("All queries")
+st.dataframe(per_query, hide_index=True, key="workload_table", height=300)

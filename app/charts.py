@@ -1,0 +1,278 @@
+"""Plotly figures built from engine results. Pure functions: data in, figure out.
+
+Every figure has a title and axis titles with units; the page adds the one-line caption.
+Figures over partitions use a constant number of WebGL traces (segments joined by None
+separators), never one trace per partition, so 10,000 partitions draw in the browser fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import qualitative, sample_colorscale
+
+SEGMENT_LIMIT = 5000  # partitions drawn one by one; beyond this an even sample is drawn
+DEPTH_BINS = [(1, 1, "1"), (2, 2, "2"), (3, 4, "3–4"), (5, 8, "5–8"), (9, 16, "9–16"),
+              (17, 32, "17–32"), (33, 64, "33–64"), (65, None, "65+")]
+STATE_COLORS = {"pruned": "#c7c7c7", "fully covered": "#2ca02c", "boundary": "#ff7f0e"}
+LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=50), height=420)
+
+
+def _fig(title: str, x_title: str, y_title: str, **layout: Any) -> go.Figure:
+    fig = go.Figure()
+    merged = dict(LAYOUT)
+    merged.update(layout)
+    fig.update_layout(title=dict(text=title), xaxis_title=x_title, yaxis_title=y_title, **merged)
+    return fig
+
+
+# --------------------------------------------------------------------------- value axes
+
+def axis_values(ltype: str, encoded: np.ndarray, domain: np.ndarray | None = None) -> np.ndarray:
+    """Encoded zonemap values in a form plotly draws on a proper axis.
+
+    Dates and timestamps become ISO strings (a date axis); strings become their rank among
+    ``domain`` (the sorted distinct bounds) since a category axis cannot draw ranges.
+    """
+    enc = np.asarray(encoded)
+    if ltype == "date":
+        days = np.where(np.isnan(enc), 0, np.round(enc)).astype("int64")
+        out = np.datetime_as_string(np.datetime64("1970-01-01") + days.astype("timedelta64[D]"))
+        return np.where(np.isnan(enc), None, out.astype(object))
+    if ltype == "timestamp":
+        us = np.where(np.isnan(enc), 0, enc).astype("int64")
+        out = np.datetime_as_string(np.datetime64("1970-01-01T00:00:00") + us.astype("timedelta64[us]"),
+                                    unit="s")
+        return np.where(np.isnan(enc), None, out.astype(object))
+    if ltype == "string":
+        dom = np.unique(enc) if domain is None else domain
+        return np.searchsorted(dom, enc).astype(np.float64)
+    return enc.astype(np.float64)
+
+
+def axis_unit(ltype: str, column: str) -> str:
+    if ltype == "date":
+        return f"{column} (date)"
+    if ltype == "timestamp":
+        return f"{column} (timestamp, UTC)"
+    if ltype == "string":
+        return f"{column} (rank of value, lexicographic)"
+    return f"{column} (value)"
+
+
+def axis_type(ltype: str) -> str:
+    return "date" if ltype in ("date", "timestamp") else "linear"
+
+
+def depth_bin_labels(depth: np.ndarray) -> np.ndarray:
+    """Bucket label of each depth (1, 2, 3–4, 5–8, ... 65+)."""
+    depth = np.asarray(depth, dtype=np.float64)
+    labels = np.full(len(depth), "unknown", dtype=object)
+    for lo, hi, label in DEPTH_BINS:
+        mask = depth >= lo if hi is None else (depth >= lo) & (depth <= hi)
+        labels[mask] = label
+    return labels
+
+
+def _bin_colors() -> dict[str, str]:
+    shades = sample_colorscale("YlOrRd", [0.15 + 0.85 * i / (len(DEPTH_BINS) - 1)
+                                          for i in range(len(DEPTH_BINS))])
+    out = {label: shades[i] for i, (_, _, label) in enumerate(DEPTH_BINS)}
+    out["unknown"] = "#7f7f7f"
+    return out
+
+
+# --------------------------------------------------------------------------- partitions
+
+def sample_positions(n: int, limit: int = SEGMENT_LIMIT) -> np.ndarray:
+    """Evenly spaced positions 0..n-1, at most ``limit`` of them (all when n <= limit)."""
+    if n <= limit:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
+
+
+def _segments_xy(x_lo: np.ndarray, x_hi: np.ndarray, y: np.ndarray) -> tuple[list, list]:
+    n = len(y)
+    xs = np.empty(3 * n, dtype=object)
+    ys = np.empty(3 * n, dtype=object)
+    xs[0::3], xs[1::3], xs[2::3] = x_lo, x_hi, None
+    ys[0::3], ys[1::3], ys[2::3] = y, y, None
+    return xs.tolist(), ys.tolist()
+
+
+def partition_segments(lo: np.ndarray, hi: np.ndarray, ltype: str, column: str,
+                       category: np.ndarray, colors: Mapping[str, str], title: str,
+                       y_title: str, y: np.ndarray | None = None,
+                       bands: Sequence[tuple[Any, Any]] = (),
+                       hover: np.ndarray | None = None) -> go.Figure:
+    """Every partition's [min, max] as a horizontal segment, one WebGL trace per category.
+
+    ``lo``/``hi`` are encoded values of the partitions to draw (already sampled and
+    ordered), ``category`` a label per partition choosing its color, ``y`` its row.
+    ``bands`` are value ranges (display units) shaded behind the segments.
+    """
+    n = len(lo)
+    y = np.arange(n) if y is None else np.asarray(y)
+    domain = np.unique(np.concatenate([lo, hi])) if ltype == "string" else None
+    x_lo, x_hi = axis_values(ltype, lo, domain), axis_values(ltype, hi, domain)
+    fig = _fig(title, axis_unit(ltype, column), y_title, height=520, hovermode="closest")
+    for label, color in colors.items():
+        mask = np.asarray(category) == label
+        count = int(mask.sum())
+        if count == 0:
+            continue
+        xs, ys = _segments_xy(x_lo[mask], x_hi[mask], y[mask])
+        text = None
+        if hover is not None:
+            h = np.asarray(hover, dtype=object)[mask]
+            tx = np.empty(3 * count, dtype=object)
+            tx[0::3], tx[1::3], tx[2::3] = h, h, None
+            text = tx.tolist()
+        fig.add_trace(go.Scattergl(x=xs, y=ys, mode="lines+markers", name=f"{label} ({count:,})",
+                                   line=dict(color=color, width=2), marker=dict(size=3, color=color),
+                                   text=text, hoverinfo="text+x" if text else "x+y",
+                                   connectgaps=False))
+    finite_lo = [v for v in x_lo if v is not None and v == v]
+    finite_hi = [v for v in x_hi if v is not None and v == v]
+    for lo_v, hi_v in bands:  # open ends run to the edge of the drawn partitions
+        lo_v = lo_v if lo_v is not None else (min(finite_lo) if finite_lo else None)
+        hi_v = hi_v if hi_v is not None else (max(finite_hi) if finite_hi else None)
+        if lo_v is None or hi_v is None:
+            continue
+        fig.add_vrect(x0=lo_v, x1=hi_v, fillcolor="#1f77b4", opacity=0.12, line_width=0, layer="below")
+    fig.update_xaxes(type=axis_type(ltype))
+    fig.update_layout(legend_title_text="", legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def depth_colors() -> dict[str, str]:
+    return _bin_colors()
+
+
+def depth_profile(segments: Sequence[Sequence[Any]], ltype: str, column: str,
+                  deepest: Sequence[Mapping[str, Any]] = ()) -> go.Figure:
+    """Overlap depth along the value domain as a step line; the deepest ranges shaded red.
+
+    ``segments`` are ``[start, end, depth]`` with decoded values (ISO strings for dates),
+    as the engine reports them.
+    """
+    xs: list[Any] = []
+    ys: list[float] = []
+    for start, end, depth in segments:
+        xs += [start, end]
+        ys += [depth, depth]
+    fig = _fig(f"Depth profile of {column}", axis_unit(ltype, column).replace(
+        "rank of value, lexicographic", "value"), "overlap depth (partitions covering the value)",
+        height=380)
+    fig.add_trace(go.Scattergl(x=xs, y=ys, mode="lines", name="depth", line=dict(color="#1f77b4"),
+                               hovertemplate="%{x}: depth %{y}<extra></extra>"))
+    for i, rng in enumerate(deepest):
+        fig.add_vrect(x0=rng["start"], x1=rng["end"], fillcolor="#d62728", opacity=0.25,
+                      line=dict(color="#d62728", width=1),
+                      annotation_text=f"deepest: {rng['depth']}" if i == 0 else None,
+                      annotation_position="top left")
+    fig.update_xaxes(type=axis_type(ltype) if ltype != "string" else "category")
+    fig.update_layout(showlegend=False)
+    return fig
+
+
+def depth_histogram(buckets: Mapping[Any, int], column: str) -> go.Figure:
+    """Partitions per overlap-depth bucket (Snowflake's partition_depth_histogram)."""
+    keys = [k for k in sorted(buckets, key=lambda k: float(k))]
+    while keys and buckets[keys[-1]] == 0:  # drop the empty tail, keep the Snowflake buckets
+        keys.pop()
+    fig = _fig(f"Depth histogram of {column}", "overlap depth bucket (partitions)",
+               "micro-partitions (count)", height=340)
+    fig.add_trace(go.Bar(x=[str(int(float(k))) for k in keys], y=[buckets[k] for k in keys],
+                         marker_color="#1f77b4", hovertemplate="depth %{x}: %{y} partitions"))
+    fig.update_xaxes(type="category")
+    return fig
+
+
+# --------------------------------------------------------------------------- generic
+
+def bar(x: Sequence[Any], y: Sequence[float], title: str, x_title: str, y_title: str,
+        color: str = "#1f77b4", horizontal: bool = False, height: int = 340,
+        text: Sequence[str] | None = None) -> go.Figure:
+    fig = _fig(title, x_title, y_title, height=height)
+    if horizontal:
+        fig.add_trace(go.Bar(x=list(y), y=list(x), orientation="h", marker_color=color, text=text))
+        fig.update_layout(xaxis_title=y_title, yaxis_title=x_title)
+    else:
+        fig.add_trace(go.Bar(x=list(x), y=list(y), marker_color=color, text=text))
+    return fig
+
+
+def histogram(values: Iterable[float], title: str, x_title: str, y_title: str,
+              nbins: int = 30, color: str = "#1f77b4", height: int = 340,
+              x_range: tuple[float, float] | None = None) -> go.Figure:
+    fig = _fig(title, x_title, y_title, height=height)
+    vals = np.asarray(list(values), dtype=np.float64)
+    fig.add_trace(go.Histogram(x=vals, nbinsx=nbins, marker_color=color))
+    if x_range:
+        fig.update_xaxes(range=list(x_range))
+    fig.update_layout(bargap=0.05)
+    return fig
+
+
+def lines(series: Mapping[str, tuple[Sequence[Any], Sequence[float]]], title: str, x_title: str,
+          y_title: str, height: int = 380, mode: str = "lines",
+          dash: Mapping[str, str] | None = None) -> go.Figure:
+    """One line per named series; a fixed qualitative palette keeps policies' colors stable."""
+    fig = _fig(title, x_title, y_title, height=height)
+    palette = qualitative.Plotly
+    for i, (name, (xs, ys)) in enumerate(series.items()):
+        fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode=mode, name=name,
+                                 line=dict(color=palette[i % len(palette)],
+                                           dash=(dash or {}).get(name, "solid"))))
+    return fig
+
+
+def signatures(points: np.ndarray, labels: np.ndarray, anchors: np.ndarray | None,
+               anchor_names: Sequence[str], axis_names: tuple[str, str],
+               hover: Sequence[str] | None = None) -> go.Figure:
+    """Savings signatures in 2-D, colored by DBSCAN cluster (-1 noise), anchors as stars."""
+    fig = _fig("Savings signatures of candidate partitions (PCA, 2-D)", axis_names[0],
+               axis_names[1], height=460)
+    palette = qualitative.Plotly
+    labels = np.asarray(labels)
+    for i, lab in enumerate(sorted(set(labels.tolist()))):
+        mask = labels == lab
+        name = "noise" if lab in (-1, "-1", "noise") else f"cluster {lab}"
+        color = "#9e9e9e" if name == "noise" else palette[i % len(palette)]
+        fig.add_trace(go.Scattergl(x=points[mask, 0], y=points[mask, 1], mode="markers",
+                                   name=f"{name} ({int(mask.sum())})",
+                                   marker=dict(size=7, color=color, opacity=0.75),
+                                   text=None if hover is None else np.asarray(hover, dtype=object)[mask],
+                                   hoverinfo="text+name" if hover is not None else "x+y+name"))
+    if anchors is not None and len(anchors):
+        fig.add_trace(go.Scatter(x=anchors[:, 0], y=anchors[:, 1], mode="markers+text",
+                                 name="anchors", text=list(anchor_names), textposition="top center",
+                                 marker=dict(symbol="star", size=14, color="black")))
+    return fig
+
+
+def net_cost_curve(cuts: Sequence[float], net: Sequence[float], chosen: float | None,
+                   unit: str = "CPU-seconds") -> go.Figure:
+    """Algorithm 2: net cost (recluster cost minus saving) against the cut."""
+    fig = _fig("Algorithm 2: net cost against the cut", "cut (candidate partitions taken, by benefit)",
+               f"net cost ({unit}, negative = saves)", height=380)
+    fig.add_trace(go.Scatter(x=list(cuts), y=list(net), mode="lines+markers", name="net cost",
+                             line=dict(color="#1f77b4")))
+    fig.add_hline(y=0, line_color="#7f7f7f", line_width=1)
+    if chosen is not None:
+        fig.add_vline(x=chosen, line_color="#d62728", line_dash="dash",
+                      annotation_text=f"chosen cut = {chosen:g}", annotation_position="top right")
+    fig.update_layout(showlegend=False)
+    return fig
+
+
+def stacked_cost(policies: Sequence[str], query: Sequence[float], recluster: Sequence[float],
+                 unit: str, title: str = "Total cost per policy") -> go.Figure:
+    fig = _fig(title, "policy", f"cost ({unit})", height=380, barmode="stack")
+    fig.add_trace(go.Bar(x=list(policies), y=list(query), name="query cost", marker_color="#1f77b4"))
+    fig.add_trace(go.Bar(x=list(policies), y=list(recluster), name="reclustering cost",
+                         marker_color="#ff7f0e"))
+    return fig

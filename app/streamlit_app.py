@@ -1,0 +1,40 @@
+"""Layout Advisor dashboard: navigation over the pages and the shared sidebar; nothing else.
+
+Start it with ``layout-advisor ui`` (or ``streamlit run app/streamlit_app.py -- --table T``);
+the workspace comes from ``LAYOUT_ADVISOR_HOME``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import streamlit as st
+
+from app import components
+
+
+def _table_from_argv() -> str | None:
+    """``-- --table T`` given to ``streamlit run`` selects the table on the first load."""
+    if "--table" not in sys.argv:
+        return None
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--table")
+    known, _ = parser.parse_known_args(sys.argv[1:])
+    return known.table
+
+
+st.set_page_config(page_title="Layout Advisor", page_icon=":material/view_column:", layout="wide")
+
+PAGES = [
+    st.Page("app_pages/overview.py", title="Overview", icon=":material/monitor_heart:", default=True),
+    st.Page("app_pages/partitions.py", title="Partitions", icon=":material/view_timeline:"),
+    st.Page("app_pages/workload.py", title="Workload", icon=":material/query_stats:"),
+    st.Page("app_pages/recommendation.py", title="Recommendation", icon=":material/lightbulb:"),
+    st.Page("app_pages/approve_run.py", title="Approve and run", icon=":material/task_alt:"),
+    st.Page("app_pages/whatif.py", title="What-if", icon=":material/science:"),
+]
+
+navigation = st.navigation(PAGES)
+components.sidebar_pickers(default_table=_table_from_argv())
+navigation.run()
