@@ -1,0 +1,172 @@
+"""``layout-advisor plan ...``: create, list, show, approve, reject, run, audit."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Mapping
+
+from engine.cli import add_json_flag, emit
+
+
+def _gib(n: float | None) -> str:
+    if n is None:
+        return "-"
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n}"  # pragma: no cover
+
+
+def _plan_text(p: Mapping[str, Any]) -> str:
+    if p.get("id") is None:
+        return (f"no plan for {p.get('table')} ({p.get('policy')}): {p.get('reason')}")
+    cost = p.get("estimated_cost") or {}
+    saving = p.get("predicted_saving") or {}
+    lines = [
+        f"plan {p['id']}  [{p['status']}]  table {p['table']}  policy {p['policy']}  "
+        f"base snapshot {p['base_snapshot']}",
+        f"  created {p.get('created_at')} by {p.get('created_by')}",
+        f"  {p.get('partition_count', 0)} partitions in {len(p.get('groups', []))} groups",
+        f"  estimated cost: read {_gib(cost.get('bytes_read'))}, write "
+        f"{_gib(cost.get('bytes_written'))}, {cost.get('cpu_seconds', 0):.3g} CPU-s, "
+        f"{cost.get('money', 0):.4g} money",
+        f"  predicted saving per window ({saving.get('window_queries', '?')} queries): "
+        f"{_gib(saving.get('bytes'))}, {float(saving.get('cpu_seconds', 0) or 0):.3g} CPU-s",
+        f"  break-even after {p['break_even_queries']:.1f} queries"
+        if p.get("break_even_queries") is not None else "  break-even: n/a",
+    ]
+    for i, g in enumerate(p.get("groups", [])):
+        lines.append(f"  group {i}: {len(g['partitions'])} partitions, {g['layout']} on "
+                     f"{', '.join(g['columns'])}" + (f" - {g['reason']}" if g.get("reason") else ""))
+    prog = p.get("progress")
+    if prog:
+        lines.append(f"  progress: {prog.get('groups_done')}/{prog.get('groups_total')} groups, "
+                     f"{prog.get('rows')} rows, {_gib(prog.get('bytes'))}: {prog.get('message')}")
+    result = p.get("result")
+    if result:
+        if result.get("error"):
+            lines.append(f"  error: {result['error']}")
+        if result.get("snapshot_id"):
+            lines.append(f"  result: snapshot {result['snapshot_id']}, "
+                         f"{result.get('partitions_removed')} -> {result.get('partitions_added')}"
+                         f" partitions, {result.get('rows')} rows, {result.get('seconds')} s")
+        real = result.get("realized") or {}
+        if "saving_bytes" in real:
+            lines.append(f"  realized over {real['queries']} queries: {_gib(real['saving_bytes'])}"
+                         f" saved ({_gib(real['bytes_before'])} -> {_gib(real['bytes_after'])});"
+                         f" predicted {_gib(real['predicted_saving_bytes'])}")
+    audit = p.get("audit") or []
+    if audit:
+        lines.append("  audit:")
+        lines.extend(f"    {_audit_line(e)}" for e in audit)
+    return "\n".join(lines)
+
+
+def _audit_line(e: Mapping[str, Any]) -> str:
+    move = f"{e.get('from_status') or '-'} -> {e.get('to_status') or '-'}"
+    why = f": {e['reason']}" if e.get("reason") else ""
+    return f"{e['ts']}  plan {e['plan_id']}  {e['action']} by {e['actor']}  ({move}){why}"
+
+
+def _list_text(rows: list[Mapping[str, Any]]) -> str:
+    if not rows:
+        return "no plans"
+    head = f"{'id':>4}  {'status':<10} {'table':<16} {'policy':<6} {'groups':>6} {'parts':>6} " \
+           f"{'cost CPU-s':>10} {'saving CPU-s':>12}  created"
+    out = [head]
+    for r in rows:
+        out.append(f"{r['id']:>4}  {r['status']:<10} {r['table']:<16} {r['policy']:<6} "
+                   f"{r['groups']:>6} {r['partitions']:>6} {r['estimated_cpu_seconds']:>10.3g} "
+                   f"{r['predicted_saving_cpu_seconds']:>12.3g}  {r['created_at']}")
+    return "\n".join(out)
+
+
+def _create(args: argparse.Namespace, settings: Any) -> int:
+    from engine import api
+
+    params = {"window": args.window, "alpha": args.alpha, "beta": args.beta,
+              "cost_limit": args.cost_limit, "k_max": args.k_max, "eps": args.eps,
+              "min_samples": args.min_samples, "key": args.key}
+    result = api.create_plan(settings, args.table, policy=args.policy, params=params,
+                             created_by=args.actor)
+    emit(args, result, _plan_text)
+    return 0
+
+
+def _run(args: argparse.Namespace, settings: Any) -> int:
+    from engine import api
+
+    def progress(event: Mapping[str, Any]) -> None:
+        print(f"[{event['groups_done']}/{event['groups_total']}] {event['message']}",
+              file=sys.stderr, flush=True)
+
+    api.run_plan(settings, args.id, progress=progress)
+    emit(args, api.show_plan(settings, args.id), _plan_text)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from engine import api
+
+    plan = subparsers.add_parser("plan", help="reclustering plans: create, approve, run")
+    sub = plan.add_subparsers(dest="plan_command", metavar="ACTION")
+    sub.required = True
+
+    p = sub.add_parser("create", help="ask a policy for a plan and store it as proposed")
+    p.add_argument("table")
+    p.add_argument("--policy", default="wair", choices=("wair", "dd", "dd-ep"))
+    p.add_argument("--window", type=int, help="queries in the sliding window")
+    p.add_argument("--alpha", type=float, help="WAIR aggressiveness (eq. 4)")
+    p.add_argument("--beta", type=float, help="WAIR performance bonus, CPU-s per pruned partition")
+    p.add_argument("--cost-limit", dest="cost_limit", type=float,
+                   help="WAIR cost limit, CPU-seconds of outstanding debt (eq. 2)")
+    p.add_argument("--k-max", dest="k_max", type=int, help="max partitions per group")
+    p.add_argument("--eps", type=float, help="DBSCAN cosine radius of savings signatures")
+    p.add_argument("--min-samples", dest="min_samples", type=int, help="DBSCAN min_samples")
+    p.add_argument("--key", help="clustering key (DD, DD-EP; WAIR: one fixed key)")
+    p.add_argument("--as", dest="actor", help="who creates the plan (default: OS user)")
+    add_json_flag(p)
+    p.set_defaults(func=_create)
+
+    p = sub.add_parser("list", help="list plans")
+    p.add_argument("--table")
+    add_json_flag(p)
+    p.set_defaults(func=lambda a, s: emit(a, api.list_plans(s, a.table), _list_text))
+
+    p = sub.add_parser("show", help="show one plan")
+    p.add_argument("id", type=int)
+    add_json_flag(p)
+    p.set_defaults(func=lambda a, s: emit(a, api.show_plan(s, a.id), _plan_text))
+
+    p = sub.add_parser("approve", help="approve a proposed plan")
+    p.add_argument("id", type=int)
+    p.add_argument("--as", dest="actor", required=True, help="approver name (see approvers)")
+    p.add_argument("--reason")
+    add_json_flag(p)
+    p.set_defaults(func=lambda a, s: emit(
+        a, api.approve_plan(s, a.id, a.actor, a.reason),
+        lambda d: f"plan {d['id']} approved by {a.actor}"))
+
+    p = sub.add_parser("reject", help="reject a proposed plan")
+    p.add_argument("id", type=int)
+    p.add_argument("--as", dest="actor", required=True, help="approver name (see approvers)")
+    p.add_argument("--reason")
+    add_json_flag(p)
+    p.set_defaults(func=lambda a, s: emit(
+        a, api.reject_plan(s, a.id, a.actor, a.reason),
+        lambda d: f"plan {d['id']} rejected by {a.actor}"))
+
+    p = sub.add_parser("run", help="run an approved plan on Spark (progress on stderr)")
+    p.add_argument("id", type=int)
+    add_json_flag(p)
+    p.set_defaults(func=_run)
+
+    p = sub.add_parser("audit", help="the append-only audit log")
+    p.add_argument("id", type=int, nargs="?")
+    add_json_flag(p)
+    p.set_defaults(func=lambda a, s: emit(
+        a, api.audit_log(s, a.id),
+        lambda rows: "\n".join(_audit_line(e) for e in rows) or "no audit entries"))

@@ -1,0 +1,358 @@
+"""Run a plan on Spark: read, order, cut to target size, write, verify, commit one snapshot.
+
+For each group of the plan, exactly its partitions are read (``spark.read.parquet``), a
+sort key is computed, the rows are range-partitioned into files of the table's target size
+and sorted within each file, and the files are written to a fresh directory under the
+table location. The group's row count and an order-independent checksum (the sum over
+rows of two 64/32-bit hashes of all columns) are compared between the input and what was
+written. Only when every group is verified is ONE snapshot committed, based on the plan's
+base snapshot, replacing exactly the plan's partitions with the new files and their
+zonemaps. Any failure commits nothing and deletes what was written.
+
+Orderings:
+
+* ``sort``: Spark's native ``repartitionByRange`` + ``sortWithinPartitions`` on the key
+  columns (lexicographic; no Python on the executors).
+* ``hilbert``, ``zorder``, ``qdtree``: an :mod:`engine.layout` ordering is fitted on a
+  small sample collected to the driver; its JSON is shipped in the closure of a
+  ``mapInArrow`` that appends the key column, so executors need nothing but the package.
+
+Nothing assumes the driver and the executors share a disk except through the table
+location (files are listed and removed through Hadoop's FileSystem), so the same code
+runs on a standalone cluster.
+
+Test hooks (environment variable ``LA_EXECUTOR_FAULT``; not a setting, never set it in
+production): ``before-commit`` exits the process after writing and verifying, just before
+the commit; ``drop-row`` loses one row on the way to the writer (verification must catch
+it); ``fail-group:N`` raises after group N (0-based) is written.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from engine.errors import ExecutionError, PlanError, StalePlanError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from engine.config import Settings
+    from engine.plan import Plan
+    from engine.policy.base import PlanGroup
+    from engine.table.model import Partition, TableSchema
+
+FAULT_ENV = "LA_EXECUTOR_FAULT"
+KEY_COLUMN = "__la_key"
+SAMPLE_ROWS = 100_000
+SAMPLE_SEED = 20240917
+
+ProgressFn = Callable[[Mapping[str, Any]], None]
+
+
+@dataclass
+class GroupResult:
+    """What one group's rewrite did."""
+
+    index: int
+    layout: str
+    columns: list[str]
+    inputs: int
+    outputs: int
+    rows: int
+    bytes_in: int
+    bytes_out: int
+    checksum: str
+    seconds: float
+    files: list[str] = field(default_factory=list)
+
+
+def _fault() -> str:
+    return os.environ.get(FAULT_ENV, "").strip()
+
+
+# -- filesystem through Hadoop (works for file:, hdfs:, s3a: alike) ----------------------
+def _hadoop_fs(spark: "SparkSession", path: str) -> tuple[Any, Any]:
+    jvm = spark.sparkContext._jvm
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    return hpath.getFileSystem(conf), hpath
+
+
+def list_data_files(spark: "SparkSession", directory: str) -> list[str]:
+    """Parquet files Spark wrote into ``directory``, spelled like ``directory``."""
+    fs, hpath = _hadoop_fs(spark, directory)
+    if not fs.exists(hpath):
+        return []
+    names = sorted(str(st.getPath().getName()) for st in fs.listStatus(hpath) if st.isFile())
+    base = directory.rstrip("/")
+    return [f"{base}/{n}" for n in names
+            if n.endswith(".parquet") and not n.startswith(("_", "."))]
+
+
+def remove_dir(spark: "SparkSession", directory: str) -> None:
+    """Delete a directory this run wrote (never one a snapshot references)."""
+    fs, hpath = _hadoop_fs(spark, directory)
+    if fs.exists(hpath):
+        fs.delete(hpath, True)
+
+
+# -- checksums ---------------------------------------------------------------------------
+def content_checksum(df: "DataFrame") -> tuple[int, str]:
+    """(row count, order-independent checksum) of a DataFrame.
+
+    The checksum is the pair (sum of xxhash64, sum of murmur3) over all rows, each hash over
+    all columns, summed as decimals so nothing overflows: the same multiset of rows gives
+    the same value whatever the order or the file split.
+    """
+    from pyspark.sql import functions as F
+
+    cols = [F.col(f"`{c}`") for c in df.columns]
+    row = df.agg(
+        F.count(F.lit(1)).alias("n"),
+        F.sum(F.xxhash64(*cols).cast("decimal(20,0)")).alias("h1"),
+        F.sum(F.hash(*cols).cast("decimal(20,0)")).alias("h2"),
+    ).collect()[0]
+    n = int(row["n"])
+    return n, f"{row['h1'] or 0}:{row['h2'] or 0}"
+
+
+# -- orderings ---------------------------------------------------------------------------
+def _fit_ordering(df: "DataFrame", group: "PlanGroup", schema: "TableSchema",
+                  total_rows: int) -> tuple[dict[str, Any], str]:
+    """Fit the group's ordering on a driver-side sample; returns (to_json, key dtype)."""
+    import numpy as np
+
+    from engine import values
+
+    fraction = 1.0 if total_rows <= SAMPLE_ROWS else SAMPLE_ROWS / total_rows
+    cols = list(group.columns)
+    sample_df = df.select(*[f"`{c}`" for c in cols])
+    if fraction < 1.0:
+        sample_df = sample_df.sample(False, fraction, seed=SAMPLE_SEED)
+    table = sample_df.toArrow()
+    data = {c: values.encode_arrow(schema.type_of(c), table.column(c))[0] for c in cols}
+    ordering = build_ordering(group.layout, cols, group.layout_params).fit(data)
+    keys = np.asarray(ordering.keys(data))
+    dtype = "long" if np.issubdtype(keys.dtype, np.integer) else "double"
+    return ordering.to_json(), dtype
+
+
+def _layout_api() -> tuple[Any, Any]:
+    try:
+        from engine.layout import make_ordering, ordering_from_json
+    except ImportError:  # the package may export them only from its base module
+        from engine.layout.base import make_ordering, ordering_from_json
+    return make_ordering, ordering_from_json
+
+
+def build_ordering(layout: str, columns: Sequence[str], layout_params: Mapping[str, Any]) -> Any:
+    """An unfitted ordering, given only the layout parameters its class takes (a plan's
+    ``layout_params`` also carry notes for humans, e.g. the signature's anchor)."""
+    import inspect
+
+    make_ordering, _ = _layout_api()
+    plain = make_ordering(layout, list(columns))
+    accepted = {n for n, p in inspect.signature(type(plain)).parameters.items()
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n != "columns"}
+    params = {k: v for k, v in dict(layout_params or {}).items() if k in accepted}
+    return make_ordering(layout, list(columns), params) if params else plain
+
+
+def _with_key(df: "DataFrame", ordering_json: Mapping[str, Any], dtype: str,
+              types: Mapping[str, str]) -> "DataFrame":
+    """Append the ordering's key column with a mapInArrow (runs on the executors)."""
+    from pyspark.sql.types import DoubleType, LongType, StructField, StructType
+
+    key_type = LongType() if dtype == "long" else DoubleType()
+    out_schema = StructType(list(df.schema.fields) + [StructField(KEY_COLUMN, key_type, False)])
+    spec = dict(ordering_json)
+    ltypes = dict(types)
+
+    def add_key(batches):  # executed in the Python workers
+        import numpy as np
+        import pyarrow as pa
+
+        from engine import values as v
+        from engine.executor import _layout_api
+
+        ordering = _layout_api()[1](spec)
+        cols = list(ltypes)
+        for batch in batches:
+            data = {c: v.encode_arrow(ltypes[c], batch.column(batch.schema.get_field_index(c)))[0]
+                    for c in cols}
+            keys = np.asarray(ordering.keys(data))
+            keys = keys.astype(np.int64 if dtype == "long" else np.float64, copy=False)
+            yield pa.RecordBatch.from_arrays(
+                list(batch.columns) + [pa.array(keys)],
+                names=list(batch.schema.names) + [KEY_COLUMN])
+
+    return df.mapInArrow(add_key, out_schema)
+
+
+def _output_count(rows: int, bytes_in: int, target_rows: int | None,
+                  target_bytes: int | None, inputs: int) -> int:
+    """Files to write: the table's target size decides (inputs when it has none)."""
+    if target_rows and target_rows > 0:
+        return max(1, math.ceil(rows / target_rows))
+    if target_bytes and target_bytes > 0:
+        return max(1, math.ceil(bytes_in / target_bytes))
+    return max(1, inputs)
+
+
+def rewrite_group(spark: "SparkSession", schema: "TableSchema",
+                  partitions: Sequence["Partition"], group: "PlanGroup", out_dir: str,
+                  target_rows: int | None, target_bytes: int | None, index: int = 0,
+                  fault: str = "") -> GroupResult:
+    """Rewrite one group's files into ``out_dir`` and verify them; raises ExecutionError."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    started = time.perf_counter()
+    paths = [p.path for p in partitions]
+    rows_meta = sum(p.rows for p in partitions)
+    bytes_in = sum(p.bytes for p in partitions)
+    for c in group.columns:
+        schema.type_of(c)  # ColumnNotFoundError names the column
+    df = spark.read.parquet(*paths)
+    df = df.select(*[f"`{c}`" for c in schema.names if c in df.columns])
+    df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        rows_in, checksum_in = content_checksum(df)  # also fills the cache
+        if rows_in != rows_meta:
+            raise ExecutionError(
+                f"group {index}: the input files hold {rows_in} rows but the snapshot "
+                f"says {rows_meta}; the table's metadata does not match its files")
+        n_out = _output_count(rows_in, bytes_in, target_rows, target_bytes, len(paths))
+        key_cols = [F.col(f"`{c}`") for c in group.columns]
+        if group.layout == "sort":
+            to_write = df.repartitionByRange(n_out, *key_cols).sortWithinPartitions(*key_cols)
+        else:
+            ordering_json, dtype = _fit_ordering(df, group, schema, rows_in)
+            keyed = _with_key(df, ordering_json, dtype,
+                              {c: schema.type_of(c) for c in group.columns})
+            to_write = (keyed.repartitionByRange(n_out, F.col(KEY_COLUMN))
+                        .sortWithinPartitions(F.col(KEY_COLUMN)).drop(KEY_COLUMN))
+        if fault == "drop-row":
+            to_write = to_write.exceptAll(to_write.limit(1))
+        to_write.write.mode("overwrite").parquet(out_dir)
+    finally:
+        df.unpersist()
+    files = list_data_files(spark, out_dir)
+    if rows_in and not files:
+        raise ExecutionError(f"group {index}: Spark wrote no data files into {out_dir}")
+    rows_out, checksum_out = (content_checksum(spark.read.parquet(*files)) if files
+                              else (0, "0:0"))
+    if rows_out != rows_in or checksum_out != checksum_in:
+        raise ExecutionError(
+            f"group {index}: verification failed: input {rows_in} rows (checksum "
+            f"{checksum_in}), written {rows_out} rows (checksum {checksum_out}); "
+            "nothing was committed")
+    return GroupResult(index=index, layout=group.layout, columns=list(group.columns),
+                       inputs=len(paths), outputs=len(files), rows=rows_in, bytes_in=bytes_in,
+                       bytes_out=0, checksum=checksum_in,
+                       seconds=round(time.perf_counter() - started, 3), files=files)
+
+
+def _validate_groups(plan: "Plan", by_path: Mapping[str, "Partition"]) -> None:
+    seen: set[str] = set()
+    for i, group in enumerate(plan.groups):
+        if not group.partitions:
+            raise PlanError(f"plan {plan.id}: group {i} has no partitions")
+        for path in group.partitions:
+            if path not in by_path:
+                raise StalePlanError(f"plan {plan.id}: partition {path} is not in base "
+                                     f"snapshot {plan.base_snapshot}")
+            if path in seen:
+                raise PlanError(f"plan {plan.id}: partition {path} is in two groups")
+            seen.add(path)
+
+
+def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None" = None,
+                 progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Rewrite the plan's groups and commit one snapshot; returns the run's result.
+
+    The caller (``engine.api.plans.run_plan``) owns the plan's state transitions; this
+    function owns the files: it writes, verifies, commits, and on any failure removes what
+    it wrote before re-raising.
+    """
+    from engine.spark import get_spark
+    from engine.table.footers import read_partitions
+    from engine.table.store import TableStore
+
+    spark = spark or get_spark(settings)
+    fault = _fault()
+    store = TableStore(settings)
+    info = store.info(plan.table)
+    current = store.current_snapshot(plan.table)
+    if current.id != plan.base_snapshot:
+        raise StalePlanError(f"plan {plan.id} is based on snapshot {plan.base_snapshot} but "
+                             f"table {plan.table} is at {current.id}; create a new plan")
+    base = current
+    by_path = {p.path: p for p in base.partitions}
+    _validate_groups(plan, by_path)
+    next_seq = store.next_seq(plan.table)
+    total = len(plan.groups)
+    written: list[str] = []
+    results: list[GroupResult] = []
+    added: list["Partition"] = []
+    committed = False
+    started = time.perf_counter()
+    rows_done = bytes_done = 0
+
+    def report(done: int, message: str) -> None:
+        if progress is not None:
+            progress({"groups_done": done, "groups_total": total, "rows": rows_done,
+                      "bytes": bytes_done, "message": message})
+
+    try:
+        report(0, f"rewriting {len(plan.partitions)} partitions in {total} groups")
+        for i, group in enumerate(plan.groups):
+            out_dir = store.new_data_dir(plan.table, f"plan{plan.id}-g{i}")
+            written.append(out_dir)
+            result = rewrite_group(spark, base.schema, [by_path[p] for p in group.partitions],
+                                   group, out_dir, info.target_rows, info.target_bytes, i, fault)
+            _, parts = read_partitions(result.files, schema=base.schema, spark=spark,
+                                       first_seq=next_seq)
+            next_seq += len(parts)
+            result.bytes_out = sum(p.bytes for p in parts)
+            result.files = [p.path for p in parts]
+            results.append(result)
+            added.extend(parts)
+            rows_done += result.rows
+            bytes_done += result.bytes_in
+            report(i + 1, f"group {i + 1}/{total}: {result.inputs} -> {result.outputs} files, "
+                          f"{result.rows} rows, {group.layout} on {', '.join(group.columns)}")
+            if fault == f"fail-group:{i}":
+                raise ExecutionError(f"injected failure after group {i} ({FAULT_ENV})")
+        if fault == "before-commit":
+            os._exit(97)  # simulate a crash between write and commit (test hook)
+        removed = list(plan.partitions)
+        snapshot = store.commit(
+            plan.table, plan.base_snapshot, removed=removed, added=added,
+            operation="recluster",
+            summary={"plan_id": plan.id, "policy": plan.policy, "groups": total,
+                     "removed": len(removed), "added": len(added), "rows": rows_done})
+        committed = True
+    finally:
+        if not committed:
+            for directory in written:
+                try:
+                    remove_dir(spark, directory)
+                except Exception:  # pragma: no cover - best effort; GC finds the rest
+                    pass
+    report(total, f"committed snapshot {snapshot.id}")
+    return {
+        "snapshot_id": snapshot.id,
+        "base_snapshot": plan.base_snapshot,
+        "groups": [asdict(r) for r in results],
+        "partitions_removed": len(plan.partitions),
+        "partitions_added": len(added),
+        "rows": rows_done,
+        "bytes_read": bytes_done,
+        "bytes_written": sum(r.bytes_out for r in results),
+        "seconds": round(time.perf_counter() - started, 3),
+    }

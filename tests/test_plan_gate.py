@@ -1,0 +1,152 @@
+"""The approval gate: who may approve, what may run, staleness, audit, dead runners."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+
+import pytest
+
+from engine import api
+from engine.cli import main
+from engine.config import replace
+from engine.errors import ApprovalError, PlanError, PlanNotFoundError, StalePlanError
+from engine.plan import PlanBook
+from engine.policy.base import PlanGroup
+from engine.table.store import TableStore
+from plan_helpers import insert_plan, make_table
+
+
+@pytest.fixture
+def table(settings):
+    return make_table(settings, n=2000, rows_per_file=500)
+
+
+def _plan(settings, snap) -> int:
+    paths = tuple(p.path for p in snap.partitions[:2])
+    return insert_plan(settings, snap, [PlanGroup(paths, "sort", ("l_shipdate",), "test")])
+
+
+def test_unknown_approver_is_refused_with_the_list(settings, table):
+    pid = _plan(settings, table)
+    with pytest.raises(ApprovalError, match=r"'mallory' is not an approver; approvers are: "
+                                            r"alice, bob"):
+        api.approve_plan(settings, pid, "mallory")
+    with pytest.raises(ApprovalError, match="approver name is required"):
+        api.approve_plan(settings, pid, None)
+    nobody = replace(settings, approvers=())
+    with pytest.raises(ApprovalError, match="no approvers are configured.*LAYOUT_ADVISOR_APPROVERS"):
+        api.reject_plan(nobody, pid, "alice")
+    assert api.show_plan(settings, pid)["status"] == "proposed"
+
+
+def test_unapproved_and_rejected_plans_refuse_to_run(settings, table):
+    pid = _plan(settings, table)
+    with pytest.raises(ApprovalError, match=f"plan {pid} is not approved; run "
+                                            f"`layout-advisor plan approve {pid} --as NAME`"):
+        api.run_plan(settings, pid)
+    api.reject_plan(settings, pid, "bob", reason="too expensive")
+    with pytest.raises(ApprovalError, match=f"plan {pid} was rejected and cannot run"):
+        api.run_plan(settings, pid)
+    with pytest.raises(ApprovalError, match="only a proposed plan can be approved"):
+        api.approve_plan(settings, pid, "alice")
+    assert TableStore(settings).current_id("lineitem") == table.id
+
+
+def test_stale_plan_refuses_to_run_and_to_be_approved(settings, table):
+    store = TableStore(settings)
+    proposed = _plan(settings, table)
+    approved = _plan(settings, table)
+    api.approve_plan(settings, approved, "alice")
+    store.rollback("lineitem", table.id)  # publishes snapshot 2: the base is no longer current
+    shown = api.show_plan(settings, proposed)
+    assert shown["status"] == "stale"
+    stale_entry = shown["audit"][-1]
+    assert (stale_entry["actor"], stale_entry["action"], stale_entry["to_status"]) == (
+        "system", "stale", "stale")
+    assert "moved from snapshot 1 to 2" in stale_entry["reason"]
+    with pytest.raises(StalePlanError, match="stale .*moved from snapshot 1 to 2.*create a new plan"):
+        api.approve_plan(settings, proposed, "alice")
+    with pytest.raises(StalePlanError, match=f"plan {approved} is stale and cannot run"):
+        api.run_plan(settings, approved)
+    assert [p["status"] for p in api.list_plans(settings, "lineitem")] == ["stale", "stale"]
+    # a plan made on the new snapshot is fine
+    fresh = _plan(settings, store.current_snapshot("lineitem"))
+    assert api.show_plan(settings, fresh)["status"] == "proposed"
+
+
+def test_audit_records_every_transition_with_who_when_why(settings, table):
+    a = _plan(settings, table)
+    b = _plan(settings, table)
+    api.approve_plan(settings, a, "alice", reason="saves 40% of scans")
+    api.reject_plan(settings, b, "bob", reason="wrong key")
+    log_a = api.audit_log(settings, a)
+    assert [(e["action"], e["actor"], e["from_status"], e["to_status"], e["reason"])
+            for e in log_a] == [
+        ("create", "tester", None, "proposed", "policy wair on snapshot 1"),
+        ("approve", "alice", "proposed", "approved", "saves 40% of scans")]
+    assert all(e["ts"] for e in log_a)
+    everything = api.audit_log(settings)
+    assert [e["plan_id"] for e in everything] == [a, b, a, b]
+    assert everything[-1]["reason"] == "wrong key"
+    with pytest.raises(PlanNotFoundError):
+        api.audit_log(settings, 999)
+
+
+def test_approved_plan_may_be_revoked_but_not_run_twice(settings, table):
+    pid = _plan(settings, table)
+    api.approve_plan(settings, pid, "alice")
+    api.reject_plan(settings, pid, "bob", reason="changed my mind")
+    assert api.show_plan(settings, pid)["status"] == "rejected"
+    book = PlanBook(settings)
+    other = _plan(settings, table)
+    api.approve_plan(settings, other, "alice")
+    book.start(other)
+    with pytest.raises(PlanError, match="is running; only an approved plan can run"):
+        book.start(other)
+
+
+def _start_and_die(home: str, plan_id: int) -> None:
+    from engine.config import load_settings
+
+    s = load_settings({"home": home})
+    book = PlanBook(s)
+    book.start(plan_id, "runner")
+    book.control.start_job(plan_id, 1)
+    # exit without finishing: a crashed runner
+
+
+def test_a_dead_runner_is_settled_as_failed(settings, table):
+    pid = _plan(settings, table)
+    api.approve_plan(settings, pid, "alice")
+    proc = mp.get_context("spawn").Process(target=_start_and_die,
+                                           args=(str(settings.home), pid))
+    proc.start()
+    proc.join(60)
+    assert proc.exitcode == 0
+    shown = api.show_plan(settings, pid)
+    assert shown["status"] == "failed"
+    assert "died before committing" in shown["result"]["error"]
+    assert shown["audit"][-1]["action"] == "settle"
+
+
+def test_cli_gate_errors_are_one_line_exit_2(settings, table, capsys, monkeypatch):
+    monkeypatch.setenv("LAYOUT_ADVISOR_APPROVERS", "alice,bob")
+    pid = _plan(settings, table)
+    home = str(settings.home)
+    assert main(["--home", home, "plan", "approve", str(pid), "--as", "mallory"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "'mallory' is not an approver" in err
+    assert main(["--home", home, "plan", "run", str(pid)]) == 2
+    assert "is not approved" in capsys.readouterr().err
+    assert main(["--home", home, "plan", "approve", str(pid), "--as", "alice",
+                 "--reason", "ok"]) == 0
+    assert f"plan {pid} approved by alice" in capsys.readouterr().out
+    assert main(["--home", home, "plan", "audit", str(pid), "--json"]) == 0
+    import json
+
+    entries = json.loads(capsys.readouterr().out)
+    assert [e["action"] for e in entries] == ["create", "approve"]
+    assert main(["--home", home, "plan", "list"]) == 0
+    assert "approved" in capsys.readouterr().out
+    assert main(["--home", home, "plan", "show", "42"]) == 2
+    assert "no plan with id 42" in capsys.readouterr().err
