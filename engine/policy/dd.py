@@ -1,0 +1,145 @@
+"""DD: the data-driven baseline in Dremio's style (WAIR section 2.2).
+
+"Only a small subset of files with the highest overlapping depth within their key ranges
+are reclustered at optimization cycles, until the table satisfies a user-defined
+overlapping depth threshold." Each call proposes up to ``max_partitions`` (K) partitions
+whose depth on ``key`` exceeds ``depth_threshold``, deepest first, sorted by ``key``. It
+ignores the workload except to choose the key when none is given and to estimate, for
+comparison with WAIR, what the window's queries would have saved.
+
+Helpers shared with DD-EP live here: :func:`choose_key`, :func:`window_saving_bytes`,
+:func:`data_driven_proposal`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Mapping
+
+import numpy as np
+
+from engine import values
+from engine.errors import ColumnNotFoundError, InvalidParameterError
+from engine.metrics.sweep import Sweep
+from engine.policy.base import Feedback, PlanGroup, PolicyContext, Proposal
+
+#: logical types a sort key may have (booleans hold two values: nothing to gain)
+KEY_TYPES = tuple(t for t in values.ORDERABLE_TYPES)
+
+
+def choose_key(ctx: PolicyContext, key: str | None) -> str:
+    """``key`` if given (checked), else the orderable column with the worst average depth
+    among the window's predicated columns (all orderable columns when the window has no
+    predicate); ties go to the column predicated more often, then to the name."""
+    zm = ctx.zonemaps
+    if key is not None:
+        col = zm.column(key)  # ColumnNotFoundError names the columns
+        if col.ltype not in KEY_TYPES:
+            raise InvalidParameterError(f"column {key!r} of type {col.ltype} cannot be a sort key")
+        return key
+    uses: Counter[str] = Counter()
+    for frag in ctx.window:
+        for c in frag.predicated_columns:
+            uses[c] += 1
+    candidates = [c for c in uses if c in zm.columns and zm.columns[c].ltype in KEY_TYPES]
+    if not candidates:
+        candidates = [c for c, z in zm.columns.items() if z.ltype in KEY_TYPES]
+    if not candidates:
+        raise ColumnNotFoundError("the table has no orderable column to sort by")
+    scored = []
+    for c in candidates:
+        z = zm.columns[c]
+        ok = np.asarray(z.valid, dtype=bool)
+        depth = float(Sweep(z.lo[ok], z.hi[ok]).depths().mean()) if ok.any() else 0.0
+        scored.append((-depth, -uses[c], c))
+    return min(scored)[2]
+
+
+def window_saving_bytes(ctx: PolicyContext, chosen: np.ndarray) -> float:
+    """Bytes the window's queries would not have read had the chosen partitions been
+    perfectly clustered: sum over fragments of ``(1 - u) * read_bytes`` of the chosen
+    scanned partitions (WAIR equation 3 without the time conversion)."""
+    total = 0.0
+    for scan in ctx.scans:
+        m = chosen & scan.scanned
+        if m.any():
+            total += float(((1.0 - scan.utilization[m]) * scan.read_bytes[m]).sum())
+    return total
+
+
+def data_driven_proposal(ctx: PolicyContext, policy: str, params: Mapping[str, Any],
+                         chosen: np.ndarray, key: str, reason: str,
+                         details: Mapping[str, Any]) -> Proposal:
+    """One ``sort`` group over the chosen partitions, priced with the shared cost model."""
+    from engine.policy.costmodel import money, recluster_cost, scan_seconds
+
+    settings = ctx.settings
+    zm = ctx.zonemaps
+    total_bytes = float(zm.bytes[chosen].sum())
+    cost = recluster_cost(total_bytes, settings)
+    saved = window_saving_bytes(ctx, chosen)
+    saved_s = scan_seconds(saved, settings)
+    nq = len(ctx.window)
+    break_even = None
+    if saved_s > 0 and nq:
+        break_even = cost.cpu_seconds / (saved_s / nq)
+    group = PlanGroup(partitions=tuple(str(p) for p in zm.paths[chosen]), layout="sort",
+                      columns=(key,), reason=reason, predicted_saving_bytes=saved)
+    return Proposal(policy=policy, params=dict(params), groups=(group,), estimated_cost=cost,
+                    predicted_saving={"bytes": saved, "cpu_seconds": saved_s,
+                                      "money": money(saved_s, settings),
+                                      "window_queries": float(nq)},
+                    break_even_queries=break_even, details=dict(details))
+
+
+class DDPolicy:
+    """Dremio-style data-driven reclustering (see the module docstring)."""
+
+    name = "dd"
+
+    def __init__(self, key: str | None = None, depth_threshold: float = 4,
+                 max_partitions: int = 100) -> None:
+        if depth_threshold < 1:
+            raise InvalidParameterError(f"depth_threshold must be >= 1, got {depth_threshold}")
+        if max_partitions < 1:
+            raise InvalidParameterError(f"max_partitions must be >= 1, got {max_partitions}")
+        self.key = key
+        self.depth_threshold = float(depth_threshold)
+        self.max_partitions = int(max_partitions)
+
+    def select(self, ctx: PolicyContext, key: str) -> tuple[np.ndarray, dict[str, Any]]:
+        """Mask of the chosen partitions and the evidence: the K deepest partitions whose
+        depth exceeds the threshold (ties: more overlaps first, then snapshot order)."""
+        z = ctx.zonemaps.column(key)
+        ok = np.flatnonzero(np.asarray(z.valid, dtype=bool))
+        n = len(ctx.zonemaps)
+        chosen = np.zeros(n, dtype=bool)
+        if len(ok) == 0:
+            return chosen, {"average_depth": 0.0, "max_depth": 0, "over_threshold": 0}
+        sw = Sweep(z.lo[ok], z.hi[ok])
+        depths, overlaps = sw.depths(), sw.overlaps()
+        over = np.flatnonzero(depths > self.depth_threshold)
+        order = over[np.lexsort((ok[over], -overlaps[over], -depths[over]))]
+        chosen[ok[order[: self.max_partitions]]] = True
+        return chosen, {"average_depth": float(depths.mean()), "max_depth": int(depths.max()),
+                        "over_threshold": int(len(over)),
+                        "chosen_min_depth": int(depths[order[: self.max_partitions]].min())
+                        if len(order) else 0}
+
+    def propose(self, ctx: PolicyContext) -> Proposal | None:
+        key = choose_key(ctx, self.key)
+        chosen, info = self.select(ctx, key)
+        k = int(chosen.sum())
+        if k == 0:
+            return None
+        reason = (f"DD: the {k} deepest partitions on {key} (depth > {self.depth_threshold:g}, "
+                  f"deepest {info['max_depth']}; {info['over_threshold']} over the threshold, "
+                  f"table average depth {info['average_depth']:.1f}), sorted by {key}")
+        params = {"key": key, "depth_threshold": self.depth_threshold,
+                  "max_partitions": self.max_partitions}
+        return data_driven_proposal(ctx, self.name, params, chosen, key, reason,
+                                    {"key": key, **info})
+
+    def observe(self, feedback: Feedback) -> None:
+        """Data-driven: what happened does not change the next choice."""
+        return None
