@@ -1,0 +1,302 @@
+"""Zonemaps from Parquet footers: rows, bytes, per-column min/max/null count and sizes.
+
+Only footers are read, never data pages, so this is cheap: a few hundred files per second
+per core on the driver. With many files (more than :data:`PARALLEL_THRESHOLD`) and a
+SparkSession at hand the footers are read on the executors; the task function then knows
+nothing but the path (no driver-local state), so the same call works on a cluster.
+
+Row-group statistics are kept too. ``Partition`` has no field for them, so they travel
+beside it: :func:`read_footers` returns them, and :func:`read_partitions` remembers them in a
+small process cache that :meth:`engine.table.store.TableStore.commit` consults when it
+writes the row-group manifest next to a snapshot.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from engine import values
+from engine.errors import DataFileError
+from engine.table import fs
+from engine.table.model import ColumnStats, Partition, TableSchema
+
+if TYPE_CHECKING:
+    import pyarrow
+
+PARALLEL_THRESHOLD = 2000  # files; below this the driver reads footers itself
+_THREADS = 8
+_CACHE_LIMIT = 500_000  # files whose row-group stats are remembered for the next commit
+
+# (path, bytes) -> row groups; see module docstring
+_ROW_GROUP_CACHE: "OrderedDict[tuple[str, int], list[dict]]" = OrderedDict()
+
+
+@dataclass(frozen=True)
+class RowGroupStats:
+    """Statistics of one row group: ``columns[name] = (min, max, null_count)``."""
+
+    index: int
+    rows: int
+    columns: dict[str, tuple[Any, Any, int | None]]
+
+
+@dataclass(frozen=True)
+class FooterResult:
+    schema: TableSchema
+    partitions: list[Partition]
+    row_groups: dict[str, list[RowGroupStats]]  # by partition path
+
+
+def table_schema_from_arrow(schema: "pyarrow.Schema") -> TableSchema:
+    """Logical types of an Arrow schema; unsupported types (lists, binary...) become 'other'."""
+    import pyarrow.types as pat
+
+    cols = []
+    for field in schema:
+        arrow_type = field.type
+        if pat.is_dictionary(arrow_type):
+            arrow_type = arrow_type.value_type
+        cols.append((field.name, values.logical_type_of_arrow(arrow_type) or "other"))
+    return TableSchema(tuple(cols))
+
+
+def _footer_reader() -> Callable[[str], tuple]:
+    """Build the function that turns one path into raw footer data.
+
+    It is a closure on purpose: cloudpickle ships it to executors by value, and it uses
+    nothing but its argument and pyarrow, so executors need no state from the driver.
+    Errors come back as values (``("error", path, message)``) so the driver can name the file.
+    """
+
+    def read(path: str) -> tuple:
+        import datetime as _dt
+        import re as _re
+
+        import pyarrow.fs as _pafs
+        import pyarrow.parquet as _pq
+
+        try:
+            if _re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", path) and not path.lower().startswith("file://"):
+                filesystem, inner = _pafs.FileSystem.from_uri(_re.sub(r"^s3[an]://", "s3://", path))
+            else:
+                filesystem, inner = _pafs.LocalFileSystem(), (path[7:] if path.lower().startswith("file://") else path)
+            info = filesystem.get_file_info(inner)
+            if info.type == _pafs.FileType.NotFound:
+                return ("error", path, "no such file")
+            size = int(info.size or 0)
+            if size == 0:
+                return ("error", path, "empty file (0 bytes), not Parquet")
+            with filesystem.open_input_file(inner) as handle:
+                meta = _pq.ParquetFile(handle).metadata
+            groups = []
+            for r in range(meta.num_row_groups):
+                rg = meta.row_group(r)
+                cols: dict[str, list] = {}
+                for j in range(rg.num_columns):
+                    chunk = rg.column(j)
+                    leaf = chunk.path_in_schema
+                    top = leaf.split(".")[0]
+                    entry = cols.setdefault(top, [False, None, None, 0, 0])
+                    entry[4] += int(chunk.total_compressed_size or 0)
+                    if leaf != top:
+                        entry[3] = None  # nested: no usable stats
+                        continue
+                    st = chunk.statistics
+                    if st is None:
+                        entry[3] = None
+                        continue
+                    nulls = int(st.null_count) if st.has_null_count else None
+                    entry[3] = nulls
+                    if st.has_min_max:
+                        lo, hi = st.min, st.max
+                        if isinstance(lo, _dt.datetime) and lo.tzinfo is not None:
+                            lo = lo.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+                        if isinstance(hi, _dt.datetime) and hi.tzinfo is not None:
+                            hi = hi.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+                        if isinstance(lo, bytes):
+                            lo = lo.decode("utf-8", "replace")
+                        if isinstance(hi, bytes):
+                            hi = hi.decode("utf-8", "replace")
+                        entry[0], entry[1], entry[2] = True, lo, hi
+                groups.append((rg.num_rows, {k: tuple(v) for k, v in cols.items()}))
+            return ("ok", path, size, meta.num_rows, groups)
+        except Exception as exc:  # noqa: BLE001 - reported to the driver with the path
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return ("error", path, f"not a readable Parquet file ({first})")
+
+    return read
+
+
+def _coerce(ltype: str, value: Any) -> Any:
+    """Bring a footer statistic to the column's logical type (None when impossible)."""
+    if value is None:
+        return None
+    try:
+        if ltype == "int":
+            return int(value)
+        if ltype == "float":
+            return float(value)
+        if ltype == "decimal":
+            return value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
+        if ltype == "date":
+            if isinstance(value, dt.datetime):
+                return value.date()
+            return value if isinstance(value, dt.date) else None
+        if ltype == "timestamp":
+            if isinstance(value, dt.datetime):
+                return value
+            if isinstance(value, dt.date):
+                return dt.datetime(value.year, value.month, value.day)
+            return None
+        if ltype == "string":
+            return value if isinstance(value, str) else str(value)
+        if ltype == "bool":
+            return bool(value)
+    except (TypeError, ValueError, ArithmeticError):
+        return None
+    return None
+
+
+def _merge(ltype: str, groups: list[tuple[int, dict]], name: str) -> tuple[Any, Any, int | None, int, list]:
+    """Merge row-group stats of one column: unknown if any non-empty group lacks min/max."""
+    lo = hi = None
+    known = ltype != "other"
+    nulls: int | None = 0
+    cbytes = 0
+    per_group = []
+    for rows, cols in groups:
+        entry = cols.get(name)
+        if entry is None:  # column absent from this file: every value is null
+            per_group.append((None, None, rows))
+            nulls = None if nulls is None else nulls + rows
+            continue
+        has, gmin, gmax, gnulls, gbytes = entry
+        cbytes += gbytes
+        nulls = None if (nulls is None or gnulls is None) else nulls + gnulls
+        gmin, gmax = _coerce(ltype, gmin), _coerce(ltype, gmax)
+        per_group.append((gmin, gmax, gnulls))
+        if has and gmin is not None and gmax is not None:
+            if known:
+                lo = gmin if lo is None or gmin < lo else lo
+                hi = gmax if hi is None or gmax > hi else hi
+        elif gnulls is not None and gnulls >= rows:
+            continue  # all-null row group: contributes no values, stats stay valid
+        else:
+            known = False
+    if not known:
+        lo = hi = None
+    return lo, hi, nulls, cbytes, per_group
+
+
+def _to_partition(raw: tuple, schema: TableSchema, seq: int) -> tuple[Partition, list[RowGroupStats]]:
+    _, path, size, rows, groups = raw
+    stats: dict[str, ColumnStats] = {}
+    per_col: dict[str, list] = {}
+    for name, ltype in schema.columns:
+        lo, hi, nulls, cbytes, per_group = _merge(ltype, groups, name)
+        stats[name] = ColumnStats(lo, hi, nulls, cbytes)
+        per_col[name] = per_group
+    rgs = [RowGroupStats(i, groups[i][0], {n: per_col[n][i] for n in per_col})
+           for i in range(len(groups))]
+    return Partition(path, int(rows), int(size), stats, seq), rgs
+
+
+def _read_raw(paths: Sequence[str], spark: Any) -> list[tuple]:
+    reader = _footer_reader()
+    if spark is not None and len(paths) > PARALLEL_THRESHOLD:
+        sc = spark.sparkContext
+        slices = max(1, min(len(paths) // 250 + 1, sc.defaultParallelism * 8))
+        return sc.parallelize(list(paths), slices).map(reader).collect()
+    if len(paths) > 16:
+        with ThreadPoolExecutor(max_workers=_THREADS) as pool:
+            return list(pool.map(reader, paths))
+    return [reader(p) for p in paths]
+
+
+def read_schema(path: str) -> TableSchema:
+    """The logical schema of one Parquet file (DataFileError if it is not Parquet)."""
+    return table_schema_from_arrow(read_arrow_schema(path))
+
+
+def read_arrow_schema(path: str) -> "pyarrow.Schema":
+    import pyarrow.parquet as pq
+
+    filesystem, inner = fs.filesystem(path)
+    try:
+        with filesystem.open_input_file(inner) as handle:
+            return pq.ParquetFile(handle).schema_arrow
+    except FileNotFoundError:
+        raise DataFileError(f"{path}: no such file") from None
+    except Exception as exc:  # noqa: BLE001
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataFileError(f"{path}: not a readable Parquet file ({first})") from None
+
+
+def read_footers(paths: Sequence[str], schema: TableSchema | None = None, spark: Any = None,
+                 first_seq: int = 0) -> FooterResult:
+    """Partitions (in the order of ``paths``) plus their row-group statistics."""
+    paths = [fs.normalize(p) for p in paths]
+    if not paths:
+        return FooterResult(schema or TableSchema(()), [], {})
+    raws = _read_raw(paths, spark)
+    for raw in raws:
+        if raw[0] == "error":
+            raise DataFileError(f"{raw[1]}: {raw[2]}")
+    if schema is None:
+        schema = read_schema(paths[0])
+    partitions: list[Partition] = []
+    row_groups: dict[str, list[RowGroupStats]] = {}
+    for i, raw in enumerate(raws):
+        part, rgs = _to_partition(raw, schema, first_seq + i)
+        partitions.append(part)
+        row_groups[part.path] = rgs
+    _remember(partitions, row_groups)
+    return FooterResult(schema, partitions, row_groups)
+
+
+def read_partitions(paths: Sequence[str], schema: TableSchema | None = None, spark: Any = None,
+                    first_seq: int = 0) -> tuple[TableSchema, list[Partition]]:
+    """Read the footers of ``paths``: (schema, partitions in path order).
+
+    ``schema`` defaults to the first file's; columns a file lacks get null-only stats.
+    Partition ``i`` gets ``created_seq = first_seq + i``. A missing, empty or non-Parquet
+    file raises :class:`DataFileError` naming it.
+    """
+    result = read_footers(paths, schema, spark, first_seq)
+    return result.schema, result.partitions
+
+
+def _remember(partitions: Sequence[Partition], row_groups: dict[str, list[RowGroupStats]]) -> None:
+    for p in partitions:
+        key = (p.path, p.bytes)
+        _ROW_GROUP_CACHE[key] = row_groups[p.path]
+        _ROW_GROUP_CACHE.move_to_end(key)
+    while len(_ROW_GROUP_CACHE) > _CACHE_LIMIT:
+        _ROW_GROUP_CACHE.popitem(last=False)
+
+
+def row_groups_for(partitions: Sequence[Partition], schema: TableSchema) -> dict[str, list[RowGroupStats]]:
+    """Row-group stats of ``partitions``: from the cache, else read from their footers.
+
+    Files that cannot be read any more are left out (their row groups become unknown).
+    """
+    out: dict[str, list[RowGroupStats]] = {}
+    missing = []
+    for p in partitions:
+        hit = _ROW_GROUP_CACHE.get((p.path, p.bytes))
+        if hit is not None:
+            out[p.path] = hit
+        else:
+            missing.append(p)
+    if missing:
+        raws = _read_raw([p.path for p in missing], None)
+        for p, raw in zip(missing, raws):
+            if raw[0] == "ok":
+                _, rgs = _to_partition(raw, schema, p.created_seq)
+                out[p.path] = rgs
+    return out

@@ -1,0 +1,187 @@
+"""File access for table data: local paths and object-store URIs behind one small API.
+
+Data files are named by absolute local paths or URIs (``s3a://``, ``hdfs://``, ``file://``);
+pyarrow's filesystems do the work so the same code runs on a laptop and against object
+storage. Spark spells S3 ``s3a://``; pyarrow wants ``s3://``, so URIs are translated here.
+Metadata (snapshots, pointers, locks) always lives in the local workspace, never here.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+_GLOB_CHARS = set("*?[")
+
+
+def is_uri(path: str) -> bool:
+    """True for ``scheme://...`` paths other than ``file://``."""
+    m = _SCHEME.match(path)
+    return bool(m) and m.group(1).lower() != "file"
+
+
+def local_path(path: str) -> str:
+    """Strip a ``file://`` prefix; other paths are returned unchanged."""
+    return path[len("file://"):] if path.lower().startswith("file://") else path
+
+
+def normalize(path: str) -> str:
+    """The canonical spelling stored in snapshots: absolute local path, or the URI as given."""
+    if is_uri(path):
+        return path.rstrip("/") if not path.endswith("://") else path
+    return os.path.abspath(os.path.expanduser(local_path(path)))
+
+
+def filesystem(path: str) -> "tuple[pafs.FileSystem, str]":
+    """(pyarrow filesystem, path inside it) for a local path or URI."""
+    import pyarrow.fs as pafs
+
+    if not is_uri(path):
+        return pafs.LocalFileSystem(), normalize(path)
+    uri = re.sub(r"^s3[an]://", "s3://", path)
+    return pafs.FileSystem.from_uri(uri)
+
+
+def join(root: str, *parts: str) -> str:
+    if is_uri(root):
+        return "/".join([root.rstrip("/"), *[p.strip("/") for p in parts]])
+    return os.path.join(root, *parts)
+
+
+def has_glob(path: str) -> bool:
+    return any(ch in path for ch in _GLOB_CHARS)
+
+
+def exists(path: str) -> bool:
+    if not is_uri(path):
+        return os.path.exists(local_path(path))
+    import pyarrow.fs as pafs
+
+    fs, inner = filesystem(path)
+    return fs.get_file_info(inner).type != pafs.FileType.NotFound
+
+
+def is_dir(path: str) -> bool:
+    if not is_uri(path):
+        return os.path.isdir(local_path(path))
+    import pyarrow.fs as pafs
+
+    fs, inner = filesystem(path)
+    return fs.get_file_info(inner).type == pafs.FileType.Directory
+
+
+def size(path: str) -> int:
+    if not is_uri(path):
+        return os.path.getsize(local_path(path))
+    fs, inner = filesystem(path)
+    return int(fs.get_file_info(inner).size or 0)
+
+
+def mtime(path: str) -> float:
+    """Modification time in seconds since the epoch (0 when the store has none)."""
+    if not is_uri(path):
+        return os.path.getmtime(local_path(path))
+    fs, inner = filesystem(path)
+    info = fs.get_file_info(inner)
+    return info.mtime.timestamp() if info.mtime is not None else 0.0
+
+
+def makedirs(path: str) -> None:
+    if not is_uri(path):
+        os.makedirs(local_path(path), exist_ok=True)
+        return
+    fs, inner = filesystem(path)
+    fs.create_dir(inner, recursive=True)
+
+
+def delete_file(path: str) -> None:
+    if not is_uri(path):
+        os.remove(local_path(path))
+        return
+    fs, inner = filesystem(path)
+    fs.delete_file(inner)
+
+
+def delete_dir(path: str) -> None:
+    """Remove a directory tree; missing directories are fine."""
+    if not is_uri(path):
+        import shutil
+
+        shutil.rmtree(local_path(path), ignore_errors=True)
+        return
+    fs, inner = filesystem(path)
+    try:
+        fs.delete_dir(inner)
+    except FileNotFoundError:
+        pass
+
+
+def _hidden(name: str) -> bool:
+    # Spark and Hive conventions: _SUCCESS, _committed_*, .crc files, _temporary dirs
+    return name.startswith("_") or name.startswith(".")
+
+
+def list_files(root: str, recursive: bool = True, include_hidden: bool = False) -> list[str]:
+    """Every file under ``root`` (a file itself is returned alone), sorted naturally."""
+    out: list[str] = []
+    if not is_uri(root):
+        root = normalize(root)
+        if os.path.isfile(root):
+            return [root]
+        for dirpath, dirnames, filenames in os.walk(root):
+            if not include_hidden:
+                dirnames[:] = [d for d in dirnames if not _hidden(d)]
+            else:
+                dirnames[:] = list(dirnames)
+            if not recursive:
+                dirnames[:] = []
+            out.extend(os.path.join(dirpath, f) for f in filenames
+                       if include_hidden or not _hidden(f))
+        return sorted(out, key=natural_key)
+    import pyarrow.fs as pafs
+
+    fs, inner = filesystem(root)
+    prefix = root[: len(root) - len(inner)] if root.endswith(inner) else root.split("://")[0] + "://"
+    info = fs.get_file_info(inner)
+    if info.type == pafs.FileType.File:
+        return [root]
+    for item in fs.get_file_info(pafs.FileSelector(inner, recursive=recursive, allow_not_found=True)):
+        if item.type != pafs.FileType.File:
+            continue
+        rel = item.path[len(inner):].lstrip("/")
+        if not include_hidden and any(_hidden(part) for part in rel.split("/")):
+            continue
+        out.append(prefix + item.path)
+    return sorted(out, key=natural_key)
+
+
+def expand(pattern: str) -> list[str]:
+    """Files matching a path, a folder (recursively) or a glob, sorted naturally."""
+    if not has_glob(pattern):
+        return list_files(pattern) if exists(pattern) else []
+    if not is_uri(pattern):
+        import glob
+
+        hits: list[str] = []
+        for hit in glob.glob(os.path.expanduser(local_path(pattern)), recursive=True):
+            hits.extend(list_files(hit) if os.path.isdir(hit) else [normalize(hit)])
+        return sorted(set(hits), key=natural_key)
+    # object stores: list below the glob-free prefix, then match
+    head = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+    base = head.rsplit("/", 1)[0]
+    return [f for f in list_files(base) if fnmatch.fnmatch(f, pattern)]
+
+
+def natural_key(path: str) -> list:
+    """Sort key treating digit runs as numbers: part-2 < part-10."""
+    return [int(tok) if tok.isdigit() else tok for tok in re.split(r"(\d+)", path)]
+
+
+def total_size(paths: Iterable[str]) -> int:
+    return sum(size(p) for p in paths)

@@ -1,0 +1,421 @@
+"""Ingest CSV or Parquet into micro-partitions with Spark, and register datasets in place.
+
+Micro-partitions are cut exactly: every file holds ``target_rows`` rows, except the last.
+Spark has no stable row number, so one is built: rows are sorted by the requested key (or
+by their natural position: file path, split offset, position in the split), each sorted
+row gets its global rank from the per-task counts (``spark_partition_id`` and
+``monotonically_increasing_id`` of a persisted frame), ``bucket = rank // target_rows``,
+and the frame is range-partitioned on the bucket, sorted by rank within each task and
+written with ``maxRecordsPerFile = target_rows``. Every task then holds whole buckets in
+order, so the writer's file cuts fall exactly on bucket boundaries. The written files are
+checked (count and rows per file) before anything is published.
+
+Files are written into a fresh directory under the table's location; only then is a
+snapshot published. A failure publishes nothing and removes the directory.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from engine.config import Settings
+from engine.errors import (AdvisorError, ColumnNotFoundError, CommitConflictError, DataFileError,
+                           ExecutionError, InvalidParameterError, TableExistsError)
+from engine.table import footers, fs
+from engine.table.model import Partition, Snapshot, TableSchema
+from engine.table.store import TableStore, validate_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+DEMO_TARGET_ROWS = 2000  # the demo table: ~200k lineitem rows -> ~100 micro-partitions
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".tsv", ".txt")
+PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+SIZE_SAMPLE_ROWS = 20_000
+_MIB = 1024 * 1024
+_HELPERS = ("_la_file", "_la_block", "_la_mid", "_la_pid", "_la_pos", "_la_rn", "_la_bucket")
+_PART_FILE = re.compile(r"part-(\d+).*?-c(\d+)")
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+# ---------------------------------------------------------------------- sources
+def source_files(source: str) -> tuple[str, list[str]]:
+    """("csv" | "parquet", files) for a file, folder (recursive) or glob; checked on the driver.
+
+    Raises DataFileError for a missing path, no data files, empty files, or a Parquet file
+    whose footer cannot be read (named), so bad input fails before Spark starts.
+    """
+    files = fs.expand(source)
+    if not files:
+        what = "no files match" if fs.has_glob(source) else "no such file or directory"
+        raise DataFileError(f"{source}: {what}")
+    lower = [f.lower() for f in files]
+    csv = [f for f, l in zip(files, lower) if l.endswith(CSV_SUFFIXES)]
+    parquet = [f for f, l in zip(files, lower) if l.endswith(PARQUET_SUFFIXES)]
+    if csv and parquet:
+        raise DataFileError(f"{source}: mixes CSV and Parquet files; ingest them separately")
+    if csv:
+        kind, files = "csv", csv
+    elif parquet:
+        kind, files = "parquet", parquet
+    else:  # no telling suffix: Parquet files start with the magic bytes PAR1
+        kind = "parquet" if _has_parquet_magic(files[0]) else "csv"
+    empty = [f for f in files if fs.size(f) == 0]
+    if empty:
+        raise DataFileError(f"{empty[0]}: empty file (0 bytes)")
+    if kind == "parquet" and len(files) <= footers.PARALLEL_THRESHOLD:
+        for f in files:
+            footers.read_arrow_schema(f)  # raises DataFileError naming a corrupt file
+    return kind, files
+
+
+def _has_parquet_magic(path: str) -> bool:
+    filesystem, inner = fs.filesystem(path)
+    try:
+        with filesystem.open_input_file(inner) as handle:
+            return handle.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
+def _spark_error(source: str, exc: Exception) -> DataFileError:
+    text = str(exc).strip()
+    first = next((line for line in text.splitlines() if line.strip()), type(exc).__name__)
+    return DataFileError(f"{source}: Spark cannot read it ({first.strip()[:300]})")
+
+
+def read_source(spark: "SparkSession", source: str, kind: str, files: Sequence[str]) -> "DataFrame":
+    """A DataFrame over the files, with their natural position (file, split, row) attached."""
+    from pyspark.sql import functions as F
+
+    try:
+        if kind == "csv":
+            df = (spark.read.option("header", True).option("inferSchema", True)
+                  .option("mode", "FAILFAST").csv(list(files)))
+        else:
+            df = spark.read.parquet(*files)
+        if not df.columns:
+            raise DataFileError(f"{source}: no columns (empty file?)")
+        return df.select("*", F.col("_metadata.file_path").alias("_la_file"),
+                         F.col("_metadata.file_block_start").alias("_la_block"))
+    except AdvisorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Spark's analysis errors on bad input
+        raise _spark_error(source, exc) from None
+
+
+def _resolve_column(columns: Sequence[str], wanted: str) -> str:
+    for c in columns:
+        if c == wanted:
+            return c
+    for c in columns:
+        if c.lower() == wanted.lower():
+            return c
+    visible = [c for c in columns if not c.startswith("_la_")]
+    raise ColumnNotFoundError(f"unknown column {wanted!r}; columns are: {', '.join(visible)}")
+
+
+# ---------------------------------------------------------------------- sizing
+def estimate_rows_for_mb(df: "DataFrame", target_mb: float, total_rows: int) -> int:
+    """Rows per file for ``target_mb`` MiB of Parquet, from a sample written with pyarrow."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if target_mb <= 0:
+        raise InvalidParameterError("--target-mb must be positive")
+    cols = [c for c in df.columns if not c.startswith("_la_")]
+    n = min(total_rows, SIZE_SAMPLE_ROWS)
+    fraction = min(1.0, 2.0 * n / max(total_rows, 1))
+    sample = df.select(*cols).sample(fraction=fraction, seed=17).limit(n).toArrow()
+    if sample.num_rows == 0:
+        sample = df.select(*cols).limit(n).toArrow()
+    sink = pa.BufferOutputStream()
+    pq.write_table(sample, sink, compression="snappy")
+    per_row = max(sink.getvalue().size / max(sample.num_rows, 1), 1e-3)
+    return max(1, int(target_mb * _MIB / per_row))
+
+
+def resolve_target_rows(settings: Settings, target_rows: int | None, target_mb: float | None,
+                        df: "DataFrame | None" = None, total_rows: int = 0) -> int:
+    if target_rows is not None and target_mb is not None:
+        raise InvalidParameterError("give either a target in rows or in MB, not both")
+    if target_rows is not None:
+        if int(target_rows) <= 0:
+            raise InvalidParameterError(f"target rows must be positive, got {target_rows}")
+        return int(target_rows)
+    if target_mb is not None:
+        if float(target_mb) <= 0:
+            raise InvalidParameterError(f"target MB must be positive, got {target_mb}")
+        assert df is not None
+        return estimate_rows_for_mb(df, float(target_mb), total_rows)
+    if settings.target_rows > 0:
+        return settings.target_rows
+    assert df is not None
+    return estimate_rows_for_mb(df, settings.target_mb, total_rows)
+
+
+# ---------------------------------------------------------------------- writing
+def _part_key(path: str) -> tuple[int, int, str]:
+    m = _PART_FILE.search(os.path.basename(path))
+    return (int(m.group(1)), int(m.group(2)), path) if m else (1 << 30, 0, path)
+
+
+def write_micro_partitions(spark: "SparkSession", df: "DataFrame", out_dir: str, target_rows: int,
+                           order_by: str | None = None, progress: Progress = _quiet,
+                           total_rows: int | None = None) -> list[str]:
+    """Write ``df`` as files of exactly ``target_rows`` rows (last one smaller), in order.
+
+    ``df`` may carry ``_la_file``/``_la_block`` (natural position from :func:`read_source`).
+    Returns the written files in row order; raises ExecutionError if the result is not exact.
+    """
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    data_cols = [c for c in df.columns if c not in _HELPERS]
+    keys = []
+    if order_by:
+        keys.append(F.col(_resolve_column(data_cols, order_by)).asc_nulls_first())
+    framed = df.withColumn("_la_mid", F.monotonically_increasing_id())
+    keys += [F.col(c) for c in ("_la_file", "_la_block") if c in df.columns] + [F.col("_la_mid")]
+    ordered = (framed.orderBy(*keys)
+               .withColumn("_la_pid", F.spark_partition_id())
+               .withColumn("_la_pos", F.monotonically_increasing_id())
+               .persist(StorageLevel.MEMORY_AND_DISK))
+    try:
+        counts = {r["_la_pid"]: r["count"] for r in ordered.groupBy("_la_pid").count().collect()}
+        n = sum(counts.values())
+        if total_rows is not None and n != total_rows:
+            raise ExecutionError(f"read {n} rows but counted {total_rows}: the source changed while reading")
+        if n == 0:
+            raise DataFileError("the source has no rows")
+        buckets = math.ceil(n / target_rows)
+        offsets, acc = {}, 0
+        for pid in sorted(counts):
+            offsets[pid] = acc
+            acc += counts[pid]
+        offset_map = F.create_map(*[x for pid in sorted(offsets)
+                                    for x in (F.lit(pid), F.lit(offsets[pid]).cast("long"))])
+        rank = (F.element_at(offset_map, F.col("_la_pid"))
+                + F.col("_la_pos") - F.shiftleft(F.col("_la_pid").cast("long"), 33))
+        tasks = min(buckets, max(spark.sparkContext.defaultParallelism * 4, 64))
+        progress(f"writing {n:,} rows as {buckets:,} micro-partitions of {target_rows:,} rows")
+        out = (ordered.withColumn("_la_rn", rank)
+               .withColumn("_la_bucket", F.floor(F.col("_la_rn") / F.lit(target_rows)).cast("long"))
+               .repartitionByRange(tasks, "_la_bucket")
+               .sortWithinPartitions("_la_rn")
+               .select(*data_cols))
+        spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        out.write.mode("append").option("maxRecordsPerFile", target_rows).parquet(out_dir)
+    finally:
+        ordered.unpersist()
+    for junk in fs.list_files(out_dir, include_hidden=True):
+        name = os.path.basename(junk)
+        if name.startswith(("_", ".")):
+            fs.delete_file(junk)
+    files = sorted((f for f in fs.list_files(out_dir) if f.endswith(".parquet")), key=_part_key)
+    if len(files) != buckets:
+        raise ExecutionError(f"expected {buckets} files in {out_dir}, Spark wrote {len(files)}")
+    return files
+
+
+def _verify_counts(partitions: Sequence[Partition], target_rows: int, total: int) -> None:
+    rows = [p.rows for p in partitions]
+    if sum(rows) != total or any(r != target_rows for r in rows[:-1]) or not 0 < rows[-1] <= target_rows:
+        raise ExecutionError(
+            f"micro-partitions are not exact: {len(rows)} files with rows {rows[:5]}... "
+            f"(target {target_rows}, total {sum(rows)} of {total})")
+
+
+def _cleanup(store: TableStore, name: str, out_dir: str | None) -> None:
+    if out_dir:
+        fs.delete_dir(out_dir)
+    tdir = store.table_dir(name)
+    if not store.exists(name) and os.path.isdir(tdir):
+        shutil.rmtree(tdir, ignore_errors=True)
+
+
+def create_table(settings: Settings, name: str, source: str, order_by: str | None = None,
+                 target_rows: int | None = None, target_mb: float | None = None,
+                 spark: "SparkSession | None" = None, progress: Progress | None = None) -> Snapshot:
+    """Ingest ``source`` (CSV with header, or Parquet file/folder/glob) into managed table ``name``.
+
+    Rows keep their natural order (or ``order_by``), cut into files of exactly
+    ``target_rows`` rows (``target_mb`` is turned into rows from a sample). Publishes
+    snapshot "1" (operation "create"); on failure nothing is published.
+    """
+    progress = progress or _quiet
+    store = TableStore(settings)
+    validate_name(name)
+    if store.exists(name):
+        raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
+    if target_rows is not None and target_mb is not None:
+        raise InvalidParameterError("give either --target-rows or --target-mb, not both")
+    if target_rows is not None and int(target_rows) <= 0:
+        raise InvalidParameterError(f"target rows must be positive, got {target_rows}")
+    kind, files = source_files(source)
+    if order_by and kind == "parquet":
+        _resolve_column(footers.read_schema(files[0]).names, order_by)
+    progress(f"reading {len(files)} {kind.upper()} file(s) from {source}")
+    if spark is None:
+        from engine.spark import get_spark
+
+        progress("starting Spark")
+        spark = get_spark(settings)
+    out_dir = None
+    try:
+        df = read_source(spark, source, kind, files)
+        if order_by:
+            order_by = _resolve_column([c for c in df.columns if not c.startswith("_la_")], order_by)
+        total = _count(df, source)
+        if total == 0:
+            raise DataFileError(f"{source}: no rows")
+        rows = resolve_target_rows(settings, target_rows, target_mb, df, total)
+        out_dir = store.new_data_dir(name, "create")
+        written = write_micro_partitions(spark, df, out_dir, rows, order_by, progress, total)
+        progress(f"reading the footers of {len(written)} files")
+        schema, parts = footers.read_partitions(written, spark=spark)
+        _verify_counts(parts, rows, total)
+        snap = store.create(
+            name, schema=schema, partitions=parts, operation="create",
+            location=store.managed_location(name), managed=True, target_rows=rows,
+            target_bytes=int(target_mb * _MIB) if target_mb else None,
+            summary={"source": source, "format": kind, "order_by": order_by, "rows": total,
+                     "target_rows": rows})
+        progress(f"table {name}: snapshot {snap.id}, {snap.partition_count} micro-partitions, {total:,} rows")
+        return snap
+    except BaseException:
+        _cleanup(store, name, out_dir)
+        raise
+
+
+def _count(df: "DataFrame", source: str) -> int:
+    try:
+        return int(df.count())
+    except Exception as exc:  # noqa: BLE001 - malformed input surfaces when Spark reads rows
+        raise _spark_error(source, exc) from None
+
+
+def append_batch(settings: Settings, name: str, source_or_dataframe: "str | DataFrame",
+                 order_by: str | None = None, spark: "SparkSession | None" = None,
+                 progress: Progress | None = None, target_rows: int | None = None) -> Snapshot:
+    """Ingest more rows into ``name`` as new micro-partitions (operation "append").
+
+    The batch must have every column of the table (extra columns are dropped). New
+    partitions get ``created_seq`` numbers after all existing ones, so they are the newest.
+    """
+    progress = progress or _quiet
+    store = TableStore(settings)
+    info = store.info(name)
+    base = store.current_snapshot(name)
+    if spark is None:
+        from engine.spark import get_spark
+
+        spark = get_spark(settings)
+    if isinstance(source_or_dataframe, str):
+        label = source_or_dataframe
+        kind, files = source_files(label)
+        df = read_source(spark, label, kind, files)
+    else:
+        label, df = "the batch", source_or_dataframe
+    cols = [c for c in df.columns if not c.startswith("_la_")]
+    picked = []
+    missing = []
+    for wanted in base.schema.names:
+        try:
+            picked.append(_resolve_column(cols, wanted))
+        except ColumnNotFoundError:
+            missing.append(wanted)
+    if missing:
+        raise DataFileError(f"{label}: lacks column(s) {', '.join(missing)} of table {name!r}")
+    from pyspark.sql import functions as F
+
+    df = df.select(*[F.col(c).alias(w) for c, w in zip(picked, base.schema.names)],
+                   *[c for c in ("_la_file", "_la_block") if c in df.columns])
+    total = _count(df, label)
+    if total == 0:
+        raise DataFileError(f"{label}: no rows")
+    rows = int(target_rows or info.target_rows or settings.target_rows)
+    out_dir = store.new_data_dir(name, "append")
+    try:
+        written = write_micro_partitions(spark, df, out_dir, rows, order_by, progress, total)
+        _, parts = footers.read_partitions(written, schema=base.schema, spark=spark,
+                                           first_seq=store.next_seq(name))
+        _verify_counts(parts, rows, total)
+        for _attempt in range(5):  # appends remove nothing: rebase on a concurrent commit
+            try:
+                return store.commit(name, store.current_id(name), [], parts, "append",
+                                    {"source": label, "rows": total})
+            except CommitConflictError:
+                continue
+        raise CommitConflictError(f"table {name!r} kept changing; the append was not published")
+    except BaseException:
+        fs.delete_dir(out_dir)
+        raise
+
+
+def register_table(settings: Settings, name: str, path: str, spark: "SparkSession | None" = None,
+                   progress: Progress | None = None) -> Snapshot:
+    """Adopt an existing Parquet dataset in place (a file, folder tree or glob); read-only.
+
+    Only footers are read. Partitions are listed in natural path order, which becomes
+    their creation order. Metadata goes to the workspace, never into the dataset.
+    """
+    progress = progress or _quiet
+    store = TableStore(settings)
+    validate_name(name)
+    if store.exists(name):
+        raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
+    files = fs.expand(path)
+    if not files:
+        what = "no files match" if fs.has_glob(path) else "no such file or directory"
+        raise DataFileError(f"{path}: {what}")
+    parquet = [f for f in files if f.lower().endswith(PARQUET_SUFFIXES)] or files
+    progress(f"reading the footers of {len(parquet)} file(s) under {path}")
+    if spark is None and len(parquet) > footers.PARALLEL_THRESHOLD \
+            and not settings.spark_master.startswith("local"):
+        from engine.spark import get_spark
+
+        spark = get_spark(settings)
+    result = footers.read_footers(parquet, spark=spark)
+    schema = _union_schema(result.schema, parquet, result)
+    if schema != result.schema:
+        result = footers.read_footers(parquet, schema=schema, spark=spark)
+    snap = store.create(name, schema=schema, partitions=result.partitions, operation="register",
+                        location=_dataset_root(path), managed=False,
+                        summary={"source": path, "files": len(parquet),
+                                 "rows": sum(p.rows for p in result.partitions)})
+    progress(f"table {name}: snapshot {snap.id}, {snap.partition_count} files registered")
+    return snap
+
+
+def _union_schema(first: TableSchema, files: Sequence[str], result: footers.FooterResult) -> TableSchema:
+    """The first file's schema plus columns that only later files have (few files only)."""
+    if len(files) > 200:
+        return first
+    cols = list(first.columns)
+    seen = {n for n, _ in cols}
+    for f in files[1:]:
+        for n, t in footers.read_schema(f).columns:
+            if n not in seen:
+                cols.append((n, t))
+                seen.add(n)
+    return TableSchema(tuple(cols))
+
+
+def _dataset_root(path: str) -> str:
+    if fs.has_glob(path):
+        head = re.split(r"[*?\[]", path, maxsplit=1)[0]
+        return fs.normalize(head.rsplit("/", 1)[0] or "/")
+    if fs.is_dir(path):
+        return fs.normalize(path)
+    norm = fs.normalize(path)
+    return norm.rsplit("/", 1)[0]

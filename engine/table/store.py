@@ -1,0 +1,520 @@
+"""Tables as chains of immutable snapshots, published by an atomic pointer swap.
+
+Layout of one table in the workspace (``<home>/tables/<name>/``)::
+
+    table.json                      TableInfo (name, data location, managed, target size)
+    metadata/.lock                  fcntl lock: one committer at a time, across processes
+    metadata/current                {"id": "7", "header": "snap-00000007.json"}  (os.replace)
+    metadata/snap-00000007.json     header: id, parent, time, operation, schema, summary
+    metadata/snap-00000007.manifest.parquet   one row per partition, typed zonemaps
+    metadata/snap-00000007.rowgroups.parquet  row-group stats of the partitions it added
+    data/                           managed tables: all data files; registered tables: only
+                                    files the advisor rewrote (the user's dataset is read-only)
+
+Snapshot files are written once and never changed, so a reader holding an old
+:class:`Snapshot` (or its id) is never disturbed by a commit; data files disappear only
+through :meth:`TableStore.gc`, which keeps everything a retained snapshot references.
+Snapshot ids are the decimal sequence numbers "1", "2", ...: each commit gets its parent's
+number plus one, so ids are short enough to type (``table rollback lineitem --to 3``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import os
+import re
+import secrets
+import shutil
+from collections import OrderedDict
+from dataclasses import asdict, dataclass
+from typing import Any, Iterator, Mapping, Sequence
+
+from engine.config import Settings
+from engine.errors import (CommitConflictError, DataFileError, InvalidParameterError,
+                           SnapshotNotFoundError, TableExistsError, TableNotFoundError)
+from engine.table import fs, manifest
+from engine.table.model import Partition, Snapshot, TableSchema
+
+TABLE_FILE = "table.json"
+CURRENT_FILE = "current"
+LOCK_FILE = ".lock"
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+_SNAPSHOT_CACHE_SIZE = 16
+# header path -> Snapshot (snapshot files are immutable, so caching them is safe)
+_SNAPSHOT_CACHE: "OrderedDict[tuple[str, int, int], Snapshot]" = OrderedDict()
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """Where a table lives and how big its micro-partitions should be."""
+
+    name: str
+    location: str  # data root (path or URI); for registered tables, the user's dataset
+    metadata_dir: str
+    managed: bool
+    target_rows: int | None
+    target_bytes: int | None
+    created_at: str
+
+    @property
+    def data_root(self) -> str:
+        """Where the advisor may write data files: the location of a managed table, the
+        workspace's ``data/`` folder of a registered one (never inside the user's dataset)."""
+        if self.managed:
+            return self.location
+        return os.path.join(os.path.dirname(self.metadata_dir), "data")
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.isoformat(timespec="microseconds")
+
+
+def parse_time(text: str) -> dt.datetime:
+    moment = dt.datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+
+
+def validate_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise InvalidParameterError(
+            f"invalid table name {name!r}: use letters, digits, '_' or '-' (start with a letter or '_')")
+    return name
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file, fsync, and os.replace."""
+    tmp = f"{path}.tmp-{secrets.token_hex(4)}"
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _fsync_dir(path: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_parquet_atomic(path: str, table: Any) -> None:
+    import pyarrow.parquet as pq
+
+    tmp = f"{path}.tmp-{secrets.token_hex(4)}"
+    pq.write_table(table, tmp, compression="zstd")
+    with open(tmp, "rb+") as handle:
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+class TableStore:
+    """Catalog of the workspace's tables and their snapshot chains."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.root = os.path.abspath(os.path.expanduser(str(settings.tables_dir)))
+
+    # ------------------------------------------------------------------ catalog
+    def table_dir(self, name: str) -> str:
+        return os.path.join(self.root, validate_name(name))
+
+    def managed_location(self, name: str) -> str:
+        """Data root a new managed table gets: ``<home>/tables/<name>/data``."""
+        return os.path.join(self.table_dir(name), "data")
+
+    def list_tables(self) -> list[TableInfo]:
+        if not os.path.isdir(self.root):
+            return []
+        out = []
+        for entry in sorted(os.listdir(self.root)):
+            if _NAME.match(entry) and self.exists(entry):
+                out.append(self.info(entry))
+        return out
+
+    def exists(self, name: str) -> bool:
+        tdir = self.table_dir(name)
+        return (os.path.isfile(os.path.join(tdir, TABLE_FILE))
+                and os.path.isfile(os.path.join(tdir, "metadata", CURRENT_FILE)))
+
+    def info(self, name: str) -> TableInfo:
+        path = os.path.join(self.table_dir(name), TABLE_FILE)
+        if not self.exists(name):
+            known = [t for t in os.listdir(self.root)] if os.path.isdir(self.root) else []
+            hint = f"; tables are: {', '.join(sorted(k for k in known if self.exists(k)))}" if known else ""
+            raise TableNotFoundError(f"no table named {name!r} in {self.root}{hint}")
+        with open(path, encoding="utf-8") as handle:
+            return TableInfo(**json.load(handle))
+
+    def data_root(self, name: str) -> str:
+        """Where writers put files for ``name`` (a table being created gets its managed root)."""
+        return self.info(name).data_root if self.exists(name) else self.managed_location(name)
+
+    def new_data_dir(self, name: str, purpose: str) -> str:
+        """A fresh, unique, existing directory under the table's data root.
+
+        Nothing references it until a commit does, so a failed writer just deletes it
+        (and GC removes what a crashed writer left, once older than the retention).
+        """
+        tag = re.sub(r"[^A-Za-z0-9_-]+", "-", purpose).strip("-") or "data"
+        stamp = utc_now().strftime("%Y%m%dT%H%M%S")
+        path = fs.join(self.data_root(name), f"{tag}-{stamp}-{secrets.token_hex(4)}")
+        fs.makedirs(path)
+        return path
+
+    # ------------------------------------------------------------------ locking
+    @contextlib.contextmanager
+    def _lock(self, directory: str) -> Iterator[None]:
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, LOCK_FILE), "a+") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    # ------------------------------------------------------------------ reading
+    def _pointer(self, name: str) -> dict:
+        info = self.info(name)
+        with open(os.path.join(info.metadata_dir, CURRENT_FILE), encoding="utf-8") as handle:
+            return json.load(handle)
+
+    def current_id(self, name: str) -> str:
+        """Id of the current snapshot (reads only the small pointer file)."""
+        return str(self._pointer(name)["id"])
+
+    def current_snapshot(self, name: str) -> Snapshot:
+        return self.snapshot(name, self.current_id(name))
+
+    def _header_path(self, info: TableInfo, snapshot_id: str) -> str:
+        sid = str(snapshot_id).strip()
+        if not sid.isdigit():
+            raise SnapshotNotFoundError(f"table {info.name!r} has no snapshot {snapshot_id!r}")
+        return os.path.join(info.metadata_dir, f"snap-{int(sid):08d}.json")
+
+    def _header(self, info: TableInfo, snapshot_id: str) -> dict:
+        path = self._header_path(info, snapshot_id)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return json.load(handle)
+        except FileNotFoundError:
+            raise SnapshotNotFoundError(
+                f"table {info.name!r} has no snapshot {snapshot_id!r}; "
+                f"see `layout-advisor table snapshots {info.name}`") from None
+
+    def snapshot(self, name: str, snapshot_id: str) -> Snapshot:
+        info = self.info(name)
+        path = self._header_path(info, snapshot_id)
+        try:
+            stat = os.stat(path)
+            key = (path, stat.st_ino, stat.st_mtime_ns)
+        except FileNotFoundError:
+            self._header(info, snapshot_id)  # raises SnapshotNotFoundError
+            raise
+        cached = _SNAPSHOT_CACHE.get(key)
+        if cached is not None:
+            _SNAPSHOT_CACHE.move_to_end(key)
+            return cached
+        header = self._header(info, snapshot_id)
+        snap = self._load(info, header)
+        _SNAPSHOT_CACHE[key] = snap
+        while len(_SNAPSHOT_CACHE) > _SNAPSHOT_CACHE_SIZE:
+            _SNAPSHOT_CACHE.popitem(last=False)
+        return snap
+
+    def _load(self, info: TableInfo, header: dict) -> Snapshot:
+        import pyarrow.parquet as pq
+
+        schema = TableSchema.from_json(header["schema"])
+        table = pq.read_table(os.path.join(info.metadata_dir, header["manifest"]))
+        return self._snapshot_from(header, schema, table)
+
+    @staticmethod
+    def _snapshot_from(header: dict, schema: TableSchema, table: Any) -> Snapshot:
+        snap = Snapshot(
+            id=str(header["id"]), parent=header.get("parent"), created_at=header["created_at"],
+            operation=header["operation"], table=header["table"], schema=schema,
+            partitions=manifest.table_to_partitions(schema, table),
+            summary=dict(header.get("summary") or {}))
+        object.__setattr__(snap, "_zonemaps", manifest.table_to_zonemaps(schema, table))
+        return snap
+
+    def _chain(self, name: str) -> list[dict]:
+        """Headers from the current snapshot back to the first (newest first)."""
+        info = self.info(name)
+        out, sid = [], self.current_id(name)
+        while sid is not None:
+            header = self._header(info, sid)
+            out.append(header)
+            sid = header.get("parent")
+        return out
+
+    def history(self, name: str) -> list[dict]:
+        """The published snapshots, oldest first."""
+        return [{"id": str(h["id"]), "parent": h.get("parent"), "created_at": h["created_at"],
+                 "operation": h["operation"], "partition_count": int(h["partition_count"])}
+                for h in reversed(self._chain(name))]
+
+    def next_seq(self, name: str) -> int:
+        """The ``created_seq`` the next new partition should get (higher than all so far)."""
+        info = self.info(name)
+        return int(self._header(info, self.current_id(name))["next_seq"])
+
+    def row_groups(self, name: str, snapshot_id: str | None = None,
+                   paths: Sequence[str] | None = None) -> dict[str, list[dict]]:
+        """Row-group statistics of a snapshot's partitions (optionally only ``paths``)."""
+        import pyarrow.parquet as pq
+
+        info = self.info(name)
+        sid = snapshot_id or self.current_id(name)
+        header = self._header(info, sid)
+        schema = TableSchema.from_json(header["schema"])
+        man = pq.read_table(os.path.join(info.metadata_dir, header["manifest"]), columns=["path", "rg_file"])
+        wanted = set(paths) if paths is not None else set(man.column("path").to_pylist())
+        files = {f for p, f in zip(man.column("path").to_pylist(), man.column("rg_file").to_pylist())
+                 if f and p in wanted}
+        out: dict[str, list[dict]] = {}
+        for f in sorted(files):
+            table = pq.read_table(os.path.join(info.metadata_dir, f))
+            out.update(manifest.row_groups_from_table(schema, table, wanted))
+        return out
+
+    # ------------------------------------------------------------------ writing
+    def _publish(self, info: TableInfo, seq: int, parent: str | None, operation: str,
+                 schema: TableSchema, partitions: Sequence[Partition], added: Sequence[Partition],
+                 summary: Mapping | None, next_seq: int, manifest_file: str | None = None) -> Snapshot:
+        """Write the immutable files of snapshot ``seq``, then swap the pointer (caller locks)."""
+        from engine.table import footers
+
+        mdir = info.metadata_dir
+        stem = f"snap-{seq:08d}"
+        rg_files: dict[str, str | None] = {}
+        if added:
+            groups = footers.row_groups_for(added, schema)
+            if groups:
+                rg_name = f"{stem}.rowgroups.parquet"
+                _write_parquet_atomic(os.path.join(mdir, rg_name), manifest.row_groups_table(schema, groups))
+                rg_files = {p.path: (rg_name if p.path in groups else None) for p in added}
+            else:
+                rg_files = {p.path: None for p in added}
+        if manifest_file is None:
+            table = manifest.partitions_to_table(schema, partitions, rg_files)
+            manifest_file = f"{stem}.manifest.parquet"
+            _write_parquet_atomic(os.path.join(mdir, manifest_file), table)
+        else:  # rollback: the older manifest is immutable and can be shared
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(os.path.join(mdir, manifest_file))
+        header = {
+            "id": str(seq), "parent": parent, "created_at": _iso(utc_now()), "operation": operation,
+            "table": info.name, "schema": schema.to_json(), "summary": dict(summary or {}),
+            "manifest": manifest_file, "partition_count": table.num_rows,
+            "total_rows": int(sum(table.column("rows").to_pylist())),
+            "total_bytes": int(sum(table.column("bytes").to_pylist())), "next_seq": int(next_seq),
+        }
+        header_path = os.path.join(mdir, f"{stem}.json")
+        _write_atomic(header_path, json.dumps(header, indent=1, default=str).encode())
+        pointer = {"id": str(seq), "header": f"{stem}.json"}
+        _write_atomic(os.path.join(mdir, CURRENT_FILE), json.dumps(pointer).encode())
+        _fsync_dir(mdir)
+        return self._snapshot_from(header, schema, table)
+
+    def create(self, name: str, *, schema: TableSchema, partitions: Sequence[Partition],
+               operation: str, location: str | None = None, managed: bool = True,
+               target_rows: int | None = None, target_bytes: int | None = None,
+               summary: Mapping | None = None) -> Snapshot:
+        """Create table ``name`` with its first snapshot (id "1"): used by ingest and register."""
+        validate_name(name)
+        os.makedirs(self.root, exist_ok=True)
+        with self._lock(self.root):
+            if self.exists(name):
+                raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
+            tdir = self.table_dir(name)
+            mdir = os.path.join(tdir, "metadata")
+            os.makedirs(mdir, exist_ok=True)
+            for stale in os.listdir(mdir):  # leftovers of an earlier failed create
+                if stale.startswith("snap-") or stale == CURRENT_FILE:
+                    os.remove(os.path.join(mdir, stale))
+            info = TableInfo(
+                name=name, location=fs.normalize(location) if location else self.managed_location(name),
+                metadata_dir=mdir, managed=managed, target_rows=target_rows,
+                target_bytes=target_bytes, created_at=_iso(utc_now()))
+            _write_atomic(os.path.join(tdir, TABLE_FILE), json.dumps(asdict(info), indent=1).encode())
+            next_seq = max((p.created_seq for p in partitions), default=-1) + 1
+            with self._lock(mdir):
+                return self._publish(info, 1, None, operation, schema, partitions, partitions,
+                                     summary, next_seq)
+
+    def commit(self, name: str, base_snapshot_id: str, removed: Sequence[str],
+               added: Sequence[Partition], operation: str,
+               summary: Mapping | None = None) -> Snapshot:
+        """Publish a snapshot that replaces ``removed`` paths of the base with ``added``.
+
+        Added partitions take the slot of the first removed one (appended when nothing is
+        removed), so the table's order changes as little as possible. They get fresh
+        ``created_seq`` numbers above every earlier partition unless they already have them.
+        """
+        info = self.info(name)
+        with self._lock(info.metadata_dir):
+            current = self.current_id(name)
+            if str(base_snapshot_id) != current:
+                raise CommitConflictError(
+                    f"table {name!r} changed: the change was based on snapshot {base_snapshot_id} "
+                    f"but the current snapshot is {current}")
+            base_header = self._header(info, current)
+            base = self.snapshot(name, current)
+            removed_set = {fs.normalize(p) if not fs.is_uri(p) else p for p in removed}
+            if len(removed_set) != len(removed):
+                raise CommitConflictError("the same partition is removed twice")
+            positions = {p.path: i for i, p in enumerate(base.partitions)}
+            missing = [p for p in removed_set if p not in positions]
+            if missing:
+                raise CommitConflictError(
+                    f"table {name!r}: {len(missing)} removed partition(s) are not in snapshot "
+                    f"{current}, e.g. {missing[0]}")
+            kept_paths = set(positions) - removed_set
+            added = list(added)
+            seen: set[str] = set()
+            for p in added:
+                if p.path in kept_paths or p.path in seen:
+                    raise CommitConflictError(f"partition {p.path} would appear twice in the table")
+                seen.add(p.path)
+            next_seq = int(base_header["next_seq"])
+            seqs = [p.created_seq for p in added]
+            if added and (min(seqs) < next_seq or any(b <= a for a, b in zip(seqs, seqs[1:]))):
+                added = [_with_seq(p, next_seq + i) for i, p in enumerate(added)]
+            if added:
+                next_seq = max(next_seq, max(p.created_seq for p in added) + 1)
+            insert_at = min((positions[p] for p in removed_set), default=len(base.partitions))
+            new_parts: list[Partition] = []
+            for i, p in enumerate(base.partitions):
+                if i == insert_at:
+                    new_parts.extend(added)
+                if p.path not in removed_set:
+                    new_parts.append(p)
+            if insert_at >= len(base.partitions):
+                new_parts.extend(added)
+            summary = dict(summary or {})
+            summary.setdefault("removed", len(removed_set))
+            summary.setdefault("added", len(added))
+            return self._publish(info, int(current) + 1, current, operation, base.schema,
+                                 new_parts, added, summary, next_seq)
+
+    def rollback(self, name: str, to_snapshot_id: str, actor: str | None = None) -> Snapshot:
+        """Publish a new snapshot (operation "rollback") equal to an older one."""
+        info = self.info(name)
+        with self._lock(info.metadata_dir):
+            current = self.current_id(name)
+            chain_ids = [str(h["id"]) for h in self._chain(name)]
+            target_id = str(to_snapshot_id).strip()
+            if target_id not in chain_ids:
+                raise SnapshotNotFoundError(
+                    f"table {name!r} has no snapshot {to_snapshot_id!r}; "
+                    f"see `layout-advisor table snapshots {name}`")
+            target_header = self._header(info, target_id)
+            target = self.snapshot(name, target_id)
+            gone = [p.path for p in target.partitions if not fs.exists(p.path)]
+            if gone:
+                raise DataFileError(
+                    f"snapshot {target_id} of {name!r} cannot be restored: {len(gone)} of its files "
+                    f"were removed (by gc?), e.g. {gone[0]}")
+            next_seq = int(self._header(info, current)["next_seq"])
+            summary = {"rolled_back_to": target_id, "rolled_back_from": current}
+            if actor:
+                summary["actor"] = actor
+            return self._publish(info, int(current) + 1, current, "rollback", target.schema,
+                                 target.partitions, [], summary, next_seq,
+                                 manifest_file=target_header["manifest"])
+
+    # ------------------------------------------------------------------ cleanup
+    def _paths_of(self, info: TableInfo, header: dict) -> set[str]:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(os.path.join(info.metadata_dir, header["manifest"]), columns=["path"])
+        return set(table.column("path").to_pylist())
+
+    def gc(self, name: str, older_than: dt.timedelta, dry_run: bool = False) -> list[str]:
+        """Delete data files that no retained snapshot references; returns their paths.
+
+        Retained: the current snapshot, and every snapshot that was still current at some
+        moment within ``older_than`` (a reader may have started on it then). Only files
+        under the table's data root are ever candidates, so a registered table's own
+        dataset is never touched. Unreferenced files no snapshot ever named (a crashed
+        writer's output) are deleted only once they are older than ``older_than`` too, so a
+        job writing right now is safe.
+        """
+        if older_than < dt.timedelta(0):
+            raise InvalidParameterError("gc: the retention must not be negative")
+        info = self.info(name)
+        with self._lock(info.metadata_dir):
+            now = utc_now()
+            cutoff = now - older_than
+            chain = self._chain(name)  # newest first
+            retained, expired = [chain[0]], []
+            for newer, older in zip(chain, chain[1:]):
+                (retained if parse_time(newer["created_at"]) >= cutoff else expired).append(older)
+            referenced: set[str] = set()
+            for header in retained:
+                referenced |= self._paths_of(info, header)
+            formerly: set[str] = set()
+            for header in expired:
+                formerly |= self._paths_of(info, header)
+            formerly -= referenced
+            root = info.data_root
+            protected = [] if info.managed else [fs.normalize(info.location)]
+            if not info.managed:  # the user's files as registered: never ours to delete
+                formerly -= self._paths_of(info, chain[-1])
+            if not fs.exists(root):
+                return []
+            doomed = []
+            cutoff_s = cutoff.timestamp()
+            for path in fs.list_files(root, include_hidden=True):
+                if path in referenced or any(_under(path, p) for p in protected):
+                    continue
+                if path in formerly or fs.mtime(path) < cutoff_s:
+                    doomed.append(path)
+            if not dry_run:
+                for path in doomed:
+                    with contextlib.suppress(FileNotFoundError):
+                        fs.delete_file(path)
+                if not fs.is_uri(root):
+                    _remove_empty_dirs(root, cutoff_s)
+            return doomed
+
+    def drop(self, name: str) -> None:
+        """Forget a table. Managed: its data goes too. Registered: the user's files stay."""
+        info = self.info(name)
+        with self._lock(self.root):
+            tdir = self.table_dir(name)
+            if info.managed and not _under(info.location, tdir):
+                fs.delete_dir(info.location)
+            shutil.rmtree(tdir, ignore_errors=True)
+        for key in [k for k in _SNAPSHOT_CACHE if _under(k[0], tdir)]:
+            _SNAPSHOT_CACHE.pop(key, None)
+
+
+def _with_seq(p: Partition, seq: int) -> Partition:
+    return Partition(p.path, p.rows, p.bytes, p.columns, seq)
+
+
+def _under(path: str, root: str) -> bool:
+    root = root.rstrip("/")
+    return path == root or path.startswith(root + "/")
+
+
+def _remove_empty_dirs(root: str, cutoff_s: float) -> None:
+    for dirpath, _dirs, _files in os.walk(root, topdown=False):
+        if dirpath == root:
+            continue
+        with contextlib.suppress(OSError):
+            if not os.listdir(dirpath) and os.path.getmtime(dirpath) < cutoff_s:
+                os.rmdir(dirpath)
