@@ -96,11 +96,7 @@ def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
     if beta < 0:
         raise InvalidParameterError(f"beta must be >= 0, got {beta}")
     cols: dict[str, int] = {c: i for i, c in enumerate(columns or ())}
-    groups: dict[tuple[int, ...], tuple[list[np.ndarray], list[np.ndarray]]] = {}
-    idx_all: list[np.ndarray] = []
-    save_all: list[np.ndarray] = []
-    bytes_all: list[np.ndarray] = []
-    gain_all: list[np.ndarray] = []
+    acc: dict[tuple[int, ...], _Accumulator] = {}
     used = 0
     for scan, dur in zip(scans, durations_s):
         if len(scan.scanned) != n:
@@ -109,50 +105,73 @@ def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
                 f"the snapshot has {n}; analyze the window against the same snapshot")
         if not scan.predicated_columns:
             continue
-        idx = np.flatnonzero(scan.boundary)
         used += 1
-        if idx.size == 0:
+        sidx = np.flatnonzero(scan.scanned)  # few: most partitions are pruned
+        if sidx.size == 0:
             continue
-        u = scan.utilization[idx]
-        keep = u < 1.0
-        if not keep.all():
-            idx, u = idx[keep], u[keep]
-            if idx.size == 0:
-                continue
-        read_p = np.asarray(scan.read_bytes[idx], dtype=np.float64)
-        size_q = float(scan.read_bytes[scan.scanned].sum())
-        if size_q <= 0:
+        read_s = scan.read_bytes[sidx]
+        size_q = float(read_s.sum())
+        u = scan.utilization[sidx]
+        keep = ~scan.fully_covered[sidx] & (u < 1.0)  # boundary partitions that can gain
+        idx = sidx[keep]
+        if idx.size == 0 or size_q <= 0:
             continue
-        waste = (1.0 - u) * read_p
-        seconds = (_t_read(dur, size_q, settings) / size_q) * waste
-        gain = 1.0 - u
-        value = seconds + beta * gain
+        gain = 1.0 - np.asarray(u[keep], dtype=np.float64)
+        waste = gain * read_s[keep]
+        seconds = waste * (_t_read(dur, size_q, settings) / size_q)
         key = tuple(cols.setdefault(c, len(cols)) for c in dict.fromkeys(scan.predicated_columns))
-        g = groups.setdefault(key, ([], []))
-        g[0].append(idx)
-        g[1].append(value)
-        idx_all.append(idx)
-        save_all.append(seconds)
-        bytes_all.append(waste)
-        gain_all.append(gain)
+        if key not in acc:
+            acc[key] = _Accumulator(n)
+        acc[key].add(idx, seconds, waste, gain)
     names = list(cols)
     per_column = np.zeros((n, len(names)), dtype=np.float64)
-    if not idx_all:
-        z = np.zeros(n, dtype=np.float64)
-        return SavingsBreakdown(z, z.copy(), z.copy(), z.copy(), np.zeros(n, dtype=np.int64),
-                                per_column, names, used)
-    idx_cat = np.concatenate(idx_all)
-    saving = np.bincount(idx_cat, weights=np.concatenate(save_all), minlength=n)
-    saved_bytes = np.bincount(idx_cat, weights=np.concatenate(bytes_all), minlength=n)
-    prunable = np.bincount(idx_cat, weights=np.concatenate(gain_all), minlength=n)
-    hits = np.bincount(idx_cat, minlength=n).astype(np.int64)
-    for key, (idxs, vals) in groups.items():
-        share = np.bincount(np.concatenate(idxs), weights=np.concatenate(vals), minlength=n)
-        share /= len(key)
+    saving, saved_bytes, prunable = np.zeros(n), np.zeros(n), np.zeros(n)
+    hits = np.zeros(n, dtype=np.int64)
+    for key, a in acc.items():
+        a.flush()
+        saving += a.seconds
+        saved_bytes += a.waste
+        prunable += a.gain
+        hits += a.hits
+        share = (a.seconds + beta * a.gain) / len(key)
         for j in key:
             per_column[:, j] += share
     return SavingsBreakdown(saving, beta * prunable, saved_bytes, prunable, hits,
                             per_column, names, used)
+
+
+class _Accumulator:
+    """Running per-partition sums for the queries of one predicated-column set.
+
+    Index/value arrays are buffered and folded in with ``np.bincount`` every ~4M entries,
+    so memory stays bounded however many (query, boundary partition) pairs the window has.
+    """
+
+    FLUSH_AT = 4_000_000
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.seconds, self.waste, self.gain = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.hits = np.zeros(n, dtype=np.int64)
+        self._buf: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._pending = 0
+
+    def add(self, idx: np.ndarray, seconds: np.ndarray, waste: np.ndarray, gain: np.ndarray) -> None:
+        self._buf.append((idx, seconds, waste, gain))
+        self._pending += idx.size
+        if self._pending >= self.FLUSH_AT:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._buf:
+            return
+        idx = np.concatenate([b[0] for b in self._buf])
+        n = self.n
+        self.seconds += np.bincount(idx, weights=np.concatenate([b[1] for b in self._buf]), minlength=n)
+        self.waste += np.bincount(idx, weights=np.concatenate([b[2] for b in self._buf]), minlength=n)
+        self.gain += np.bincount(idx, weights=np.concatenate([b[3] for b in self._buf]), minlength=n)
+        self.hits += np.bincount(idx, minlength=n)
+        self._buf, self._pending = [], 0
 
 
 def partition_savings(zonemaps: "ZoneMaps", window_scans: Sequence["FragmentScan"],
