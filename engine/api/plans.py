@@ -202,11 +202,11 @@ def run_plan(settings: "Settings", id: int,
 def _realized(settings: "Settings", plan: Plan, snapshot_id: str) -> dict[str, Any]:
     """Realized vs predicted over the decision's window; fed to the policy. Never fails
     the run (the data is committed by now): errors are recorded instead."""
-    from engine.realized import feed_policy, realized_report, window_fragments
-    from engine.table.store import TableStore
-    from engine.workload.store import WorkloadStore
-
     try:
+        from engine.realized import feed_policy, realized_report, window_fragments
+        from engine.table.store import TableStore
+        from engine.workload.store import WorkloadStore
+
         store = TableStore(settings)
         before = store.snapshot(plan.table, plan.base_snapshot)
         after = store.snapshot(plan.table, snapshot_id)
@@ -220,8 +220,8 @@ def _realized(settings: "Settings", plan: Plan, snapshot_id: str) -> dict[str, A
             report["policy_state"] = _jsonable({k: v for k, v in state.items()
                                                 if k != "history"})
         return report
-    except AdvisorError as exc:
-        return {"error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - the commit is done; report, do not fail
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def plan_progress(settings: "Settings", id: int) -> dict[str, Any]:
