@@ -149,8 +149,9 @@ class TableStore:
     def info(self, name: str) -> TableInfo:
         path = os.path.join(self.table_dir(name), TABLE_FILE)
         if not self.exists(name):
-            known = [t for t in os.listdir(self.root)] if os.path.isdir(self.root) else []
-            hint = f"; tables are: {', '.join(sorted(k for k in known if self.exists(k)))}" if known else ""
+            known = sorted(t for t in (os.listdir(self.root) if os.path.isdir(self.root) else [])
+                           if _NAME.match(t) and self.exists(t))
+            hint = f"; tables are: {', '.join(known)}" if known else "; no tables yet"
             raise TableNotFoundError(f"no table named {name!r} in {self.root}{hint}")
         with open(path, encoding="utf-8") as handle:
             return TableInfo(**json.load(handle))

@@ -1,0 +1,138 @@
+"""Tables façade: create, register, inspect, roll back and clean up tables.
+
+Everything returned here is JSON-friendly (dates as ISO strings, decimals as strings),
+except :func:`load_snapshot` (the engine's :class:`Snapshot`) and the ``*_table`` commands
+that publish one. Spark is started only by the commands that read data.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import TYPE_CHECKING, Any, Callable
+
+from engine import values
+from engine.config import Settings
+from engine.errors import InvalidParameterError
+from engine.table import ingest
+from engine.table.model import Snapshot
+from engine.table.store import TableStore
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "create_table", "register_table", "append_table", "list_tables", "show_table",
+    "table_snapshots", "rollback_table", "gc_table", "drop_table", "load_snapshot",
+    "table_info", "parse_duration", "DEMO_TARGET_ROWS",
+]
+
+DEMO_TARGET_ROWS = ingest.DEMO_TARGET_ROWS
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
+_UNITS = {"s": 1, "": 86400, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(text: str | dt.timedelta) -> dt.timedelta:
+    """'7d', '12h', '30m', '45s', '2w' (a bare number means days) -> timedelta.
+
+    Example:
+    >>> parse_duration("12h")
+    datetime.timedelta(seconds=43200)
+    """
+    if isinstance(text, dt.timedelta):
+        return text
+    m = _DURATION.match(str(text))
+    if not m:
+        raise InvalidParameterError(f"invalid duration {text!r}: use e.g. 7d, 12h, 30m or 45s")
+    return dt.timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+def create_table(settings: Settings, name: str, source: str, order_by: str | None = None,
+                 target_rows: int | None = None, target_mb: float | None = None,
+                 spark: "SparkSession | None" = None,
+                 progress: Callable[[str], None] | None = None) -> Snapshot:
+    """Ingest CSV/Parquet into a managed table of equal-size micro-partitions (Spark)."""
+    return ingest.create_table(settings, name, source, order_by=order_by, target_rows=target_rows,
+                               target_mb=target_mb, spark=spark, progress=progress)
+
+
+def register_table(settings: Settings, name: str, path: str, spark: "SparkSession | None" = None,
+                   progress: Callable[[str], None] | None = None) -> Snapshot:
+    """Adopt an existing Parquet dataset in place (reads footers only, writes nothing there)."""
+    return ingest.register_table(settings, name, path, spark=spark, progress=progress)
+
+
+def append_table(settings: Settings, name: str, source: Any, order_by: str | None = None,
+                 spark: "SparkSession | None" = None,
+                 progress: Callable[[str], None] | None = None) -> Snapshot:
+    """Ingest another batch (path or DataFrame) as new micro-partitions."""
+    return ingest.append_batch(settings, name, source, order_by=order_by, spark=spark, progress=progress)
+
+
+def load_snapshot(settings: Settings, name: str, snapshot_id: str | None = None) -> Snapshot:
+    """The current snapshot of ``name`` (or the given one)."""
+    store = TableStore(settings)
+    return store.current_snapshot(name) if snapshot_id is None else store.snapshot(name, str(snapshot_id))
+
+
+def table_info(settings: Settings, name: str) -> dict:
+    """Where the table lives and its current size, JSON-friendly."""
+    store = TableStore(settings)
+    info = store.info(name)
+    snap = store.current_snapshot(name)
+    return {"name": info.name, "location": info.location, "managed": info.managed,
+            "metadata_dir": info.metadata_dir, "target_rows": info.target_rows,
+            "target_bytes": info.target_bytes, "created_at": info.created_at,
+            "snapshot": snap.id, "operation": snap.operation, "partitions": snap.partition_count,
+            "rows": snap.total_rows, "bytes": snap.total_bytes,
+            "columns": [{"name": n, "type": t} for n, t in snap.schema.columns]}
+
+
+def list_tables(settings: Settings) -> list[dict]:
+    """One summary per table: name, location, managed, snapshot, partitions, rows, bytes."""
+    store = TableStore(settings)
+    out = []
+    for info in store.list_tables():
+        snap = store.current_snapshot(info.name)
+        out.append({"name": info.name, "location": info.location, "managed": info.managed,
+                    "snapshot": snap.id, "partitions": snap.partition_count,
+                    "rows": snap.total_rows, "bytes": snap.total_bytes, "created_at": info.created_at})
+    return out
+
+
+def show_table(settings: Settings, name: str, snapshot_id: str | None = None) -> dict:
+    """``{"name", "snapshot", "partitions": [{"path", "rows", "bytes", "columns":
+    {COL: {"min", "max", "nulls"}}}]}`` in snapshot order; unknown bounds are null."""
+    snap = load_snapshot(settings, name, snapshot_id)
+    types = dict(snap.schema.columns)
+    parts = []
+    for p in snap.partitions:
+        cols = {}
+        for col, stats in p.columns.items():
+            ltype = types.get(col, "other")
+            cols[col] = {"min": values.to_json_value(ltype, stats.min),
+                         "max": values.to_json_value(ltype, stats.max),
+                         "nulls": stats.null_count}
+        parts.append({"path": p.path, "rows": p.rows, "bytes": p.bytes, "columns": cols})
+    return {"name": name, "snapshot": snap.id, "partitions": parts}
+
+
+def table_snapshots(settings: Settings, name: str) -> list[dict]:
+    """``[{"id", "parent", "created_at", "operation", "partition_count"}]``, oldest first."""
+    return TableStore(settings).history(name)
+
+
+def rollback_table(settings: Settings, name: str, to_snapshot: str, actor: str | None = None) -> Snapshot:
+    """Publish a new snapshot equal to ``to_snapshot`` (nothing is deleted)."""
+    return TableStore(settings).rollback(name, str(to_snapshot), actor=actor)
+
+
+def gc_table(settings: Settings, name: str, older_than: str | dt.timedelta = "7d",
+             dry_run: bool = False) -> list[str]:
+    """Delete (or with ``dry_run`` list) data files no retained snapshot references."""
+    return TableStore(settings).gc(name, parse_duration(older_than), dry_run=dry_run)
+
+
+def drop_table(settings: Settings, name: str) -> None:
+    """Forget a table; a managed table's data goes too, a registered table's files stay."""
+    TableStore(settings).drop(name)

@@ -1,0 +1,268 @@
+"""``layout-advisor table ...``: create, register, list, show, snapshots, rollback, gc, drop."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Mapping, Sequence
+
+from engine.cli import add_json_flag, emit
+
+
+def _progress(message: str) -> None:
+    print(f"[table] {message}", file=sys.stderr, flush=True)
+
+
+def _size(n: float | None) -> str:
+    if n is None:
+        return "-"
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
+
+
+def aligned(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence[int] = ()) -> str:
+    """A plain text table with columns padded to their widest cell."""
+    cells = [[str(h) for h in headers]] + [["-" if v is None else str(v) for v in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    for r in cells:
+        parts = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)]
+        lines.append("  ".join(parts).rstrip())
+    return "\n".join(lines)
+
+
+def _snapshot_summary(snap: Any) -> dict:
+    return {"table": snap.table, "id": snap.id, "parent": snap.parent, "created_at": snap.created_at,
+            "operation": snap.operation, "partition_count": snap.partition_count,
+            "rows": snap.total_rows, "bytes": snap.total_bytes}
+
+
+def _snapshot_text(d: Mapping[str, Any]) -> str:
+    return (f"table {d['table']}: snapshot {d['id']} ({d['operation']}), {d['partition_count']} "
+            f"micro-partitions, {d['rows']:,} rows, {_size(d['bytes'])}")
+
+
+def _list_text(rows: list[Mapping[str, Any]]) -> str:
+    if not rows:
+        return "no tables (create one with `layout-advisor table create NAME --from PATH`)"
+    return aligned(["name", "kind", "snapshot", "partitions", "rows", "size", "location"],
+                   [[r["name"], "managed" if r["managed"] else "registered", r["snapshot"],
+                     r["partitions"], f"{r['rows']:,}", _size(r["bytes"]), r["location"]] for r in rows],
+                   right=(2, 3, 4, 5))
+
+
+def _short(path: str, root: str) -> str:
+    return os.path.relpath(path, root) if path.startswith(root.rstrip("/") + "/") else path
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "?"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def _show_text(d: Mapping[str, Any], info: Mapping[str, Any]) -> str:
+    parts = d["partitions"]
+    root = info["location"]
+    lines = [f"table {d['name']}  snapshot {d['snapshot']}  {len(parts)} micro-partitions  "
+             f"{info['rows']:,} rows  {_size(info['bytes'])}",
+             f"location {root} ({'managed' if info['managed'] else 'registered'})", "", "columns:"]
+    col_rows = []
+    for c in info["columns"]:
+        name = c["name"]
+        stats = [p["columns"].get(name, {}) for p in parts]
+        unknown = sum(1 for s in stats if s.get("min") is None)
+        nulls = [s.get("nulls") for s in stats]
+        lo = [s["min"] for s in stats if s.get("min") is not None]
+        hi = [s["max"] for s in stats if s.get("max") is not None]
+        col_rows.append([name, c["type"], _fmt(min(lo, default=None)), _fmt(max(hi, default=None)),
+                         "?" if any(n is None for n in nulls) else sum(nulls), unknown])
+    lines.append(aligned(["column", "type", "min", "max", "nulls", "unknown stats"], col_rows, right=(4, 5)))
+    lines += ["", "micro-partitions:"]
+    cols = [c["name"] for c in info["columns"]][:3]
+    rows = []
+    for i, p in enumerate(parts):
+        rows.append([i, _short(p["path"], root), p["rows"], _size(p["bytes"])]
+                    + [f"{_fmt(p['columns'][c]['min'])} .. {_fmt(p['columns'][c]['max'])}"
+                       for c in cols if c in p["columns"]])
+    lines.append(aligned(["#", "path", "rows", "size"] + [f"{c} min..max" for c in cols], rows,
+                         right=(0, 2, 3)))
+    return "\n".join(lines)
+
+
+def _snapshots_text(rows: list[Mapping[str, Any]]) -> str:
+    return aligned(["id", "parent", "created_at", "operation", "partitions"],
+                   [[r["id"], r["parent"], r["created_at"], r["operation"], r["partition_count"]]
+                    for r in rows], right=(0, 1, 4))
+
+
+def _gc_text(d: Mapping[str, Any]) -> str:
+    verb = "would delete" if d["dry_run"] else "deleted"
+    head = f"table {d['table']}: {verb} {len(d['files'])} file(s) ({_size(d['bytes'])}) " \
+           f"not referenced by snapshots retained for {d['older_than']}"
+    return "\n".join([head] + [f"  {f}" for f in d["files"]])
+
+
+# ---------------------------------------------------------------------- commands
+def _create(args: argparse.Namespace, settings: Any) -> int:
+    from engine import api
+
+    snap = api.create_table(settings, args.name, args.source, order_by=args.order_by,
+                            target_rows=args.target_rows, target_mb=args.target_mb,
+                            progress=_progress)
+    emit(args, _snapshot_summary(snap), _snapshot_text)
+    return 0
+
+
+def _register(args: argparse.Namespace, settings: Any) -> int:
+    from engine import api
+
+    snap = api.register_table(settings, args.name, args.path, progress=_progress)
+    emit(args, _snapshot_summary(snap), _snapshot_text)
+    return 0
+
+
+def _list(args: argparse.Namespace, settings: Any) -> int:
+    from engine import api
+
+    emit(args, api.list_tables(settings), _list_text)
+    return 0
+
+
+def _show(args: argparse.Namespace, settings: Any) -> int:
+    from engine import api
+
+    data = api.show_table(settings, args.name, args.snapshot)
+    if args.json:
+        emit(args, data)
+    else:
+        info = api.table_info(settings, args.name)
+        if args.snapshot:
+            snap = api.load_snapshot(settings, args.name, args.snapshot)
+            info.update(rows=snap.total_rows, bytes=snap.total_bytes,
+                        columns=[{"name": n, "type": t} for n, t in snap.schema.columns])
+        emit(args, data, lambda d: _show_text(d, info))
+    return 0
+
+
+def _snapshots(args: argparse.Namespace, settings: Any) -> int:
+    from engine import api
+
+    emit(args, api.table_snapshots(settings, args.name), _snapshots_text)
+    return 0
+
+
+def _rollback(args: argparse.Namespace, settings: Any) -> int:
+    from engine import api
+
+    snap = api.rollback_table(settings, args.name, args.to, actor=args.actor)
+    emit(args, _snapshot_summary(snap),
+         lambda d: _snapshot_text(d) + f" - now equal to snapshot {args.to}")
+    return 0
+
+
+def _gc(args: argparse.Namespace, settings: Any) -> int:
+    from engine import api
+    from engine.table import fs
+
+    older = api.parse_duration(args.older_than)
+    files = api.gc_table(settings, args.name, older, dry_run=args.dry_run)
+    total = 0
+    if args.dry_run:
+        total = sum(fs.size(f) for f in files if fs.exists(f))
+    emit(args, {"table": args.name, "dry_run": args.dry_run, "older_than": args.older_than,
+                "files": files, "bytes": total if args.dry_run else None}, _gc_text)
+    return 0
+
+
+def _drop(args: argparse.Namespace, settings: Any) -> int:
+    from engine import api
+
+    api.drop_table(settings, args.name)
+    emit(args, {"table": args.name, "dropped": True}, f"table {args.name} dropped")
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    table = subparsers.add_parser("table", help="create, register and inspect tables")
+    sub = table.add_subparsers(dest="table_command", metavar="ACTION")
+    sub.required = True
+
+    p = sub.add_parser("create", help="ingest CSV or Parquet into equal-size micro-partitions (Spark)")
+    p.add_argument("name")
+    p.add_argument("--from", dest="source", required=True, metavar="PATH",
+                   help="CSV (with header) or Parquet: a file, folder or glob")
+    p.add_argument("--order-by", metavar="COL", help="sort rows by COL (default: ingestion order)")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--target-rows", type=_positive_int, metavar="N", help="rows per micro-partition")
+    size.add_argument("--target-mb", type=_positive_float, metavar="M", help="MiB per micro-partition")
+    add_json_flag(p)
+    p.set_defaults(func=_create)
+
+    p = sub.add_parser("register", help="adopt an existing Parquet dataset in place (read-only)")
+    p.add_argument("name")
+    p.add_argument("path", help="a Parquet file, folder (nested folders too) or glob")
+    add_json_flag(p)
+    p.set_defaults(func=_register)
+
+    p = sub.add_parser("list", help="list tables")
+    add_json_flag(p)
+    p.set_defaults(func=_list)
+
+    p = sub.add_parser("show", help="partitions and zonemaps of a table")
+    p.add_argument("name")
+    p.add_argument("--snapshot", help="show this snapshot instead of the current one")
+    add_json_flag(p)
+    p.set_defaults(func=_show)
+
+    p = sub.add_parser("snapshots", help="the table's snapshot history")
+    p.add_argument("name")
+    add_json_flag(p)
+    p.set_defaults(func=_snapshots)
+
+    p = sub.add_parser("rollback", help="publish a new snapshot equal to an older one")
+    p.add_argument("name")
+    p.add_argument("--to", required=True, metavar="SNAPSHOT", help="snapshot id to restore")
+    p.add_argument("--as", dest="actor", metavar="NAME", help="who rolls back (recorded)")
+    add_json_flag(p)
+    p.set_defaults(func=_rollback)
+
+    p = sub.add_parser("gc", help="delete data files no retained snapshot references")
+    p.add_argument("name")
+    p.add_argument("--older-than", default="7d", metavar="DURATION",
+                   help="keep snapshots current within this long ago: 7d, 12h, 30m (default 7d)")
+    p.add_argument("--dry-run", action="store_true", help="list the files, delete nothing")
+    add_json_flag(p)
+    p.set_defaults(func=_gc)
+
+    p = sub.add_parser("drop", help="forget a table (a registered table's files stay)")
+    p.add_argument("name")
+    add_json_flag(p)
+    p.set_defaults(func=_drop)
