@@ -276,3 +276,40 @@ def stacked_cost(policies: Sequence[str], query: Sequence[float], recluster: Seq
     fig.add_trace(go.Bar(x=list(policies), y=list(recluster), name="reclustering cost",
                          marker_color="#ff7f0e"))
     return fig
+
+
+def ep_regions(files: Sequence[Mapping[str, Any]], deepest: Mapping[str, Any] | None,
+               ltype: str, column: str, selected: set[int] | None = None) -> go.Figure:
+    """EP files' data regions as horizontal segments (y = EP file), the deepest sub-range
+    shaded and the EP files covering it (the DD-EP seed region) drawn in red."""
+    seed = set((deepest or {}).get("ep_files", []))
+    selected = selected or set()
+    cats = {"EP file": "#1f77b4", "covers the deepest sub-range": "#d62728",
+            "selected by DD-EP": "#9467bd"}
+    fig = _fig(f"EP-file regions of {column}", axis_unit(ltype, column).replace(
+        "rank of value, lexicographic", "value"), "EP file (creation order)", height=420)
+    for label, color in cats.items():
+        pick = [f for f in files if f.get("min") is not None and (
+            (label == "covers the deepest sub-range" and f["ep_file"] in seed) or
+            (label == "selected by DD-EP" and f["ep_file"] in selected and f["ep_file"] not in seed) or
+            (label == "EP file" and f["ep_file"] not in seed and f["ep_file"] not in selected))]
+        if not pick:
+            continue
+        xs: list[Any] = []
+        ys: list[Any] = []
+        text: list[Any] = []
+        for f in pick:
+            xs += [f["min"], f["max"], None]
+            ys += [f["ep_file"], f["ep_file"], None]
+            t = (f"EP file {f['ep_file']}: {f['partition_count']} partitions, average local "
+                 f"depth {f['average_depth']}, EP depth {f['depth']}")
+            text += [t, t, None]
+        fig.add_trace(go.Scattergl(x=xs, y=ys, mode="lines+markers", name=f"{label} ({len(pick)})",
+                                   line=dict(color=color, width=3), marker=dict(size=4, color=color),
+                                   text=text, hoverinfo="text"))
+    if deepest:
+        fig.add_vrect(x0=deepest["start"], x1=deepest["end"], fillcolor="#d62728", opacity=0.15,
+                      line_width=0, annotation_text="deepest sub-range", annotation_position="top left")
+    fig.update_xaxes(type=axis_type(ltype) if ltype != "string" else "category")
+    fig.update_layout(legend=dict(orientation="h", y=-0.15))
+    return fig

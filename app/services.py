@@ -89,7 +89,8 @@ def list_tables() -> list[str]:
 
 
 def table_snapshots(table: str) -> pd.DataFrame:
-    """The table's snapshot history, newest first, with a ``current`` flag."""
+    """The table's snapshot history, newest first, with a ``current`` flag (the engine
+    lists the chain oldest first, ending at the current snapshot)."""
     rows = _fn("table_snapshots")(settings(), table)
     df = pd.DataFrame([dict(r) for r in rows])
     if df.empty:
@@ -97,9 +98,8 @@ def table_snapshots(table: str) -> pd.DataFrame:
     if "current" not in df.columns:
         df["current"] = False
         df.loc[df.index[-1], "current"] = True
-    if "created_at" in df.columns:
-        df = df.sort_values("created_at", ascending=False, kind="stable")
-    return df.reset_index(drop=True)
+    df["id"] = df["id"].astype(str)
+    return df.iloc[::-1].reset_index(drop=True)
 
 
 def current_snapshot_id(table: str) -> str:
@@ -209,6 +209,23 @@ def partition_zonemaps(partition: Any) -> pd.DataFrame:
              "nulls": st_.null_count, "compressed bytes": st_.compressed_bytes}
             for name, st_ in partition.columns.items()]
     return pd.DataFrame(rows)
+
+
+def ddep_ep_files(table: str, column: str, ep: Mapping[str, Any]) -> set[int]:
+    """EP files holding partitions DD-EP would recluster now (empty when it proposes nothing
+    or is not available); needs the current snapshot, as plans always do."""
+    try:
+        rec = preview_plan(table, "dd-ep", {})
+    except (AdvisorError, FeatureNotReady, ModuleNotFoundError):
+        return set()
+    if rec.get("status") == "no-action":
+        return set()
+    paths = {p for g in rec.get("groups") or [] for p in g["partitions"]}
+    zm = zonemaps(table)
+    from engine.metrics.ep import ep_groups
+
+    groups = ep_groups(zm, int(ep["ep_file_partitions"]))
+    return {int(g) for p, g in zip(zm.paths, groups) if p in paths}
 
 
 # --------------------------------------------------------------------------- workload
@@ -530,7 +547,7 @@ def rollback_table(table: str, to_snapshot_id: str, actor: str) -> Any:
 
         raise ApprovalError(f"{actor!r} is not a configured approver; approvers are: "
                             f"{', '.join(approvers()) or 'none'}")
-    out = _fn("rollback_table")(settings(), table, to_snapshot_id)
+    out = _fn("rollback_table")(settings(), table, to_snapshot_id, actor=actor)
     clear_caches()
     return out
 

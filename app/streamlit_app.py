@@ -28,11 +28,15 @@ st.set_page_config(page_title="Layout Advisor", page_icon=":material/view_column
 
 PAGES = [
     st.Page("app_pages/overview.py", title="Overview", icon=":material/monitor_heart:", default=True),
-    st.Page("app_pages/partitions.py", title="Partitions", icon=":material/view_timeline:"),
-    st.Page("app_pages/workload.py", title="Workload", icon=":material/query_stats:"),
-    st.Page("app_pages/recommendation.py", title="Recommendation", icon=":material/lightbulb:"),
-    st.Page("app_pages/approve_run.py", title="Approve and run", icon=":material/task_alt:"),
-    st.Page("app_pages/whatif.py", title="What-if", icon=":material/science:"),
+    st.Page("app_pages/partitions.py", title="Partitions", icon=":material/view_timeline:",
+            url_path="partitions"),
+    st.Page("app_pages/workload.py", title="Workload", icon=":material/query_stats:",
+            url_path="workload"),
+    st.Page("app_pages/recommendation.py", title="Recommendation", icon=":material/lightbulb:",
+            url_path="recommendation"),
+    st.Page("app_pages/approve_run.py", title="Approve and run", icon=":material/task_alt:",
+            url_path="approve"),
+    st.Page("app_pages/whatif.py", title="What-if", icon=":material/science:", url_path="whatif"),
 ]
 
 navigation = st.navigation(PAGES)

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from app import charts, components, services
-from app.components import fmt_bytes, guard
+from app.components import fmt_bytes, fmt_num, guard
 
 st.title("Partitions")
 table = components.require_table()
@@ -66,7 +66,25 @@ st.caption("How many partitions cover each value of the column; red bands are th
 st.subheader("EP-file view (patent US 12386863)")
 with guard(stop=False):
     ep = services.ep_metrics(table, column, sid)
-    st.json(ep, expanded=False)
+    a, b, c, d = st.columns(4)
+    a.metric("EP files", f"{ep['ep_file_count']:,}", help=f"{ep['ep_file_partitions']} partitions each, "
+             "in creation order (setting ep_file_partitions)")
+    b.metric("Average local depth", fmt_num(ep["average_local_depth"]))
+    c.metric("Average EP overlap", fmt_num(ep["average_ep_overlap"]))
+    d.metric("Average EP depth", fmt_num(ep["average_ep_depth"]))
+    deepest_sr = ep.get("deepest_subrange")
+    selected_eps = services.ddep_ep_files(table, column, ep) if sid is None else set()
+    st.plotly_chart(charts.ep_regions(ep["ep_files"], deepest_sr, cz.ltype, column, selected_eps),
+                    key="partitions_ep")
+    if deepest_sr:
+        st.caption(f"Each segment is one EP file's data region. The deepest sub-range "
+                   f"{deepest_sr['start']} .. {deepest_sr['end']} (total average depth "
+                   f"{deepest_sr['total_average_depth']:.2f}) is shaded; the EP files covering it "
+                   "seed the patent's DD-EP selection" +
+                   (f"; DD-EP's current plan touches {len(selected_eps)} EP files (purple/red)."
+                    if selected_eps else "."))
+    else:
+        st.caption("Each segment is one EP file's data region; no sub-range is deeper than another.")
 
 st.subheader("All partitions")
 st.caption("Click a row to see that partition's zonemaps for every column. Click a header to sort.")

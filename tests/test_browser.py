@@ -1,0 +1,125 @@
+"""The dashboard in a real browser: ``layout-advisor ui`` + Debian chromium via playwright.
+
+Starts the dashboard as a subprocess on a free port against a small test workspace, opens
+every page, waits for its plotly charts and key text, checks that no exception is shown
+and saves a screenshot of each page (``UPDATE_SCREENSHOTS=1`` copies them to
+``docs/screenshots/``; the committed ones come from the real demo table, see
+``bench/bench_ui.py --screenshots``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app_workspace import build_table
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-dev-shm-usage"]
+VIEWPORT = {"width": 1400, "height": 2400}
+REPO = Path(__file__).resolve().parent.parent
+SCREENSHOTS = REPO / "docs" / "screenshots"
+
+# (url path, file name, text that must appear, plotly charts expected at least)
+PAGES = [
+    ("", "overview", "Clustering health per column", 1),
+    ("partitions", "partitions", "Depth profile", 2),
+    ("workload", "workload", "One query over the partitions", 4),
+    ("recommendation", "recommendation", "Data-driven plans for comparison", 1),
+    ("approve", "approve", "Snapshot history", 0),
+    ("whatif", "whatif", "What-if", 0),
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.spark,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                       reason=f"{CHROMIUM} is missing (apt-get install chromium); "
+                              "the browser test drives Debian's chromium, never a downloaded one"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def dashboard(tmp_path_factory, spark):
+    """The UI server on a free port over a fresh small workspace; yields its base URL."""
+    from engine.cli.ui import start_ui, wait_until_ready
+    from engine.config import load_settings
+
+    home = tmp_path_factory.mktemp("browser") / "home"
+    build_table(home, "lineitem", spark=spark)
+    settings = load_settings({"home": str(home)}, environ={})
+    port = free_port()
+    proc = start_ui(settings, port=port, table="lineitem", block=False, address="127.0.0.1",
+                    quiet=True)
+    assert isinstance(proc, subprocess.Popen)
+    try:
+        assert wait_until_ready(port, timeout_s=90, process=proc), "dashboard did not start"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def capture_pages(base_url: str, out_dir: Path, pages=PAGES, timeout_ms: int = 60_000) -> dict:
+    """Open each page, wait for content and charts, screenshot it; returns per-page facts."""
+    from playwright.sync_api import sync_playwright
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    facts = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            for path, name, text, charts in pages:
+                page.goto(f"{base_url}/{path}", wait_until="domcontentloaded")
+                page.get_by_text(text, exact=False).first.wait_for(timeout=timeout_ms)
+                if charts:
+                    page.wait_for_function(
+                        f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
+                        timeout=timeout_ms)
+                # Streamlit shows a running indicator until the script finishes
+                page.wait_for_function(
+                    "!document.querySelector('[data-testid^=\"stStatusWidgetRunning\"]')",
+                    timeout=timeout_ms)
+                page.wait_for_timeout(1500)  # let plotly finish its transitions
+                shot = out_dir / f"{name}.png"
+                page.screenshot(path=str(shot), full_page=True)
+                facts[name] = {
+                    "exceptions": page.locator("[data-testid='stException']").count(),
+                    "errors": page.locator("[data-testid='stAlertContentError']").all_inner_texts(),
+                    "charts": page.locator(".js-plotly-plot").count(),
+                    "screenshot": shot,
+                }
+        finally:
+            browser.close()
+    return facts
+
+
+def test_every_page_renders_in_chromium(dashboard, tmp_path):
+    facts = capture_pages(dashboard, tmp_path / "screenshots")
+    for _, name, _, charts in PAGES:
+        f = facts[name]
+        assert f["exceptions"] == 0, f"{name}: an exception is shown"
+        assert f["errors"] == [], f"{name}: errors shown: {f['errors']}"
+        assert f["charts"] >= charts, f"{name}: {f['charts']} charts, expected {charts}"
+        assert f["screenshot"].stat().st_size > 20_000, f"{name}: screenshot looks empty"
+    if os.environ.get("UPDATE_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        for f in facts.values():
+            shutil.copy(f["screenshot"], SCREENSHOTS / f["screenshot"].name)
