@@ -17,7 +17,7 @@ from engine.config import Settings, load_settings
 from engine.errors import AdvisorError
 
 # Sub-command modules, in help order. Each has register(subparsers).
-COMMAND_MODULES = ("tables", "workload", "analysis", "plans", "simulate", "ui")
+COMMAND_MODULES = ("demo", "tables", "workload", "analysis", "plans", "simulate", "ui")
 
 
 def build_parser() -> argparse.ArgumentParser:
