@@ -1,0 +1,98 @@
+"""``layout-advisor demo``: build the demo table and workload, then open the dashboard.
+
+Idempotent: an existing ``lineitem`` table and its imported workload are kept, so running
+the demo twice only starts the dashboard again. With ``--scale`` the TPC-H data is
+generated offline with ``tpchgen-cli`` (see ``sample_data/make_tpch.py``) instead of the
+committed sample.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from engine.config import Settings
+from engine.errors import DataFileError
+
+DEMO_TABLE = "lineitem"
+SAMPLE_TABLE_FILE = "lineitem.parquet"
+SAMPLE_QUERY_FILE = "lineitem_queries.jsonl"
+
+
+def sample_dir() -> Path:
+    """The ``sample_data`` folder: next to the package (checkout, Docker) or in the CWD."""
+    candidates = [Path(__file__).resolve().parents[2] / "sample_data", Path.cwd() / "sample_data"]
+    for candidate in candidates:
+        if (candidate / SAMPLE_TABLE_FILE).is_file():
+            return candidate
+    raise DataFileError("sample_data/lineitem.parquet not found; run the demo from the repository root")
+
+
+def _say(message: str) -> None:
+    print(f"demo: {message}", file=sys.stderr, flush=True)
+
+
+def _generate(settings: Settings, scale: float) -> tuple[Path, Path]:
+    """Generate TPC-H lineitem at ``scale`` and a matching query log into the workspace."""
+    out = Path(settings.home) / "sample" / f"sf{scale:g}"
+    out.mkdir(parents=True, exist_ok=True)
+    table_file, query_file = out / SAMPLE_TABLE_FILE, out / SAMPLE_QUERY_FILE
+    scripts = sample_dir()
+    if not table_file.is_file():
+        _say(f"generating TPC-H lineitem at scale {scale:g} (tpchgen-cli)")
+        subprocess.run([sys.executable, str(scripts / "make_tpch.py"), "--scale", str(scale),
+                        "--out", str(table_file)], check=True)
+    if not query_file.is_file():
+        subprocess.run([sys.executable, str(scripts / "make_queries.py"), "--table-file",
+                        str(table_file), "--out", str(query_file)], check=True)
+    return table_file, query_file
+
+
+def build_demo(settings: Settings, scale: float | None = None) -> None:
+    """Create table ``lineitem`` and import its workload unless they already exist."""
+    from engine import api
+
+    if scale:
+        table_file, query_file = _generate(settings, scale)
+    else:
+        table_file, query_file = sample_dir() / SAMPLE_TABLE_FILE, sample_dir() / SAMPLE_QUERY_FILE
+    existing = {t["name"] for t in api.list_tables(settings)}
+    if DEMO_TABLE in existing:
+        _say(f"table {DEMO_TABLE} already exists in {settings.home}; keeping it")
+    else:
+        _say(f"building table {DEMO_TABLE} from {table_file} "
+             f"({api.DEMO_TARGET_ROWS} rows per micro-partition, ingestion order = o_orderdate)")
+        api.create_table(settings, DEMO_TABLE, str(table_file), target_rows=api.DEMO_TARGET_ROWS,
+                         progress=_say)
+    if api.workload_fragments(settings, DEMO_TABLE):
+        _say("workload already imported; keeping it")
+    else:
+        report = api.import_workload(settings, DEMO_TABLE, str(query_file))
+        _say(f"imported {report['fragments']} scan fragments from {query_file}")
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    build_demo(settings, args.scale)
+    if args.no_ui:
+        _say("done (--no-ui): start the dashboard with `layout-advisor ui`")
+        return 0
+    from engine.cli.ui import start_ui
+
+    port = args.port if args.port is not None else settings.ui_port
+    result = start_ui(settings, port=port, table=DEMO_TABLE, block=True, address=args.address)
+    return int(result) if isinstance(result, int) else 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "demo", help="build the demo table and workload, then start the dashboard",
+        description="Build table 'lineitem' (TPC-H, ingested in o_orderdate order) and its "
+                    "sample query log in the workspace, then start the dashboard.")
+    parser.add_argument("--scale", type=float, default=None,
+                        help="generate TPC-H at this scale factor instead of the committed sample")
+    parser.add_argument("--no-ui", action="store_true", help="build only; do not start the dashboard")
+    parser.add_argument("--port", type=int, default=None, help="dashboard port (default 8501)")
+    parser.add_argument("--address", default=None, help="address the dashboard binds to")
+    parser.set_defaults(func=_run)
