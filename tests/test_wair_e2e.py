@@ -8,24 +8,24 @@ Four sets of 20 partitions (1000 B each) over columns a..f in [0, 1000]:
 * D: wide on c, d, e, f -> only the four-column queries on c..f: a diffuse signature.
 
 Narrow ranges sit at 5000-5010, outside every query, so the other queries prune them.
+Pruning results come from engine.pruning.analyze_workload (uniform utilization).
 Expected: sort on a for A, sort on b for B, Hilbert over (a, b) for AB, Qd-tree for D.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from engine.config import Settings
 from engine.policy.base import PolicyContext
 from engine.policy.wair import WairPolicy
-from engine.pruning import FragmentScan
+from engine.pruning import analyze_workload
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.workload.model import Range, ScanFragment
 
 COLS = ("a", "b", "c", "d", "e", "f")
 DIFFUSE = ("c", "d", "e", "f")
-SCHEMA = TableSchema(tuple((c, "int") for c in COLS))
+SCHEMA = TableSchema(tuple((c, "float") for c in COLS))  # continuous: u = covered share
 S = Settings(scan_bytes_per_s=1000.0, sort_bytes_per_s=1000.0, target_rows=1000)
 WIDE = {"A": {"a"}, "B": {"b"}, "AB": {"a", "b"}, "D": set(DIFFUSE)}
 
@@ -35,30 +35,11 @@ def table() -> tuple[ZoneMaps, dict[str, list[str]]]:
     for name, wide in WIDE.items():
         for i in range(20):
             path = f"{name}-{i:02d}.parquet"
-            stats = {c: ColumnStats(0, 1000) if c in wide else ColumnStats(5000 + i, 5010 + i)
+            stats = {c: ColumnStats(0.0, 1000.0) if c in wide else ColumnStats(5000.0 + i, 5010.0 + i)
                      for c in COLS}
             parts.append(Partition(path, 1000, 1000, stats))
             sets.setdefault(name, []).append(path)
     return ZoneMaps.from_partitions(SCHEMA, parts), sets
-
-
-def analyze(zm: ZoneMaps, frag: ScanFragment) -> FragmentScan:
-    """Zonemap pruning of a one-box fragment; utilization uniform within the ranges."""
-    from engine import values
-
-    n = len(zm)
-    scanned, covered, util = np.ones(n, bool), np.ones(n, bool), np.ones(n)
-    (box,) = frag.boxes
-    for c, r in box.items():
-        col = zm.column(c)
-        lo, hi = values.encode_scalar(col.ltype, r.min), values.encode_scalar(col.ltype, r.max)
-        scanned &= (col.lo <= hi) & (col.hi >= lo)
-        covered &= (col.lo >= lo) & (col.hi <= hi)
-        util *= np.clip((np.minimum(col.hi, hi) - np.maximum(col.lo, lo))
-                        / np.maximum(col.hi - col.lo, 1e-9), 0, 1)
-    util = np.where(scanned, np.where(covered, 1.0, util), 0.0)
-    return FragmentScan(frag.query_id, scanned, covered & scanned, util,
-                        zm.read_bytes(frag.columns), frag.predicated_columns)
 
 
 def window(zm: ZoneMaps) -> tuple[list[ScanFragment], list[FragmentScan]]:
@@ -70,7 +51,7 @@ def window(zm: ZoneMaps) -> tuple[list[ScanFragment], list[FragmentScan]]:
     for k in range(10):
         lo = 50 + 20 * k
         frags.append(ScanFragment(f"qd{k}", "t", ({c: Range(lo, lo + 500) for c in DIFFUSE},), COLS))
-    return frags, [analyze(zm, f) for f in frags]
+    return frags, analyze_workload(zm, frags)
 
 
 @pytest.fixture(scope="module")
