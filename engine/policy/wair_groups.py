@@ -133,28 +133,31 @@ def chunk_members(zonemaps: "ZoneMaps", selected: np.ndarray, members: np.ndarra
 
 
 def qdtree_params(window: Sequence["ScanFragment"], columns: Sequence[str],
-                  types: dict[str, str], min_leaf_rows: int, max_cuts: int = 256) -> dict[str, Any]:
-    """Cut candidates for a Qd-tree group: the window's predicate bounds on its columns.
+                  types: dict[str, str], min_leaf_rows: int, max_queries: int = 512) -> dict[str, Any]:
+    """What :class:`engine.layout.qdtree.QdTree` needs for a diffuse group: the window's
+    query boxes restricted to the group's columns (its cut candidates and the workload
+    its greedy gain is measured on), deduplicated with their counts as weights.
 
-    Returns ``{"cuts": [[column, value], ...], "min_leaf_rows": n}`` with JSON values
-    (ISO strings for dates); at most ``max_cuts`` most frequent cuts are kept.
+    Returns ``{"queries": [{col: [lo, hi, lo_inc, hi_inc]}], "weights": [...],
+    "min_leaf_rows": n}`` with ENCODED values (:mod:`engine.values`; None = open end),
+    JSON-safe; at most ``max_queries`` most frequent boxes.
     """
     wanted = set(columns)
-    counts: dict[tuple[str, Any], int] = {}
+    counts: dict[tuple, int] = {}
     for frag in window:
         for box in frag.boxes:
-            for col, rng in box.items():
-                if col not in wanted:
-                    continue
-                ltype = types.get(col, "string")
-                for v in (rng.min, rng.max):
-                    if v is None:
-                        continue
-                    key = (col, values.to_json_value(ltype, v))
-                    counts[key] = counts.get(key, 0) + 1
-    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0], str(kv[0][1])))[:max_cuts]
-    cuts = sorted((list(k) for k, _ in top), key=lambda c: (c[0], str(c[1])))
-    return {"cuts": cuts, "min_leaf_rows": int(min_leaf_rows)}
+            key = []
+            for col in sorted(c for c in box if c in wanted):
+                rng, ltype = box[col], types.get(col, "string")
+                lo = None if rng.min is None else values.encode_scalar(ltype, rng.min)
+                hi = None if rng.max is None else values.encode_scalar(ltype, rng.max)
+                key.append((col, lo, hi, bool(rng.min_inclusive), bool(rng.max_inclusive)))
+            if key:
+                counts[tuple(key)] = counts.get(tuple(key), 0) + 1
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:max_queries]
+    queries = [{col: [lo, hi, li, hi_inc] for col, lo, hi, li, hi_inc in key} for key, _ in top]
+    return {"queries": queries, "weights": [float(c) for _, c in top],
+            "min_leaf_rows": int(min_leaf_rows)}
 
 
 def reason_text(n_parts: int, layout: str, columns: Sequence[str], per_column_sum: np.ndarray,
@@ -164,7 +167,9 @@ def reason_text(n_parts: int, layout: str, columns: Sequence[str], per_column_su
     share = {c: (float(per_column_sum[i]) / total if total > 0 else 0.0)
              for i, c in enumerate(all_columns)}
     ranked = [c for c in sorted(all_columns, key=lambda c: -share[c]) if share[c] >= 0.05]
-    queried = " / ".join(ranked[:3]) or "the window's"
+    queried = " / ".join(ranked[:4]) or "the window's"
+    if len(ranked) > 4:
+        queried += f" (+{len(ranked) - 4} more)"
     noun = "partition" if n_parts == 1 else "partitions"
     if layout == "qdtree":
         tail = f"savings spread over {len(ranked)} columns; Qd-tree over {', '.join(columns)}"
