@@ -46,6 +46,8 @@ Range(min=None, max=24, min_inclusive=True, max_inclusive=False)
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -505,16 +507,20 @@ class _Extractor:
                 return None
             s = s.parent
         if not qual and scope.sources and all(x.kind == "scan" for x in scope.sources.values()):
-            raise WorkloadParseError(f"unknown column {col.name!r} of table {self.table!r}; "
-                                     f"columns are: {', '.join(self.schema.names)}")
+            raise WorkloadParseError(f"unknown column {col.name!r} of table {self.table!r}"
+                                     f"{self._known()}")
         return None
+
+    def _known(self) -> str:
+        names = self.schema.names
+        more = f", ... ({len(names)} in all)" if len(names) > 8 else ""
+        return f"; columns are: {', '.join(names[:8])}{more}"
 
     def _bind(self, col: exp.Column, src: _Source, name: str):
         if src.kind == "scan":
             if name not in self.types:
                 raise WorkloadParseError(
-                    f"unknown column {col.sql()!r} of table {self.table!r}; "
-                    f"columns are: {', '.join(self.schema.names)}")
+                    f"unknown column {col.sql()!r} of table {self.table!r}{self._known()}")
             real = self.types[name][0]
             src.scan.columns.setdefault(real)
             self.resolved[id(col)] = (src, real, col)
@@ -704,21 +710,50 @@ def _strip_qualifiers(conj: exp.Expression) -> exp.Expression:
 
 # --- public ------------------------------------------------------------------------------
 
+_STATEMENT_TYPES = tuple(getattr(exp, n) for n in (
+    "Query", "DML", "DDL", "Command", "Set", "Use", "Describe", "Analyze", "Transaction",
+    "Commit", "Rollback", "Show", "Cache", "Uncache", "Pragma", "Grant", "Revoke", "Drop",
+    "Alter", "Kill", "Refresh", "LoadData", "Summarize", "TruncateTable", "Comment", "Declare",
+    "Execute", "Export") if hasattr(exp, n))
+
+
+def _parse_error(message: str, line: int | None = None, column: int | None = None) -> WorkloadParseError:
+    err = WorkloadParseError(message)
+    err.line, err.column = line, column  # within the statement text; the importer offsets them
+    return err
+
+
 def parse_statements(sql: str, dialect: str | None = None) -> list[exp.Expression]:
-    """Parse SQL text with sqlglot; errors become WorkloadParseError with line and column."""
+    """Parse SQL text with sqlglot; errors become WorkloadParseError with line and column.
+
+    A bare expression (``selec x`` parses as ``selec AS x``) is not a statement: garbage.
+    """
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # "falling back to Command" warnings, once per query
     try:
         parsed = sqlglot.parse(sql, read=dialect or None)
     except (ParseError, TokenError) as exc:
         errors = getattr(exc, "errors", None) or [{}]
         first = errors[0]
-        desc = first.get("description") or str(exc).splitlines()[0]
-        raise WorkloadParseError(f"cannot parse SQL: {desc}", line=first.get("line"),
-                                 column=first.get("col")) from None
+        desc = first.get("description") or (str(exc).splitlines() or ["syntax error"])[0]
+        desc = re.sub(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: .*?>",
+                      lambda m: "end of statement" if m.group(1) == "SENTINEL" else repr(m.group(2)),
+                      desc)
+        desc = re.sub(r"<class 'sqlglot\.[\w.]*\.(\w+)'>", r"\1", desc)
+        raise _parse_error(f"cannot parse SQL: {desc}", first.get("line"), first.get("col")) from None
     except ValueError as exc:  # unknown dialect name
         raise InvalidParameterError(f"unknown SQL dialect {dialect!r}: {exc}") from None
     except RecursionError:
-        raise WorkloadParseError("cannot parse SQL: statement nested too deeply") from None
-    return [p for p in parsed if p is not None]
+        raise _parse_error("cannot parse SQL: statement nested too deeply") from None
+    finally:
+        logger.setLevel(level)
+    out = [p for p in parsed if p is not None]
+    for stmt in out:
+        if not isinstance(stmt, _STATEMENT_TYPES):
+            word = sql.strip().split(None, 1)[0] if sql.strip() else ""
+            raise _parse_error(f"cannot parse SQL: not a statement (starts with {word[:30]!r})", 1, 1)
+    return out
 
 
 def extract_fragments(sql: str, table: str, schema: TableSchema, query_id: str,
@@ -735,5 +770,5 @@ def extract_fragments(sql: str, table: str, schema: TableSchema, query_id: str,
                                         boxes=ex.fragment_boxes(scan), columns=tuple(columns),
                                         ts=ts, sql=sql.strip()))
         except RecursionError:
-            raise WorkloadParseError("statement nested too deeply to analyse") from None
+            raise _parse_error("statement nested too deeply to analyse") from None
     return out

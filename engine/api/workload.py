@@ -1,0 +1,61 @@
+"""Workload façade: import query logs, list and show the table's scan fragments.
+
+Returned values are JSON-friendly except :func:`workload_fragments`, which gives the
+engine's :class:`ScanFragment` objects (for pruning, policies and the dashboard).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.config import Settings
+from engine.workload.importer import import_log
+from engine.workload.model import ScanFragment
+from engine.workload.store import WorkloadStore
+
+__all__ = ["import_workload", "workload_fragments", "show_workload", "workload_version",
+           "clear_workload"]
+
+SHOW_KEYS = ("query_id", "ts", "table", "columns", "boxes")
+
+
+def import_workload(settings: Settings, table: str, path: str, dialect: str | None = None,
+                    strict: bool = False, replace: bool = False) -> dict[str, Any]:
+    """Import a ``.sql`` / ``.jsonl`` log for ``table``; the import report as a dict:
+    ``{"table", "file", "statements", "fragments", "skipped": [{"line", "reason"}], "ignored"}``."""
+    return import_log(settings, table, path, dialect=dialect, strict=strict,
+                      replace=replace).to_dict()
+
+
+def workload_fragments(settings: Settings, table: str) -> list[ScanFragment]:
+    """The table's scan fragments, ordered by timestamp then import order."""
+    return WorkloadStore(settings).fragments(table)
+
+
+def show_workload(settings: Settings, table: str) -> list[dict[str, Any]]:
+    """One JSON object per fragment: ``{"query_id", "ts", "table", "columns", "boxes"}``,
+    boxes as ``[{COL: {"min", "max", "min_inclusive", "max_inclusive"}}]`` (open ends null,
+    dates ISO); an empty ``boxes`` list means the fragment cannot be pruned."""
+    store = WorkloadStore(settings)
+    stored = store.schema(table)
+    if stored is None:
+        from engine.table.store import TableStore
+
+        TableStore(settings).info(table)  # an unknown table is an error, not an empty list
+        return []
+    types = dict(stored.columns)
+    out = []
+    for frag in store.fragments(table):
+        data = frag.to_json(types)
+        out.append({k: data[k] for k in SHOW_KEYS})
+    return out
+
+
+def workload_version(settings: Settings, table: str) -> str:
+    """A fingerprint that changes whenever the table's workload changes (for caches)."""
+    return WorkloadStore(settings).version(table)
+
+
+def clear_workload(settings: Settings, table: str) -> None:
+    """Forget every imported fragment of ``table``."""
+    WorkloadStore(settings).clear(table)

@@ -1,0 +1,142 @@
+"""Persistence of a table's scan fragments: ``<home>/workloads/<table>.jsonl``.
+
+The file is JSON Lines: a header line ``{"format": ..., "version": 1, "table": ...,
+"schema": [[name, type], ...]}`` followed by one :meth:`ScanFragment.to_json` object per
+line, in import order. The header's schema lets readers decode typed bounds (dates,
+decimals) without opening the table. Every change rewrites the file to a temporary name
+and publishes it with ``os.replace`` under an exclusive lock, so a reader sees either the
+old or the new workload, never half of one, and two imports never lose each other's
+fragments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from engine.errors import DataFileError
+from engine.table.model import TableSchema
+from engine.table.store import validate_name
+from engine.workload.model import ScanFragment
+
+FORMAT = "layout-advisor-workload"
+VERSION = 1
+
+
+def _ts_key(ts: str | None) -> tuple[int, dt.datetime]:
+    """Sort key: fragments without a timestamp first, then by time (UTC)."""
+    if not ts:
+        return (0, dt.datetime.min)
+    try:
+        moment = dt.datetime.fromisoformat(ts)
+    except ValueError:
+        return (0, dt.datetime.min)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return (1, moment)
+
+
+class WorkloadStore:
+    """Scan fragments of every table of a workspace, one JSONL file per table."""
+
+    def __init__(self, settings: Any) -> None:
+        self.root = Path(settings.home) / "workloads"
+
+    def path(self, table: str) -> Path:
+        return self.root / f"{validate_name(table)}.jsonl"
+
+    def version(self, table: str) -> str:
+        """A cheap fingerprint that changes whenever the table's workload changes."""
+        try:
+            st = self.path(table).stat()
+        except FileNotFoundError:
+            return "none"
+        return f"{st.st_mtime_ns}:{st.st_size}"
+
+    # reading -----------------------------------------------------------------------------
+    def _read(self, table: str) -> tuple[TableSchema | None, list[dict]]:
+        path = self.path(table)
+        if not path.is_file():
+            return None, []
+        schema, rows = None, []
+        with path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataFileError(f"{path}:{lineno}: corrupt workload file ({exc.msg})") from None
+                if lineno == 1 and data.get("format") == FORMAT:
+                    schema = TableSchema.from_json(data.get("schema", []))
+                    continue
+                rows.append(data)
+        return schema, rows
+
+    def schema(self, table: str) -> TableSchema | None:
+        """The schema the stored bounds were encoded with (None when nothing is stored)."""
+        return self._read(table)[0]
+
+    def fragments(self, table: str, schema: TableSchema | None = None) -> list[ScanFragment]:
+        """The table's fragments, ordered by timestamp then import order ([] if none)."""
+        stored, rows = self._read(table)
+        types = dict((schema or stored or TableSchema(())).columns)
+        frags = [ScanFragment.from_json(types, r) for r in rows]
+        order = sorted(range(len(frags)), key=lambda i: (_ts_key(frags[i].ts), i))
+        return [frags[i] for i in order]
+
+    # writing -----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _locked(self, table: str) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / f".{table}.lock", "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _write(self, table: str, schema: TableSchema, rows: Sequence[dict]) -> None:
+        header = {"format": FORMAT, "version": VERSION, "table": table, "schema": schema.to_json()}
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{table}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(header) + "\n")
+                for row in rows:
+                    fh.write(json.dumps(row, default=str) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path(table))
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+    def append(self, table: str, fragments: Sequence[ScanFragment], schema: TableSchema) -> None:
+        """Add fragments after the stored ones (stored bounds are re-encoded with ``schema``)."""
+        types = dict(schema.columns)
+        with self._locked(table):
+            stored, rows = self._read(table)
+            if stored is not None and stored != schema:
+                old = dict(stored.columns)
+                rows = [ScanFragment.from_json(old, r).to_json(types) for r in rows]
+            rows = rows + [f.to_json(types) for f in fragments]
+            self._write(table, schema, rows)
+
+    def replace(self, table: str, fragments: Sequence[ScanFragment], schema: TableSchema) -> None:
+        """Make ``fragments`` the table's whole workload."""
+        types = dict(schema.columns)
+        with self._locked(table):
+            self._write(table, schema, [f.to_json(types) for f in fragments])
+
+    def clear(self, table: str) -> None:
+        """Forget the table's workload (no error when there is none)."""
+        with self._locked(table):
+            with contextlib.suppress(FileNotFoundError):
+                self.path(table).unlink()
