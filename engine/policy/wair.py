@@ -153,7 +153,7 @@ class WairPolicy:
             raise InvalidParameterError(
                 f"context has {len(ctx.window)} fragments but {len(ctx.scans)} pruning results")
         w = self.window_size
-        window, scans = list(ctx.window)[-w:], list(ctx.scans)[-w:]
+        window, scans = list(ctx.window[-w:]), list(ctx.scans[-w:])
         zm = ctx.zonemaps
         br = breakdown_for_window(zm, scans, window, ctx.settings, p.beta)
         total = br.total
