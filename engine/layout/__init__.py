@@ -1,0 +1,25 @@
+"""Row orderings for reclustering (sort key, Z-order, Hilbert, Qd-tree) and the savings
+signatures that choose among them per group (WAIR section 4.4). Pure numpy/scikit-learn:
+no Spark here; the executor ships a fitted ordering's JSON to Spark workers."""
+
+from engine.layout.base import KINDS, NotFittedError, Ordering, RankCodec, make_ordering, ordering_from_json
+from engine.layout.hilbert import Hilbert, hilbert_decode, hilbert_encode
+from engine.layout.qdtree import QdLeaf, QdTree
+from engine.layout.signatures import (
+    Anchor,
+    LayoutChoice,
+    SavingsClusterer,
+    dbscan_cosine,
+    project_2d,
+    projection_2d,
+    savings_signatures,
+)
+from engine.layout.sortkey import SortKey
+from engine.layout.zorder import ZOrder, deinterleave_bits, interleave_bits
+
+__all__ = [
+    "KINDS", "NotFittedError", "Ordering", "RankCodec", "make_ordering", "ordering_from_json",
+    "Hilbert", "hilbert_decode", "hilbert_encode", "QdLeaf", "QdTree", "Anchor", "LayoutChoice",
+    "SavingsClusterer", "dbscan_cosine", "project_2d", "projection_2d", "savings_signatures",
+    "SortKey", "ZOrder", "deinterleave_bits", "interleave_bits",
+]

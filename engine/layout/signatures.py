@@ -139,13 +139,24 @@ def dbscan_cosine(x: np.ndarray, eps: float, min_samples: int, *, exact_max_poin
         dist, nearest = KDTree(uniq[core_idx]).query(uniq[rest], k=1)
         near = dist[:, 0] <= eps_euc
         uniq_labels[rest[near]] = uniq_labels[core_idx[nearest[near, 0]]]
-    labels = uniq_labels[inverse]
-    # Number clusters as scikit-learn does: in the order of their first core point.
-    first = labels[core[inverse]]
-    _, pos = np.unique(first, return_index=True)
-    renumber = np.full(labels.max() + 2, -1, dtype=np.int64)
-    renumber[first[np.sort(pos)]] = np.arange(len(pos))
-    return renumber[labels]
+    # Number clusters as scikit-learn does: in the order of their first core point (by row).
+    first_row = np.full(len(uniq), len(x), dtype=np.int64)
+    np.minimum.at(first_row, inverse, np.arange(len(x)))
+    core_idx = np.flatnonzero(core)
+    starts = uniq_labels[core_idx[np.argsort(first_row[core_idx], kind="stable")]]
+    _, pos = np.unique(starts, return_index=True)
+    renumber = np.full(uniq_labels.max() + 2, -1, dtype=np.int64)
+    renumber[starts[np.sort(pos)]] = np.arange(len(pos))
+    uniq_labels = renumber[uniq_labels]
+    # A border point reachable from several clusters belongs, in scikit-learn, to the one
+    # labelled first (the lowest number): its cluster does not depend on our row order.
+    border = np.flatnonzero(~core & (uniq_labels >= 0))
+    if len(border):
+        near = KDTree(uniq[core_idx]).query_radius(uniq[border], eps_euc)
+        core_labels = uniq_labels[core_idx]
+        uniq_labels[border] = [core_labels[nb].min() if len(nb) else uniq_labels[b]
+                               for b, nb in zip(border, near)]
+    return uniq_labels[inverse]
 
 
 class SavingsClusterer:
