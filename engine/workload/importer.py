@@ -34,6 +34,7 @@ from engine.workload.model import ScanFragment
 from engine.workload.sqlparse import extract_fragments
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+_MEMO_SIZE = 10_000
 _META = re.compile(r"^\s*(ts|id|user)\s*:\s*(.+?)\s*$", re.IGNORECASE)
 _BACKSLASH_DIALECTS = {"mysql", "spark", "spark2", "hive", "databricks", "bigquery", "doris",
                        "starrocks", "clickhouse"}
@@ -279,6 +280,7 @@ def extract_entries(entries: Iterator[LogEntry], table: str, schema: Any, file: 
     stem = Path(file).name.split(".")[0] or "q"
     report = ImportReport(table=table, file=str(file), statements=0, fragments=0)
     out: list[ScanFragment] = []
+    seen: dict[str, list[ScanFragment]] = {}  # repeated query texts are analysed once
     for entry in entries:
         report.statements += 1
         if entry.error is not None:
@@ -289,7 +291,12 @@ def extract_entries(entries: Iterator[LogEntry], table: str, schema: Any, file: 
             continue
         qid = entry.id or f"{stem}:{entry.line}"
         try:
-            frags = extract_fragments(entry.sql or "", table, schema, qid, dialect, ts=entry.ts)
+            template = seen.get(entry.sql or "")
+            if template is None:
+                template = extract_fragments(entry.sql or "", table, schema, "", dialect)
+                if len(seen) < _MEMO_SIZE:
+                    seen[entry.sql or ""] = template
+            frags = [dataclasses.replace(f, query_id=qid, ts=entry.ts) for f in template]
         except WorkloadParseError as exc:
             reason = exc.args[0] if exc.args else "cannot parse"
             line, column = _position(entry, exc, sql_file)

@@ -230,7 +230,8 @@ class _Extractor:
 
     # statements ------------------------------------------------------------------------
     def statement(self, stmt: exp.Expression) -> None:
-        stmt = _inline_ctes(stmt, {})
+        if stmt.find(exp.With) is not None:  # (recursive walk: only when there is a WITH)
+            stmt = _inline_ctes(stmt, {})
         if isinstance(stmt, (exp.Delete, exp.Update)) and isinstance(stmt.this, exp.Table):
             select = exp.Select(expressions=[exp.Star()]).from_(stmt.this.copy())
             if stmt.args.get("where"):

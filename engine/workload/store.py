@@ -81,7 +81,16 @@ class WorkloadStore:
 
     def schema(self, table: str) -> TableSchema | None:
         """The schema the stored bounds were encoded with (None when nothing is stored)."""
-        return self._read(table)[0]
+        try:
+            with self.path(table).open(encoding="utf-8") as fh:
+                first = fh.readline()
+        except FileNotFoundError:
+            return None
+        try:
+            data = json.loads(first) if first.strip() else {}
+        except json.JSONDecodeError:
+            return self._read(table)[0]  # reports the corrupt line
+        return TableSchema.from_json(data["schema"]) if data.get("format") == FORMAT else None
 
     def fragments(self, table: str, schema: TableSchema | None = None) -> list[ScanFragment]:
         """The table's fragments, ordered by timestamp then import order ([] if none)."""
