@@ -102,7 +102,7 @@ def _inside(row: tuple, box: dict) -> bool:
     return True
 
 
-@hsettings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(where=predicate)
 def test_fragment_never_narrows_the_query(con, where: str) -> None:
     sql = f"select * from t where {where}"

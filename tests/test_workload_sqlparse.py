@@ -267,3 +267,27 @@ def test_update_and_insert_select() -> None:
     [f] = extract_fragments("insert into u select i from t where f < 0", "t", TYPES, "q")
     assert f.boxes == ({"f": R(None, 0.0, True, False)},) and f.columns == ("i", "f")
     assert extract_fragments("insert into t values (1, 2)", "t", TYPES, "q") == []
+    assert extract_fragments("create view v as select * from t where i = 1", "t", TYPES, "q") == []
+    [f] = extract_fragments("create table u as select i from t where i = 1", "t", TYPES, "q")
+    assert f.boxes == ({"i": R(1, 1)},)
+
+
+@pytest.mark.parametrize("sql,expected", [
+    # ON filters only the null-supplying side of an outer join; WHERE filters every side
+    ("select * from u right join t on u.a = t.i and t.f > 1", [()]),
+    ("select * from t right join u on u.a = t.i and t.f > 1", [({"f": R(1.0, None, False, True)},)]),
+    ("select * from t full join u on t.i = u.a and t.f > 1 where t.i = 2", [({"i": R(2, 2)},)]),
+    ("select * from u left anti join t on u.a = t.i and t.f > 1", [({"f": R(1.0, None, False, True)},)]),
+    ("select * from u left join (select * from t) x on u.a = x.i and x.f > 1",
+     [({"f": R(1.0, None, False, True)},)]),
+    ("select * from t join u on t.i = u.a and t.f > 1", [({"f": R(1.0, None, False, True)},)]),
+    # INTERSECT / EXCEPT branches keep their own filters
+    ("select i from t where f > 1 intersect select i from t where f < 5",
+     [({"f": R(1.0, None, False, True)},), ({"f": R(None, 5.0, True, False)},)]),
+    # a window function above blocks pushdown into the derived table
+    ("select * from (select i, row_number() over (order by f) as r from t) q where i = 1", [()]),
+    # a pushed filter is renamed through column aliases of the derived table
+    ("select * from (select i as j from t) as q(k) where k > 3", [({"i": R(3, None, False, True)},)]),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_join_kinds_and_pushdown(sql: str, expected: list) -> None:
+    assert [f.boxes for f in extract_fragments(sql, "t", TYPES, "q")] == expected

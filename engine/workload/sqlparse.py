@@ -20,6 +20,10 @@ How a statement is read (sqlglot parses it; everything else is here, small and e
    IS NULL, ``<>``, NOT IN, subquery predicates -- is *no range*: the conjunct drops out,
    which widens the fragment and never narrows it.
 
+The table is matched by name, whatever its catalog/database qualifier. Statements:
+queries, CTAS and INSERT ... SELECT (their queries), DELETE and UPDATE (a scan of every
+column with the statement's WHERE); MERGE and CREATE VIEW yield nothing.
+
 Column resolution: a qualified column belongs to the source of that alias; an unqualified
 one to the only scan of the table whose schema has it (other tables' schemas are unknown:
 a name of the table's schema is assumed to be the table's, as in TPC-H where names carry a
@@ -241,6 +245,8 @@ class _Extractor:
         if isinstance(stmt, _QUERY_TYPES):
             self.query(stmt, None, "root", [], None)
             return
+        if isinstance(stmt, exp.Create) and _lower(stmt.args.get("kind")) == "view":
+            return  # defining a view reads nothing; its uses are inlined by the queries
         roots: list[exp.Expression] = []
         for _ in _walk_local(stmt, roots.append):
             pass
