@@ -106,6 +106,7 @@ class DDPolicy:
         self.key = key
         self.depth_threshold = float(depth_threshold)
         self.max_partitions = int(max_partitions)
+        self.last_decision: dict[str, Any] = {}
 
     def select(self, ctx: PolicyContext, key: str) -> tuple[np.ndarray, dict[str, Any]]:
         """Mask of the chosen partitions and the evidence: the K deepest partitions whose
@@ -131,12 +132,16 @@ class DDPolicy:
         chosen, info = self.select(ctx, key)
         k = int(chosen.sum())
         if k == 0:
+            self.last_decision = {"reason": (
+                f"DD: no partition is deeper than {self.depth_threshold:g} on {key} "
+                f"(deepest {info['max_depth']}, average {info['average_depth']:.1f})")}
             return None
         reason = (f"DD: the {k} deepest partitions on {key} (depth > {self.depth_threshold:g}, "
                   f"deepest {info['max_depth']}; {info['over_threshold']} over the threshold, "
                   f"table average depth {info['average_depth']:.1f}), sorted by {key}")
         params = {"key": key, "depth_threshold": self.depth_threshold,
                   "max_partitions": self.max_partitions}
+        self.last_decision = {"reason": reason}
         return data_driven_proposal(ctx, self.name, params, chosen, key, reason,
                                     {"key": key, **info})
 

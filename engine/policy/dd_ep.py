@@ -178,6 +178,7 @@ class DDEPPolicy:
         self.ep_file_partitions = ep_file_partitions
         self.rounds = int(rounds)
         self.min_depth = float(min_depth)
+        self.last_decision: dict[str, Any] = {}
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         key = choose_key(ctx, self.key)
@@ -208,6 +209,9 @@ class DDEPPolicy:
                 "steps": list(sel.steps)})
             pool = np.setdiff1d(pool, chosen_eps)
         if not picked:
+            self.last_decision = {"reason": (
+                f"DD-EP: no sub-range of {key} is covered deeper than {self.min_depth:g} "
+                f"(sum of the average depths of the EP files of {n_ep} partitions over it)")}
             return None
         chosen = np.isin(ep.group, np.array(picked))
         first = rounds[0]
@@ -216,6 +220,7 @@ class DDEPPolicy:
                   f"{first['deepest_subrange'][2]:g}); seed EP file {first['seed_ep_file']}; "
                   f"{len(picked)} EP files of {n_ep} partitions in {len(rounds)} round(s), "
                   f"{int(chosen.sum())} partitions (threshold {self.partition_threshold} per round)")
+        self.last_decision = {"reason": reason}
         params = {"key": key, "partition_threshold": self.partition_threshold,
                   "ep_file_partitions": n_ep, "rounds": self.rounds, "min_depth": self.min_depth}
         return data_driven_proposal(ctx, self.name, params, chosen, key, reason,

@@ -1,0 +1,179 @@
+"""DD and DD-EP as policies: selection, key choice, proposal, and that sorting what they pick
+really lowers the depth (simulated on the rows, zonemaps recomputed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.config import Settings
+from engine.errors import ColumnNotFoundError, InvalidParameterError
+from engine.metrics.overlap import column_clustering
+from engine.policy.base import PolicyContext
+from engine.policy.costmodel import recluster_cost
+from engine.policy.dd import DDPolicy, choose_key
+from engine.policy.dd_ep import DDEPPolicy
+from engine.policy.registry import make_policy
+from engine.pruning import analyze_workload
+from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
+from engine.workload.model import Range, ScanFragment
+
+SCHEMA = TableSchema((("a", "int"), ("b", "int"), ("flag", "bool")))
+ROWS = 50
+
+
+def make_table(seed=0, n_sorted=40, n_messy=24):
+    """Rows per partition for column a (sorted prefix + an ingestion-ordered messy tail whose
+    a values scatter over one region) and column b (always scattered)."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for i in range(n_sorted):
+        parts.append(np.arange(i * ROWS, (i + 1) * ROWS))
+    for _ in range(n_messy):
+        parts.append(rng.integers(500, 1500, ROWS))
+    b = [rng.integers(0, 10_000, ROWS) for _ in parts]
+    return parts, b
+
+
+def zonemaps_from(a_parts, b_parts):
+    parts = []
+    for i, (a, b) in enumerate(zip(a_parts, b_parts)):
+        parts.append(Partition(f"/t/p{i:03d}.parquet", ROWS, 1000 * ROWS, {
+            "a": ColumnStats(int(a.min()), int(a.max()), 0, 400 * ROWS),
+            "b": ColumnStats(int(b.min()), int(b.max()), 0, 400 * ROWS),
+            "flag": ColumnStats(False, True, 0, 10),
+        }, created_seq=i))
+    return ZoneMaps.from_partitions(SCHEMA, parts)
+
+
+def context(zm, window=(), settings=None):
+    window = list(window)
+    return PolicyContext(table="t", snapshot_id="1", zonemaps=zm, window=window,
+                         scans=analyze_workload(zm, window), settings=settings or Settings(),
+                         queries_seen=len(window))
+
+
+def recluster(a_parts, b_parts, chosen_paths, zm):
+    """Sort the chosen partitions' rows by a and cut them back into as many partitions."""
+    idx = [i for i, p in enumerate(zm.paths) if p in set(chosen_paths)]
+    rows = np.concatenate([np.stack([a_parts[i], b_parts[i]], axis=1) for i in idx])
+    rows = rows[np.argsort(rows[:, 0], kind="stable")]
+    a2, b2 = list(a_parts), list(b_parts)
+    for k, i in enumerate(idx):
+        chunk = rows[k * ROWS:(k + 1) * ROWS]
+        a2[i], b2[i] = chunk[:, 0], chunk[:, 1]
+    return a2, b2
+
+
+def frag(qid, column, lo, hi):
+    return ScanFragment(qid, "t", ({column: Range(lo, hi)},), ("a", "b"))
+
+
+def test_dd_picks_the_deepest_partitions_up_to_k_and_sorting_them_helps():
+    a, b = make_table()
+    zm = zonemaps_from(a, b)
+    before = column_clustering(zm, "a")
+    pol = DDPolicy(key="a", depth_threshold=4, max_partitions=10)
+    prop = pol.propose(context(zm))
+    assert prop is not None and prop.policy == "dd"
+    (group,) = prop.groups
+    assert group.layout == "sort" and group.columns == ("a",)
+    assert len(group.partitions) == 10
+    chosen = np.isin(zm.paths, group.partitions)
+    depths = before.depths
+    assert depths[chosen].min() >= depths[~chosen].max()  # the K deepest
+    assert (depths[chosen] > 4).all()
+    assert not chosen[:20].any()  # the sorted prefix far from the messy range is left alone
+    assert prop.estimated_cost == recluster_cost(float(zm.bytes[chosen].sum()), Settings())
+    a2, b2 = recluster(a, b, group.partitions, zm)
+    after = column_clustering(zonemaps_from(a2, b2), "a")
+    assert after.average_depth < before.average_depth
+
+
+def test_dd_nothing_to_do_on_a_sorted_table():
+    a = [np.arange(i * ROWS, (i + 1) * ROWS) for i in range(10)]
+    zm = zonemaps_from(a, a)
+    pol = DDPolicy(key="a", depth_threshold=2)
+    assert pol.propose(context(zm)) is None
+    assert "no partition is deeper" in pol.last_decision["reason"]
+
+
+def test_choose_key_worst_depth_among_predicated_columns():
+    a, b = make_table()
+    zm = zonemaps_from(a, b)
+    # b is scattered everywhere (worse depth than a), but only a is queried
+    assert choose_key(context(zm, [frag("q", "a", 0, 10)]), None) == "a"
+    assert choose_key(context(zm, [frag("q", "a", 0, 10), frag("r", "b", 0, 10)]), None) == "b"
+    assert choose_key(context(zm), None) == "b"  # no workload: all orderable columns
+    with pytest.raises(ColumnNotFoundError):
+        choose_key(context(zm), "zzz")
+    with pytest.raises(InvalidParameterError):
+        choose_key(context(zm), "flag")
+
+
+def test_predicted_saving_from_the_window():
+    a, b = make_table()
+    zm = zonemaps_from(a, b)
+    window = [frag(f"q{i}", "a", 800, 900) for i in range(4)]
+    ctx = context(zm, window)
+    prop = DDPolicy(key="a", max_partitions=30).propose(ctx)
+    chosen = np.isin(zm.paths, prop.partitions)
+    expect = sum(float(((1 - s.utilization) * s.read_bytes)[chosen & s.scanned].sum())
+                 for s in ctx.scans)
+    assert expect > 0
+    assert prop.predicted_saving["bytes"] == pytest.approx(expect)
+    assert prop.predicted_saving["window_queries"] == 4
+    assert prop.break_even_queries == pytest.approx(
+        prop.estimated_cost.cpu_seconds / (prop.predicted_saving["cpu_seconds"] / 4))
+    # read_bytes is projection-aware: a and b columns only
+    assert ctx.scans[0].read_bytes[0] == 800 * ROWS
+
+
+def test_dd_ep_selects_ep_files_over_the_deepest_subrange():
+    a, b = make_table(seed=3)
+    zm = zonemaps_from(a, b)
+    before = column_clustering(zm, "a")
+    pol = DDEPPolicy(key="a", partition_threshold=16, ep_file_partitions=4)
+    prop = pol.propose(context(zm))
+    assert prop is not None and prop.policy == "dd-ep"
+    rounds = prop.details["rounds"]
+    assert len(rounds) == 1 and rounds[0]["partitions"] <= 16
+    chosen = np.isin(zm.paths, prop.partitions)
+    assert chosen.sum() == rounds[0]["partitions"]
+    # EP files of the messy tail (partitions 40..63) hold the deepest sub-range
+    assert chosen[40:].sum() == chosen.sum()
+    a2, b2 = recluster(a, b, prop.partitions, zm)
+    after = column_clustering(zonemaps_from(a2, b2), "a")
+    assert after.average_depth < before.average_depth
+
+
+def test_dd_ep_rounds_and_convergence():
+    a, b = make_table(seed=5)
+    zm = zonemaps_from(a, b)
+    one = DDEPPolicy(key="a", partition_threshold=8, ep_file_partitions=4, rounds=1)
+    three = DDEPPolicy(key="a", partition_threshold=8, ep_file_partitions=4, rounds=3)
+    p1, p3 = one.propose(context(zm)), three.propose(context(zm))
+    assert set(p1.partitions) < set(p3.partitions)
+    assert len(p3.details["rounds"]) == 3
+    picked = [set(r["selected_ep_files"]) for r in p3.details["rounds"]]
+    assert not (picked[0] & picked[1]) and not (picked[1] & picked[2])
+    # repeated rounds of select + sort drive the table towards nothing to do
+    for _ in range(30):
+        prop = three.propose(context(zm))
+        if prop is None:
+            break
+        a, b = recluster(a, b, prop.partitions, zm)
+        zm = zonemaps_from(a, b)
+    assert prop is None, "DD-EP should converge on a table it keeps sorting"
+    assert "no sub-range" in three.last_decision["reason"]
+
+
+def test_registry_builds_both_with_their_params():
+    pol = make_policy("dd", {"key": "a", "max_partitions": 5})
+    assert isinstance(pol, DDPolicy) and pol.max_partitions == 5
+    pol = make_policy("dd-ep", {"partition_threshold": 50, "rounds": 2})
+    assert isinstance(pol, DDEPPolicy) and pol.rounds == 2
+    with pytest.raises(InvalidParameterError):
+        make_policy("dd", {"max_partitions": 0})
+    with pytest.raises(InvalidParameterError):
+        make_policy("dd-ep", {"alpha": 1})
