@@ -1,0 +1,235 @@
+"""Baseline reclustering policies of WAIR section 6.3: NR, NN, QD and the oracle.
+
+All implement :class:`engine.policy.base.Policy`. Some baselines need facts a policy
+cannot infer from one snapshot, which the simulator (``engine.sim``) provides through
+optional hooks (a policy without them simply never receives those facts):
+
+* ``begin_period(info: PeriodInfo)``: a new period starts; ``info`` carries the period's
+  oracle key (the paper "strengthens the baselines that require a predefined sort order
+  (NN, DD) by providing an oracle key that is most suitable for each period") and the
+  previous period's queries (QD's training set).
+* ``ingested(paths)``: the partitions the current batch's ingestion created (NN sorts them).
+* ``before_queries(ctx) -> Proposal | None``: act after ingestion, before the batch's
+  queries (QD's full repartition "at the start of a period"; the oracle's full sort).
+  A policy with ``charged = False`` (the oracle) has that rewrite reported separately, not
+  charged to its cost.
+
+Policies:
+
+* :class:`NoRecluster` (NR): never proposes anything.
+* :class:`NewDataSort` (NN): Delta-Lake style, sorts each newly ingested batch on the
+  period's key (a ZCube per batch); existing data is never touched.
+* :class:`QdTreeRepartition` (QD): at each period start, builds a greedy Qd-tree
+  (:class:`engine.layout.qdtree.QdTree`, cuts from the previous period's query bounds,
+  leaves of at least one partition) and fully repartitions the table.
+* :class:`Oracle`: before every batch's queries the whole table is sorted on the current
+  period's key (Hilbert over two columns for a mix); its query cost is the reference
+  lower bound and its reclustering is not charged.
+* :class:`OracleKeyed`: wraps a keyed policy (DD, DD-EP) so each period gets its oracle key.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from engine import values
+from engine.policy.base import Feedback, PlanGroup, Policy, PolicyContext, Proposal
+from engine.policy.costmodel import recluster_cost
+from engine.workload.model import ScanFragment
+
+__all__ = ["PeriodInfo", "NoRecluster", "NewDataSort", "QdTreeRepartition", "Oracle", "OracleKeyed",
+           "encoded_boxes"]
+
+
+@dataclass(frozen=True)
+class PeriodInfo:
+    """What the simulator tells period-aware baselines at a period start."""
+
+    period: int
+    recluster: bool
+    oracle_layout: str
+    oracle_columns: tuple[str, ...]
+    history: Sequence[ScanFragment] = ()  # the previous period's queries
+    target_rows: int = 0
+    types: Mapping[str, str] = field(default_factory=dict)
+
+
+def _full_proposal(ctx: PolicyContext, policy: str, layout: str, columns: Sequence[str],
+                   paths: Sequence[str], reason: str, layout_params: Mapping[str, Any] | None = None,
+                   params: Mapping[str, Any] | None = None) -> Proposal:
+    zm = ctx.zonemaps
+    sel = np.isin(zm.paths, np.asarray(list(paths), dtype=object)) if len(paths) != len(zm) \
+        else np.ones(len(zm), dtype=bool)
+    nbytes = float(zm.bytes[sel].sum())
+    cost = recluster_cost(nbytes, ctx.settings)
+    group = PlanGroup(partitions=tuple(str(p) for p in paths), layout=layout, columns=tuple(columns),
+                      reason=reason, layout_params=dict(layout_params or {}))
+    return Proposal(policy=policy, params=dict(params or {}), groups=(group,), estimated_cost=cost,
+                    predicted_saving={"bytes": 0.0, "cpu_seconds": 0.0, "money": 0.0,
+                                      "window_queries": 0.0})
+
+
+class NoRecluster:
+    """NR: keeps the data in ingestion order."""
+
+    name = "nr"
+
+    def propose(self, ctx: PolicyContext) -> Proposal | None:
+        return None
+
+    def observe(self, feedback: Feedback) -> None:
+        return None
+
+
+class NewDataSort:
+    """NN: sort each newly ingested batch on the period's key; old data stays as it is."""
+
+    name = "nn"
+
+    def __init__(self, key: Sequence[str] | None = None, layout: str = "sort") -> None:
+        self.fixed = tuple(key) if key else None
+        self.columns: tuple[str, ...] = self.fixed or ()
+        self.layout = layout
+        self._new: list[str] = []
+
+    def begin_period(self, info: PeriodInfo) -> None:
+        if not self.fixed:
+            self.columns, self.layout = tuple(info.oracle_columns), info.oracle_layout
+
+    def ingested(self, paths: Sequence[str]) -> None:
+        self._new = list(paths)  # only the latest batch: NN clusters data as it arrives
+
+    def propose(self, ctx: PolicyContext) -> Proposal | None:
+        live = set(ctx.zonemaps.paths.tolist())
+        new = [p for p in self._new if p in live]
+        self._new = []
+        if not new or not self.columns:
+            return None
+        return _full_proposal(ctx, self.name, self.layout, self.columns, new,
+                              f"NN: sort the {len(new)} newly ingested partitions by "
+                              f"{', '.join(self.columns)} ({self.layout})",
+                              params={"key": list(self.columns), "layout": self.layout})
+
+    def observe(self, feedback: Feedback) -> None:
+        return None
+
+
+def encoded_boxes(fragments: Sequence[ScanFragment], types: Mapping[str, str],
+                  columns: Sequence[str] | None = None) -> list[dict[str, tuple]]:
+    """Query boxes in the encoded form :class:`engine.layout.qdtree.QdTree` takes."""
+    out = []
+    wanted = set(columns) if columns else None
+    for f in fragments:
+        for box in f.boxes:
+            b = {}
+            for col, r in box.items():
+                if col not in types or (wanted is not None and col not in wanted):
+                    continue
+                ltype = types[col]
+                lo = None if r.min is None else values.encode_scalar(ltype, r.min)
+                hi = None if r.max is None else values.encode_scalar(ltype, r.max)
+                b[col] = (lo, hi, r.min_inclusive, r.max_inclusive)
+            if b:
+                out.append(b)
+    return out
+
+
+class QdTreeRepartition:
+    """QD: a greedy Qd-tree from the previous period's queries, full repartition at period start."""
+
+    name = "qd"
+
+    def __init__(self, max_columns: int = 4, max_leaves: int = 4096) -> None:
+        self.max_columns = max_columns
+        self.max_leaves = max_leaves
+        self._due: PeriodInfo | None = None
+
+    def begin_period(self, info: PeriodInfo) -> None:
+        self._due = info if info.recluster and len(info.history) else None
+
+    def before_queries(self, ctx: PolicyContext) -> Proposal | None:
+        info, self._due = self._due, None
+        if info is None:
+            return None
+        uses: Counter[str] = Counter()
+        for f in info.history:
+            for c in f.predicated_columns:
+                uses[c] += 1
+        types = dict(info.types) or {c: z.ltype for c, z in ctx.zonemaps.columns.items()}
+        cols = [c for c, _ in uses.most_common() if c in types and c in ctx.zonemaps.columns
+                and bool(ctx.zonemaps.columns[c].valid.any())][: self.max_columns]
+        if not cols:
+            return None
+        queries = encoded_boxes(info.history, types, cols)
+        target = info.target_rows or int(np.median(ctx.zonemaps.rows)) or 1
+        params = {"min_leaf_rows": int(target), "queries": queries, "max_leaves": self.max_leaves}
+        return _full_proposal(ctx, self.name, "qdtree", cols, list(ctx.zonemaps.paths),
+                              f"QD: full repartition with a greedy Qd-tree over {', '.join(cols)} "
+                              f"trained on the {len(info.history)} queries of period {info.period - 1}",
+                              layout_params=params,
+                              params={"columns": cols, "training_queries": len(info.history)})
+
+    def propose(self, ctx: PolicyContext) -> Proposal | None:
+        return None
+
+    def observe(self, feedback: Feedback) -> None:
+        return None
+
+
+class Oracle:
+    """The table fully sorted on the period's key before every batch's queries (uncharged)."""
+
+    name = "oracle"
+    charged = False
+
+    def __init__(self) -> None:
+        self.columns: tuple[str, ...] = ()
+        self.layout = "sort"
+
+    def begin_period(self, info: PeriodInfo) -> None:
+        self.columns, self.layout = tuple(info.oracle_columns), info.oracle_layout
+
+    def before_queries(self, ctx: PolicyContext) -> Proposal | None:
+        if not self.columns or len(ctx.zonemaps) == 0:
+            return None
+        return _full_proposal(ctx, self.name, self.layout, self.columns, list(ctx.zonemaps.paths),
+                              f"oracle: the whole table in {self.layout} order of {', '.join(self.columns)}")
+
+    def propose(self, ctx: PolicyContext) -> Proposal | None:
+        return None
+
+    def observe(self, feedback: Feedback) -> None:
+        return None
+
+
+class OracleKeyed:
+    """Give a keyed policy (DD, DD-EP) each period's oracle key.
+
+    ``factory(key)`` builds the inner policy for a key; a multi-column oracle key (a
+    Hilbert mix) is handed over as its columns' tuple when the inner policy takes it, else
+    as its first column. The inner policy is rebuilt when the key changes (DD "discards its
+    earlier metrics").
+    """
+
+    def __init__(self, name: str, factory: Callable[[tuple[str, ...], str], Policy]) -> None:
+        self.name = name
+        self._factory = factory
+        self._key: tuple[tuple[str, ...], str] | None = None
+        self.inner: Policy | None = None
+
+    def begin_period(self, info: PeriodInfo) -> None:
+        key = (tuple(info.oracle_columns), info.oracle_layout)
+        if key != self._key and info.oracle_columns:
+            self._key = key
+            self.inner = self._factory(*key)
+
+    def propose(self, ctx: PolicyContext) -> Proposal | None:
+        return self.inner.propose(ctx) if self.inner is not None else None
+
+    def observe(self, feedback: Feedback) -> None:
+        if self.inner is not None:
+            self.inner.observe(feedback)

@@ -1,0 +1,1 @@
+"""What-if simulator: the same policies over an in-memory table (see :mod:`engine.sim.runner`)."""

@@ -1,0 +1,136 @@
+"""Apply a policy's plan groups to a :class:`SimTable`, in memory.
+
+The same operation as the Spark executor (``engine.executor``): for each group, read its
+partitions, fit the group's :mod:`engine.layout` ordering on their rows (sort, Z-order,
+Hilbert, Qd-tree), order the rows, cut them into ``ceil(rows / target_rows)`` near-equal
+partitions, and replace the group's partitions with them. The cost is priced by
+:func:`engine.policy.costmodel.recluster_cost` per group (each group is one sort).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
+
+from engine import values
+from engine.errors import InvalidParameterError
+from engine.policy.costmodel import recluster_cost
+
+if TYPE_CHECKING:
+    from engine.config import Settings
+    from engine.policy.base import PlanGroup
+    from engine.sim.table import SimTable
+
+
+@dataclass
+class ApplyResult:
+    """What a rewrite did: partitions in and out, bytes, priced cost."""
+
+    old_pids: np.ndarray
+    new_pids: np.ndarray
+    bytes_read: float = 0.0
+    bytes_written: float = 0.0
+    cpu_seconds: float = 0.0
+    money: float = 0.0
+    groups: int = 0
+    layouts: dict[str, int] = field(default_factory=dict)  # layout -> partitions rewritten
+
+
+QDTREE_FIT_ROWS = 200_000  # Qd-trees are fitted on a sample of at most this many rows
+
+
+def _ordering_params(table: "SimTable", layout: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The layout parameters the ordering class takes (plans also carry notes for humans),
+    with JSON cut values (ISO dates) encoded like the data."""
+    import inspect
+
+    from engine.layout.base import make_ordering
+
+    if layout == "qdtree":
+        from engine.layout.qdtree import QdTree as cls
+    else:
+        cls = type(make_ordering(layout, ["a", "b"] if layout in ("hilbert", "zorder") else ["a"]))
+    accepted = {n for n, p in inspect.signature(cls).parameters.items()
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n != "columns"}
+    out = {k: v for k, v in params.items() if k in accepted}
+    if out.get("cuts"):
+        cuts = []
+        for c in out["cuts"]:
+            c = list(c)
+            ltype = table.types.get(str(c[0]), "float")
+            if isinstance(c[1], str) and ltype != "string":
+                c[1] = values.encode_scalar(ltype, c[1])
+            cuts.append(c)
+        out["cuts"] = cuts
+    return out
+
+
+def order_rows(table: "SimTable", rows: np.ndarray, layout: str, columns: Sequence[str],
+               params: dict | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
+    """``rows`` permuted into the layout's order (an :mod:`engine.layout` ordering), and for
+    a Qd-tree the start offsets of its leaves (each leaf is cut on its own)."""
+    from engine.layout.base import make_ordering
+
+    cols = [c for c in columns if c in table.data]
+    if not cols:
+        raise InvalidParameterError(f"layout {layout} over {list(columns)}: no column with data")
+    data = {c: table.data[c][rows] for c in cols}
+    params = _ordering_params(table, layout, params or {})
+    if layout == "sort" or len(cols) == 1 and layout in ("hilbert", "zorder"):
+        keys = [data[c] for c in reversed(cols)]
+        return rows[np.lexsort(keys)], None
+    if layout != "qdtree":
+        ordering = make_ordering(layout, cols, params).fit(data)
+        return rows[ordering.order(data)], None
+    # Qd-tree: fit on a sample (min_leaf_rows scaled to it), route every row to its leaf
+    n = len(rows)
+    min_leaf = int(params.get("min_leaf_rows") or table.target_rows)
+    fit = data
+    if n > QDTREE_FIT_ROWS:
+        pick = np.sort(np.random.default_rng(seed).choice(n, size=QDTREE_FIT_ROWS, replace=False))
+        fit = {c: a[pick] for c, a in data.items()}
+        min_leaf = max(1, int(round(min_leaf * QDTREE_FIT_ROWS / n)))
+    params["min_leaf_rows"] = min_leaf
+    ordering = make_ordering("qdtree", cols, params).fit(fit)
+    perm = ordering.order(data)
+    leaf = ordering.keys(data)[perm]
+    starts = np.flatnonzero(np.r_[True, leaf[1:] != leaf[:-1]])
+    return rows[perm], starts
+
+
+def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Settings") -> ApplyResult:
+    """Rewrite each group's partitions in its layout; partitions named twice are rewritten once."""
+    seen: set[int] = set()
+    live = set(int(p) for p in table.live_pids)
+    old_all, new_all = [], []
+    res = ApplyResult(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    for g in groups:
+        pids = []
+        for path in g.partitions:
+            pid = table.pid_of(path)
+            if pid not in live:
+                raise InvalidParameterError(f"plan group names {path}, which is not a live partition")
+            if pid not in seen:
+                seen.add(pid)
+                pids.append(pid)
+        if not pids:
+            continue
+        rows = table.gather(pids)
+        nbytes = float(table.zonemaps_of(np.asarray(pids)).bytes.sum())
+        ordered, segments = order_rows(table, rows, g.layout, g.columns, dict(g.layout_params))
+        new = table.replace(pids, ordered, segments)
+        cost = recluster_cost(nbytes, settings)
+        res.bytes_read += cost.bytes_read
+        res.bytes_written += float(table.zonemaps_of(new).bytes.sum())
+        res.cpu_seconds += cost.cpu_seconds
+        res.money += cost.money
+        res.groups += 1
+        res.layouts[g.layout] = res.layouts.get(g.layout, 0) + len(pids)
+        old_all.append(np.asarray(pids, dtype=np.int64))
+        new_all.append(new)
+    if old_all:
+        res.old_pids = np.concatenate(old_all)
+        res.new_pids = np.concatenate(new_all)
+    return res
