@@ -87,3 +87,12 @@ def test_hilbert_is_fast_enough_for_executor_batches():
     t = time.perf_counter()
     hilbert_encode(coords, 16)
     assert time.perf_counter() - t < 5.0  # ~0.05 s here; 100x head-room for a loaded machine
+
+
+def test_block_processing_of_long_inputs_round_trips():
+    rng = np.random.default_rng(1)
+    coords = rng.integers(0, 2 ** 21, size=(150_000, 3), dtype=np.uint64)  # > one 65,536-row block
+    idx = hilbert_encode(coords, 21)
+    assert np.array_equal(idx[70_000:70_010], hilbert_encode(coords[70_000:70_010], 21))
+    assert np.array_equal(hilbert_decode(idx, 3, 21), coords)
+    assert np.array_equal(deinterleave_bits(interleave_bits(coords, 21), 3, 21), coords)

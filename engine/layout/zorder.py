@@ -23,6 +23,7 @@ from engine.errors import InvalidParameterError
 from engine.layout.base import Ordering, RankCodec, check_columns, column_arrays
 
 MAX_COLUMNS = 8
+BLOCK_ROWS = 1 << 16  # rows interleaved at a time: temporaries stay in cache
 
 
 @lru_cache(maxsize=None)
@@ -51,6 +52,11 @@ def interleave_bits(coords: np.ndarray, bits: int) -> np.ndarray:
         raise InvalidParameterError(f"coords must be 2-D [n, d], got shape {coords.shape}")
     n, d = coords.shape
     check_bits(d, bits)
+    if n > BLOCK_ROWS:
+        out = np.empty(n, dtype=np.uint64)
+        for start in range(0, n, BLOCK_ROWS):
+            out[start:start + BLOCK_ROWS] = interleave_bits(coords[start:start + BLOCK_ROWS], bits)
+        return out
     table = _spread_table(d)
     out = np.zeros(n, dtype=np.uint64)
     mask = np.uint64(0xFF)
