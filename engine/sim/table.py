@@ -30,16 +30,20 @@ from engine.table.model import ColumnZoneMap, TableSchema, ZoneMaps
 PATH_PREFIX = "sim/part-"
 
 
-def cut_points(n_rows: int, target_rows: int) -> np.ndarray:
-    """Start offsets of ``ceil(n / target)`` near-equal chunks of ``n`` ordered rows.
+def cut_points(n_rows: int, target_rows: int, at_least_target: bool = False) -> np.ndarray:
+    """Start offsets of ``ceil(n / target)`` near-equal chunks of ``n`` ordered rows
+    (``floor(n / target)`` chunks, each at least the target, with ``at_least_target``).
 
     Example:
     >>> cut_points(10, 4).tolist()
     [0, 3, 6]
+    >>> cut_points(10, 4, at_least_target=True).tolist()
+    [0, 5]
     """
     if n_rows <= 0:
         return np.zeros(0, dtype=np.int64)
-    k = max(1, math.ceil(n_rows / max(1, target_rows)))
+    t = max(1, target_rows)
+    k = max(1, n_rows // t if at_least_target else math.ceil(n_rows / t))
     return (np.arange(k, dtype=np.int64) * n_rows) // k
 
 
@@ -133,13 +137,14 @@ class SimTable:
         """Cut ``ordered_rows`` to target size and append the partitions; returns new pids.
 
         ``segments`` (start offsets) are cut independently (a Qd-tree's leaves), so no
-        partition straddles two segments.
+        partition straddles two segments; a segment becomes ``floor(rows / target)``
+        partitions (at least one), so leaves keep the Qd-tree's minimum block size.
         """
         if segments is None or len(segments) <= 1:
             starts = cut_points(len(ordered_rows), self.target_rows)
         else:
             seg = np.append(np.asarray(segments, dtype=np.int64), len(ordered_rows))
-            starts = np.concatenate([seg[i] + cut_points(int(seg[i + 1] - seg[i]), self.target_rows)
+            starts = np.concatenate([seg[i] + cut_points(int(seg[i + 1] - seg[i]), self.target_rows, True)
                                      for i in range(len(seg) - 1)])
         if starts.size == 0:
             return np.zeros(0, dtype=np.int64)
