@@ -178,3 +178,12 @@ def test_user_errors_are_advisor_errors():
         Hilbert(["a"]).fit(data).keys({"a": np.array(["x"])})
     with pytest.raises(InvalidParameterError, match="encode"):
         Hilbert(["a"]).fit({"a": np.array(["2020-01-01"], dtype="datetime64[D]")})
+
+
+@pytest.mark.parametrize("module", ["base", "sortkey", "zorder", "hilbert", "qdtree", "signatures"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"engine.layout.{module}"))
+    assert result.attempted > 0 and result.failed == 0

@@ -75,10 +75,6 @@ def column_arrays(data: Mapping[str, Any], columns: Sequence[str]) -> list[np.nd
     return out
 
 
-def n_rows(data: Mapping[str, Any], columns: Sequence[str]) -> int:
-    return len(column_arrays(data, columns[:1])[0]) if columns else 0
-
-
 @dataclass
 class RankCodec:
     """Monotone map from a column's encoded values to small integer ranks.
