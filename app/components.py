@@ -116,6 +116,10 @@ def fmt_money(m: float | None) -> str:
     if m is None:
         return "–"
     m = float(m)
+    if m == 0:
+        return "$0"
+    if abs(m) < 0.0001:
+        return f"${m:.2g}"
     return f"${m:,.4f}" if abs(m) < 1 else f"${m:,.2f}"
 
 

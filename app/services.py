@@ -428,12 +428,16 @@ def default_proposer() -> str:
 
 def cost_table(rec: Mapping[str, Any]) -> pd.DataFrame:
     """Reclustering cost against predicted saving, in bytes, CPU-seconds and money."""
+    from app.components import fmt_bytes, fmt_money, fmt_seconds
+
     cost, saving = rec.get("estimated_cost") or {}, rec.get("predicted_saving") or {}
     return pd.DataFrame([
-        {"": "reclustering cost (once)", "bytes": cost.get("bytes_read", 0) + cost.get("bytes_written", 0),
-         "CPU-seconds": cost.get("cpu_seconds"), "money ($)": cost.get("money")},
-        {"": "predicted saving per window", "bytes": saving.get("bytes"),
-         "CPU-seconds": saving.get("cpu_seconds"), "money ($)": saving.get("money")},
+        {"": "reclustering cost (once)",
+         "bytes": f"{fmt_bytes(cost.get('bytes_read'))} read + {fmt_bytes(cost.get('bytes_written'))} written",
+         "CPU time": fmt_seconds(cost.get("cpu_seconds")), "money": fmt_money(cost.get("money"))},
+        {"": f"predicted saving per window ({int(saving.get('window_queries') or 0)} queries)",
+         "bytes": f"{fmt_bytes(saving.get('bytes'))} less read",
+         "CPU time": fmt_seconds(saving.get("cpu_seconds")), "money": fmt_money(saving.get("money"))},
     ])
 
 
@@ -487,9 +491,13 @@ def plan_summary(name: str, rec: Mapping[str, Any]) -> dict[str, Any]:
             "bytes_written": float(cost.get("bytes_written") or 0.0),
             "cost_cpu_s": float(cost.get("cpu_seconds") or 0.0),
             "saving_cpu_s": float(saving.get("cpu_seconds") or 0.0),
-            "decision": (f"{len(rec.get('groups') or [])} groups; break-even after "
-                         f"{be:,.0f} queries" if be is not None else
-                         f"{len(rec.get('groups') or [])} groups; no predicted break-even")}
+            "decision": _plural(len(rec.get("groups") or []), "group") + (
+                f"; break-even after {be:,.0f} queries" if be is not None
+                else "; no predicted break-even")}
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def policy_names() -> list[str]:

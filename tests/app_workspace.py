@@ -64,7 +64,7 @@ def write_queries(path: Path, table: str, count: int = 60, seed: int = 11) -> Pa
         sql = (f"SELECT sum(l_extendedprice * l_discount) FROM {table} "
                f"WHERE {col} >= DATE '{lo.isoformat()}' AND {col} < DATE '{hi.isoformat()}'")
         ts = (t0 + dt.timedelta(minutes=7 * i)).isoformat()
-        lines.append(json.dumps({"query_id": f"q{i:03d}", "ts": ts, "sql": sql}))
+        lines.append(json.dumps({"id": f"q{i:03d}", "ts": ts, "sql": sql}))
     path.write_text("\n".join(lines) + "\n")
     return path
 

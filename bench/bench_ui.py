@@ -1,0 +1,185 @@
+"""Dashboard render time per page, warm cache (Streamlit AppTest, headless).
+
+Two tables:
+
+* ``demo``: the demo table (``sample_data/lineitem.parquet`` at target_rows 2000 with
+  ``sample_data/lineitem_queries.jsonl``), built with Spark into a temporary workspace, or
+  an existing workspace given with ``--demo-home``;
+* ``synthetic``: a metadata-only table of ``--partitions`` micro-partitions (lineitem-like
+  zonemaps: ingestion by order date, ship dates trailing) and ``--queries`` range queries,
+  imported through the workload API. Pages only read metadata, so no data file is needed.
+
+For each page: one cold run (fills the caches), then ``--runs`` warm runs; the median warm
+run is the figure (goal: < 2 s). Writes ``bench/results/ui.csv``.
+
+    .venv/bin/python bench/bench_ui.py --quick                 # 2,000 partitions / 2,000 queries
+    .venv/bin/python bench/bench_ui.py                          # 10,000 / 10,000 (+ demo)
+    .venv/bin/python bench/bench_ui.py --skip-demo --partitions 10000 --queries 10000
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+APP = str(REPO / "app" / "streamlit_app.py")
+RESULTS = REPO / "bench" / "results" / "ui.csv"
+PAGES = ["overview", "partitions", "workload", "recommendation", "approve_run", "whatif"]
+sys.path.insert(0, str(REPO))
+
+
+def write_config(home: Path, target_rows: int) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "layout-advisor.toml").write_text(
+        f'target_rows = {target_rows}\nspark_master = "local[2]"\napprovers = ["alice"]\n')
+
+
+def synthetic_table(home: Path, partitions: int, queries: int, seed: int = 3) -> str:
+    """A metadata-only lineitem-like table and its query log, through the engine."""
+    from engine import api
+    from engine.config import load_settings
+    from engine.table.model import ColumnStats, Partition, TableSchema
+    from engine.table.store import TableStore
+
+    write_config(home, 100_000)
+    settings = load_settings({"home": str(home)}, environ={})
+    rng = np.random.default_rng(seed)
+    start = dt.date(1992, 1, 1)
+    days = 6 * 365
+    schema = TableSchema((("l_orderkey", "int"), ("l_quantity", "int"),
+                          ("l_extendedprice", "float"), ("l_shipdate", "date"),
+                          ("l_commitdate", "date"), ("l_receiptdate", "date")))
+    parts = []
+    rows = 100_000
+    for i in range(partitions):
+        o_lo = int(i * days / partitions)
+        o_hi = int((i + 1) * days / partitions)
+        lag = int(rng.integers(100, 1000))
+        d = lambda k: start + dt.timedelta(days=k)  # noqa: E731
+        cols = {
+            "l_orderkey": ColumnStats(i * rows, (i + 1) * rows - 1, 0, 400_000),
+            "l_quantity": ColumnStats(1, 50, 0, 100_000),
+            "l_extendedprice": ColumnStats(900.0, 104_950.0, 0, 800_000),
+            "l_shipdate": ColumnStats(d(o_lo + 1), d(o_hi + lag), 0, 120_000),
+            "l_commitdate": ColumnStats(d(o_lo + 30), d(o_hi + 90), 0, 120_000),
+            "l_receiptdate": ColumnStats(d(o_lo + 2), d(o_hi + lag + 30), 0, 120_000),
+        }
+        parts.append(Partition(path=f"synthetic/part-{i:06d}.parquet", rows=rows,
+                               bytes=1_660_000, columns=cols, created_seq=i))
+    TableStore(settings).create("synthetic", schema=schema, partitions=parts, operation="create")
+    log = home.parent / "synthetic_queries.jsonl"
+    t0 = dt.datetime(2024, 1, 1)
+    with log.open("w") as fh:
+        for q in range(queries):
+            col = "l_shipdate" if rng.random() < 0.8 else "l_commitdate"
+            lo = start + dt.timedelta(days=int(rng.integers(0, days)))
+            hi = lo + dt.timedelta(days=int(rng.integers(7, 90)))
+            fh.write(json.dumps({"id": f"s{q}", "ts": (t0 + dt.timedelta(minutes=q)).isoformat(),
+                                 "sql": f"SELECT count(*) FROM synthetic WHERE {col} BETWEEN "
+                                        f"DATE '{lo}' AND DATE '{hi}'"}) + "\n")
+    api.import_workload(settings, "synthetic", str(log))
+    return "synthetic"
+
+
+def demo_table(home: Path) -> str:
+    """The demo table from sample_data (Spark), like ``layout-advisor demo`` builds it."""
+    from engine import api
+    from engine.config import load_settings
+
+    src = REPO / "sample_data" / "lineitem.parquet"
+    log = REPO / "sample_data" / "lineitem_queries.jsonl"
+    if not src.exists() or not log.exists():
+        raise SystemExit("sample_data/lineitem.parquet or lineitem_queries.jsonl is missing; "
+                         "use --skip-demo or --demo-home")
+    write_config(home, 2000)
+    settings = load_settings({"home": str(home)}, environ={})
+    api.create_table(settings, "lineitem", str(src), target_rows=2000)
+    api.import_workload(settings, "lineitem", str(log))
+    return "lineitem"
+
+
+def time_pages(home: Path, table: str, runs: int) -> list[dict]:
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["LAYOUT_ADVISOR_HOME"] = str(home)
+    out = []
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.session_state["table"] = table
+    at.run()
+    for page in PAGES:
+        at.switch_page(f"app_pages/{page}.py")
+        t = time.perf_counter()
+        at.run()
+        cold = time.perf_counter() - t
+        warm = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            at.run()
+            warm.append(time.perf_counter() - t)
+        problems = [e.value for e in at.exception] + [e.value for e in at.error]
+        out.append({"page": page, "cold_s": round(cold, 3), "warm_s": round(statistics.median(warm), 3),
+                    "problems": "; ".join(str(p)[:120] for p in problems)})
+        print(f"  {page:15s} cold {cold:6.2f} s   warm {statistics.median(warm):6.2f} s"
+              + (f"   !! {problems[0]}" if problems else ""), flush=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2,000 partitions and queries")
+    parser.add_argument("--partitions", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--skip-demo", action="store_true")
+    parser.add_argument("--demo-home", help="an existing workspace holding the demo table 'lineitem'")
+    parser.add_argument("--out", default=str(RESULTS))
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.partitions, args.queries = 2000, 2000
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench_ui_") as tmp:
+        if not args.skip_demo:
+            home = Path(args.demo_home) if args.demo_home else Path(tmp) / "demo" / "home"
+            table = "lineitem" if args.demo_home else demo_table(home)
+            from engine import api
+            from engine.config import load_settings
+
+            s = load_settings({"home": str(home)}, environ={})
+            n_parts = api.load_snapshot(s, table).partition_count
+            n_q = len(api.workload_fragments(s, table))
+            print(f"demo: {n_parts} partitions, {n_q} queries", flush=True)
+            for r in time_pages(home, table, args.runs):
+                rows.append({"table": "demo", "partitions": n_parts, "queries": n_q, **r})
+        home = Path(tmp) / "synthetic" / "home"
+        t = time.perf_counter()
+        synthetic_table(home, args.partitions, args.queries)
+        print(f"synthetic: {args.partitions} partitions, {args.queries} queries "
+              f"(built in {time.perf_counter() - t:.1f} s)", flush=True)
+        for r in time_pages(home, "synthetic", args.runs):
+            rows.append({"table": "synthetic", "partitions": args.partitions,
+                         "queries": args.queries, **r})
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {out}")
+    slow = [r for r in rows if r["warm_s"] >= 2.0]
+    return 1 if slow else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

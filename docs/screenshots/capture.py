@@ -1,0 +1,56 @@
+"""Refresh the README screenshots from a real workspace (the demo table).
+
+    layout-advisor demo --no-ui          # or any workspace holding the demo table
+    .venv/bin/python docs/screenshots/capture.py --home .layout-advisor --table lineitem
+
+Starts ``layout-advisor ui`` on a free port, drives Debian's /usr/bin/chromium with
+playwright (the same code as tests/test_browser.py), and writes one PNG per page here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from test_browser import capture_pages, free_port  # noqa: E402 (tests/ on sys.path)
+
+    from engine.cli.ui import start_ui, wait_until_ready
+    from engine.config import load_settings
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", default=".layout-advisor")
+    parser.add_argument("--table", default="lineitem")
+    parser.add_argument("--out", default=str(HERE))
+    args = parser.parse_args(argv)
+    settings = load_settings({"home": args.home})
+    port = free_port()
+    proc = start_ui(settings, port=port, table=args.table, block=False, address="127.0.0.1",
+                    quiet=True)
+    try:
+        if not wait_until_ready(port, timeout_s=90, process=proc):
+            print("the dashboard did not start", file=sys.stderr)
+            return 1
+        facts = capture_pages(f"http://127.0.0.1:{port}", Path(args.out))
+        for name, f in facts.items():
+            print(f"{name:15s} charts={f['charts']} exceptions={f['exceptions']} "
+                  f"errors={f['errors']} -> {f['screenshot']}")
+        return 0
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

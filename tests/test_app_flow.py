@@ -1,0 +1,131 @@
+"""The approve-and-run flow through the dashboard, end to end, on real Spark and Parquet:
+
+store WAIR's plan (proposed) -> approve as a configured approver -> run with progress
+(succeeded) -> the new snapshot is in the history and the sidebar -> an older plan turns
+stale and says so -> roll back in one click.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_workspace import build_table
+
+APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory, spark) -> Path:
+    home = tmp_path_factory.mktemp("flow") / "home"
+    build_table(home, "flow", rows=6000, queries=80)
+    return home
+
+
+@pytest.fixture
+def engine_settings(workspace, monkeypatch):
+    from engine.config import load_settings
+
+    monkeypatch.setenv("LAYOUT_ADVISOR_HOME", str(workspace))
+    return load_settings()
+
+
+def approve_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "flow"
+    at.run()
+    at.switch_page("app_pages/approve_run.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def frame_with(at: AppTest, column: str):
+    """The first dataframe on the page that has ``column``."""
+    for frame in at.dataframe:
+        if column in frame.value.columns:
+            return frame.value
+    raise AssertionError(f"no table with a {column!r} column on the page")
+
+
+def test_store_approve_run_rollback(engine_settings):
+    from engine import api
+
+    # 1. Recommendation stores the plan as proposed (two plans: the second goes stale later)
+    rec = AppTest.from_file(APP, default_timeout=300)
+    rec.session_state["table"] = "flow"
+    rec.run()
+    rec.switch_page("app_pages/recommendation.py").run()
+    assert not rec.exception
+    if not [b for b in rec.button if b.key == "rec_store"]:
+        pytest.fail("WAIR proposed nothing on the flow table: " + " ".join(i.value for i in rec.info))
+    rec.button(key="rec_store").click().run()
+    rec.button(key="rec_store").click().run()
+    plans = api.list_plans(engine_settings, "flow")
+    assert [p["status"] for p in plans] == ["proposed", "proposed"]
+    first, second = plans[0]["id"], plans[1]["id"]
+    base = api.load_snapshot(engine_settings, "flow").id
+
+    # 2. Approve the first one as alice
+    at = approve_page()
+    assert at.selectbox(key="approver").options == ["alice", "bob"]
+    at.selectbox(key="plan_pick").set_value(first).run()
+    at.text_input(key="decision_reason").set_value("looks right").run()
+    at.button(key="approve").click().run()
+    assert not at.exception
+    assert api.show_plan(engine_settings, first)["status"] == "approved"
+
+    # 3. Run it: progress, then succeeded and a new current snapshot
+    at.selectbox(key="plan_pick").set_value(first).run()
+    at.button(key="run").click().run(timeout=300)
+    assert not at.exception, [e.value for e in at.exception]
+    plan = api.show_plan(engine_settings, first)
+    assert plan["status"] == "succeeded", plan.get("result")
+    new_id = plan["result"]["snapshot_id"]
+    assert api.load_snapshot(engine_settings, "flow").id == new_id != base
+    assert any(f"`{new_id}`" in s.value for s in at.success)  # the page reran onto the result
+    at = approve_page()
+    at.selectbox(key="plan_pick").set_value(first).run()
+    history = frame_with(at, "operation")
+    assert str(new_id) in history["id"].astype(str).tolist()
+    assert any(new_id in s.value for s in at.success)  # "New snapshot `N`: ..."
+    realized = frame_with(at, "CPU-seconds saved")
+    assert realized.shape[0] == 2 and realized["bytes saved"].iloc[1] > 0
+    assert any(o.startswith(f"{new_id} · recluster") and "(current)" in o
+               for o in at.sidebar.selectbox[1].options)
+
+    # 4. The other plan was made against the old snapshot: stale, said plainly
+    at.selectbox(key="plan_pick").set_value(second).run()
+    assert not at.exception
+    assert any("stale" in e.value for e in at.error)
+    assert api.show_plan(engine_settings, second)["status"] == "stale"
+
+    # 5. Roll back to the base snapshot in one click
+    at.selectbox(key="rollback_target").set_value(str(base)).run()
+    at.button(key="rollback").click().run()
+    assert not at.exception
+    snaps = api.table_snapshots(engine_settings, "flow")
+    assert snaps[-1]["operation"] == "rollback"
+    restored = api.load_snapshot(engine_settings, "flow")
+    original = api.load_snapshot(engine_settings, "flow", base)
+    assert sorted(p.path for p in restored.partitions) == sorted(p.path for p in original.partitions)
+    audit = api.audit_log(engine_settings, first)
+    assert [a["actor"] for a in audit if a["action"] == "approve"] == ["alice"]
+
+
+def test_actions_need_a_configured_approver(engine_settings, workspace):
+    cfg = workspace / "layout-advisor.toml"
+    saved = cfg.read_text()
+    try:
+        cfg.write_text(saved.replace('approvers = ["alice", "bob"]', "approvers = []"))
+        at = approve_page()
+        assert any("No approver is configured" in w.value for w in at.warning)
+        for key in ("approve", "reject", "run", "rollback"):
+            for b in at.button:
+                if b.key == key:
+                    assert b.disabled
+    finally:
+        cfg.write_text(saved)

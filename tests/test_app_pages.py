@@ -1,0 +1,170 @@
+"""Every dashboard page under Streamlit's AppTest, on a small demo-like workspace.
+
+The numbers on the pages are compared with what ``engine.api`` returns for the same
+snapshot; no page may show an exception element.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_workspace import build_table
+
+APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
+TIMEOUT = 120
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory, spark) -> Path:
+    """One workspace for the module: ``lineitem`` with a workload, ``bare`` without."""
+    home = tmp_path_factory.mktemp("app") / "home"
+    build_table(home, "lineitem", rows=6000, queries=60)
+    build_table(home, "bare", rows=1500, queries=0)
+    return home
+
+
+@pytest.fixture
+def engine_settings(workspace, monkeypatch):
+    from engine.config import load_settings
+
+    monkeypatch.setenv("LAYOUT_ADVISOR_HOME", str(workspace))
+    return load_settings()
+
+
+def open_app(page: str | None = None, table: str = "lineitem") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["table"] = table
+    at.run()
+    if page:
+        at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def frame_with(at: AppTest, column: str):
+    """The first dataframe on the page that has ``column``."""
+    for frame in at.dataframe:
+        if column in frame.value.columns:
+            return frame.value
+    raise AssertionError(f"no table with a {column!r} column on the page")
+
+
+def metric(at: AppTest, label: str) -> list[str]:
+    return [m.value for m in at.metric if m.label == label]
+
+
+def test_overview_cards_match_engine(engine_settings):
+    from engine import api
+
+    at = open_app()
+    assert at.title[0].value == "Overview"
+    chosen = at.multiselect[0].value
+    assert "l_shipdate" in chosen and "l_commitdate" in chosen  # the workload's columns
+    metrics = {m["column"]: m for m in api.analyze(engine_settings, "lineitem")}
+    depths = metric(at, "Average depth")
+    overlaps = metric(at, "Average overlaps")
+    assert len(depths) == len(chosen)
+    for col, depth, ovl in zip(chosen, depths, overlaps):
+        assert depth == f"{metrics[col]['average_depth']:,.2f}"
+        assert ovl == f"{metrics[col]['average_overlaps']:,.2f}"
+    text = " ".join(m.value for m in at.markdown)
+    assert metrics["l_shipdate"]["reason"] in text  # the verdict comes with its reason
+    assert metric(at, "Queries") == ["60"]
+    frags = api.workload_fragments(engine_settings, "lineitem")
+    assert len(frags) == 60
+
+
+def test_overview_without_workload_says_how_to_import(engine_settings):
+    at = open_app(table="bare")
+    infos = " ".join(i.value for i in at.info)
+    assert "layout-advisor workload import bare FILE" in infos
+    assert not at.error
+
+
+def test_partitions_page(engine_settings):
+    from engine import api
+
+    at = open_app("partitions")
+    assert at.selectbox(key="partitions_column").value == "l_shipdate"
+    snap = api.load_snapshot(engine_settings, "lineitem")
+    table = frame_with(at, "overlaps")
+    assert len(table) == snap.partition_count
+    assert sorted(table["rows"].tolist()) == sorted(p.rows for p in snap.partitions)
+    charts = at.get("plotly_chart")
+    assert len(charts) >= 3  # segments, depth profile, EP regions
+    at.radio(key="partitions_order").set_value("min").run()
+    at.selectbox(key="partitions_column").set_value("l_orderkey").run()
+    assert not at.exception
+
+
+def test_workload_page_counts_match_pruning(engine_settings):
+    from engine import api
+    from engine.pruning import analyze_fragment
+
+    at = open_app("workload")
+    qid = at.selectbox(key="workload_query").value
+    frag = next(f for f in api.workload_fragments(engine_settings, "lineitem") if f.query_id == qid)
+    scan = analyze_fragment(api.load_snapshot(engine_settings, "lineitem").zonemaps(), frag)
+    assert metric(at, "Pruned") == [f"{int((~scan.scanned).sum()):,}"]
+    assert metric(at, "Scanned") == [f"{int(scan.scanned.sum()):,}"]
+    assert metric(at, "Fully covered") == [f"{int(scan.fully_covered.sum()):,}"]
+    assert metric(at, "Boundary") == [f"{int(scan.boundary.sum()):,}"]
+    assert len(at.get("plotly_chart")) >= 5
+
+
+def test_workload_page_empty_state(engine_settings):
+    at = open_app("workload", table="bare")
+    assert "layout-advisor workload import bare FILE" in " ".join(i.value for i in at.info)
+
+
+def test_recommendation_matches_preview_and_stores_a_plan(engine_settings):
+    from engine import api
+
+    at = open_app("recommendation")
+    labels = [n.label for n in at.number_input]
+    for needed in ("Window (queries)", "alpha (aggressiveness)", "k_max (partitions per sort)",
+                   "DBSCAN eps (cosine)", "DBSCAN min_samples"):
+        assert needed in labels
+    rec = api.preview_plan(engine_settings, "lineitem", "wair",
+                           {"window": 50, "alpha": 1.0, "beta": 0.0, "k_max": 64, "eps": 0.1,
+                            "min_samples": 5})
+    if rec["status"] == "no-action":
+        assert rec["reason"] in " ".join(i.value for i in at.info)
+        return
+    assert metric(at, "Partitions to rewrite")[0] == f"{rec['partition_count']:,}"
+    before = len(api.list_plans(engine_settings, "lineitem"))
+    at.button(key="rec_store").click().run()
+    assert not at.exception
+    plans = api.list_plans(engine_settings, "lineitem")
+    assert len(plans) == before + 1 and plans[-1]["status"] == "proposed"
+    assert any("stored as **proposed**" in s.value for s in at.success)
+
+
+def test_whatif_page_is_honest(engine_settings):
+    from engine import api
+
+    at = open_app("whatif")
+    if not hasattr(api, "simulate"):
+        assert "not part of this build" in at.info[0].value
+    else:
+        assert at.get("form")
+
+
+def test_vanished_table_is_an_error_not_a_traceback(engine_settings):
+    def script():
+        import streamlit as st
+
+        from app import components, services
+
+        with components.guard():
+            services.analyze("no_such_table")
+        st.write("unreachable")
+
+    at = AppTest.from_function(script, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert "no_such_table" in at.error[0].value
