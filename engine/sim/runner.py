@@ -19,11 +19,16 @@ the batch form for every policy so all of them see the same decision points and 
 window; ``act_every="query"`` runs the per-query form (slower; only queries of
 reclustering periods trigger decisions).
 
-Feedback: each executed proposal is followed on the next ``window_queries`` queries (the
-window the prediction was made on; one batch's queries when the policy gives none): the
-bytes each would read over the rewritten partitions' old zonemaps minus over their
-replacements, priced at scan rate like equation 3. Then ``observe(Feedback)`` is called
-(WAIR's credit and window adaptation). Pending feedback is delivered at the end.
+Feedback: each executed proposal is followed on later queries: the bytes each would read
+over the rewritten partitions' old zonemaps minus over their replacements, priced at scan
+rate like equation 3. By default (``feedback="window"``) the proposal is followed for its
+whole ``window_queries`` (the paper's "after completing a window W of queries, we compare
+the actual cost reduction against the predicted"); with a window of hundreds of queries
+that delays WAIR's halving by dozens of batches. ``feedback="batch"`` follows it for one
+batch's worth of queries (at most the window) and reports the realized saving
+extrapolated to the window's length, so the comparison arrives one batch later.
+Then ``observe(Feedback)`` is called (WAIR's credit and window adaptation); pending
+feedback is delivered at the end.
 
 The scan analysis handed to policies (``ctx.scans``) is computed lazily with
 :func:`engine.pruning.analyze_fragment` on the current zonemaps and cached until the
@@ -56,6 +61,7 @@ if TYPE_CHECKING:
     from engine.workload.model import ScanFragment
 
 ACT_MODES = ("batch", "query")
+FEEDBACK_MODES = ("batch", "window")
 HISTORY_LIMIT = 1024  # fragments offered to a policy as its window (most recent last)
 ProgressFn = Callable[[Mapping[str, Any]], None]
 
@@ -154,8 +160,15 @@ class _Pending:
     old_zm: "ZoneMaps"
     new_zm: "ZoneMaps"
     target: int
+    scale_to: int = 0  # extrapolate the realized saving to this many queries (0: no)
     saved_s: float = 0.0
     n: int = 0
+
+    @property
+    def realized_s(self) -> float:
+        if self.scale_to and self.n:
+            return self.saved_s * self.scale_to / self.n
+        return self.saved_s
 
     def add(self, cf: CompiledFragment, settings: "Settings") -> None:
         before = query_cost(self.old_zm, cf).bytes
@@ -169,9 +182,10 @@ class _Run:
 
     def __init__(self, scenario: "Scenario", name: str, policy: Any, settings: "Settings",
                  compiled: Mapping[str, CompiledFragment], act_every: str, history: int,
-                 observer: Callable[..., None] | None = None) -> None:
+                 observer: Callable[..., None] | None = None, feedback: str = "window") -> None:
         self.sc, self.name, self.policy, self.settings = scenario, name, policy, settings
         self.observer = observer
+        self.feedback = feedback
         self.compiled = compiled
         self.act_every = act_every
         self.history_limit = history
@@ -217,10 +231,14 @@ class _Run:
             rec.recluster_layouts[k] = rec.recluster_layouts.get(k, 0) + v
         predicted = float(proposal.predicted_saving.get("cpu_seconds", 0.0) or 0.0)
         target = int(proposal.predicted_saving.get("window_queries", 0) or 0)
+        per_batch = max(1, self._queries_per_batch())
+        scale_to = 0
         if target <= 0:
-            target = max(1, self._queries_per_batch())
+            target = per_batch
+        elif self.feedback == "batch" and target > per_batch:
+            target, scale_to = per_batch, target
         self.pending.append(_Pending(predicted, res.cpu_seconds, old_zm,
-                                     self.table.zonemaps_of(res.new_pids), target))
+                                     self.table.zonemaps_of(res.new_pids), target, scale_to))
 
     def _queries_per_batch(self) -> int:
         counts = [len(b.fragments) for b in self.sc.batches if b.fragments]
@@ -230,11 +248,12 @@ class _Run:
         keep = []
         for p in self.pending:
             if p.n >= p.target or (final and p.n > 0):
-                fb = Feedback(predicted_saving_cpu_s=p.predicted_s, realized_saving_cpu_s=p.saved_s,
-                              recluster_cost_cpu_s=p.cost_s, queries=p.n)
+                fb = Feedback(predicted_saving_cpu_s=p.predicted_s, realized_saving_cpu_s=p.realized_s,
+                              recluster_cost_cpu_s=p.cost_s, queries=p.scale_to or p.n)
                 self.policy.observe(fb)
-                self.run.feedbacks.append({"predicted_cpu_s": p.predicted_s, "realized_cpu_s": p.saved_s,
-                                           "cost_cpu_s": p.cost_s, "queries": float(p.n)})
+                self.run.feedbacks.append({"predicted_cpu_s": p.predicted_s, "realized_cpu_s": p.realized_s,
+                                           "measured_cpu_s": p.saved_s, "measured_queries": float(p.n),
+                                           "cost_cpu_s": p.cost_s, "queries": float(p.scale_to or p.n)})
             elif not final:
                 keep.append(p)
         self.pending = keep
@@ -346,16 +365,20 @@ def simulate_policies(scenario: "Scenario", policies: Mapping[str, Any], setting
                       progress: ProgressFn | None = None, act_every: str = "batch",
                       history: int = HISTORY_LIMIT,
                       compiled: Mapping[str, CompiledFragment] | None = None,
-                      observer: Callable[..., None] | None = None) -> dict[str, PolicyRun]:
+                      observer: Callable[..., None] | None = None,
+                      feedback: str = "window") -> dict[str, PolicyRun]:
     """Replay ``scenario`` once per policy (name -> Policy instance); deterministic.
 
     ``observer(batch=, fragment=, table=, cost=)`` is called for every query (tests use it
     to check the charged bytes against a brute-force evaluation)."""
     if act_every not in ACT_MODES:
         raise InvalidParameterError(f"act_every must be one of {', '.join(ACT_MODES)}, got {act_every!r}")
+    if feedback not in FEEDBACK_MODES:
+        raise InvalidParameterError(f"feedback must be one of {', '.join(FEEDBACK_MODES)}, got {feedback!r}")
     compiled = compiled or compile_scenario(scenario)
     out: dict[str, PolicyRun] = {}
     for i, (name, policy) in enumerate(policies.items()):
-        out[name] = _Run(scenario, name, policy, settings, compiled, act_every, history, observer).go(
+        out[name] = _Run(scenario, name, policy, settings, compiled, act_every, history, observer,
+                         feedback).go(
             progress, i, len(policies))
     return out
