@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
     when = dt.datetime.now().isoformat(timespec="seconds")
     for r in rows:
         r["when"] = when
-        r["rows_per_s"] = r["rows"] / r["seconds"] if r["seconds"] else ""
+        r["rows_per_s"] = r["rows"] / r["seconds"] if r["seconds"] >= 1e-3 else ""
         for k in ("seconds", "rows_per_s", "agreement", "ari"):
             if isinstance(r.get(k), float):
                 r[k] = round(r[k], 4 if k in ("agreement", "ari") else 3)
