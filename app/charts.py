@@ -209,7 +209,9 @@ def histogram(values: Iterable[float], title: str, x_title: str, y_title: str,
               nbins: int = 30, color: str = "#1f77b4", height: int = 340,
               x_range: tuple[float, float] | None = None) -> go.Figure:
     fig = _fig(title, x_title, y_title, height=height)
-    vals = np.asarray(list(values), dtype=np.float64)
+    vals = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else list(values))
+    if vals.dtype.kind not in "Mm":  # datetimes stay datetimes (a date axis)
+        vals = vals.astype(np.float64)
     fig.add_trace(go.Histogram(x=vals, nbinsx=nbins, marker_color=color))
     if x_range:
         fig.update_xaxes(range=list(x_range))

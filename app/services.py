@@ -253,8 +253,20 @@ def fragments(table: str) -> tuple[Any, ...]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _pruning(home_: str, table: str, snapshot_id: str, wkey: str) -> pd.DataFrame:
-    rows = _fn("pruning")(settings(), table, snapshot_id=snapshot_id)
-    return pd.DataFrame([dict(r) for r in rows])
+    from engine.pruning import fragment_summary
+
+    snap, frags, scans = _fn("pruning_scans")(settings(), table, snapshot_id=snapshot_id)
+    rows_per_part = snap.zonemaps().rows.astype(np.float64)
+    total_rows = float(rows_per_part.sum()) or 1.0
+    out = []
+    for frag, scan in zip(frags, scans):
+        row = fragment_summary(scan)
+        row["ts"] = frag.ts
+        # estimated share of the table's rows the query matches (utilization x rows)
+        row["selectivity"] = float((scan.utilization * rows_per_part).sum() / total_rows)
+        row["predicated_columns"] = ", ".join(row.get("predicated_columns") or [])
+        out.append(row)
+    return pd.DataFrame(out)
 
 
 def pruning(table: str, snapshot_id: str | None = None) -> pd.DataFrame:
