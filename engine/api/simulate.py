@@ -74,7 +74,7 @@ def comparison(runs: Mapping[str, "PolicyRun"]) -> dict[str, dict[str, float | N
 
 def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequence[str],
                       progress: Callable[[Mapping[str, Any]], None] | None = None,
-                      tune: bool = True, act_every: str = "batch", feedback: str = "window",
+                      tune: bool = True, act_every: str = "batch", feedback: str = "batch",
                       policy_params: Mapping[str, Mapping[str, Any]] | None = None
                       ) -> tuple[dict[str, "PolicyRun"], dict[str, Any] | None]:
     """Run named policies on a built scenario; DD is tuned to WAIR's reclustering budget
@@ -112,7 +112,7 @@ def simulate(settings: "Settings", preset: str = "tpch", rows: int | None = None
              overrides: Mapping[str, Any] | None = None,
              progress: Callable[[Mapping[str, Any]], None] | None = None,
              per_batch: bool = True, tune_dd: bool = True, act_every: str = "batch",
-             feedback: str = "window") -> dict[str, Any]:
+             feedback: str = "batch") -> dict[str, Any]:
     """Generate the preset's scenario and replay it against ``policies`` (see module doc)."""
     t0 = time.perf_counter()
     scenario = build_scenario(preset, rows=rows, seed=seed, overrides=overrides)

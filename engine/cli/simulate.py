@@ -123,7 +123,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target-rows", dest="target_rows", type=int, help="rows per partition")
     p.add_argument("--overrides", help="JSON object of further scenario parameters")
     p.add_argument("--act-every", dest="act_every", choices=("batch", "query"), default="batch")
-    p.add_argument("--feedback", choices=("window", "batch"), default="window")
+    p.add_argument("--feedback", choices=("batch", "window"), default="batch",
+                   help="when policies learn realized savings: after the next batch (extrapolated "
+                        "to their window) or after their whole window of queries")
     p.add_argument("--out", help="directory for summary.csv, batches.csv and result.json")
     add_json_flag(p)
     p.set_defaults(func=_run)
