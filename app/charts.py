@@ -143,6 +143,7 @@ def partition_segments(lo: np.ndarray, hi: np.ndarray, ltype: str, column: str,
             continue
         fig.add_vrect(x0=lo_v, x1=hi_v, fillcolor="#1f77b4", opacity=0.12, line_width=0, layer="below")
     fig.update_xaxes(type=axis_type(ltype))
+    fig.update_yaxes(tickformat="d")
     fig.update_layout(legend_title_text="", legend=dict(orientation="h", y=-0.15))
     return fig
 
@@ -169,10 +170,10 @@ def depth_profile(segments: Sequence[Sequence[Any]], ltype: str, column: str,
     fig.add_trace(go.Scattergl(x=xs, y=ys, mode="lines", name="depth", line=dict(color="#1f77b4"),
                                hovertemplate="%{x}: depth %{y}<extra></extra>"))
     for i, rng in enumerate(deepest):
+        note = dict(annotation_text=f"deepest: depth {rng['depth']}",
+                    annotation_position="top left") if i == 0 else {}
         fig.add_vrect(x0=rng["start"], x1=rng["end"], fillcolor="#d62728", opacity=0.25,
-                      line=dict(color="#d62728", width=1),
-                      annotation_text=f"deepest: {rng['depth']}" if i == 0 else None,
-                      annotation_position="top left")
+                      line=dict(color="#d62728", width=1), **note)
     fig.update_xaxes(type=axis_type(ltype) if ltype != "string" else "category")
     fig.update_layout(showlegend=False)
     return fig
@@ -183,6 +184,8 @@ def depth_histogram(buckets: Mapping[Any, int], column: str) -> go.Figure:
     keys = [k for k in sorted(buckets, key=lambda k: float(k))]
     while keys and buckets[keys[-1]] == 0:  # drop the empty tail, keep the Snowflake buckets
         keys.pop()
+    if keys and float(keys[0]) == 0 and buckets[keys[0]] == 0:  # depth 0: no partition there
+        keys.pop(0)
     fig = _fig(f"Depth histogram of {column}", "overlap depth bucket (partitions)",
                "micro-partitions (count)", height=340)
     fig.add_trace(go.Bar(x=[str(int(float(k))) for k in keys], y=[buckets[k] for k in keys],
@@ -208,13 +211,18 @@ def bar(x: Sequence[Any], y: Sequence[float], title: str, x_title: str, y_title:
 def histogram(values: Iterable[float], title: str, x_title: str, y_title: str,
               nbins: int = 30, color: str = "#1f77b4", height: int = 340,
               x_range: tuple[float, float] | None = None) -> go.Figure:
+    """A histogram; with ``x_range`` the bins are fixed (``nbins`` equal bins over it)."""
     fig = _fig(title, x_title, y_title, height=height)
     vals = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else list(values))
     if vals.dtype.kind not in "Mm":  # datetimes stay datetimes (a date axis)
         vals = vals.astype(np.float64)
-    fig.add_trace(go.Histogram(x=vals, nbinsx=nbins, marker_color=color))
     if x_range:
+        size = (x_range[1] - x_range[0]) / nbins
+        fig.add_trace(go.Histogram(x=vals, marker_color=color, autobinx=False,
+                                   xbins=dict(start=x_range[0], end=x_range[1] + 1e-9, size=size)))
         fig.update_xaxes(range=list(x_range))
+    else:
+        fig.add_trace(go.Histogram(x=vals, nbinsx=nbins, marker_color=color))
     fig.update_layout(bargap=0.05)
     return fig
 
@@ -236,7 +244,7 @@ def signatures(points: np.ndarray, labels: np.ndarray, anchors: np.ndarray | Non
                anchor_names: Sequence[str], axis_names: tuple[str, str],
                hover: Sequence[str] | None = None) -> go.Figure:
     """Savings signatures in 2-D, colored by DBSCAN cluster (-1 noise), anchors as stars."""
-    fig = _fig("Savings signatures of candidate partitions (PCA, 2-D)", axis_names[0],
+    fig = _fig("Savings signatures of candidate partitions", axis_names[0],
                axis_names[1], height=460)
     palette = qualitative.Plotly
     labels = np.asarray(labels)
@@ -313,5 +321,6 @@ def ep_regions(files: Sequence[Mapping[str, Any]], deepest: Mapping[str, Any] | 
         fig.add_vrect(x0=deepest["start"], x1=deepest["end"], fillcolor="#d62728", opacity=0.15,
                       line_width=0, annotation_text="deepest sub-range", annotation_position="top left")
     fig.update_xaxes(type=axis_type(ltype) if ltype != "string" else "category")
+    fig.update_yaxes(tickformat="d")
     fig.update_layout(legend=dict(orientation="h", y=-0.15))
     return fig

@@ -40,7 +40,7 @@ def sidebar_pickers(default_table: str | None = None) -> None:
             return
         if not tables:
             st.info("No table in this workspace yet. Create one with "
-                    "`layout-advisor tables create NAME PARQUET_PATH` or run `layout-advisor demo`.")
+                    "`layout-advisor table create NAME --from PARQUET_PATH` or run `layout-advisor demo`.")
             st.session_state[TABLE_KEY] = None
             return
         current = st.session_state.get(TABLE_KEY)
@@ -82,7 +82,7 @@ def require_table() -> str:
     """The selected table, or stop the page with what to do next."""
     table = selected_table()
     if not table:
-        st.info("No table selected. Create one with `layout-advisor tables create NAME PARQUET_PATH` "
+        st.info("No table selected. Create one with `layout-advisor table create NAME --from PARQUET_PATH` "
                 "or build the demo table with `layout-advisor demo`.")
         st.stop()
     return table
@@ -132,9 +132,24 @@ def fmt_num(x: Any, digits: int = 2) -> str:
         return str(x)
 
 
-LIGHTS = {"green": "🟢", "amber": "🟠", "red": "🔴", "grey": "⚪"}
 LIGHT_WORDS = {"green": "Well clustered", "amber": "Partly clustered", "red": "Poorly clustered",
                "grey": "Unknown"}
+_LIGHT_STYLE = {"green": ("green", ":material/check_circle:"), "amber": ("orange", ":material/warning:"),
+                "red": ("red", ":material/error:"), "grey": ("gray", ":material/help:")}
+
+
+def light_badge(light: str) -> str:
+    """Markdown for a traffic-light badge (colored, with an icon; no emoji font needed)."""
+    color, icon = _LIGHT_STYLE.get(light, _LIGHT_STYLE["grey"])
+    return f":{color}-badge[{icon} {LIGHT_WORDS.get(light, light)}]"
+
+
+def verdict_reason(light: str, reason: str) -> str:
+    """The engine's reason without its leading verdict words (the badge already says them)."""
+    word = LIGHT_WORDS.get(light, "").lower()
+    if word and reason.lower().startswith(word + ": "):
+        return reason[len(word) + 2:]
+    return reason
 
 
 STATUS_BADGE = {"proposed": ":blue-badge[proposed]", "approved": ":violet-badge[approved]",

@@ -366,12 +366,15 @@ def waste_per_column(table: str, per_query: pd.DataFrame) -> pd.Series:
 
 def query_labels(frags: Sequence[Any], per_query: pd.DataFrame, limit: int = 2000) -> dict[str, str]:
     """Query id -> a label for the picker, the most wasteful queries first."""
+    from app.components import fmt_bytes
+
     waste = dict(zip(per_query["query_id"].astype(str), _col(per_query, "wasted_bytes", "bytes_wasted")))
     ranked = sorted(frags, key=lambda f: -float(waste.get(str(f.query_id), 0.0)))[:limit]
     out = {}
     for f in ranked:
         cols = ", ".join(f.predicated_columns) or "no filter"
-        out[str(f.query_id)] = f"{f.query_id} · {cols} · wastes {waste.get(str(f.query_id), 0) / 2**20:,.1f} MB"
+        out[str(f.query_id)] = (f"{f.query_id} · {cols} · wastes "
+                                f"{fmt_bytes(waste.get(str(f.query_id), 0.0))}")
     return out
 
 
@@ -454,11 +457,14 @@ def cost_table(rec: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def groups_frame(rec: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per rewrite group: layout, key columns, size, saving and the reason."""
+    from app.components import fmt_bytes
+
     rows = []
     for i, g in enumerate(rec.get("groups") or [], start=1):
         rows.append({"group": i, "layout": g["layout"], "key columns": ", ".join(g["columns"]),
                      "partitions": len(g["partitions"]),
-                     "predicted saving (bytes)": g.get("predicted_saving_bytes", 0.0),
+                     "predicted saving per window": fmt_bytes(g.get("predicted_saving_bytes", 0.0)),
                      "reason": g.get("reason", "")})
     return pd.DataFrame(rows)
 
@@ -479,14 +485,20 @@ def signature_points(rec: Mapping[str, Any]) -> tuple | None:
     for name in names:
         v = np.array([1.0 if c in name.split("+") else 0.0 for c in cols])
         anchors.append(v / np.linalg.norm(v) if v.any() else v)
-    center = sig.mean(axis=0)
-    _, sv, vt = np.linalg.svd(sig - center, full_matrices=False)
-    axes = vt[:2] if vt.shape[0] >= 2 else np.vstack([vt, np.zeros_like(vt)])
-    pts = (sig - center) @ axes.T
-    anc = (np.asarray(anchors) - center) @ axes.T if anchors else None
-    var = sv ** 2 / max(float((sv ** 2).sum()), 1e-12)
-    axis_names = (f"PC1 ({var[0] * 100:.0f} % of variance)",
-                  f"PC2 ({(var[1] if len(var) > 1 else 0) * 100:.0f} % of variance)")
+    if sig.shape[1] == 2:  # two columns: the unit vectors themselves, no projection needed
+        pts = sig
+        anc = np.asarray(anchors) if anchors else None
+        axis_names = (f"saving share of {cols[0]} (unit-vector component)",
+                      f"saving share of {cols[1]} (unit-vector component)")
+    else:
+        center = sig.mean(axis=0)
+        _, sv, vt = np.linalg.svd(sig - center, full_matrices=False)
+        axes = vt[:2] if vt.shape[0] >= 2 else np.vstack([vt, np.zeros_like(vt)])
+        pts = (sig - center) @ axes.T
+        anc = (np.asarray(anchors) - center) @ axes.T if anchors else None
+        var = sv ** 2 / max(float((sv ** 2).sum()), 1e-12)
+        axis_names = (f"PC1 of the signatures ({var[0] * 100:.0f} % of variance)",
+                      f"PC2 ({(var[1] if len(var) > 1 else 0) * 100:.0f} % of variance)")
     hover = [f"{p.rsplit('/', 1)[-1]} · anchor {a or '-'} · saving {s:.3g} CPU-s"
              for p, a, s in zip(sc.get("paths", [""] * len(sig)), sc.get("anchors", [""] * len(sig)),
                                 sc.get("saving_cpu_s", [0.0] * len(sig)))]

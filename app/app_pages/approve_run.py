@@ -17,7 +17,7 @@ table = components.require_table()
 
 approvers = services.approvers()
 if approvers:
-    actor = st.selectbox("Acting as (configured approver)", list(approvers), key="approver",
+    actor = st.columns([1, 2])[0].selectbox("Acting as (configured approver)", list(approvers), key="approver",
                          help="Approving, rejecting, running and rolling back are recorded in "
                               "the audit log under this name.")
 else:
@@ -32,7 +32,7 @@ with guard():
 st.subheader("Plans")
 if plans.empty:
     st.info("No plan for this table yet. Open **Recommendation**, preview WAIR's proposal and "
-            "press *Store as proposed plan* (or run `layout-advisor plans create "
+            "press *Store as proposed plan* (or run `layout-advisor plan create "
             f"{table}`).")
 else:
     st.dataframe(services.plans_frame(plans), hide_index=True, key="plans_table")
@@ -62,7 +62,7 @@ else:
     be = plan.get("break_even_queries")
     d.metric("Break-even", f"{be:,.0f} queries" if be is not None else "never")
     with st.expander("What will be rewritten", expanded=status in ("proposed", "approved")):
-        st.dataframe(services.groups_frame(plan), hide_index=True, key="plan_groups")
+        st.table(services.groups_frame(plan), hide_index=True)
 
     if status == "stale":
         st.error("This plan is stale: the table changed since it was proposed (its base snapshot "

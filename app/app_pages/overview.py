@@ -33,20 +33,21 @@ st.caption("Average depth = how many partitions hold a typical value (1 is perfe
            "partitions with min = max.")
 if not chosen:
     st.info("Pick at least one column above.")
-per_row = 3
+per_row = 2
 for start in range(0, len(chosen), per_row):
     cols = st.columns(per_row)
     for col_box, name in zip(cols, chosen[start:start + per_row]):
         m = by_column[name]
         light, reason = m.get("verdict", "grey"), m.get("reason", "")
         with col_box.container(border=True):
-            st.markdown(f"#### {components.LIGHTS[light]} `{name}`")
+            st.markdown(f"#### `{name}` &nbsp; {components.light_badge(light)}")
             a, b, c = st.columns(3)
             a.metric("Average depth", fmt_num(m["average_depth"]))
             b.metric("Average overlaps", fmt_num(m["average_overlaps"]))
             c.metric("Constant", f"{int(m['total_constant_partition_count']):,}"
                      f" / {int(m['total_partition_count']):,}")
-            st.markdown(f"**{components.LIGHT_WORDS.get(light, light)}** — {reason}")
+            text = components.verdict_reason(light, reason)
+            st.markdown(text[:1].upper() + text[1:])
 
 st.subheader("Depth histogram")
 hist_col = st.selectbox("Column", list(by_column),

@@ -97,7 +97,7 @@ else:
                        "saving) first falls then rises; the dashed line is the cut WAIR chose.")
 
     st.subheader("Groups")
-    st.dataframe(services.groups_frame(rec), hide_index=True, key="rec_groups")
+    st.table(services.groups_frame(rec), hide_index=True)
     st.caption("Each group is rewritten together with its own ordering (a hybrid layout): "
                "sort on one column, Hilbert over a blend, or a Qd-tree for diffuse savings.")
 

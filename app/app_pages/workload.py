@@ -52,8 +52,8 @@ left, right = st.columns(2)
 with left:
     sel = services.selectivity(per_query)
     st.plotly_chart(charts.histogram(sel * 100, "Selectivity distribution",
-                                     "estimated share of rows matched (%)", "queries (count)",
-                                     nbins=40, x_range=(0, 100)), key="workload_selectivity")
+                                     "estimated share of the table's rows matched (%)",
+                                     "queries (count)", nbins=40), key="workload_selectivity")
     st.caption("Small selectivities mean selective filters: those queries gain most from good pruning.")
 with right:
     waste = services.waste_per_column(table, per_query)
@@ -74,7 +74,7 @@ with guard():
     scan = services.fragment_scan(table, qid, sid)
 
 if frag.sql:
-    st.code(frag.sql, language="sql")
+    st.code(frag.sql, language="sql", wrap_lines=True)
 state = np.where(~scan.scanned, "pruned", np.where(scan.fully_covered, "fully covered", "boundary"))
 a, b, c, d = st.columns(4)
 a.metric("Pruned", f"{int((~scan.scanned).sum()):,}")
