@@ -24,7 +24,12 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from engine.errors import InvalidParameterError
 from engine.sim.policies import DEFAULT_POLICIES, LABELS, SIM_POLICIES, make_sim_policy, tune_dd
-from engine.sim.runner import compile_scenario, simulate_policies
+from engine.sim.runner import HISTORY_LIMIT, compile_scenario, simulate_policies
+
+#: data-driven baselines ignore the window except for their displayed saving estimate, so
+#: they get a short one (WAIR's initial window); the WAIR family gets the long history
+SHORT_HISTORY = 50
+WORKLOAD_AWARE = ("wair", "fk", "fw", "aggressive")
 from engine.workload.presets import build_scenario, list_presets, scenario_parameters
 
 if TYPE_CHECKING:
@@ -97,12 +102,13 @@ def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequ
 
             def one(policy: Any) -> "PolicyRun":
                 return simulate_policies(scenario, {"dd": policy}, settings, step, act_every,
-                                         compiled=compiled, feedback=feedback)["dd"]
+                                         history=SHORT_HISTORY, compiled=compiled, feedback=feedback)["dd"]
             runs["dd"], tuning = tune_dd(scenario, settings, budget, one)
         else:
             policy = make_sim_policy(name, scenario, policy_params.get(name))
+            history = HISTORY_LIMIT if name in WORKLOAD_AWARE else SHORT_HISTORY
             runs[name] = simulate_policies(scenario, {name: policy}, settings, step, act_every,
-                                           compiled=compiled, feedback=feedback)[name]
+                                           history=history, compiled=compiled, feedback=feedback)[name]
         done += 1
     return {n: runs[n] for n in names}, tuning
 
