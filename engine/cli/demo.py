@@ -50,9 +50,28 @@ def _generate(settings: Settings, scale: float) -> tuple[Path, Path]:
     return table_file, query_file
 
 
+DEMO_CONFIG = """# Layout Advisor workspace settings (written by `layout-advisor demo`).
+# Who may approve and run reclustering plans:
+approvers = ["dba"]
+"""
+
+
+def ensure_demo_config(settings: Settings) -> None:
+    """Give a fresh demo workspace an approver, so plans can be approved in the dashboard."""
+    from engine.config import CONFIG_FILE_NAME
+
+    path = Path(settings.home) / CONFIG_FILE_NAME
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(DEMO_CONFIG)
+        _say(f"wrote {path} (approver: dba)")
+
+
 def build_demo(settings: Settings, scale: float | None = None) -> None:
     """Create table ``lineitem`` and import its workload unless they already exist."""
     from engine import api
+
+    ensure_demo_config(settings)
 
     if scale:
         table_file, query_file = _generate(settings, scale)
