@@ -161,3 +161,24 @@ def test_parallel_footer_reading_on_executors_matches_driver(spark, tmp_path, mo
     (tmp_path / "bad.parquet").write_bytes(b"nope")
     with pytest.raises(DataFileError, match="bad.parquet"):
         footers.read_partitions(paths + [str(tmp_path / "bad.parquet")], spark=spark)
+
+
+def test_natural_order_survives_files_split_across_tasks(settings, spark, tmp_path):
+    """Tiny split size: every file is read as several splits, packed by size into tasks."""
+    src = tmp_path / "src"
+    src.mkdir()
+    t = source_table(3000, seed=11)
+    sizes = (1700, 300, 1000)  # unequal files: Spark packs splits largest first
+    start = 0
+    for k, n in enumerate(sizes):
+        pq.write_table(t.slice(start, n), src / f"batch-{k}.parquet", row_group_size=150)
+        start += n
+    old = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "4096")
+    try:
+        snap = create_table(settings, "n", str(src), target_rows=700, spark=spark)
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", old)
+    assert [p.rows for p in snap.partitions] == [700, 700, 700, 700, 200]
+    ingested = pa.concat_tables([pq.read_table(p.path) for p in snap.partitions])
+    assert ingested.column("i").to_pylist() == t.column("i").to_pylist()

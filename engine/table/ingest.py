@@ -1,14 +1,19 @@
 """Ingest CSV or Parquet into micro-partitions with Spark, and register datasets in place.
 
 Micro-partitions are cut exactly: every file holds ``target_rows`` rows, except the last.
-Spark has no stable row number, so one is built: rows are sorted by the requested key (or
-by their natural position: file path, split offset, position in the split), each sorted
-row gets its global rank from the per-task counts (``spark_partition_id`` and
-``monotonically_increasing_id`` of a persisted frame), ``bucket = rank // target_rows``,
-and the frame is range-partitioned on the bucket, sorted by rank within each task and
-written with ``maxRecordsPerFile = target_rows``. Every task then holds whole buckets in
-order, so the writer's file cuts fall exactly on bucket boundaries. The written files are
-checked (count and rows per file) before anything is published.
+Spark has no stable row number, so one is built:
+
+* natural (ingestion) order: rows are numbered by file path, split offset and position in
+  the split (``_metadata.file_path``/``file_block_start`` and, within a split, the
+  consecutive ``monotonically_increasing_id``); one small aggregation gives each split its
+  offset, no sort of the data is needed;
+* ``order_by``: rows are sorted (ties in natural order), the sorted frame is persisted, and
+  each row's rank is its task's offset plus its position in the task.
+
+Then ``bucket = rank // target_rows``; the frame is range-partitioned on the bucket, sorted
+by rank within each task and written with ``maxRecordsPerFile = target_rows``. Every task
+holds whole buckets in order, so the writer's file cuts fall exactly on bucket boundaries.
+The written files are checked (count and rows per file) before anything is published.
 
 Files are written into a fresh directory under the table's location; only then is a
 snapshot published. A failure publishes nothing and removes the directory.
@@ -169,21 +174,43 @@ def _part_key(path: str) -> tuple[int, int, str]:
     return (int(m.group(1)), int(m.group(2)), path) if m else (1 << 30, 0, path)
 
 
-def write_micro_partitions(spark: "SparkSession", df: "DataFrame", out_dir: str, target_rows: int,
-                           order_by: str | None = None, progress: Progress = _quiet,
-                           total_rows: int | None = None) -> list[str]:
-    """Write ``df`` as files of exactly ``target_rows`` rows (last one smaller), in order.
+def _ranked_natural(spark: "SparkSession", df: "DataFrame", label: str) -> tuple["DataFrame", int, Callable[[], None]]:
+    """Global row numbers in natural order without sorting the data.
 
-    ``df`` may carry ``_la_file``/``_la_block`` (natural position from :func:`read_source`).
-    Returns the written files in row order; raises ExecutionError if the result is not exact.
+    One small aggregation gives, per input split (file, block start), its first
+    ``monotonically_increasing_id`` and its row count; splits are ordered by path and
+    offset on the driver, and each row's rank is its split's offset plus its position in
+    the split. The scan is deterministic, so the ids agree between this job and the write.
     """
+    from pyspark.sql import functions as F
+
+    framed = df.withColumn("_la_mid", F.monotonically_increasing_id())
+    try:
+        splits = (framed.groupBy("_la_file", "_la_block")
+                  .agg(F.min("_la_mid").alias("lo"), F.count(F.lit(1)).alias("n")).collect())
+    except Exception as exc:  # noqa: BLE001 - malformed input surfaces when Spark reads rows
+        raise _spark_error(label, exc) from None
+    splits = sorted(splits, key=lambda r: (fs.natural_key(r["_la_file"]), r["_la_block"]))
+    rows, acc = [], 0
+    for r in splits:
+        rows.append((r["_la_file"], int(r["_la_block"]), acc - int(r["lo"])))
+        acc += int(r["n"])
+    if acc == 0:
+        return framed, 0, lambda: None
+    offsets = spark.createDataFrame(rows, "_la_file string, _la_block long, _la_shift long")
+    ranked = (framed.join(F.broadcast(offsets), ["_la_file", "_la_block"])
+              .withColumn("_la_rn", F.col("_la_mid") + F.col("_la_shift")))
+    return ranked, acc, lambda: None
+
+
+def _ranked_sorted(spark: "SparkSession", df: "DataFrame", order_by: str | None,
+                   label: str) -> tuple["DataFrame", int, Callable[[], None]]:
+    """Global row numbers after a sort on ``order_by`` (ties keep their natural order)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     data_cols = [c for c in df.columns if c not in _HELPERS]
-    keys = []
-    if order_by:
-        keys.append(F.col(_resolve_column(data_cols, order_by)).asc_nulls_first())
+    keys = [F.col(_resolve_column(data_cols, order_by)).asc_nulls_first()] if order_by else []
     framed = df.withColumn("_la_mid", F.monotonically_increasing_id())
     keys += [F.col(c) for c in ("_la_file", "_la_block") if c in df.columns] + [F.col("_la_mid")]
     ordered = (framed.orderBy(*keys)
@@ -192,39 +219,60 @@ def write_micro_partitions(spark: "SparkSession", df: "DataFrame", out_dir: str,
                .persist(StorageLevel.MEMORY_AND_DISK))
     try:
         counts = {r["_la_pid"]: r["count"] for r in ordered.groupBy("_la_pid").count().collect()}
-        n = sum(counts.values())
-        if total_rows is not None and n != total_rows:
-            raise ExecutionError(f"read {n} rows but counted {total_rows}: the source changed while reading")
+    except Exception as exc:  # noqa: BLE001
+        ordered.unpersist()
+        raise _spark_error(label, exc) from None
+    offsets, acc = {}, 0
+    for pid in sorted(counts):
+        offsets[pid] = acc
+        acc += counts[pid]
+    if acc == 0:
+        return ordered, 0, ordered.unpersist
+    offset_map = F.create_map(*[x for pid in sorted(offsets)
+                                for x in (F.lit(pid), F.lit(offsets[pid]).cast("long"))])
+    rank = (F.element_at(offset_map, F.col("_la_pid"))
+            + F.col("_la_pos") - F.shiftleft(F.col("_la_pid").cast("long"), 33))
+    return ordered.withColumn("_la_rn", rank), acc, ordered.unpersist
+
+
+def write_micro_partitions(spark: "SparkSession", df: "DataFrame", out_dir: str,
+                           target_rows: "int | Callable[[int], int]", order_by: str | None = None,
+                           progress: Progress = _quiet, label: str = "the source") -> tuple[list[str], int, int]:
+    """Write ``df`` as files of exactly ``target_rows`` rows (last one smaller), in order.
+
+    ``df`` may carry ``_la_file``/``_la_block`` (natural position from :func:`read_source`);
+    ``target_rows`` may be a function of the row count (sizing by MB). Returns (the written
+    files in row order, rows, rows per file); raises ExecutionError if the cut is not exact.
+    """
+    from pyspark.sql import functions as F
+
+    data_cols = [c for c in df.columns if c not in _HELPERS]
+    if order_by is None and "_la_file" in df.columns:
+        ranked, n, release = _ranked_natural(spark, df, label)
+    else:
+        ranked, n, release = _ranked_sorted(spark, df, order_by, label)
+    try:
         if n == 0:
-            raise DataFileError("the source has no rows")
-        buckets = math.ceil(n / target_rows)
-        offsets, acc = {}, 0
-        for pid in sorted(counts):
-            offsets[pid] = acc
-            acc += counts[pid]
-        offset_map = F.create_map(*[x for pid in sorted(offsets)
-                                    for x in (F.lit(pid), F.lit(offsets[pid]).cast("long"))])
-        rank = (F.element_at(offset_map, F.col("_la_pid"))
-                + F.col("_la_pos") - F.shiftleft(F.col("_la_pid").cast("long"), 33))
+            raise DataFileError(f"{label}: no rows")
+        rows = int(target_rows(n) if callable(target_rows) else target_rows)
+        buckets = math.ceil(n / rows)
         tasks = min(buckets, max(spark.sparkContext.defaultParallelism * 4, 64))
-        progress(f"writing {n:,} rows as {buckets:,} micro-partitions of {target_rows:,} rows")
-        out = (ordered.withColumn("_la_rn", rank)
-               .withColumn("_la_bucket", F.floor(F.col("_la_rn") / F.lit(target_rows)).cast("long"))
+        progress(f"writing {n:,} rows as {buckets:,} micro-partitions of {rows:,} rows")
+        out = (ranked.withColumn("_la_bucket", F.floor(F.col("_la_rn") / F.lit(rows)).cast("long"))
                .repartitionByRange(tasks, "_la_bucket")
                .sortWithinPartitions("_la_rn")
                .select(*data_cols))
         spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-        out.write.mode("append").option("maxRecordsPerFile", target_rows).parquet(out_dir)
+        out.write.mode("append").option("maxRecordsPerFile", rows).parquet(out_dir)
     finally:
-        ordered.unpersist()
+        release()
     for junk in fs.list_files(out_dir, include_hidden=True):
-        name = os.path.basename(junk)
-        if name.startswith(("_", ".")):
+        if os.path.basename(junk).startswith(("_", ".")):
             fs.delete_file(junk)
     files = sorted((f for f in fs.list_files(out_dir) if f.endswith(".parquet")), key=_part_key)
     if len(files) != buckets:
         raise ExecutionError(f"expected {buckets} files in {out_dir}, Spark wrote {len(files)}")
-    return files
+    return files, n, rows
 
 
 def _verify_counts(partitions: Sequence[Partition], target_rows: int, total: int) -> None:
@@ -275,12 +323,10 @@ def create_table(settings: Settings, name: str, source: str, order_by: str | Non
         df = read_source(spark, source, kind, files)
         if order_by:
             order_by = _resolve_column([c for c in df.columns if not c.startswith("_la_")], order_by)
-        total = _count(df, source)
-        if total == 0:
-            raise DataFileError(f"{source}: no rows")
-        rows = resolve_target_rows(settings, target_rows, target_mb, df, total)
         out_dir = store.new_data_dir(name, "create")
-        written = write_micro_partitions(spark, df, out_dir, rows, order_by, progress, total)
+        written, total, rows = write_micro_partitions(
+            spark, df, out_dir, lambda n: resolve_target_rows(settings, target_rows, target_mb, df, n),
+            order_by, progress, source)
         progress(f"reading the footers of {len(written)} files")
         schema, parts = footers.read_partitions(written, spark=spark)
         _verify_counts(parts, rows, total)
@@ -295,13 +341,6 @@ def create_table(settings: Settings, name: str, source: str, order_by: str | Non
     except BaseException:
         _cleanup(store, name, out_dir)
         raise
-
-
-def _count(df: "DataFrame", source: str) -> int:
-    try:
-        return int(df.count())
-    except Exception as exc:  # noqa: BLE001 - malformed input surfaces when Spark reads rows
-        raise _spark_error(source, exc) from None
 
 
 def append_batch(settings: Settings, name: str, source_or_dataframe: "str | DataFrame",
@@ -340,13 +379,10 @@ def append_batch(settings: Settings, name: str, source_or_dataframe: "str | Data
 
     df = df.select(*[F.col(c).alias(w) for c, w in zip(picked, base.schema.names)],
                    *[c for c in ("_la_file", "_la_block") if c in df.columns])
-    total = _count(df, label)
-    if total == 0:
-        raise DataFileError(f"{label}: no rows")
     rows = int(target_rows or info.target_rows or settings.target_rows)
     out_dir = store.new_data_dir(name, "append")
     try:
-        written = write_micro_partitions(spark, df, out_dir, rows, order_by, progress, total)
+        written, total, rows = write_micro_partitions(spark, df, out_dir, rows, order_by, progress, label)
         _, parts = footers.read_partitions(written, schema=base.schema, spark=spark,
                                            first_seq=store.next_seq(name))
         _verify_counts(parts, rows, total)
