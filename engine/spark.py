@@ -46,6 +46,8 @@ def get_spark(settings: Settings, app_name: str = "layout-advisor") -> "SparkSes
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.driver.host", os.environ["SPARK_LOCAL_IP"])
             .config("spark.sql.parquet.compression.codec", "snappy")
+            # INT96 timestamps carry no Parquet statistics: write microseconds so zonemaps work
+            .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
         )
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")

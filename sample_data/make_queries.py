@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(HERE / "lineitem.parquet"),
+    parser.add_argument("--data", "--table-file", dest="data", default=str(HERE / "lineitem.parquet"),
                         help="lineitem Parquet whose date ranges the queries should fit")
     parser.add_argument("--count", type=int, default=tpch.DEMO_QUERIES)
     parser.add_argument("--seed", type=int, default=7)
