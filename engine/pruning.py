@@ -86,74 +86,133 @@ def _encoded_bounds(ltype: str, rng: "Range") -> tuple[Any, bool, Any, bool]:
     return lo, bool(rng.min_inclusive), hi, bool(rng.max_inclusive)
 
 
-def _string_ranks(zonemaps: "ZoneMaps", column: str) -> np.ndarray:
-    """Sorted distinct endpoints of a string column, cached on the ZoneMaps object."""
-    cache = zonemaps.__dict__.setdefault("_pruning_rank_cache", {})
-    if column not in cache:
-        czm = zonemaps.columns[column]
-        ok = np.asarray(czm.valid, dtype=bool)
-        cache[column] = np.unique(np.concatenate([czm.lo[ok], czm.hi[ok]]))
-    return cache[column]
+@dataclass(frozen=True)
+class _Prepared:
+    """Per-column arrays that do not depend on the query, computed once per ZoneMaps.
+
+    Every type is brought to one of two shapes: *discrete* coordinates (ints, dates,
+    timestamps, bools as encoded; strings as ranks among the column's distinct endpoints),
+    where a range becomes inclusive integer bounds, or *continuous* ones (floats,
+    decimals). ``lo``/``hi`` are filled with 0 where unknown so arithmetic stays finite.
+    """
+
+    kind: str  # "discrete" | "continuous"
+    lo: np.ndarray
+    hi: np.ndarray
+    inv_width: np.ndarray  # 1 / (points or length in the range); 0 where unknown/constant
+    frac_floor: np.ndarray  # 1.0 where unknown (no information) or constant (continuous)
+    valid: np.ndarray | None  # known bounds (None when all are known)
+    unknown_might: np.ndarray | None  # unknown bounds, not all NULL: might match
+    no_nulls: np.ndarray  # known bounds, rows > 0, no NULLs: can be fully covered
+    nonnull_share: np.ndarray | None  # share of non-NULL rows where some are NULL
+    ranks: np.ndarray | None  # strings: sorted distinct endpoints
+    finite: bool
+
+
+def _prepared(zonemaps: "ZoneMaps", column: str) -> _Prepared:
+    cache = zonemaps.__dict__.setdefault("_pruning_cache", {})
+    if column in cache:
+        return cache[column]
+    czm = zonemaps.columns[column]
+    valid = np.asarray(czm.valid, dtype=bool)
+    rows = np.asarray(zonemaps.rows, dtype=np.int64)
+    nulls = np.asarray(czm.null_count, dtype=np.int64)
+    all_null = (nulls >= 0) & (nulls >= rows)
+    unknown_might = ~valid & ~all_null
+    no_nulls = valid & (nulls <= 0) & (rows > 0)
+    some_null = (nulls > 0) & (rows > 0)
+    share = (np.where(some_null, 1.0 - np.minimum(nulls, rows) / np.maximum(rows, 1), 1.0)
+             if some_null.any() else None)
+    ranks = None
+    if czm.ltype == "string":
+        ranks = np.unique(np.concatenate([czm.lo[valid], czm.hi[valid]]))
+        lo = np.where(valid, np.searchsorted(ranks, czm.lo), 0).astype(np.float64)
+        hi = np.where(valid, np.searchsorted(ranks, czm.hi), 0).astype(np.float64)
+        kind = "discrete"
+    else:
+        lo = np.where(valid, czm.lo, 0.0).astype(np.float64)
+        hi = np.where(valid, czm.hi, 0.0).astype(np.float64)
+        kind = "discrete" if czm.ltype in DISCRETE_TYPES else "continuous"
+    finite = bool(np.isfinite(lo).all() and np.isfinite(hi).all())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "discrete":
+            inv = np.where(valid, 1.0 / (hi - lo + 1.0), 0.0)
+            floor = np.where(valid, 0.0, 1.0)
+        else:
+            width = hi - lo
+            inv = np.where(valid & (width > 0), 1.0 / width, 0.0)
+            floor = np.where(valid & (width > 0), 0.0, 1.0)
+    prep = _Prepared(kind, lo, hi, inv, floor, None if valid.all() else valid,
+                     unknown_might if unknown_might.any() else None,
+                     no_nulls, share, ranks, finite)
+    cache[column] = prep
+    return prep
 
 
 def _column_test(zonemaps: "ZoneMaps", column: str, rng: "Range"
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(might, covered, fraction) of one range on one column, per partition."""
+    """(might, covered, fraction) of one range on one column, per partition; the fraction
+    is meaningful only where ``might`` holds (the caller masks it)."""
     n = len(zonemaps)
     if column not in zonemaps.columns:
         return np.ones(n, bool), np.zeros(n, bool), np.ones(n)
-    czm = zonemaps.columns[column]
-    ltype = czm.ltype
-    valid = np.asarray(czm.valid, dtype=bool)
+    ltype = zonemaps.columns[column].ltype
+    prep = _prepared(zonemaps, column)
     a, a_inc, b, b_inc = _encoded_bounds(ltype, rng)
-    lo, hi = czm.lo, czm.hi
     if isinstance(a, float) and np.isnan(a):
         a = None
     if isinstance(b, float) and np.isnan(b):
         b = None
-    with np.errstate(invalid="ignore"):
-        below = np.zeros(n, bool) if a is None else ((hi < a) | ((hi == a) & (not a_inc)))
-        above = np.zeros(n, bool) if b is None else ((lo > b) | ((lo == b) & (not b_inc)))
-        inside_lo = np.ones(n, bool) if a is None else ((lo > a) | ((lo == a) & a_inc))
-        inside_hi = np.ones(n, bool) if b is None else ((hi < b) | ((hi == b) & b_inc))
     if a is not None and b is not None and (a > b or (a == b and not (a_inc and b_inc))):
-        return np.zeros(n, bool), np.zeros(n, bool), np.zeros(n)  # empty range
-    rows = zonemaps.rows
-    nulls = np.asarray(czm.null_count, dtype=np.int64)
-    all_null = (nulls >= 0) & (nulls >= rows)
-    nonnull_share = np.where((nulls > 0) & (rows > 0),
-                             1.0 - np.minimum(nulls, rows) / np.maximum(rows, 1), 1.0)
-    might = (~valid | (~below & ~above)) & ~all_null
-    covered = valid & inside_lo & inside_hi & (nulls <= 0) & (rows > 0)
-    frac = np.ones(n)
-    v = np.flatnonzero(valid & might)
-    if len(v):
-        vl, vh = lo[v], hi[v]
-        if ltype == "string":
-            ranks = _string_ranks(zonemaps, column)
-            rl = np.searchsorted(ranks, vl, side="left")
-            rh = np.searchsorted(ranks, vh, side="left")
-            ra = -1 if a is None else np.searchsorted(ranks, a, side="left" if a_inc else "right")
-            rb = len(ranks) if b is None else (
-                np.searchsorted(ranks, b, side="right" if b_inc else "left") - 1)
-            count = np.minimum(rh, rb) - np.maximum(rl, ra) + 1
-            share = count / (rh - rl + 1)
-        elif ltype in DISCRETE_TYPES:
-            fa = -np.inf if a is None else (np.ceil(a) if a_inc else np.floor(a) + 1)
-            fb = np.inf if b is None else (np.floor(b) if b_inc else np.ceil(b) - 1)
-            count = np.minimum(vh, fb) - np.maximum(vl, fa) + 1
-            share = count / (vh - vl + 1)
-            might[v[count <= 0]] = False  # no integer point of the range in [min, max]
+        return np.zeros(n, bool), np.zeros(n, bool), np.zeros(n)  # an empty range
+    lo, hi = prep.lo, prep.hi
+    if prep.kind == "discrete":
+        # inclusive integer bounds: first and last point of the range
+        if prep.ranks is not None:
+            fa = -np.inf if a is None else float(
+                np.searchsorted(prep.ranks, a, side="left" if a_inc else "right"))
+            fb = np.inf if b is None else float(
+                np.searchsorted(prep.ranks, b, side="right" if b_inc else "left") - 1)
         else:
-            fa = -np.inf if a is None else a
-            fb = np.inf if b is None else b
-            width = vh - vl
-            inter = np.minimum(vh, fb) - np.maximum(vl, fa)
-            share = np.where(width > 0, inter / np.where(width > 0, width, 1.0), 1.0)
-        frac[v] = np.clip(share, 0.0, 1.0)
-    frac = frac * nonnull_share
-    frac[~might] = 0.0
-    return might, covered & might, frac
+            fa = -np.inf if a is None else (np.ceil(a) if a_inc else np.floor(a) + 1.0)
+            fb = np.inf if b is None else (np.floor(b) if b_inc else np.ceil(b) - 1.0)
+        if fa > fb:
+            return np.zeros(n, bool), np.zeros(n, bool), np.zeros(n)
+        might = (hi >= fa) & (lo <= fb)
+        covered = (lo >= fa) & (hi <= fb)
+        inter = np.minimum(hi, fb) - np.maximum(lo, fa) + 1.0
+    else:
+        fa = -np.inf if a is None else float(a)
+        fb = np.inf if b is None else float(b)
+        might = (hi > fa if not a_inc else hi >= fa) & (lo < fb if not b_inc else lo <= fb)
+        covered = (lo > fa if not a_inc else lo >= fa) & (hi < fb if not b_inc else hi <= fb)
+        inter = np.minimum(hi, fb) - np.maximum(lo, fa)
+    covered &= prep.no_nulls
+    if prep.valid is not None:  # filled bounds of unknown partitions mean nothing
+        might &= prep.valid
+        if prep.unknown_might is not None:
+            might |= prep.unknown_might
+    with np.errstate(invalid="ignore"):
+        frac = np.clip(inter * prep.inv_width, 0.0, 1.0)
+    frac += prep.frac_floor
+    if not prep.finite:
+        frac = np.nan_to_num(frac, nan=1.0)
+    np.minimum(frac, 1.0, out=frac)
+    if prep.nonnull_share is not None:
+        frac *= prep.nonnull_share
+    return might, covered, frac
+
+
+def _read_bytes(zonemaps: "ZoneMaps", columns: tuple[str, ...]) -> np.ndarray:
+    """``zonemaps.read_bytes(columns)`` cached per column set (callers must not mutate)."""
+    cache = zonemaps.__dict__.setdefault("_pruning_read_bytes", {})
+    key = tuple(sorted(columns))
+    if key not in cache:
+        if len(cache) > 256:
+            cache.clear()
+        cache[key] = zonemaps.read_bytes(list(key) or None)
+        cache[key].setflags(write=False)
+    return cache[key]
 
 
 def analyze_fragment(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> FragmentScan:
@@ -165,27 +224,31 @@ def analyze_fragment(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> Fragment
     """
     n = len(zonemaps)
     predicated = fragment.predicated_columns
-    wanted = list(dict.fromkeys([*fragment.columns, *predicated]))
-    read = zonemaps.read_bytes(wanted or None)
+    read = _read_bytes(zonemaps, tuple(dict.fromkeys([*fragment.columns, *predicated])))
     if not fragment.boxes:
         ones = np.ones(n, bool)
         return FragmentScan(fragment.query_id, ones, ones.copy(), np.ones(n), read, predicated)
-    scanned = np.zeros(n, bool)
-    covered = np.zeros(n, bool)
-    util = np.zeros(n)
+    scanned = covered = util = None
     for box in fragment.boxes:
-        b_might = np.ones(n, bool)
-        b_cov = np.ones(n, bool)
-        b_frac = np.ones(n)
+        b_might = b_cov = b_frac = None
         for column, rng in box.items():
             might, cov, frac = _column_test(zonemaps, column, rng)
-            b_might &= might
-            b_cov &= cov
-            b_frac *= frac
-        scanned |= b_might
-        covered |= b_cov & b_might
-        util += np.where(b_might, b_frac, 0.0)
-    util = np.where(covered, 1.0, np.where(scanned, np.minimum(util, 1.0), 0.0))
+            if b_might is None:
+                b_might, b_cov, b_frac = might, cov, frac
+            else:
+                b_might = b_might & might
+                b_cov = b_cov & cov
+                b_frac = b_frac * frac
+        if b_might is None:  # an empty box: no constraint, every row matches
+            b_might, b_cov, b_frac = np.ones(n, bool), np.ones(n, bool), np.ones(n)
+        b_util = np.where(b_might, b_frac, 0.0)
+        if scanned is None:
+            scanned, covered, util = b_might, b_cov & b_might, b_util
+        else:
+            scanned = scanned | b_might
+            covered = covered | (b_cov & b_might)
+            util = np.minimum(util + b_util, 1.0)
+    util[covered] = 1.0
     return FragmentScan(fragment.query_id, scanned, covered, util, read, predicated)
 
 
