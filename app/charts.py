@@ -324,3 +324,12 @@ def ep_regions(files: Sequence[Mapping[str, Any]], deepest: Mapping[str, Any] | 
     fig.update_yaxes(tickformat="d")
     fig.update_layout(legend=dict(orientation="h", y=-0.15))
     return fig
+
+
+def mark_periods(fig: go.Figure, starts: Sequence[tuple[float, str]]) -> go.Figure:
+    """Dotted vertical lines at the first batch of each period, labelled P1, P2, ..."""
+    for x, label in starts:
+        fig.add_vline(x=x - 0.5, line_color="#9e9e9e", line_dash="dot", line_width=1,
+                      annotation_text=label, annotation_position="top left",
+                      annotation_font_color="#616161")
+    return fig

@@ -672,54 +672,66 @@ def start_run(plan_id: int, actor: str) -> PlanRun:
 # --------------------------------------------------------------------------- simulator
 
 def simulator_ready() -> bool:
-    return has("simulate") and has("list_presets")
+    return has("simulate") and has("list_presets") and has("scenario_parameters")
 
 
-def presets_frame() -> pd.DataFrame:
-    rows = [p if isinstance(p, Mapping) else {"name": str(p)} for p in _fn("list_presets")()]
-    return pd.DataFrame(rows)
+def presets() -> list[dict[str, Any]]:
+    """``[{"name", "description", "default_rows"}]``."""
+    return [dict(p) for p in _fn("list_presets")()]
 
 
-def scenario_schema() -> dict[str, Any]:
-    """Default scenario values (the engine's, when it publishes them)."""
-    if has("scenario_defaults"):
-        return dict(_fn("scenario_defaults")())
-    return {}
+def scenario_parameters(preset: str) -> list[dict[str, Any]]:
+    """The what-if form schema of a preset: name, kind, default, choices, min/max, help."""
+    return [dict(p) for p in _fn("scenario_parameters")(preset)]
 
 
-def simulator_policies() -> list[str]:
-    if has("simulator_policies"):
-        return list(_fn("simulator_policies")())
-    return ["wair", "nr", "dd", "qd"]
+def simulator_policies() -> dict[str, str]:
+    """Policy name -> display label."""
+    return {p["name"]: p["label"] for p in _fn("simulation_policies")()}
 
 
 def simulate(preset: str, rows: int, policies: Sequence[str], seed: int,
-             overrides: Mapping[str, Any], progress: Callable[..., Any] | None = None) -> Any:
+             overrides: Mapping[str, Any], progress: Callable[..., Any] | None = None) -> dict[str, Any]:
     """Run the what-if simulator (not cached: the page keeps its result in session state)."""
-    return _fn("simulate")(settings(), preset=preset, rows=rows, policies=list(policies),
-                           seed=seed, overrides=dict(overrides), progress=progress)
+    return dict(_fn("simulate")(settings(), preset=preset, rows=int(rows), policies=list(policies),
+                                seed=int(seed), overrides=dict(overrides), progress=progress))
 
 
 def simulation_frames(result: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """Per-batch rows (policy, batch, query, recluster, pruning_rate), cumulative sums, summary."""
+    """Per-batch rows, cumulative CPU-seconds split into query and reclustering cost (over the
+    measured batches, as the totals), and one summary row per policy."""
     rows = []
-    for policy, res in result.items():
-        batches = res.get("batches") or list(range(len(res.get("query_cost", []))))
-        for i, b in enumerate(batches):
-            rows.append({"policy": policy, "batch": b,
-                         "query_cost": float(res["query_cost"][i]),
-                         "recluster_cost": float(res["recluster_cost"][i]),
-                         "pruning_rate": float(res["pruning_rate"][i])})
+    for name, res in (result.get("policies") or {}).items():
+        for b in res.get("batches") or []:
+            rows.append({"policy": res.get("label", name), "batch": int(b["index"]) + 1,
+                         "period": b["period"], "measured": bool(b["measured"]),
+                         "query": float(b["query_cpu_seconds"]),
+                         "recluster": float(b["recluster_cpu_seconds"]),
+                         "pruning_rate": float(b["pruning_rate"]),
+                         "partitions_rewritten": int(b.get("partitions_rewritten") or 0)})
     per = pd.DataFrame(rows)
-    cum = per.copy()
-    cum["query"] = per.groupby("policy")["query_cost"].cumsum()
-    cum["recluster"] = per.groupby("policy")["recluster_cost"].cumsum()
-    cum["total"] = cum["query"] + cum["recluster"]
-    summary = per.groupby("policy").agg(query_cost=("query_cost", "sum"),
-                                        recluster_cost=("recluster_cost", "sum"),
-                                        mean_pruning_rate=("pruning_rate", "mean")).reset_index()
-    summary["total_cost"] = summary["query_cost"] + summary["recluster_cost"]
-    return {"per_batch": per, "cumulative": cum, "summary": summary.sort_values("total_cost")}
+    cum = per[per["measured"]].copy() if not per.empty else per
+    if not cum.empty:
+        cum["query"] = cum.groupby("policy")["query"].cumsum()
+        cum["recluster"] = cum.groupby("policy")["recluster"].cumsum()
+        cum["total"] = cum["query"] + cum["recluster"]
+    comp = result.get("comparison") or {}
+    summary = []
+    for name, res in (result.get("policies") or {}).items():
+        c = comp.get(name, {})
+        summary.append({
+            "policy": res.get("label", name),
+            "query CPU-s": res["query_cpu_seconds"], "reclustering CPU-s": res["recluster_cpu_seconds"],
+            "total CPU-s": res["cpu_seconds"], "money ($)": res["money"],
+            "mean pruning rate (%)": 100 * float(res["pruning_rate"]),
+            "partitions rewritten": res["partitions_rewritten"],
+            "total cost vs NR (%)": (None if c.get("cpu_reduction_vs_nr") is None
+                                     else -100 * float(c["cpu_reduction_vs_nr"])),
+        })
+    frame = pd.DataFrame(summary)
+    if not frame.empty:
+        frame = frame.sort_values("total CPU-s").reset_index(drop=True)
+    return {"per_batch": per, "cumulative": cum, "summary": frame}
 
 
 def clear_caches() -> None:

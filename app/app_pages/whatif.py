@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from app import charts, components, services
+from app import charts, services
 from app.components import guard
 
+# small defaults so a run answers in seconds; the form changes them
+QUICK = {"rows": 200_000, "periods": 4, "batches_per_period": 4, "recluster_start": 2}
+
 st.title("What-if")
-st.caption("Replays a generated workload against an in-memory copy of a table's metadata under "
-           "several policies, batch by batch, and adds up what queries and reclustering cost.")
+st.caption("Replays a generated table and workload batch by batch under several reclustering "
+           "policies, in memory, and adds up what the queries and the reclustering cost "
+           "(WAIR section 6). Nothing in the workspace changes.")
 
 if not services.simulator_ready():
     st.info("The simulator is not part of this build yet, so this page has nothing to show. "
@@ -19,78 +21,116 @@ if not services.simulator_ready():
     st.stop()
 
 with guard():
-    presets = services.presets_frame()
-    schema = services.scenario_schema()
+    presets = services.presets()
+    policy_labels = services.simulator_policies()
+names = [p["name"] for p in presets]
+preset = st.selectbox("Preset", names, key="wi_preset",
+                      format_func=lambda n: next(f"{p['name']}: {p['description']}"
+                                                 for p in presets if p["name"] == n))
+with guard():
+    schema = services.scenario_parameters(preset)
 
+values: dict[str, object] = {}
 with st.form("whatif_form"):
-    st.markdown("**Scenario**")
-    c1, c2, c3, c4 = st.columns(4)
-    preset = c1.selectbox("Preset", list(presets["name"]), key="wi_preset",
-                          help="A starting scenario; the fields below override it.")
-    rows = c2.number_input("Rows in the simulated table", min_value=10_000, max_value=100_000_000,
-                           step=100_000, value=int(schema.get("rows", 1_000_000)), key="wi_rows")
-    periods = c3.number_input("Periods", min_value=1, max_value=50,
-                              value=int(schema.get("periods", 4)), key="wi_periods")
-    batches = c4.number_input("Batches per period", min_value=1, max_value=500,
-                              value=int(schema.get("batches", 10)), key="wi_batches")
-    c5, c6, c7, c8 = st.columns(4)
-    shift = c5.slider("Shifting rate", 0.0, 1.0, float(schema.get("shifting_rate", 0.1)),
-                      key="wi_shift", help="How fast the hot range moves between batches.")
-    dist = c6.selectbox("Predicate distribution", ["uniform", "gaussian", "zipf"],
-                        index=["uniform", "gaussian", "zipf"].index(schema.get("distribution", "uniform"))
-                        if schema.get("distribution", "uniform") in ("uniform", "gaussian", "zipf") else 0,
-                        key="wi_dist")
-    selectivity = c7.number_input("Selectivity (share of rows)", min_value=0.0001, max_value=1.0,
-                                  value=float(schema.get("selectivity", 0.01)), format="%.4f",
-                                  key="wi_sel")
-    start = c8.number_input("Reclustering starts at batch", min_value=0, max_value=10_000,
-                            value=int(schema.get("recluster_start", 0)), key="wi_start")
-    c9, c10, c11 = st.columns([2, 1, 1])
-    switch = c9.text_input("Switch the predicate column to (optional)",
-                           value=str(schema.get("switch_column") or ""), key="wi_switch",
-                           help="e.g. l_commitdate: from the second period on, queries filter on it.")
-    seed = c10.number_input("Seed", min_value=0, value=int(schema.get("seed", 7)), key="wi_seed")
-    policies = c11.multiselect("Policies", services.simulator_policies(),
-                               default=services.simulator_policies()[:4], key="wi_policies")
-    go = st.form_submit_button("Run simulation", type="primary")
+    st.markdown("**Scenario** (defaults are small so a run takes seconds)")
+    fields = [f for f in schema if f["name"] != "preset"]
+    cols = st.columns(4)
+    for i, f in enumerate(fields):
+        box = cols[i % 4]
+        name, kind, default = f["name"], f["kind"], QUICK.get(f["name"], f.get("default"))
+        label = name.replace("_", " ").capitalize()
+        key = f"wi_{preset}_{name}"
+        if kind == "int":
+            values[name] = box.number_input(label, value=int(default), min_value=f.get("min"),
+                                            step=1, help=f.get("help"), key=key)
+        elif kind == "float":
+            values[name] = box.number_input(
+                label + (" (empty: preset's)" if default is None else ""),
+                value=None if default is None else float(default), min_value=f.get("min"),
+                max_value=f.get("max"), help=f.get("help"), key=key, format="%.3f")
+        elif kind == "bool":
+            values[name] = box.checkbox(label, value=bool(default), help=f.get("help"), key=key)
+        elif kind == "choice":
+            choices = list(f.get("choices") or [])
+            values[name] = box.selectbox(label, choices, index=choices.index(default)
+                                         if default in choices else 0, help=f.get("help"), key=key)
+    default_pols = [p for p in ("nr", "qd", "dd", "wair", "oracle") if p in policy_labels]
+    policies = st.multiselect("Policies", list(policy_labels), default=default_pols,
+                              format_func=lambda n: policy_labels[n], key="wi_policies",
+                              help="NR never reclusters; Oracle is a lower bound (sorted for free).")
+    go_run = st.form_submit_button("Run simulation", type="primary")
 
-if go:
+if go_run:
     if not policies:
         st.error("Choose at least one policy.")
         st.stop()
-    overrides = {"periods": int(periods), "batches": int(batches), "shifting_rate": float(shift),
-                 "distribution": dist, "selectivity": float(selectivity),
-                 "recluster_start": int(start), "switch_column": switch.strip() or None}
+    rows, seed = int(values.pop("rows")), int(values.pop("seed", 0))
+    overrides = {k: v for k, v in values.items() if v is not None}
     bar = st.progress(0.0, text="simulating")
 
-    def progress(fraction: float, message: str = "", *_: object) -> None:
-        bar.progress(min(1.0, max(0.0, float(fraction))), text=message or "simulating")
+    def progress(info) -> None:
+        done = info.get("policy_index", 0) + info.get("batch", 0) / max(info.get("batches", 1), 1)
+        frac = min(1.0, done / max(info.get("policies", 1), 1))
+        bar.progress(frac, text=f"{policy_labels.get(info.get('policy'), info.get('policy'))}: "
+                                f"batch {info.get('batch')} of {info.get('batches')}")
 
     with guard():
-        result = services.simulate(preset, int(rows), policies, int(seed), overrides, progress)
-    bar.progress(1.0, text="done")
+        result = services.simulate(preset, rows, policies, seed, overrides, progress)
+    bar.progress(1.0, text=f"done in {result.get('seconds', 0):.1f} s")
     st.session_state["whatif_result"] = result
 
 result = st.session_state.get("whatif_result")
 if result is None:
-    st.info("Set up a scenario and press **Run simulation**.")
+    st.info("Set up a scenario and press **Run simulation**. Try the TPC-H preset with the "
+            "predicate switch on: the workload moves to `l_commitdate`, WAIR adapts, QD does not.")
     st.stop()
 
+scenario = result.get("scenario") or {}
+periods = scenario.get("periods") or []
+st.caption(f"Scenario: {result.get('preset')}, {result.get('rows'):,} rows, "
+           f"{scenario.get('batches')} batches, {scenario.get('queries'):,} queries. Periods: "
+           + "; ".join(f"P{p['period']} {p['predicate']}" + ("" if p.get("recluster") else " (no reclustering)")
+                       for p in periods))
 frames = services.simulation_frames(result)
-cum = frames["cumulative"]
-st.plotly_chart(charts.lines({f"{p} · {part}": (g["batch"], g[part]) for p, g in cum.groupby("policy")
-                              for part in ("query", "total")},
-                             "Cumulative cost per policy (query + reclustering)", "batch",
-                             "cumulative cost (CPU-seconds)",
-                             dash={f"{p} · query": "dot" for p in cum["policy"].unique()}),
-                key="whatif_cumulative")
-st.caption("Solid lines are total cost (queries + reclustering), dotted ones the query part "
-           "alone; the gap between them is what reclustering cost. Lower is better.")
-st.plotly_chart(charts.lines({p: (g["batch"], g["pruning_rate"] * 100)
-                              for p, g in frames["per_batch"].groupby("policy")},
-                             "Pruning rate per batch", "batch", "partitions pruned (%)"),
-                key="whatif_pruning")
-st.caption("The share of partitions a batch's queries skip; a policy that adapts recovers "
-           "after the workload shifts.")
+cum, per = frames["cumulative"], frames["per_batch"]
+starts, first = [], 1
+for p in periods:
+    starts.append((first, f"P{p['period']}"))
+    first += int(p["batches"])
+
+series, dash = {}, {}
+for name, g in cum.groupby("policy", sort=False):
+    series[f"{name} total"] = (g["batch"], g["total"])
+    series[f"{name} queries only"] = (g["batch"], g["query"])
+    dash[f"{name} queries only"] = "dot"
+fig = charts.lines(series, "Cumulative cost per policy: queries + reclustering", "batch",
+                   "cumulative cost (CPU-seconds)", dash=dash, height=460)
+charts.mark_periods(fig, starts)
+st.plotly_chart(fig, key="whatif_cumulative")
+st.caption("Solid: total cost (queries + reclustering); dotted: the query part alone, so the "
+           "gap is what reclustering cost. Counted from the first reclustering period. Lower is better.")
+
+left, right = st.columns(2)
+with left:
+    summ = frames["summary"]
+    st.plotly_chart(charts.stacked_cost(list(summ["policy"]), list(summ["query CPU-s"]),
+                                        list(summ["reclustering CPU-s"]), "CPU-seconds",
+                                        "Total cost per policy"), key="whatif_totals")
+    st.caption("The same totals as bars: blue is query cost, orange reclustering cost.")
+with right:
+    fig = charts.lines({name: (g["batch"], g["pruning_rate"] * 100)
+                        for name, g in per.groupby("policy", sort=False)},
+                       "Pruning rate per batch", "batch", "partitions pruned (%)")
+    charts.mark_periods(fig, starts)
+    st.plotly_chart(fig, key="whatif_pruning")
+    st.caption("The share of partitions a batch's queries skip; a policy that adapts recovers "
+               "after the workload shifts.")
+
 st.subheader("Summary")
-st.dataframe(frames["summary"], hide_index=True, key="whatif_summary")
+st.dataframe(frames["summary"], hide_index=True, key="whatif_summary",
+             column_config={c: st.column_config.NumberColumn(format="%.3f")
+                            for c in ("query CPU-s", "reclustering CPU-s", "total CPU-s")}
+             | {"money ($)": st.column_config.NumberColumn(format="%.6f"),
+                "mean pruning rate (%)": st.column_config.NumberColumn(format="%.1f"),
+                "total cost vs NR (%)": st.column_config.NumberColumn(format="%+.1f")})
+st.caption("Total cost vs NR: negative means cheaper than never reclustering.")
