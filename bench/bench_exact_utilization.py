@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  ratio Spark/DuckDB: {ts / td:.2f}x (goal <= 3x: {'MET' if ts / td <= 3 else 'MISSED'}); "
               f"identical counts: {same}")
         header = ["rows", "files", "queries", "spark_s", "duckdb_s", "ratio", "identical",
-                  "spark_first_run_s", "spark_start_s", "cores", "machine"]
+                  "spark_first_run_s", "spark_start_s", "cores", "load_avg", "machine"]
         kept: list[list[str]] = []
         if RESULTS.exists():
             with RESULTS.open(newline="") as fh:
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> None:
             w.writerows(kept)
             w.writerow([args.rows, len(paths), len(frags), f"{ts:.3f}", f"{td:.3f}",
                         f"{ts / td:.2f}", same, f"{spark_times[0]:.3f}", f"{t_start:.1f}",
-                        cores, f"{platform.machine()} {platform.python_version()}"])
+                        cores, f"{os.getloadavg()[0]:.1f}", f"{platform.machine()} {platform.python_version()}"])
         print(f"wrote {RESULTS}")
         if not same:
             raise SystemExit("Spark and DuckDB counts differ")
