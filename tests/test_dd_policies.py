@@ -177,3 +177,37 @@ def test_registry_builds_both_with_their_params():
         make_policy("dd", {"max_partitions": 0})
     with pytest.raises(InvalidParameterError):
         make_policy("dd-ep", {"alpha": 1})
+
+
+@pytest.mark.parametrize("ltype", ["string", "date", "timestamp", "decimal", "float"])
+def test_both_policies_on_other_key_types(ltype):
+    """Keys of every orderable type: values of different widths (strings), dates..."""
+    import datetime as dt
+    import decimal
+
+    def conv(v):
+        return {"string": lambda x: "k" * (1 + x % 3) + f"{x:06d}",  # varying widths
+                "date": lambda x: dt.date(2000, 1, 1) + dt.timedelta(days=int(x)),
+                "timestamp": lambda x: dt.datetime(2000, 1, 1) + dt.timedelta(minutes=int(x)),
+                "decimal": lambda x: decimal.Decimal(int(x)) / 100,
+                "float": lambda x: float(x) / 3}[ltype](v)
+
+    a, _ = make_table(seed=9)
+    schema = TableSchema((("a", ltype),))
+    parts = []
+    for i, vals in enumerate(a):
+        if ltype == "string":
+            svals = sorted(conv(int(v)) for v in vals)
+            mn, mx = svals[0], svals[-1]
+        else:
+            mn, mx = conv(int(vals.min())), conv(int(vals.max()))
+        parts.append(Partition(f"/t/p{i:03d}.parquet", ROWS, 1000, {"a": ColumnStats(mn, mx, 0, 500)}, i))
+    zm = ZoneMaps.from_partitions(schema, parts)
+    dd = DDPolicy(max_partitions=8).propose(context(zm))
+    ep = DDEPPolicy(partition_threshold=12, ep_file_partitions=4).propose(context(zm))
+    assert dd is not None and len(dd.partitions) == 8 and dd.groups[0].columns == ("a",)
+    assert ep is not None and 0 < len(ep.partitions) <= 12
+    sub = ep.details["rounds"][0]["deepest_subrange"]
+    assert sub[0] is not None and sub[1] is not None
+    if ltype == "string":  # decoded bounds keep their full width
+        assert max(len(s) for s in sub[:2]) >= 7

@@ -170,7 +170,9 @@ def ep_files(zonemaps: "ZoneMaps", column: str, ep_file_partitions: int,
     g = group[idx]
     local = np.full(len(zonemaps), -1, dtype=np.int64)
     region_valid = np.zeros(n_ep, dtype=bool)
-    r_lo = np.zeros(n_ep, dtype=czm.lo.dtype) if len(czm.lo) else np.zeros(n_ep)
+    # one dtype wide enough for both bounds (numpy strings have a fixed width)
+    kind = np.result_type(czm.lo.dtype, czm.hi.dtype) if len(czm.lo) else np.float64
+    r_lo = np.zeros(n_ep, dtype=kind)
     r_hi = r_lo.copy()
     avg = np.zeros(n_ep)
     mx = np.zeros(n_ep, dtype=np.int64)
