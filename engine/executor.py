@@ -49,6 +49,8 @@ FAULT_ENV = "LA_EXECUTOR_FAULT"
 KEY_COLUMN = "__la_key"
 SAMPLE_ROWS = 100_000
 SAMPLE_SEED = 20240917
+#: keep a group's input in Spark's cache while it is written (off: one pass reads it; see bench)
+CACHE_INPUT = False
 
 ProgressFn = Callable[[Mapping[str, Any]], None]
 
@@ -68,6 +70,7 @@ class GroupResult:
     checksum: str
     seconds: float
     files: list[str] = field(default_factory=list)
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per step
 
 
 def _fault() -> str:
@@ -101,23 +104,26 @@ def remove_dir(spark: "SparkSession", directory: str) -> None:
 
 
 # -- checksums ---------------------------------------------------------------------------
+def _checksum_exprs(columns: Sequence[str]) -> list[Any]:
+    from pyspark.sql import functions as F
+
+    cols = [F.col(f"`{c}`") for c in columns]
+    return [F.count(F.lit(1)).alias("n"),
+            F.sum(F.xxhash64(*cols).cast("decimal(20,0)")).alias("h")]
+
+
+def _format_checksum(row: Mapping[str, Any]) -> tuple[int, str]:
+    return int(row["n"] or 0), str(row["h"] or 0)
+
+
 def content_checksum(df: "DataFrame") -> tuple[int, str]:
     """(row count, order-independent checksum) of a DataFrame.
 
-    The checksum is the pair (sum of xxhash64, sum of murmur3) over all rows, each hash over
-    all columns, summed as decimals so nothing overflows: the same multiset of rows gives
-    the same value whatever the order or the file split.
+    The checksum is the sum over all rows of xxhash64 of all columns, summed as a decimal
+    so nothing overflows: the same multiset of rows gives the same value whatever the
+    order or the file split, and a lost, duplicated or altered row changes it.
     """
-    from pyspark.sql import functions as F
-
-    cols = [F.col(f"`{c}`") for c in df.columns]
-    row = df.agg(
-        F.count(F.lit(1)).alias("n"),
-        F.sum(F.xxhash64(*cols).cast("decimal(20,0)")).alias("h1"),
-        F.sum(F.hash(*cols).cast("decimal(20,0)")).alias("h2"),
-    ).collect()[0]
-    n = int(row["n"])
-    return n, f"{row['h1'] or 0}:{row['h2'] or 0}"
+    return _format_checksum(df.agg(*_checksum_exprs(df.columns)).collect()[0].asDict())
 
 
 # -- orderings ---------------------------------------------------------------------------
@@ -206,9 +212,10 @@ def _output_count(rows: int, bytes_in: int, target_rows: int | None,
 def rewrite_group(spark: "SparkSession", schema: "TableSchema",
                   partitions: Sequence["Partition"], group: "PlanGroup", out_dir: str,
                   target_rows: int | None, target_bytes: int | None, index: int = 0,
-                  fault: str = "") -> GroupResult:
+                  fault: str = "", cache: bool = CACHE_INPUT) -> GroupResult:
     """Rewrite one group's files into ``out_dir`` and verify them; raises ExecutionError."""
     from pyspark import StorageLevel
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     started = time.perf_counter()
@@ -219,33 +226,55 @@ def rewrite_group(spark: "SparkSession", schema: "TableSchema",
         schema.type_of(c)  # ColumnNotFoundError names the column
     df = spark.read.parquet(*paths)
     df = df.select(*[f"`{c}`" for c in schema.names if c in df.columns])
-    df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    if cache:
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    phases: dict[str, float] = {}
+    mark = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        phases[name] = round(now - mark, 3)
+        mark = now
+
     try:
-        rows_in, checksum_in = content_checksum(df)  # also fills the cache
-        if rows_in != rows_meta:
-            raise ExecutionError(
-                f"group {index}: the input files hold {rows_in} rows but the snapshot "
-                f"says {rows_meta}; the table's metadata does not match its files")
-        n_out = _output_count(rows_in, bytes_in, target_rows, target_bytes, len(paths))
+        # The input's checksum is observed on the rows flowing from the scan into the
+        # shuffle, during the write itself (Spark's observed metrics count each row once,
+        # also with the range partitioner's sampling pass): no extra pass over the input.
+        observation = Observation(f"la_input_{index}") if rows_meta > 0 else None
+        source = df.observe(observation, *_checksum_exprs(df.columns)) if observation else df
+        n_out = _output_count(rows_meta, bytes_in, target_rows, target_bytes, len(paths))
         key_cols = [F.col(f"`{c}`") for c in group.columns]
         if group.layout == "sort":
-            to_write = df.repartitionByRange(n_out, *key_cols).sortWithinPartitions(*key_cols)
+            to_write = source.repartitionByRange(n_out, *key_cols).sortWithinPartitions(*key_cols)
         else:
-            ordering_json, dtype = _fit_ordering(df, group, schema, rows_in)
-            keyed = _with_key(df, ordering_json, dtype,
+            ordering_json, dtype = _fit_ordering(df, group, schema, rows_meta)
+            lap("fit")
+            keyed = _with_key(source, ordering_json, dtype,
                               {c: schema.type_of(c) for c in group.columns})
             to_write = (keyed.repartitionByRange(n_out, F.col(KEY_COLUMN))
                         .sortWithinPartitions(F.col(KEY_COLUMN)).drop(KEY_COLUMN))
-        if fault == "drop-row":
-            to_write = to_write.exceptAll(to_write.limit(1))
+        if fault == "drop-row":  # test hook: lose the row(s) equal to one input row
+            row_hash = F.xxhash64(*[F.col(f"`{c}`") for c in df.columns])
+            victim = df.select(row_hash.alias("h")).limit(1).collect()[0]["h"]
+            to_write = to_write.where(row_hash != F.lit(victim))
         to_write.write.mode("overwrite").parquet(out_dir)
+        lap("order_write")
+        rows_in, checksum_in = (_format_checksum(observation.get) if observation
+                                else content_checksum(df))
     finally:
-        df.unpersist()
+        if cache:
+            df.unpersist()
+    if rows_in != rows_meta:
+        raise ExecutionError(
+            f"group {index}: the input files hold {rows_in} rows but the snapshot "
+            f"says {rows_meta}; the table's metadata does not match its files")
     files = list_data_files(spark, out_dir)
     if rows_in and not files:
         raise ExecutionError(f"group {index}: Spark wrote no data files into {out_dir}")
     rows_out, checksum_out = (content_checksum(spark.read.parquet(*files)) if files
-                              else (0, "0:0"))
+                              else (0, "0"))
+    lap("checksum_out")
     if rows_out != rows_in or checksum_out != checksum_in:
         raise ExecutionError(
             f"group {index}: verification failed: input {rows_in} rows (checksum "
@@ -254,7 +283,8 @@ def rewrite_group(spark: "SparkSession", schema: "TableSchema",
     return GroupResult(index=index, layout=group.layout, columns=list(group.columns),
                        inputs=len(paths), outputs=len(files), rows=rows_in, bytes_in=bytes_in,
                        bytes_out=0, checksum=checksum_in,
-                       seconds=round(time.perf_counter() - started, 3), files=files)
+                       seconds=round(time.perf_counter() - started, 3), files=files,
+                       phases=phases)
 
 
 def _validate_groups(plan: "Plan", by_path: Mapping[str, "Partition"]) -> None:

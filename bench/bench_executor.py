@@ -1,0 +1,157 @@
+"""Executor benchmark: our verified rewrite vs a plain Spark orderBy rewrite vs DuckDB.
+
+All variants rewrite the SAME Parquet files (a lineitem-like table in ingestion order),
+sorted by ``l_shipdate``, into the same number of output files, in the same process and
+Spark session (a warm-up run first, then ``--repeat`` timed runs each; medians reported):
+
+* ``executor-sort``     engine.executor.rewrite_group, layout sort: cache, input checksum,
+                        range partition + sort + write, output checksum, footers (zonemaps);
+* ``executor-hilbert``  the same with a Hilbert key over (l_shipdate, l_commitdate) computed
+                        by a mapInArrow (Python workers);
+* ``spark-orderby``     spark.read.parquet(...).orderBy(l_shipdate).write.parquet (shuffle
+                        partitions = output files, nothing verified);
+* ``duckdb-sort``       DuckDB COPY (SELECT * ... ORDER BY l_shipdate) TO one Parquet file.
+
+Usage: ``.venv/bin/python bench/bench_executor.py --quick`` (200k rows) or
+``--rows 2000000 --rows-per-file 100000``. Writes bench/results/executor.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+RESULTS = Path(__file__).resolve().parent / "results" / "executor.csv"
+
+
+def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
+    import pyarrow.parquet as pq
+
+    from plan_helpers import lineitem_arrow
+
+    data = lineitem_arrow(rows, seed=5)
+    root.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(0, rows, rows_per_file):
+        path = root / f"part-{i // rows_per_file:05d}.parquet"
+        pq.write_table(data.slice(i, rows_per_file), path)
+        paths.append(str(path))
+    return paths
+
+
+def run_executor(spark, schema, parts, layout, columns, out: str, rows_per_file: int) -> None:
+    from engine.executor import rewrite_group
+    from engine.policy.base import PlanGroup
+    from engine.table.footers import read_partitions
+
+    group = PlanGroup(tuple(p.path for p in parts), layout, tuple(columns))
+    result = rewrite_group(spark, schema, parts, group, out, rows_per_file, None)
+    read_partitions(result.files, schema=schema, spark=spark)
+
+
+def run_orderby(spark, paths, n_out: int, out: str) -> None:
+    old = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(n_out))
+    try:
+        spark.read.parquet(*paths).orderBy("l_shipdate").write.mode("overwrite").parquet(out)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", old)
+
+
+def run_duckdb(paths, out: str) -> None:
+    import duckdb
+
+    os.makedirs(out, exist_ok=True)
+    files = ", ".join(f"'{p}'" for p in paths)
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT * FROM read_parquet([{files}]) ORDER BY l_shipdate) "
+                f"TO '{out}/sorted.parquet' (FORMAT parquet)")
+    con.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rows-per-file", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="200k rows in 10 files, 2 repeats")
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--out", default=str(RESULTS))
+    args = ap.parse_args()
+    if args.quick:
+        args.rows, args.rows_per_file, args.repeat = 200_000, 20_000, 2
+
+    from engine.config import Settings
+    from engine.spark import get_spark
+    from engine.table.footers import read_partitions
+
+    work = Path(tempfile.mkdtemp(prefix="bench-executor-"))
+    try:
+        paths = make_files(work / "input", args.rows, args.rows_per_file)
+        schema, parts = read_partitions(paths)
+        n_out = len(paths)
+        input_bytes = sum(p.bytes for p in parts)
+        t0 = time.perf_counter()
+        spark = get_spark(Settings(spark_master=args.master, spark_shuffle_partitions=8))
+        print(f"spark up in {time.perf_counter() - t0:.1f} s; {args.rows:,} rows in {n_out} "
+              f"files, {input_bytes / 1e6:.1f} MB", flush=True)
+        variants = {
+            "executor-sort": lambda out: run_executor(spark, schema, parts, "sort",
+                                                      ["l_shipdate"], out, args.rows_per_file),
+            "executor-hilbert": lambda out: run_executor(
+                spark, schema, parts, "hilbert", ["l_shipdate", "l_commitdate"], out,
+                args.rows_per_file),
+            "spark-orderby": lambda out: run_orderby(spark, paths, n_out, out),
+            "duckdb-sort": lambda out: run_duckdb(paths, out),
+        }
+        # warm-up (JIT, Python workers) with a small slice, untimed
+        run_executor(spark, schema, parts[:1], "hilbert", ["l_shipdate", "l_commitdate"],
+                     str(work / "warm1"), args.rows_per_file)
+        run_orderby(spark, paths[:1], 1, str(work / "warm2"))
+        times: dict[str, list[float]] = {k: [] for k in variants}
+        for rep in range(args.repeat):
+            for name, fn in variants.items():  # interleaved so load drifts hit all alike
+                out = str(work / f"{name}-{rep}")
+                t = time.perf_counter()
+                fn(out)
+                times[name].append(time.perf_counter() - t)
+                shutil.rmtree(out, ignore_errors=True)
+                print(f"  rep {rep} {name}: {times[name][-1]:.2f} s", flush=True)
+        base = statistics.median(times["spark-orderby"])
+        rows_out = []
+        for name, ts in times.items():
+            med = statistics.median(ts)
+            rows_out.append({"variant": name, "rows": args.rows, "files": n_out,
+                             "input_mb": round(input_bytes / 1e6, 2),
+                             "median_s": round(med, 3),
+                             "runs_s": " ".join(f"{t:.2f}" for t in ts),
+                             "ratio_vs_spark_orderby": round(med / base, 3),
+                             "mrows_per_s": round(args.rows / med / 1e6, 3)})
+        out_path = Path(args.out)
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        new_file = not out_path.exists()
+        with open(out_path, "a", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows_out[0]))
+            if new_file:
+                writer.writeheader()
+            writer.writerows(rows_out)
+        for r in rows_out:
+            print(f"{r['variant']:<18} {r['median_s']:>8.2f} s  x{r['ratio_vs_spark_orderby']:.2f}"
+                  f" vs spark orderBy  ({r['runs_s']})")
+        return 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
