@@ -227,15 +227,26 @@ def histogram(values: Iterable[float], title: str, x_title: str, y_title: str,
     return fig
 
 
+POLICY_COLORS = {"NR": "#7f7f7f", "NN": "#bcbd22", "QD": "#2ca02c", "DD": "#ff7f0e",
+                 "DD-EP": "#8c564b", "WAIR": "#d62728", "FK": "#e377c2", "FW": "#17becf",
+                 "Aggressive": "#9467bd", "Oracle": "#1f77b4"}
+
+
+def policy_color(name: str, i: int = 0) -> str:
+    """A policy's color, the same on every chart (its label's first word decides)."""
+    key = name.split(" ")[0]
+    return POLICY_COLORS.get(key, qualitative.Plotly[i % len(qualitative.Plotly)])
+
+
 def lines(series: Mapping[str, tuple[Sequence[Any], Sequence[float]]], title: str, x_title: str,
           y_title: str, height: int = 380, mode: str = "lines",
           dash: Mapping[str, str] | None = None) -> go.Figure:
-    """One line per named series; a fixed qualitative palette keeps policies' colors stable."""
+    """One line per named series; series of one policy ("WAIR", "WAIR queries only") share
+    the policy's color."""
     fig = _fig(title, x_title, y_title, height=height)
-    palette = qualitative.Plotly
     for i, (name, (xs, ys)) in enumerate(series.items()):
         fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode=mode, name=name,
-                                 line=dict(color=palette[i % len(palette)],
+                                 line=dict(color=policy_color(name, i),
                                            dash=(dash or {}).get(name, "solid"))))
     return fig
 

@@ -325,7 +325,7 @@ def workload_summary(table: str, snapshot_id: str | None = None) -> dict[str, An
 
 
 def relevant_columns(metrics: Sequence[Mapping[str, Any]], summary: Mapping[str, Any] | None,
-                     limit: int = 6) -> list[str]:
+                     limit: int = 4) -> list[str]:
     """Columns worth a health card: the workload's predicated ones, then the worst clustered."""
     known = [m["column"] for m in metrics]
     picked = [c for c in (summary or {}).get("column_frequency", {}) if c in known][:limit]
@@ -364,12 +364,15 @@ def waste_per_column(table: str, per_query: pd.DataFrame) -> pd.Series:
     return pd.Series(out, dtype=float).sort_values(ascending=False)
 
 
-def query_labels(frags: Sequence[Any], per_query: pd.DataFrame, limit: int = 2000) -> dict[str, str]:
-    """Query id -> a label for the picker, the most wasteful queries first."""
+def query_labels(frags: Sequence[Any], per_query: pd.DataFrame, limit: int = 2000,
+                 hot_column: str | None = None) -> dict[str, str]:
+    """Query id -> a label for the picker: queries filtering on ``hot_column`` (the
+    workload's most frequent) first, each group most wasteful first."""
     from app.components import fmt_bytes
 
     waste = dict(zip(per_query["query_id"].astype(str), _col(per_query, "wasted_bytes", "bytes_wasted")))
-    ranked = sorted(frags, key=lambda f: -float(waste.get(str(f.query_id), 0.0)))[:limit]
+    ranked = sorted(frags, key=lambda f: (hot_column not in f.predicated_columns,
+                                          -float(waste.get(str(f.query_id), 0.0))))[:limit]
     out = {}
     for f in ranked:
         cols = ", ".join(f.predicated_columns) or "no filter"

@@ -27,14 +27,15 @@ VIEWPORT = {"width": 1400, "height": 2400}
 REPO = Path(__file__).resolve().parent.parent
 SCREENSHOTS = REPO / "docs" / "screenshots"
 
-# (url path, file name, text that must appear, plotly charts expected at least)
+# (url path, file name, text that must appear, plotly charts expected at least,
+#  button to press first or None)
 PAGES = [
-    ("", "overview", "Clustering health per column", 1),
-    ("partitions", "partitions", "Depth profile", 2),
-    ("workload", "workload", "One query over the partitions", 4),
-    ("recommendation", "recommendation", "Data-driven plans for comparison", 1),
-    ("approve", "approve", "Snapshot history", 0),
-    ("whatif", "whatif", "What-if", 0),
+    ("", "overview", "Clustering health per column", 1, None),
+    ("partitions", "partitions", "Depth profile", 2, None),
+    ("workload", "workload", "One query over the partitions", 4, None),
+    ("recommendation", "recommendation", "Data-driven plans for comparison", 1, None),
+    ("approve", "approve", "Snapshot history", 0, None),
+    ("whatif", "whatif", "Summary", 3, "Run simulation"),
 ]
 
 pytestmark = [
@@ -86,9 +87,14 @@ def capture_pages(base_url: str, out_dir: Path, pages=PAGES, timeout_ms: int = 6
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport=VIEWPORT)
-            for path, name, text, charts in pages:
+            for path, name, text, charts, press in pages:
                 page.goto(f"{base_url}/{path}", wait_until="domcontentloaded")
-                page.get_by_text(text, exact=False).first.wait_for(timeout=timeout_ms)
+                if press:
+                    button = page.get_by_role("button", name=press)
+                    button.wait_for(timeout=timeout_ms)
+                    page.wait_for_timeout(500)
+                    button.click()
+                page.get_by_text(text, exact=True).first.wait_for(timeout=timeout_ms)
                 if charts:
                     page.wait_for_function(
                         f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
@@ -113,7 +119,7 @@ def capture_pages(base_url: str, out_dir: Path, pages=PAGES, timeout_ms: int = 6
 
 def test_every_page_renders_in_chromium(dashboard, tmp_path):
     facts = capture_pages(dashboard, tmp_path / "screenshots")
-    for _, name, _, charts in PAGES:
+    for _, name, _, charts, _ in PAGES:
         f = facts[name]
         assert f["exceptions"] == 0, f"{name}: an exception is shown"
         assert f["errors"] == [], f"{name}: errors shown: {f['errors']}"

@@ -48,6 +48,9 @@ for start in range(0, len(chosen), per_row):
                      f" / {int(m['total_partition_count']):,}")
             text = components.verdict_reason(light, reason)
             st.markdown(text[:1].upper() + text[1:])
+            if m.get("span_share") is not None:
+                st.caption(f"A partition spans {m['span_share'] * 100:.0f} % of the column's "
+                           "value range on average.")
 
 st.subheader("Depth histogram")
 hist_col = st.selectbox("Column", list(by_column),

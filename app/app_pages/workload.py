@@ -65,10 +65,12 @@ with right:
                "the columns each query filters on.")
 
 st.subheader("One query over the partitions")
-labels = services.query_labels(frags, per_query)
+hot = str(freq.index[0]) if len(freq) else None
+labels = services.query_labels(frags, per_query, hot_column=hot)
 qid = st.selectbox("Query", list(labels), format_func=lambda q: labels[q], key="workload_query")
 frag = next(f for f in frags if f.query_id == qid)
-cols = list(frag.predicated_columns) or [c for c in snap.schema.orderable()][:1]
+cols = sorted(frag.predicated_columns, key=lambda c: -int(freq.get(c, 0))) or \
+    [c for c in snap.schema.orderable()][:1]
 column = st.selectbox("Draw ranges on column", cols, key="workload_query_column")
 with guard():
     scan = services.fragment_scan(table, qid, sid)

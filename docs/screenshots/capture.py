@@ -21,7 +21,7 @@ sys.path.insert(0, str(REPO))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from test_browser import capture_pages, free_port  # noqa: E402 (tests/ on sys.path)
+    from test_browser import PAGES, capture_pages, free_port  # noqa: E402 (tests/ on sys.path)
 
     from engine.cli.ui import start_ui, wait_until_ready
     from engine.config import load_settings
@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", default=".layout-advisor")
     parser.add_argument("--table", default="lineitem")
     parser.add_argument("--out", default=str(HERE))
+    parser.add_argument("--pages", default=None,
+                        help="comma-separated page names (overview,partitions,...); default all")
     args = parser.parse_args(argv)
     settings = load_settings({"home": args.home})
     port = free_port()
@@ -39,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         if not wait_until_ready(port, timeout_s=90, process=proc):
             print("the dashboard did not start", file=sys.stderr)
             return 1
-        facts = capture_pages(f"http://127.0.0.1:{port}", Path(args.out))
+        wanted = set(args.pages.split(",")) if args.pages else None
+        pages = [p for p in PAGES if wanted is None or p[1] in wanted]
+        facts = capture_pages(f"http://127.0.0.1:{port}", Path(args.out), pages)
         for name, f in facts.items():
             print(f"{name:15s} charts={f['charts']} exceptions={f['exceptions']} "
                   f"errors={f['errors']} -> {f['screenshot']}")
