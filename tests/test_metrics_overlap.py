@@ -164,8 +164,10 @@ def test_column_clustering_all_types(ltype, bounds):
     expected_first = {"date": "2020-01-01", "timestamp": "2020-01-01T01:00:00",
                       "string": "apple", "int": 1, "float": 0.5, "decimal": 1.1}[ltype]
     assert first == expected_first
-    assert data["deepest_ranges"][0]["depth"] == 2
-    assert data["deepest_ranges"][0]["start"] == data["deepest_ranges"][0]["end"]  # a point
+    # the depth-2 spike is the single shared value; deepest *ranges* are spans
+    assert [r["depth"] for r in data["deepest_ranges"]] == [1, 1]  # the constant point is not a span
+    assert all(r["start"] != r["end"] for r in data["deepest_ranges"])
+    assert data["max_depth"] == 2
     assert set(data) >= {"column", "total_partition_count", "total_constant_partition_count",
                          "average_overlaps", "average_depth", "partition_depth_histogram"}
 
@@ -180,6 +182,19 @@ def test_verdicts():
     assert color == "red" and "~50.0 of 50" in reason
     empty = _zonemaps("int", [(None, None)])
     assert clustering_verdict(column_clustering(empty, "c"))[0] == "grey"
+
+
+def test_deepest_ranges_prefer_spans_over_endpoint_spikes():
+    from engine.metrics.profile import deepest_ranges
+
+    lo = np.array([0.0, 5.0, 6.0, 6.0, 20.0])
+    hi = np.array([5.0, 10.0, 8.0, 7.0, 20.0])
+    s, e, d = profile_arrays(lo, hi)
+    idx = deepest_ranges(s, e, d, top=2)
+    assert [(s[i], e[i], d[i]) for i in idx] == [(6.0, 7.0, 3), (7.0, 8.0, 2)]
+    # only single values: they are reported
+    s, e, d = profile_arrays(np.array([1.0, 1.0, 2.0]), np.array([1.0, 1.0, 2.0]))
+    assert [(s[i], d[i]) for i in deepest_ranges(s, e, d)] == [(1.0, 2), (2.0, 1)]
 
 
 def test_profile_arrays_empty_and_single():

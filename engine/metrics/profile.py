@@ -34,11 +34,21 @@ def _py(v: Any) -> Any:
 
 def deepest_ranges(starts: np.ndarray, ends: np.ndarray, depths: np.ndarray,
                    top: int = 5) -> list[int]:
-    """Indices of the ``top`` deepest segments, deepest first (ties: the earlier one)."""
+    """Indices of the ``top`` deepest segments that span a range (``start < end``), deepest
+    first, ties to the earlier one; single values only when nothing spans a range.
+
+    With closed ranges, the value where one partition ends and the next begins is covered
+    by both, so single-value spikes one deeper than their surroundings are everywhere;
+    the ranges beside them are what a reader (and a range query) cares about.
+    """
     if len(depths) == 0:
         return []
-    order = np.lexsort((np.arange(len(depths)), -depths))
-    return [int(i) for i in order[:top] if depths[i] > 0]
+    spans = starts != ends
+    pool = np.flatnonzero(spans & (depths > 0))
+    if len(pool) == 0:
+        pool = np.flatnonzero(depths > 0)
+    order = pool[np.lexsort((pool, -depths[pool]))]
+    return [int(i) for i in order[:top]]
 
 
 def coarsen(starts: np.ndarray, ends: np.ndarray, depths: np.ndarray,
