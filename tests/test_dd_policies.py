@@ -98,12 +98,20 @@ def test_dd_nothing_to_do_on_a_sorted_table():
     assert "no partition is deeper" in pol.last_decision["reason"]
 
 
-def test_choose_key_worst_depth_among_predicated_columns():
+def test_choose_key_depth_weighted_by_use_among_predicated_columns():
     a, b = make_table()
     zm = zonemaps_from(a, b)
-    # b is scattered everywhere (worse depth than a), but only a is queried
+    da = column_clustering(zm, "a").average_depth
+    db = column_clustering(zm, "b").average_depth
+    assert db > 2 * da  # b is scattered everywhere, a only in the messy tail
+    # only a is queried: a, although b is deeper
     assert choose_key(context(zm, [frag("q", "a", 0, 10)]), None) == "a"
+    # equal use: the deeper one
     assert choose_key(context(zm, [frag("q", "a", 0, 10), frag("r", "b", 0, 10)]), None) == "b"
+    # a queried often enough outweighs b's depth
+    uses_a = int(db / da) + 1
+    window = [frag(f"q{i}", "a", 0, 10) for i in range(uses_a)] + [frag("r", "b", 0, 10)]
+    assert choose_key(context(zm, window), None) == "a"
     assert choose_key(context(zm), None) == "b"  # no workload: all orderable columns
     with pytest.raises(ColumnNotFoundError):
         choose_key(context(zm), "zzz")
@@ -114,17 +122,18 @@ def test_choose_key_worst_depth_among_predicated_columns():
 def test_predicted_saving_from_the_window():
     a, b = make_table()
     zm = zonemaps_from(a, b)
-    window = [frag(f"q{i}", "a", 800, 900) for i in range(4)]
+    window = [frag(f"q{i}", "a", 800, 900) for i in range(4)] + [frag("qb", "b", 0, 100)]
     ctx = context(zm, window)
     prop = DDPolicy(key="a", max_partitions=30).propose(ctx)
     chosen = np.isin(zm.paths, prop.partitions)
+    # only the four queries on the sort key can profit
     expect = sum(float(((1 - s.utilization) * s.read_bytes)[chosen & s.scanned].sum())
-                 for s in ctx.scans)
+                 for s in ctx.scans[:4])
     assert expect > 0
     assert prop.predicted_saving["bytes"] == pytest.approx(expect)
-    assert prop.predicted_saving["window_queries"] == 4
+    assert prop.predicted_saving["window_queries"] == 5
     assert prop.break_even_queries == pytest.approx(
-        prop.estimated_cost.cpu_seconds / (prop.predicted_saving["cpu_seconds"] / 4))
+        prop.estimated_cost.cpu_seconds / (prop.predicted_saving["cpu_seconds"] / 5))
     # read_bytes is projection-aware: a and b columns only
     assert ctx.scans[0].read_bytes[0] == 800 * ROWS
 

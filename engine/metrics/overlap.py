@@ -180,7 +180,8 @@ def clustering_verdict(c: ColumnClustering) -> tuple[str, str]:
     where = ""
     if c.deepest_ranges:
         top = c.deepest_ranges[0]
-        where = f"; deepest at {top['start']} .. {top['end']} ({top['depth']} partitions)"
+        unit = "partition" if top["depth"] == 1 else "partitions"
+        where = f"; deepest at {top['start']} .. {top['end']} ({top['depth']} {unit})"
     text = (f"a lookup of one value reads ~{c.average_depth:.1f} of {n} partitions "
             f"({share:.0%}); each overlaps {c.average_overlaps:.1f} others on average{where}")
     if c.average_depth <= GREEN_MAX_DEPTH or share <= GREEN_MAX_SHARE:

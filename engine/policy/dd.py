@@ -28,9 +28,11 @@ KEY_TYPES = tuple(t for t in values.ORDERABLE_TYPES)
 
 
 def choose_key(ctx: PolicyContext, key: str | None) -> str:
-    """``key`` if given (checked), else the orderable column with the worst average depth
-    among the window's predicated columns (all orderable columns when the window has no
-    predicate); ties go to the column predicated more often, then to the name."""
+    """``key`` if given (checked); else, among the orderable columns the window predicates,
+    the one whose poor clustering costs the workload most: average depth times the number
+    of queries predicating it (the worst average depth alone would pick a column such as
+    a discount rate that every partition spans and few queries use); without a workload,
+    the orderable column with the worst average depth. Ties: deeper, then by name."""
     zm = ctx.zonemaps
     if key is not None:
         col = zm.column(key)  # ColumnNotFoundError names the columns
@@ -51,16 +53,20 @@ def choose_key(ctx: PolicyContext, key: str | None) -> str:
         z = zm.columns[c]
         ok = np.asarray(z.valid, dtype=bool)
         depth = float(Sweep(z.lo[ok], z.hi[ok]).depths().mean()) if ok.any() else 0.0
-        scored.append((-depth, -uses[c], c))
+        scored.append((-depth * max(uses[c], 1), -depth, c))
     return min(scored)[2]
 
 
-def window_saving_bytes(ctx: PolicyContext, chosen: np.ndarray) -> float:
+def window_saving_bytes(ctx: PolicyContext, chosen: np.ndarray, key: str | None = None) -> float:
     """Bytes the window's queries would not have read had the chosen partitions been
     perfectly clustered: sum over fragments of ``(1 - u) * read_bytes`` of the chosen
-    scanned partitions (WAIR equation 3 without the time conversion)."""
+    scanned partitions (WAIR equation 3 without the time conversion). With ``key``, only
+    the fragments predicating ``key`` count: sorting by one column does nothing for a
+    query that does not filter on it."""
     total = 0.0
-    for scan in ctx.scans:
+    for frag, scan in zip(ctx.window, ctx.scans):
+        if key is not None and key not in scan.predicated_columns:
+            continue
         m = chosen & scan.scanned
         if m.any():
             total += float(((1.0 - scan.utilization[m]) * scan.read_bytes[m]).sum())
@@ -77,7 +83,7 @@ def data_driven_proposal(ctx: PolicyContext, policy: str, params: Mapping[str, A
     zm = ctx.zonemaps
     total_bytes = float(zm.bytes[chosen].sum())
     cost = recluster_cost(total_bytes, settings)
-    saved = window_saving_bytes(ctx, chosen)
+    saved = window_saving_bytes(ctx, chosen, key)
     saved_s = scan_seconds(saved, settings)
     nq = len(ctx.window)
     break_even = None
