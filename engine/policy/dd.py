@@ -64,7 +64,7 @@ def window_saving_bytes(ctx: PolicyContext, chosen: np.ndarray, key: str | None 
     the fragments predicating ``key`` count: sorting by one column does nothing for a
     query that does not filter on it."""
     total = 0.0
-    for frag, scan in zip(ctx.window, ctx.scans):
+    for scan in ctx.scans:
         if key is not None and key not in scan.predicated_columns:
             continue
         m = chosen & scan.scanned
