@@ -152,6 +152,17 @@ def select_regions(lo: np.ndarray, hi: np.ndarray, avg_depth: np.ndarray, counts
                            steps=tuple(steps), **common)
 
 
+MAX_STEPS_SHOWN = 40
+
+
+def _abridged(steps: tuple[str, ...]) -> list[str]:
+    """The trace for a plan: every step of a small selection, head and tail of a big one."""
+    if len(steps) <= MAX_STEPS_SHOWN:
+        return list(steps)
+    head, tail = steps[: MAX_STEPS_SHOWN // 2], steps[-MAX_STEPS_SHOWN // 4:]
+    return [*head, f"... {len(steps) - len(head) - len(tail)} more steps ...", *tail]
+
+
 def _rank(a: np.ndarray) -> np.ndarray:
     """Dense ranks, so string bounds can be negated for a descending sort."""
     return np.unique(a, return_inverse=True)[1].reshape(-1)
@@ -206,7 +217,7 @@ class DDEPPolicy:
                 "target_ep_files": [int(pool[i]) for i in sel.targets],
                 "selected_ep_files": [int(i) for i in chosen_eps],
                 "method": sel.method, "partitions": sel.partitions,
-                "steps": list(sel.steps)})
+                "steps": _abridged(sel.steps)})
             pool = np.setdiff1d(pool, chosen_eps)
         if not picked:
             self.last_decision = {"reason": (
