@@ -29,7 +29,7 @@ from engine.sim.runner import HISTORY_LIMIT, compile_scenario, simulate_policies
 #: data-driven baselines ignore the window except for their displayed saving estimate, so
 #: they get a short one (WAIR's initial window); the WAIR family gets the long history
 SHORT_HISTORY = 50
-WORKLOAD_AWARE = ("wair", "fk", "fw", "aggressive")
+WORKLOAD_AWARE = ("wair", "fk", "fw", "aggressive", "wair-static")
 from engine.workload.presets import build_scenario, list_presets, scenario_parameters
 
 if TYPE_CHECKING:
