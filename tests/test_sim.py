@@ -171,3 +171,12 @@ def test_qdtree_baseline_leaves_respect_min_size(tiny):
 def test_act_every_query_mode_runs(tiny):
     r = simulate_policies(tiny, {"wair": make_sim_policy("wair", tiny)}, SETTINGS, act_every="query")
     assert r["wair"].totals()["queries"] > 0
+
+
+def test_nn_sorts_only_each_new_batch(runs, tiny):
+    nn = runs["nn"]
+    for rec, batch in zip(nn.batches, tiny.batches):
+        ingested = int(np.ceil((batch.row_stop - batch.row_start) / tiny.spec.target_rows))
+        assert rec.recluster_partitions == (ingested if batch.recluster else 0), rec.index
+        if batch.recluster:
+            assert rec.recluster_layouts == {tiny.period(batch.period).oracle_layout: ingested}

@@ -130,9 +130,8 @@ def make_sim_policy(name: str, scenario: "Scenario", params: Mapping[str, Any] |
 def dd_grid(scenario: "Scenario") -> list[dict[str, Any]]:
     """DD's (depth threshold, partitions per cycle) candidates, around one batch's worth."""
     ppb = partitions_per_batch(scenario)
-    grid = [{"depth_threshold": t, "max_partitions": ppb} for t in (2, 4, 8, 16, 32)]
-    grid += [{"depth_threshold": 4, "max_partitions": max(1, ppb // 2)},
-             {"depth_threshold": 4, "max_partitions": 2 * ppb}]
+    grid = [{"depth_threshold": t, "max_partitions": ppb} for t in (4, 16, 64, 256)]
+    grid += [{"depth_threshold": 4, "max_partitions": max(1, k)} for k in (ppb // 4, ppb // 2, 2 * ppb)]
     return grid
 
 
