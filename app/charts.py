@@ -52,6 +52,20 @@ def axis_values(ltype: str, encoded: np.ndarray, domain: np.ndarray | None = Non
     return enc.astype(np.float64)
 
 
+def axis_numbers(ltype: str, encoded: np.ndarray, domain: np.ndarray | None = None) -> np.ndarray:
+    """Encoded values as float64 plotly draws fast (typed arrays): dates and timestamps as
+    milliseconds since the epoch, which a ``date`` axis reads as such; strings as ranks."""
+    enc = np.asarray(encoded)
+    if ltype == "date":
+        return enc.astype(np.float64) * 86_400_000.0
+    if ltype == "timestamp":
+        return enc.astype(np.float64) / 1000.0
+    if ltype == "string":
+        dom = np.unique(enc) if domain is None else domain
+        return np.searchsorted(dom, enc).astype(np.float64)
+    return enc.astype(np.float64)
+
+
 def axis_unit(ltype: str, column: str) -> str:
     if ltype == "date":
         return f"{column} (date)"
@@ -93,30 +107,34 @@ def sample_positions(n: int, limit: int = SEGMENT_LIMIT) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
 
 
-def _segments_xy(x_lo: np.ndarray, x_hi: np.ndarray, y: np.ndarray) -> tuple[list, list]:
+def _segments_xy(x_lo: np.ndarray, x_hi: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x and y of n segments in one trace: (lo, y), (hi, y), gap, ... as float arrays
+    (NaN is the gap), which plotly ships as compact typed arrays."""
     n = len(y)
-    xs = np.empty(3 * n, dtype=object)
-    ys = np.empty(3 * n, dtype=object)
-    xs[0::3], xs[1::3], xs[2::3] = x_lo, x_hi, None
-    ys[0::3], ys[1::3], ys[2::3] = y, y, None
-    return xs.tolist(), ys.tolist()
+    xs = np.full(3 * n, np.nan)
+    ys = np.full(3 * n, np.nan)
+    xs[0::3], xs[1::3] = x_lo, x_hi
+    ys[0::3], ys[1::3] = y, y
+    return xs, ys
 
 
 def partition_segments(lo: np.ndarray, hi: np.ndarray, ltype: str, column: str,
                        category: np.ndarray, colors: Mapping[str, str], title: str,
                        y_title: str, y: np.ndarray | None = None,
                        bands: Sequence[tuple[Any, Any]] = (),
-                       hover: np.ndarray | None = None) -> go.Figure:
+                       custom: np.ndarray | None = None,
+                       hovertemplate: str | None = None) -> go.Figure:
     """Every partition's [min, max] as a horizontal segment, one WebGL trace per category.
 
     ``lo``/``hi`` are encoded values of the partitions to draw (already sampled and
     ordered), ``category`` a label per partition choosing its color, ``y`` its row.
-    ``bands`` are value ranges (display units) shaded behind the segments.
+    ``bands`` are value ranges (display units) shaded behind the segments. ``custom`` is a
+    numeric (n, k) array per partition for ``hovertemplate`` (``%{customdata[0]}``...).
     """
     n = len(lo)
     y = np.arange(n) if y is None else np.asarray(y)
     domain = np.unique(np.concatenate([lo, hi])) if ltype == "string" else None
-    x_lo, x_hi = axis_values(ltype, lo, domain), axis_values(ltype, hi, domain)
+    x_lo, x_hi = axis_numbers(ltype, lo, domain), axis_numbers(ltype, hi, domain)
     fig = _fig(title, axis_unit(ltype, column), y_title, height=520, hovermode="closest")
     for label, color in colors.items():
         mask = np.asarray(category) == label
@@ -124,21 +142,20 @@ def partition_segments(lo: np.ndarray, hi: np.ndarray, ltype: str, column: str,
         if count == 0:
             continue
         xs, ys = _segments_xy(x_lo[mask], x_hi[mask], y[mask])
-        text = None
-        if hover is not None:
-            h = np.asarray(hover, dtype=object)[mask]
-            tx = np.empty(3 * count, dtype=object)
-            tx[0::3], tx[1::3], tx[2::3] = h, h, None
-            text = tx.tolist()
+        extra: dict[str, Any] = {}
+        if custom is not None:  # numbers only: they travel as typed arrays, strings would not
+            cd = np.asarray(custom, dtype=np.float64)[mask]
+            cd3 = np.full((3 * count, cd.shape[1]), np.nan)
+            cd3[0::3], cd3[1::3] = cd, cd
+            extra = dict(customdata=cd3, hovertemplate=(hovertemplate or "") + f"<extra>{label}</extra>")
         fig.add_trace(go.Scattergl(x=xs, y=ys, mode="lines+markers", name=f"{label} ({count:,})",
                                    line=dict(color=color, width=2), marker=dict(size=3, color=color),
-                                   text=text, hoverinfo="text+x" if text else "x+y",
-                                   connectgaps=False))
-    finite_lo = [v for v in x_lo if v is not None and v == v]
-    finite_hi = [v for v in x_hi if v is not None and v == v]
+                                   connectgaps=False, **extra))
+    edge_lo = axis_values(ltype, np.array([np.nanmin(lo)]))[0] if len(lo) and ltype != "string" else None
+    edge_hi = axis_values(ltype, np.array([np.nanmax(hi)]))[0] if len(hi) and ltype != "string" else None
     for lo_v, hi_v in bands:  # open ends run to the edge of the drawn partitions
-        lo_v = lo_v if lo_v is not None else (min(finite_lo) if finite_lo else None)
-        hi_v = hi_v if hi_v is not None else (max(finite_hi) if finite_hi else None)
+        lo_v = lo_v if lo_v is not None else edge_lo
+        hi_v = hi_v if hi_v is not None else edge_hi
         if lo_v is None or hi_v is None:
             continue
         fig.add_vrect(x0=lo_v, x1=hi_v, fillcolor="#1f77b4", opacity=0.12, line_width=0, layer="below")

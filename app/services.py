@@ -202,6 +202,18 @@ def partition_frame(zm: Any, column: str, clus: Mapping[str, Any]) -> pd.DataFra
     })
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _partition_table(home_: str, table: str, column: str, snapshot_id: str) -> pd.DataFrame:
+    zm = _snapshot(home_, table, snapshot_id).zonemaps()
+    return partition_frame(zm, column, _column_clustering(home_, table, column, snapshot_id))
+
+
+def partition_table(table: str, column: str, snapshot_id: str | None = None) -> pd.DataFrame:
+    """:func:`partition_frame` of a snapshot, cached (10,000 rows decode in ~0.3 s)."""
+    sid = snapshot_id or current_snapshot_id(table)
+    return _partition_table(home(), table, column, sid)
+
+
 def partition_zonemaps(partition: Any) -> pd.DataFrame:
     """A partition's zonemap for every column (min, max, nulls, compressed bytes)."""
     rows = [{"column": name, "min": str(st_.min) if st_.min is not None else None,
@@ -338,6 +350,23 @@ def relevant_columns(metrics: Sequence[Mapping[str, Any]], summary: Mapping[str,
                 int(m.get("total_partition_count") or 0):
             picked.append(m["column"])
     return picked
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _workload_views(home_: str, table: str, snapshot_id: str, wkey: str) -> dict[str, Any]:
+    per_query = _pruning(home_, table, snapshot_id, wkey)
+    freq = column_frequency(table)
+    hot = str(freq.index[0]) if len(freq) else None
+    return {"freq": freq, "waste": waste_per_column(table, per_query),
+            "labels": query_labels(_fragments(home_, table, wkey), per_query, hot_column=hot),
+            "times": query_times(_fragments(home_, table, wkey))}
+
+
+def workload_views(table: str, snapshot_id: str | None = None) -> dict[str, Any]:
+    """Column frequency, waste per column, the query picker's labels and the timestamps,
+    computed once per snapshot and workload version."""
+    sid = snapshot_id or current_snapshot_id(table)
+    return _workload_views(home(), table, sid, workload_key(table))
 
 
 def query_times(frags: Sequence[Any]) -> pd.Series | None:
@@ -594,12 +623,14 @@ def snapshots_frame(snaps: pd.DataFrame) -> pd.DataFrame:
 
 
 def realized_frame(realized: Mapping[str, Any]) -> pd.DataFrame:
-    """Predicted against realized saving of a run, in bytes and CPU-seconds."""
+    """Predicted against realized saving of a run, in bytes and CPU time."""
+    from app.components import fmt_bytes, fmt_seconds
+
     return pd.DataFrame([
-        {"": "predicted", "bytes saved": realized.get("predicted_saving_bytes"),
-         "CPU-seconds saved": realized.get("predicted_saving_cpu_seconds")},
-        {"": "realized", "bytes saved": realized.get("saving_bytes"),
-         "CPU-seconds saved": realized.get("saving_cpu_seconds")},
+        {"": "predicted", "bytes saved": fmt_bytes(realized.get("predicted_saving_bytes")),
+         "CPU time saved": fmt_seconds(realized.get("predicted_saving_cpu_seconds"))},
+        {"": "realized", "bytes saved": fmt_bytes(realized.get("saving_bytes")),
+         "CPU time saved": fmt_seconds(realized.get("saving_cpu_seconds"))},
     ])
 
 

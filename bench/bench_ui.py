@@ -9,8 +9,9 @@ Two tables:
   zonemaps: ingestion by order date, ship dates trailing) and ``--queries`` range queries,
   imported through the workload API. Pages only read metadata, so no data file is needed.
 
-For each page: one cold run (fills the caches), then ``--runs`` warm runs; the median warm
-run is the figure (goal: < 2 s). Writes ``bench/results/ui.csv``.
+For each page: one cold run (the first visit after the app opened on Overview: it fills the
+page's caches), then ``--runs`` warm runs; the median warm run is the figure (goal: < 2 s).
+Writes ``bench/results/ui.csv``.
 
     .venv/bin/python bench/bench_ui.py --quick                 # 2,000 partitions / 2,000 queries
     .venv/bin/python bench/bench_ui.py                          # 10,000 / 10,000 (+ demo)
@@ -116,12 +117,14 @@ def time_pages(home: Path, table: str, runs: int) -> list[dict]:
     out = []
     at = AppTest.from_file(APP, default_timeout=600)
     at.session_state["table"] = table
-    at.run()
+    t = time.perf_counter()
+    at.run()  # the app opens on Overview: this is Overview's cold run
+    first = time.perf_counter() - t
     for page in PAGES:
         at.switch_page(f"app_pages/{page}.py")
         t = time.perf_counter()
         at.run()
-        cold = time.perf_counter() - t
+        cold = first if page == "overview" else time.perf_counter() - t
         warm = []
         for _ in range(runs):
             t = time.perf_counter()

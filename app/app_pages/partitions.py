@@ -37,8 +37,7 @@ positions = charts.sample_positions(n)
 shown = order[positions]
 value = np.asarray(clus["depths"] if color_by == "depth" else clus["overlaps"], dtype=float)
 category = charts.depth_bin_labels(value[shown] if color_by == "depth" else value[shown] + 1)
-hover = np.array([f"#{i} · {color_by} {value[i]:g} · {p.rsplit('/', 1)[-1]}"
-                  for i, p in zip(shown, zm.paths[shown])], dtype=object)
+custom = np.column_stack([shown, value[shown]])
 valid = cz.valid[shown]
 
 st.subheader(f"Ranges of `{column}` per micro-partition")
@@ -49,7 +48,9 @@ if len(shown) < n:
 fig = charts.partition_segments(
     cz.lo[shown][valid], cz.hi[shown][valid], cz.ltype, column, category[valid],
     charts.depth_colors(), title=f"[min, max] of {column} per partition, colored by {color_by}",
-    y_title=f"partition (ordered by {order_by}; row number)", y=positions[valid], hover=hover[valid])
+    y_title=f"partition (ordered by {order_by}; row number)", y=positions[valid],
+    custom=custom[valid], hovertemplate=f"partition #%{{customdata[0]}}<br>{color_by} "
+                                        "%{customdata[1]}<br>%{x}")
 st.plotly_chart(fig, key="partitions_segments")
 st.caption("Each horizontal segment is one Parquet file's zonemap on this column; long "
            "segments stacked over the same values (warm colors) mean a filter there must read "
@@ -88,7 +89,7 @@ with guard(stop=False):
 
 st.subheader("All partitions")
 st.caption("Click a row to see that partition's zonemaps for every column. Click a header to sort.")
-frame = services.partition_frame(zm, column, clus)
+frame = services.partition_table(table, column, sid)
 event = st.dataframe(frame, hide_index=True, key="partitions_table", on_select="rerun",
                      selection_mode="single-row", height=320)
 rows = event.selection.rows if event is not None and hasattr(event, "selection") else []

@@ -26,14 +26,15 @@ with guard():
     snap = services.snapshot(table, sid)
     zm = snap.zonemaps()
     per_query = services.pruning(table, sid)
-    freq = services.column_frequency(table)
+    views = services.workload_views(table, sid)
+freq = views["freq"]
 
 st.caption(f"{len(frags):,} queries over **{table}** · snapshot `{snap.id}` · "
            f"{len(zm):,} micro-partitions")
 
 left, right = st.columns(2)
 with left:
-    times = services.query_times(frags)
+    times = views["times"]
     if times is not None:
         st.plotly_chart(charts.histogram(times, "Queries over time", "time (UTC)", "queries (count)",
                                          nbins=40), key="workload_time")
@@ -56,7 +57,7 @@ with left:
                                      "queries (count)", nbins=40), key="workload_selectivity")
     st.caption("Small selectivities mean selective filters: those queries gain most from good pruning.")
 with right:
-    waste = services.waste_per_column(table, per_query)
+    waste = views["waste"]
     st.plotly_chart(charts.bar(list(waste.index), [w / 2**20 for w in waste.values],
                                "Wasted bytes per predicated column",
                                "column", "wasted MB (read but not matching)", color="#d62728"),
@@ -65,8 +66,7 @@ with right:
                "the columns each query filters on.")
 
 st.subheader("One query over the partitions")
-hot = str(freq.index[0]) if len(freq) else None
-labels = services.query_labels(frags, per_query, hot_column=hot)
+labels = views["labels"]
 qid = st.selectbox("Query", list(labels), format_func=lambda q: labels[q], key="workload_query")
 frag = next(f for f in frags if f.query_id == qid)
 cols = sorted(frag.predicated_columns, key=lambda c: -int(freq.get(c, 0))) or \
@@ -92,13 +92,13 @@ valid = cz.valid[shown]
 if len(shown) < len(zm):
     st.warning(f"{len(zm):,} partitions: drawing an even sample of {len(shown):,} in min order; "
                "the counts above use all partitions.")
-hover = np.array([f"#{i} · {state[i]} · utilization {scan.utilization[i]:.2f}" for i in shown],
-                 dtype=object)
+custom = np.column_stack([shown, scan.utilization[shown] * 100])
 fig = charts.partition_segments(
     cz.lo[shown][valid], cz.hi[shown][valid], cz.ltype, column, state[shown][valid],
     charts.STATE_COLORS, title=f"Query {qid}: partitions on {column}",
     y_title="partition (ordered by min; row number)", y=positions[valid],
-    bands=services.query_bands(frag, column, cz.ltype), hover=hover[valid])
+    bands=services.query_bands(frag, column, cz.ltype), custom=custom[valid],
+    hovertemplate="partition #%{customdata[0]}<br>utilization %{customdata[1]:.1f} %<br>%{x}")
 st.plotly_chart(fig, key="workload_query_segments")
 st.caption("Blue bands are the query's ranges on this column. Grey partitions are pruned, green "
            "ones lie fully inside the range, orange boundary partitions are read but only partly "
