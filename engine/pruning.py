@@ -176,8 +176,10 @@ def _column_test(zonemaps: "ZoneMaps", column: str, rng: "Range"
         else:
             fa = -np.inf if a is None else (np.ceil(a) if a_inc else np.floor(a) + 1.0)
             fb = np.inf if b is None else (np.floor(b) if b_inc else np.ceil(b) - 1.0)
-        if fa > fb:
+        if fa > fb and prep.ranks is None:  # no integer point in the range: empty
             return np.zeros(n, bool), np.zeros(n, bool), np.zeros(n)
+        # (for string ranks, fa > fb only says no zonemap endpoint lies in the range; a
+        # partition spanning it may still hold matching values: the tests below say which)
         might = (hi >= fa) & (lo <= fb)
         covered = (lo >= fa) & (hi <= fb)
         inter = np.minimum(hi, fb) - np.maximum(lo, fa) + 1.0

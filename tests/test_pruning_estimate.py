@@ -95,6 +95,16 @@ def test_nulls_all_null_and_empty_partitions():
     assert scan.utilization.tolist() == pytest.approx([0.5, 0.0, 0.0])
 
 
+def test_string_range_between_two_endpoints_is_not_pruned():
+    """Found by the Spark/DuckDB cross-check: no zonemap endpoint lies inside ('aa', 'b'),
+    but a partition spanning it may hold 'ax'."""
+    zm = zonemaps([[row(s="a'"), row(s="ax"), row(s="hz")], [row(s="c"), row(s="d")]])
+    scan = analyze_fragment(zm, frag({"s": Range("aa", "b", False, False)}))
+    assert scan.scanned.tolist() == [True, False]
+    assert scan.fully_covered.tolist() == [False, False]
+    assert 0.0 <= scan.utilization[0] < 1.0
+
+
 def test_no_boxes_scans_everything_fully():
     zm = two_partitions()
     scans = analyze_workload(zm, [frag(columns=("i", "s"))])
