@@ -176,3 +176,35 @@ def test_estimate_is_conservative(parts, fboxes):
         assert 0.0 <= scan.utilization[p] <= 1.0
         if not scan.scanned[p]:
             assert scan.utilization[p] == 0.0
+
+
+@hsettings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.none(), st.text(alphabet="ab'z", max_size=3)),
+                         min_size=0, max_size=5), min_size=1, max_size=5),
+       st.lists(st.builds(Range, st.none() | st.text(alphabet="ab'z", max_size=3),
+                          st.none() | st.text(alphabet="ab'z", max_size=3),
+                          st.booleans(), st.booleans()), min_size=1, max_size=2))
+def test_string_estimate_is_conservative(parts, rngs):
+    zm = zonemaps([[row(s=v) for v in p] for p in parts])
+    fboxes = [{"s": r} for r in rngs]
+    scan = analyze_fragment(zm, frag(*fboxes))
+    for p, vals in enumerate(parts):
+        hits = [any(matches(v, r) for r in rngs) for v in vals]
+        if any(hits):
+            assert scan.scanned[p]
+        if scan.fully_covered[p]:
+            assert vals and all(hits)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab'z", min_size=1, max_size=4), min_size=3, max_size=6, unique=True),
+       st.data())
+def test_string_point_lookup_of_an_inner_value_is_scanned(words, data):
+    """IN lists on strings become point ranges; a value strictly inside a partition's range
+    is never an endpoint, yet the partition must be scanned."""
+    words = sorted(words)
+    inner = data.draw(st.sampled_from(words[1:-1]))
+    zm = zonemaps([[row(s=w) for w in words]])
+    scan = analyze_fragment(zm, frag({"s": Range(inner, inner)}))
+    assert scan.scanned.tolist() == [True]
+    assert not scan.fully_covered[0]
