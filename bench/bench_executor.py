@@ -114,10 +114,10 @@ def main() -> int:
             "spark-orderby": lambda out: run_orderby(spark, paths, n_out, out),
             "duckdb-sort": lambda out: run_duckdb(paths, out),
         }
-        # warm-up (JIT, Python workers) with a small slice, untimed
-        run_executor(spark, schema, parts[:1], "hilbert", ["l_shipdate", "l_commitdate"],
-                     str(work / "warm1"), args.rows_per_file)
-        run_orderby(spark, paths[:1], 1, str(work / "warm2"))
+        # warm-up (JIT, Python workers): every variant once, untimed
+        for name, fn in variants.items():
+            fn(str(work / f"warm-{name}"))
+            shutil.rmtree(work / f"warm-{name}", ignore_errors=True)
         times: dict[str, list[float]] = {k: [] for k in variants}
         for rep in range(args.repeat):
             for name, fn in variants.items():  # interleaved so load drifts hit all alike

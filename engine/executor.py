@@ -14,8 +14,9 @@ Orderings:
 * ``sort``: Spark's native ``repartitionByRange`` + ``sortWithinPartitions`` on the key
   columns (lexicographic; no Python on the executors).
 * ``hilbert``, ``zorder``, ``qdtree``: an :mod:`engine.layout` ordering is fitted on a
-  small sample collected to the driver; its JSON is shipped in the closure of a
-  ``mapInArrow`` that appends the key column, so executors need nothing but the package.
+  small sample collected to the driver; its JSON is shipped in the closure of a scalar
+  Arrow UDF that computes the key from the key columns only (``mapInArrow`` on older
+  pysparks), so executors need nothing but the package.
 
 Nothing assumes the driver and the executors share a disk except through the table
 location (files are listed and removed through Hadoop's FileSystem), so the same code
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
 FAULT_ENV = "LA_EXECUTOR_FAULT"
 KEY_COLUMN = "__la_key"
+PID_COLUMN = "__la_pid"
 SAMPLE_ROWS = 100_000
 SAMPLE_SEED = 20240917
 #: keep a group's input in Spark's cache while it is written (off: one pass reads it; see bench)
@@ -127,24 +129,89 @@ def content_checksum(df: "DataFrame") -> tuple[int, str]:
 
 
 # -- orderings ---------------------------------------------------------------------------
+def _sample(df: "DataFrame", columns: Sequence[str], total_rows: int) -> Any:
+    """A pyarrow Table of at most ~SAMPLE_ROWS rows of ``columns`` (only they are read)."""
+    fraction = 1.0 if total_rows <= SAMPLE_ROWS else SAMPLE_ROWS / total_rows
+    sample_df = df.select(*[f"`{c}`" for c in columns])
+    if fraction < 1.0:
+        sample_df = sample_df.sample(False, fraction, seed=SAMPLE_SEED)
+    return sample_df.toArrow()
+
+
 def _fit_ordering(df: "DataFrame", group: "PlanGroup", schema: "TableSchema",
-                  total_rows: int) -> tuple[dict[str, Any], str]:
-    """Fit the group's ordering on a driver-side sample; returns (to_json, key dtype)."""
+                  total_rows: int) -> tuple[dict[str, Any], str, Any]:
+    """Fit the group's ordering on a driver-side sample.
+
+    Returns (to_json, key dtype, the sample's keys): the keys give the range boundaries.
+    """
     import numpy as np
 
     from engine import values
 
-    fraction = 1.0 if total_rows <= SAMPLE_ROWS else SAMPLE_ROWS / total_rows
     cols = list(group.columns)
-    sample_df = df.select(*[f"`{c}`" for c in cols])
-    if fraction < 1.0:
-        sample_df = sample_df.sample(False, fraction, seed=SAMPLE_SEED)
-    table = sample_df.toArrow()
+    table = _sample(df, cols, total_rows)
     data = {c: values.encode_arrow(schema.type_of(c), table.column(c))[0] for c in cols}
     ordering = build_ordering(group.layout, cols, group.layout_params).fit(data)
     keys = np.asarray(ordering.keys(data))
     dtype = "long" if np.issubdtype(keys.dtype, np.integer) else "double"
-    return ordering.to_json(), dtype
+    return ordering.to_json(), dtype, keys
+
+
+# -- range partitioning with driver-side boundaries --------------------------------------
+_TARGETS: dict[int, list[int]] = {}
+MAX_CASE_PARTITIONS = 512
+
+
+def hash_targets(spark: "SparkSession", n: int) -> list[int]:
+    """Integers ``v_i`` with ``pmod(hash(v_i), n) == i``: ``repartition(n, col)`` (Spark's
+    hash partitioning, Murmur3 seed 42) then sends the rows whose column is ``v_i`` to
+    partition ``i`` exactly. Found once per n with a tiny job and cached."""
+    from pyspark.sql import functions as F
+
+    if n in _TARGETS:
+        return _TARGETS[n]
+    span = 64 * n
+    while True:
+        rows = (spark.range(0, span)
+                .select(F.pmod(F.hash(F.col("id")), F.lit(n)).alias("p"), F.col("id"))
+                .groupBy("p").agg(F.min("id").alias("v")).collect())
+        found = {int(r["p"]): int(r["v"]) for r in rows}
+        if len(found) == n:
+            _TARGETS[n] = [found[i] for i in range(n)]
+            return _TARGETS[n]
+        span *= 4  # pragma: no cover - 64 candidates per bucket practically always suffice
+
+
+def boundaries(sorted_values: Sequence[Any], n: int) -> list[Any]:
+    """n-1 cut points at the sample's quantiles, duplicates dropped (ties stay together).
+
+    Example:
+    >>> boundaries([1, 2, 3, 4, 5, 6, 7, 8], 4)
+    [3, 5, 7]
+    """
+    m = len(sorted_values)
+    if n <= 1 or m == 0:
+        return []
+    cuts = [sorted_values[min(m - 1, (i * m) // n)] for i in range(1, n)]
+    out: list[Any] = []
+    for c in cuts:
+        if not out or c > out[-1]:
+            out.append(c)
+    return out
+
+
+def range_partition(spark: "SparkSession", df: "DataFrame", key: Any, cuts: Sequence[Any],
+                    n: int) -> "DataFrame":
+    """Rows with ``key`` in the i-th range between ``cuts`` go to partition i (nulls to the
+    first), in one shuffle and without Spark's sampling pass over all columns."""
+    from pyspark.sql import functions as F
+
+    targets = hash_targets(spark, n)
+    pid = F.when(key.isNull(), F.lit(targets[0]))
+    for i, cut in enumerate(cuts):
+        pid = pid.when(key < F.lit(cut), F.lit(targets[i]))
+    pid = pid.otherwise(F.lit(targets[len(cuts)])).cast("long")
+    return df.withColumn(PID_COLUMN, pid).repartition(n, F.col(PID_COLUMN)).drop(PID_COLUMN)
 
 
 def _layout_api() -> tuple[Any, Any]:
@@ -170,30 +237,57 @@ def build_ordering(layout: str, columns: Sequence[str], layout_params: Mapping[s
 
 def _with_key(df: "DataFrame", ordering_json: Mapping[str, Any], dtype: str,
               types: Mapping[str, str]) -> "DataFrame":
-    """Append the ordering's key column with a mapInArrow (runs on the executors)."""
+    """Append the ordering's key column, computed on the executors.
+
+    A scalar Arrow UDF (pyspark >= 4.1) sends only the key columns to the Python workers;
+    older pysparks fall back to a ``mapInArrow`` over whole rows. Either way the fitted
+    ordering travels as JSON in the closure and is rebuilt once per task.
+    """
+    from pyspark.sql import functions as F
     from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
     key_type = LongType() if dtype == "long" else DoubleType()
-    out_schema = StructType(list(df.schema.fields) + [StructField(KEY_COLUMN, key_type, False)])
     spec = dict(ordering_json)
     ltypes = dict(types)
+    cols = list(ltypes)
+    holder: dict[str, Any] = {}
 
-    def add_key(batches):  # executed in the Python workers
+    def keys_of(arrays: Sequence[Any]) -> Any:  # executed in the Python workers
         import numpy as np
-        import pyarrow as pa
 
         from engine import values as v
         from engine.executor import _layout_api
 
-        ordering = _layout_api()[1](spec)
-        cols = list(ltypes)
+        if "ordering" not in holder:
+            holder["ordering"] = _layout_api()[1](spec)
+        data = {c: v.encode_arrow(ltypes[c], a)[0] for c, a in zip(cols, arrays)}
+        keys = np.asarray(holder["ordering"].keys(data))
+        return keys.astype(np.int64 if dtype == "long" else np.float64, copy=False)
+
+    if hasattr(F, "arrow_udf"):
+        def compute(*arrays):
+            import pyarrow as pa
+
+            return pa.array(keys_of(arrays))
+
+        from pyspark.sql.functions import ArrowUDFType
+
+        import warnings
+
+        with warnings.catch_warnings():  # "prefer type hints": *arrays cannot carry them
+            warnings.simplefilter("ignore", UserWarning)
+            udf = F.arrow_udf(compute, key_type, ArrowUDFType.SCALAR)
+        return df.withColumn(KEY_COLUMN, udf(*[F.col(f"`{c}`") for c in cols]))
+
+    out_schema = StructType(list(df.schema.fields) + [StructField(KEY_COLUMN, key_type, False)])
+
+    def add_key(batches):  # pragma: no cover - pyspark < 4.1 only
+        import pyarrow as pa
+
         for batch in batches:
-            data = {c: v.encode_arrow(ltypes[c], batch.column(batch.schema.get_field_index(c)))[0]
-                    for c in cols}
-            keys = np.asarray(ordering.keys(data))
-            keys = keys.astype(np.int64 if dtype == "long" else np.float64, copy=False)
+            arrays = [batch.column(batch.schema.get_field_index(c)) for c in cols]
             yield pa.RecordBatch.from_arrays(
-                list(batch.columns) + [pa.array(keys)],
+                list(batch.columns) + [pa.array(keys_of(arrays))],
                 names=list(batch.schema.names) + [KEY_COLUMN])
 
     return df.mapInArrow(add_key, out_schema)
@@ -245,15 +339,32 @@ def rewrite_group(spark: "SparkSession", schema: "TableSchema",
         source = df.observe(observation, *_checksum_exprs(df.columns)) if observation else df
         n_out = _output_count(rows_meta, bytes_in, target_rows, target_bytes, len(paths))
         key_cols = [F.col(f"`{c}`") for c in group.columns]
-        if group.layout == "sort":
+        if group.layout == "sort" and (len(key_cols) > 1 or n_out > MAX_CASE_PARTITIONS):
+            # lexicographic over several columns: Spark's own range partitioner
             to_write = source.repartitionByRange(n_out, *key_cols).sortWithinPartitions(*key_cols)
+        elif group.layout == "sort":
+            column = group.columns[0]
+            sample = _sample(df, [column], rows_meta).column(column).drop_null()
+            cuts = boundaries(sorted(v for v in sample.to_pylist() if v == v), n_out)  # no NaN
+            lap("sample")
+            to_write = range_partition(spark, source, key_cols[0], cuts, n_out) \
+                .sortWithinPartitions(*key_cols)
         else:
-            ordering_json, dtype = _fit_ordering(df, group, schema, rows_meta)
+            ordering_json, dtype, sample_keys = _fit_ordering(df, group, schema, rows_meta)
             lap("fit")
             keyed = _with_key(source, ordering_json, dtype,
                               {c: schema.type_of(c) for c in group.columns})
-            to_write = (keyed.repartitionByRange(n_out, F.col(KEY_COLUMN))
-                        .sortWithinPartitions(F.col(KEY_COLUMN)).drop(KEY_COLUMN))
+            key = F.col(KEY_COLUMN)
+            if n_out > MAX_CASE_PARTITIONS:
+                ranged = keyed.repartitionByRange(n_out, key)
+            else:
+                import numpy as np
+
+                cuts = boundaries(np.sort(sample_keys[~np.isnan(sample_keys)]
+                                          if sample_keys.dtype.kind == "f" else sample_keys)
+                                  .tolist(), n_out)
+                ranged = range_partition(spark, keyed, key, cuts, n_out)
+            to_write = ranged.sortWithinPartitions(key).drop(KEY_COLUMN)
         if fault == "drop-row":  # test hook: lose the row(s) equal to one input row
             row_hash = F.xxhash64(*[F.col(f"`{c}`") for c in df.columns])
             victim = df.select(row_hash.alias("h")).limit(1).collect()[0]["h"]
@@ -374,7 +485,10 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
                     remove_dir(spark, directory)
                 except Exception:  # pragma: no cover - best effort; GC finds the rest
                     pass
-    report(total, f"committed snapshot {snapshot.id}")
+    try:  # the commit is done: a failing progress sink must not turn it into a failure
+        report(total, f"committed snapshot {snapshot.id}")
+    except Exception:  # noqa: BLE001  # pragma: no cover
+        pass
     return {
         "snapshot_id": snapshot.id,
         "base_snapshot": plan.base_snapshot,

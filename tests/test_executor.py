@@ -156,3 +156,21 @@ def test_crash_between_write_and_commit_leaves_previous_snapshot(settings, spark
     assert rows_of([p.path for p in current.partitions]).equals(before_rows)
     shown = api.show_plan(settings, pid)  # the dead runner is settled
     assert shown["status"] == "failed" and "died before committing" in shown["result"]["error"]
+
+
+def test_driver_side_ranges_land_one_per_partition(spark):
+    from pyspark.sql import functions as F
+
+    from engine.executor import boundaries, range_partition
+
+    assert boundaries([1, 2, 3, 4, 5, 6, 7, 8], 4) == [3, 5, 7]
+    assert boundaries([1, 1, 1, 1, 2, 2], 3) == [1, 2]  # ties never split across files
+    df = spark.range(0, 1000).withColumn("k", (F.col("id") * 7919) % 1000)
+    cuts = boundaries(list(range(1000)), 5)
+    parted = range_partition(spark, df, F.col("k"), cuts, 5)
+    spans = (parted.groupBy(F.spark_partition_id().alias("p"))
+             .agg(F.min("k").alias("lo"), F.max("k").alias("hi"), F.count("*").alias("n"))
+             .orderBy("p").collect())
+    assert [(r["p"], r["lo"], r["hi"], r["n"]) for r in spans] == [
+        (0, 0, 199, 200), (1, 200, 399, 200), (2, 400, 599, 200), (3, 600, 799, 200),
+        (4, 800, 999, 200)]
