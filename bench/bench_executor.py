@@ -12,7 +12,8 @@ Spark session (a warm-up run first, then ``--repeat`` timed runs each; medians r
                         partitions = output files, nothing verified);
 * ``duckdb-sort``       DuckDB COPY (SELECT * ... ORDER BY l_shipdate) TO one Parquet file.
 
-Usage: ``.venv/bin/python bench/bench_executor.py --quick`` (200k rows) or
+Both the median and the best run are reported: the machine is shared, and the best run is
+the least disturbed by other load. Usage: ``.venv/bin/python bench/bench_executor.py --quick`` (200k rows) or
 ``--rows 2000000 --rows-per-file 100000``. Writes bench/results/executor.csv.
 """
 
@@ -128,6 +129,7 @@ def main() -> int:
                 shutil.rmtree(out, ignore_errors=True)
                 print(f"  rep {rep} {name}: {times[name][-1]:.2f} s", flush=True)
         base = statistics.median(times["spark-orderby"])
+        best_base = min(times["spark-orderby"])
         rows_out = []
         for name, ts in times.items():
             med = statistics.median(ts)
@@ -135,7 +137,9 @@ def main() -> int:
                              "input_mb": round(input_bytes / 1e6, 2),
                              "median_s": round(med, 3),
                              "runs_s": " ".join(f"{t:.2f}" for t in ts),
+                             "best_s": round(min(ts), 3),
                              "ratio_vs_spark_orderby": round(med / base, 3),
+                             "best_ratio_vs_spark_orderby": round(min(ts) / best_base, 3),
                              "mrows_per_s": round(args.rows / med / 1e6, 3)})
         out_path = Path(args.out)
         out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -146,8 +150,9 @@ def main() -> int:
                 writer.writeheader()
             writer.writerows(rows_out)
         for r in rows_out:
-            print(f"{r['variant']:<18} {r['median_s']:>8.2f} s  x{r['ratio_vs_spark_orderby']:.2f}"
-                  f" vs spark orderBy  ({r['runs_s']})")
+            print(f"{r['variant']:<18} median {r['median_s']:>7.2f} s  x{r['ratio_vs_spark_orderby']:.2f}"
+                  f"   best {r['best_s']:>7.2f} s  x{r['best_ratio_vs_spark_orderby']:.2f}"
+                  f"  vs spark orderBy  ({r['runs_s']})")
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
