@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import json
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -79,38 +81,42 @@ def test_progress_and_policy_state(settings):
     assert store.policy_state("t", "dd") is None
 
 
-def _hammer(db_path: str, worker: int, n: int, plan_id: int, queue) -> None:
-    store = ControlStore(db_path)
-    created = []
-    won = 0
-    for i in range(n):
-        created.append(store.insert_plan(f"t{worker}", f"s{i}", "wair", {"i": i}, {}, f"w{worker}"))
-        store.save_policy_state("t", "wair", {"by": worker, "i": i})
-        try:
-            store.transition(plan_id, ("proposed",), "approved", f"w{worker}", "approve")
-            won += 1
-        except ApprovalError:
-            pass
-    queue.put((worker, created, won))
+_HAMMER = """
+import json, sys
+from engine.control import ControlStore
+from engine.errors import ApprovalError
+db, worker, n, plan_id = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+store = ControlStore(db)
+created, won = [], 0
+for i in range(n):
+    created.append(store.insert_plan(f"t{worker}", f"s{i}", "wair", {"i": i}, {}, f"w{worker}"))
+    store.save_policy_state("t", "wair", {"by": worker, "i": i})
+    try:
+        store.transition(plan_id, ("proposed",), "approved", f"w{worker}", "approve")
+        won += 1
+    except ApprovalError:
+        pass
+print(json.dumps({"created": created, "won": won}))
+"""
 
 
 def test_two_processes_write_at_once_without_losing_anything(settings):
+    """Two OS processes (plain subprocesses: no fork of a JVM-holding test process, no
+    re-run of __main__) hammer the same database at once."""
     store = _store(settings)
     contested = store.insert_plan("t", "s", "wair", {}, {}, None)
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    procs = [ctx.Process(target=_hammer, args=(str(settings.control_db), w, 40, contested, queue))
+    procs = [subprocess.Popen([sys.executable, "-c", _HAMMER, str(settings.control_db), str(w),
+                               "40", str(contested)], stdout=subprocess.PIPE, text=True)
              for w in (1, 2)]
+    results = []
     for p in procs:
-        p.start()
-    results = [queue.get(timeout=120) for _ in procs]
-    for p in procs:
-        p.join(timeout=60)
-        assert p.exitcode == 0
-    ids = [i for _, created, _ in results for i in created]
+        out, _ = p.communicate(timeout=180)
+        assert p.returncode == 0
+        results.append(json.loads(out))
+    ids = [i for r in results for i in r["created"]]
     assert len(ids) == len(set(ids)) == 80
     # exactly one process won the contested approval: the check-and-set is atomic
-    assert sum(won for *_, won in results) == 1
+    assert sum(r["won"] for r in results) == 1
     approvals = [e for e in store.audit(contested) if e["action"] == "approve"]
     assert len(approvals) == 1
     assert len(store.list_plans()) == 81

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import subprocess
+import sys
 
 import pytest
 
@@ -105,24 +106,23 @@ def test_approved_plan_may_be_revoked_but_not_run_twice(settings, table):
         book.start(other)
 
 
-def _start_and_die(home: str, plan_id: int) -> None:
-    from engine.config import load_settings
-
-    s = load_settings({"home": home})
-    book = PlanBook(s)
-    book.start(plan_id, "runner")
-    book.control.start_job(plan_id, 1)
-    # exit without finishing: a crashed runner
+_START_AND_DIE = """
+import sys
+from engine.config import load_settings
+from engine.plan import PlanBook
+book = PlanBook(load_settings({"home": sys.argv[1]}))
+book.start(int(sys.argv[2]), "runner")
+book.control.start_job(int(sys.argv[2]), 1)
+# exits without finishing: a crashed runner
+"""
 
 
 def test_a_dead_runner_is_settled_as_failed(settings, table):
     pid = _plan(settings, table)
     api.approve_plan(settings, pid, "alice")
-    proc = mp.get_context("spawn").Process(target=_start_and_die,
-                                           args=(str(settings.home), pid))
-    proc.start()
-    proc.join(60)
-    assert proc.exitcode == 0
+    proc = subprocess.run([sys.executable, "-c", _START_AND_DIE, str(settings.home), str(pid)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
     shown = api.show_plan(settings, pid)
     assert shown["status"] == "failed"
     assert "died before committing" in shown["result"]["error"]
