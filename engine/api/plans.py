@@ -24,10 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["create_plan", "preview_plan", "list_plans", "show_plan", "approve_plan",
            "reject_plan", "run_plan", "plan_progress", "audit_log", "policy_state"]
 
-#: fragments shown to a policy without its own window (DD, DD-EP) unless --window says
-DEFAULT_WINDOW = 1000
-
-
 def _clean_params(policy: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
     """Drop unset values; map ``key`` to each policy's own name for a fixed key."""
     out = {k.replace("-", "_"): v for k, v in (params or {}).items() if v is not None}
@@ -62,14 +58,27 @@ def _decide(settings: "Settings", table: str, policy: str, params: Mapping[str, 
             pol.load_state(state)
     fragments = list(WorkloadStore(settings).fragments(table))
     zonemaps = snapshot.zonemaps()
-    # WAIR looks at most at its (adaptive) window; analyze only what it can see
-    limit = getattr(pol, "window_size", None) or clean.get("window") or DEFAULT_WINDOW
+    # WAIR looks at most at its (adaptive) window; analyze only what it can see. The others
+    # see the same window as WAIR would, so "saving per window" compares like with like.
+    limit = (getattr(pol, "window_size", None) or clean.get("window")
+             or _wair_window(control, table))
     window = fragments[-int(limit):]
     scans = analyze_workload(zonemaps, window) if window else []
     ctx = PolicyContext(table=table, snapshot_id=snapshot.id, zonemaps=zonemaps, window=window,
                         scans=scans, settings=settings, queries_seen=len(fragments))
     proposal = pol.propose(ctx)
     return snapshot, pol, proposal, clean
+
+
+def _wair_window(control: ControlStore, table: str) -> int:
+    """WAIR's current sliding-window size on ``table`` (its saved state, else its default)."""
+    from engine.policy.wair import WairParams
+
+    saved = control.policy_state(table, "wair") or {}
+    try:
+        return int(saved.get("window_size") or WairParams().window)
+    except (TypeError, ValueError):
+        return WairParams().window
 
 
 def _no_action(pol: Any, table: str, snapshot_id: str, policy: str) -> dict[str, Any]:
