@@ -1,0 +1,67 @@
+"""Settings precedence: defaults < layout-advisor.toml < LAYOUT_ADVISOR_* < CLI flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.config import CONFIG_FILE_NAME, Settings, load_settings
+from engine.errors import ConfigError
+
+
+def _write_config(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / CONFIG_FILE_NAME).write_text(text)
+
+
+def test_defaults_when_nothing_is_set(tmp_path):
+    s = load_settings({"home": str(tmp_path)}, environ={})
+    assert s.spark_master == Settings().spark_master == "local[*]"
+    assert s.approvers == ()
+    assert s.home == tmp_path
+
+
+def test_file_then_environment_then_flags(tmp_path):
+    _write_config(tmp_path, 'spark_master = "spark://file:7077"\ntarget_rows = 5\n'
+                            'approvers = ["alice", "bob"]\nprice_per_cpu_hour = 0.5\n')
+    env = {"LAYOUT_ADVISOR_SPARK_MASTER": "spark://env:7077", "LAYOUT_ADVISOR_TARGET_ROWS": "7"}
+    from_file = load_settings({"home": str(tmp_path)}, environ={})
+    assert (from_file.spark_master, from_file.target_rows) == ("spark://file:7077", 5)
+    assert from_file.approvers == ("alice", "bob")
+    from_env = load_settings({"home": str(tmp_path)}, environ=env)
+    assert (from_env.spark_master, from_env.target_rows) == ("spark://env:7077", 7)
+    assert from_env.price_per_cpu_hour == 0.5  # untouched keys still come from the file
+    from_flags = load_settings({"home": str(tmp_path), "spark_master": "local[2]"}, environ=env)
+    assert (from_flags.spark_master, from_flags.target_rows) == ("local[2]", 7)
+
+
+def test_home_from_environment_selects_the_config_file(tmp_path):
+    _write_config(tmp_path / "ws", 'ui_port = 9999\n')
+    s = load_settings({}, environ={"LAYOUT_ADVISOR_HOME": str(tmp_path / "ws")})
+    assert s.ui_port == 9999
+
+
+def test_approvers_from_environment_are_comma_separated(tmp_path):
+    s = load_settings({"home": str(tmp_path)}, environ={"LAYOUT_ADVISOR_APPROVERS": "alice, bob,"})
+    assert s.approvers == ("alice", "bob")
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("no_such_setting = 1\n", "unknown setting 'no_such_setting'"),
+    ("target_rows = 'many'\n", "target_rows"),
+    ("target_rows = \n", CONFIG_FILE_NAME),
+], ids=["unknown-key", "bad-type", "bad-toml"])
+def test_bad_config_file_is_a_config_error(tmp_path, text, needle):
+    _write_config(tmp_path, text)
+    with pytest.raises(ConfigError, match=needle):
+        load_settings({"home": str(tmp_path)}, environ={})
+
+
+def test_cli_reports_bad_config_in_one_line(tmp_path, capsys):
+    _write_config(tmp_path, "no_such_setting = 1\n")
+    assert main(["--home", str(tmp_path), "table", "list"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown setting 'no_such_setting'" in err[0]
+    assert "Traceback" not in err[0]
