@@ -35,7 +35,7 @@ def _clean_params(policy: str, params: Mapping[str, Any] | None) -> dict[str, An
 def _decide(settings: "Settings", table: str, policy: str, params: Mapping[str, Any] | None):
     """Run the policy once; returns (snapshot, policy object, proposal or None, clean params)."""
     from engine.policy.base import PolicyContext
-    from engine.policy.registry import make_policy
+    from engine.policy.registry import accepted_params, make_policy
     from engine.pruning import analyze_workload
     from engine.table.store import TableStore
     from engine.workload.store import WorkloadStore
@@ -45,8 +45,9 @@ def _decide(settings: "Settings", table: str, policy: str, params: Mapping[str, 
     snapshot = store.current_snapshot(table)
     table = snapshot.table or table
     policy = policy.lower()
-    # "window" is WAIR's own parameter; for the others it only sizes the context's window
-    policy_params = {k: v for k, v in clean.items() if policy == "wair" or k != "window"}
+    # "window" is a parameter of WAIR and greedy; for the others it only sizes the context
+    own_window = "window" in accepted_params(policy)
+    policy_params = {k: v for k, v in clean.items() if own_window or k != "window"}
     pol = make_policy(policy, policy_params)
     control = ControlStore(settings)
     saved = control.policy_state(table, policy)
@@ -60,6 +61,8 @@ def _decide(settings: "Settings", table: str, policy: str, params: Mapping[str, 
     zonemaps = snapshot.zonemaps()
     # WAIR looks at most at its (adaptive) window; analyze only what it can see. The others
     # see the same window as WAIR would, so "saving per window" compares like with like.
+    if hasattr(pol, "advance"):  # close WAIR's finished windows before sizing the context
+        pol.advance(len(fragments))
     limit = (getattr(pol, "window_size", None) or clean.get("window")
              or _wair_window(control, table))
     window = fragments[-int(limit):]

@@ -117,7 +117,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("create", help="ask a policy for a plan and store it as proposed")
     p.add_argument("table")
-    p.add_argument("--policy", default="wair", choices=("wair", "dd", "dd-ep"))
+    p.add_argument("--policy", default="wair", choices=("wair", "dd", "dd-ep", "greedy"))
     p.add_argument("--window", type=int, help="queries in the sliding window")
     p.add_argument("--alpha", type=float, help="WAIR aggressiveness (eq. 4)")
     p.add_argument("--beta", type=float, help="WAIR performance bonus, CPU-s per pruned partition")

@@ -1,4 +1,4 @@
-"""Policies by name: ``make_policy("wair" | "dd" | "dd-ep", params)``.
+"""Policies by name: ``make_policy("wair" | "dd" | "dd-ep" | "greedy", params)``.
 
 The CLI, the API and the dashboard give parameters as a flat dict (``alpha``, ``window``,
 ``key``, ...). Each policy accepts only its own; an unknown one is refused with the list of
@@ -20,6 +20,7 @@ POLICIES: dict[str, tuple[str, str]] = {
     "wair": ("engine.policy.wair", "WairPolicy"),
     "dd": ("engine.policy.dd", "DDPolicy"),
     "dd-ep": ("engine.policy.dd_ep", "DDEPPolicy"),
+    "greedy": ("engine.policy.greedy", "GreedyBoundaryPolicy"),  # WAIR's Algorithm 1
 }
 
 

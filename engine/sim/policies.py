@@ -12,9 +12,8 @@ variants, which are plain :class:`engine.policy.wair.WairParams` sets:
   (one batch's worth of partitions);
 * ``aggressive``: alpha = 0.5, credit allowance c = 10;
 * ``wair-static``: WAIR with its window fixed at the initial 50 queries (no doubling or
-  halving) -- not in the paper; it shows what the adaptive window costs here (see
-  ``bench/README_sim.md``: with the default rule the window halves to its minimum after
-  slightly optimistic predictions and, with no further reclustering, never grows back).
+  halving) -- not in the paper; a reference point for the adaptive window (see
+  ``bench/README_sim.md`` and ``engine/policy/wair_state.py`` for how the window adapts).
 
 DD's threshold is tuned by grid search to WAIR's reclustering budget (:func:`tune_dd`), as
 the paper does: "We tune DD via grid search and select the optimal threshold at an overall

@@ -27,9 +27,8 @@ the window's length (``window_queries``), so predicted and realized are compared
 window, at the next decision point. The paper compares "after completing a window W of
 queries", but it decides after every query, so windows complete continuously; with
 decisions once per batch, waiting for a whole window of hundreds of queries
-(``feedback="window"``, available) leaves WAIR's window stale for dozens of batches (on
-the TPC-H preset it then keeps reclustering on a window dominated by the old predicate
-and spends more than it saves).
+(``feedback="window"``, available) delays WAIR's credit and window updates by dozens of
+batches (see ``bench/README_sim.md`` for the measured effect).
 Then ``observe(Feedback)`` is called (WAIR's credit and window adaptation); pending
 feedback is delivered at the end.
 
