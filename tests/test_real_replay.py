@@ -67,6 +67,8 @@ def test_replay_counts_and_nr_pruning_match_the_simulator(settings, spark, tmp_p
         assert len(rec.queries) == n_queries
         for q in rec.queries:
             assert q.rows == _brute_count(sc, compiled[q.query_id], stop_of[q.batch]), (name, q.query_id)
+            if q.files_scanned:  # DuckDB's own profile was read back
+                assert q.duckdb_seconds > 0 and q.duckdb_bytes_read > 0, (name, q.query_id)
     assert not out["nr"].reclusters
     assert out["nn"].reclusters and all(r.bytes_read > 0 and r.bytes_written > 0 for r in out["nn"].reclusters)
 
