@@ -51,6 +51,8 @@ KEY_COLUMN = "__la_key"
 PID_COLUMN = "__la_pid"
 SAMPLE_ROWS = 100_000
 SAMPLE_SEED = 20240917
+#: bits of the first column's rank in a Qd-tree fine key (QdTree.fine_keys)
+FINE_SHIFT = 17
 #: keep a group's input in Spark's cache while it is written (off: one pass reads it; see bench)
 CACHE_INPUT = False
 
@@ -73,6 +75,7 @@ class GroupResult:
     seconds: float
     files: list[str] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=dict)  # seconds per step
+    fit: dict[str, Any] = field(default_factory=dict)  # the fitted ordering (sample, leaves)
 
 
 def _fault() -> str:
@@ -139,22 +142,67 @@ def _sample(df: "DataFrame", columns: Sequence[str], total_rows: int) -> Any:
 
 
 def _fit_ordering(df: "DataFrame", group: "PlanGroup", schema: "TableSchema",
-                  total_rows: int) -> tuple[dict[str, Any], str, Any]:
+                  total_rows: int, rows_per_file: float) -> tuple[dict[str, Any], str, Any,
+                                                                  dict[str, Any]]:
     """Fit the group's ordering on a driver-side sample.
 
-    Returns (to_json, key dtype, the sample's keys): the keys give the range boundaries.
+    Returns (to_json, key dtype, the sample's keys, what was fitted): the keys give the
+    range boundaries. A Qd-tree's ``min_leaf_rows`` counts rows of the group (default: one
+    output file) and is scaled to the sample the tree is fitted on; its key is the fine key
+    (leaf, rank of the first column), so a leaf larger than a file can be cut along the
+    first column.
     """
     import numpy as np
 
     from engine import values
 
     cols = list(group.columns)
+    types = {c: schema.type_of(c) for c in cols}
     table = _sample(df, cols, total_rows)
-    data = {c: values.encode_arrow(schema.type_of(c), table.column(c))[0] for c in cols}
-    ordering = build_ordering(group.layout, cols, group.layout_params).fit(data)
-    keys = np.asarray(ordering.keys(data))
+    data = {c: values.encode_arrow(types[c], table.column(c))[0] for c in cols}
+    params = dict(group.layout_params or {})
+    fit: dict[str, Any] = {"sample_rows": table.num_rows}
+    if group.layout == "qdtree":
+        from engine.layout.qdtree import scale_min_leaf_rows
+
+        wanted = int(params.get("min_leaf_rows") or max(1, round(rows_per_file)))
+        params["min_leaf_rows"] = scale_min_leaf_rows(wanted, table.num_rows, total_rows)
+        fit["min_leaf_rows"] = params["min_leaf_rows"]
+    ordering = build_ordering(group.layout, cols, params, types).fit(data)
+    if group.layout == "qdtree":
+        keys = np.asarray(ordering.fine_keys(data))
+        fit["leaves"] = int(ordering.n_leaves_)
+    else:
+        keys = np.asarray(ordering.keys(data))
     dtype = "long" if np.issubdtype(keys.dtype, np.integer) else "double"
-    return ordering.to_json(), dtype, keys
+    return ordering.to_json(), dtype, keys, fit
+
+
+def leaf_cuts(sample_keys: Any, n_leaves: int, group_rows: int, rows_per_file: float,
+              ) -> list[int]:
+    """Range cuts over Qd-tree fine keys (``leaf << 17 | rank``): a cut at the start of
+    every leaf, so no file straddles two leaves, and inside a leaf of (estimated) ``r``
+    rows ``floor(r / rows_per_file)`` files (at least one) at the sample's quantiles, like
+    the simulator cuts each leaf on its own.
+
+    Example (two leaves of 6 and 2 sampled rows, 8 rows in the group, 3 rows per file):
+    >>> leaf_cuts([0, 1, 2, 3, 4, 5, 131072, 131073], 2, 8, 3.0)
+    [3, 131072]
+    """
+    import numpy as np
+
+    keys = np.sort(np.asarray(sample_keys, dtype=np.int64))
+    leaf = keys >> np.int64(FINE_SHIFT)
+    scale = group_rows / max(1, len(keys))
+    cuts: list[int] = []
+    for i in range(n_leaves):
+        start = i << FINE_SHIFT
+        if i > 0:
+            cuts.append(start)
+        inside = keys[leaf == i]
+        files = max(1, int(math.floor(len(inside) * scale / max(rows_per_file, 1.0))))
+        cuts.extend(int(c) for c in boundaries(inside.tolist(), files) if c > start)
+    return cuts
 
 
 # -- range partitioning with driver-side boundaries --------------------------------------
@@ -222,26 +270,56 @@ def _layout_api() -> tuple[Any, Any]:
     return make_ordering, ordering_from_json
 
 
-def build_ordering(layout: str, columns: Sequence[str], layout_params: Mapping[str, Any]) -> Any:
-    """An unfitted ordering, given only the layout parameters its class takes (a plan's
-    ``layout_params`` also carry notes for humans, e.g. the signature's anchor)."""
+#: layout_params keys that are notes for humans (WAIR's anchor), not ordering parameters
+NOTE_PARAMS = frozenset({"anchor", "similarity"})
+
+
+def build_ordering(layout: str, columns: Sequence[str], layout_params: Mapping[str, Any],
+                   types: Mapping[str, str] | None = None) -> Any:
+    """An unfitted ordering from a plan group's layout and ``layout_params``.
+
+    Every key must be a parameter of the layout's class or a known note
+    (:data:`NOTE_PARAMS`): a misspelt key silently dropped would run a different layout
+    than the plan shows, so it is a PlanError. Given the columns' logical ``types``, a
+    Qd-tree's cut and query bounds written as JSON strings (ISO dates) are encoded like
+    the data.
+    """
     import inspect
 
+    from engine.errors import InvalidParameterError
+    from engine.layout.base import _classes
+
     make_ordering, _ = _layout_api()
-    plain = make_ordering(layout, list(columns))
-    accepted = {n for n, p in inspect.signature(type(plain)).parameters.items()
+    classes = _classes()
+    if layout not in classes:
+        raise PlanError(f"unknown layout {layout!r}; choose one of {', '.join(classes)}")
+    accepted = {n for n, p in inspect.signature(classes[layout]).parameters.items()
                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n != "columns"}
-    params = {k: v for k, v in dict(layout_params or {}).items() if k in accepted}
-    return make_ordering(layout, list(columns), params) if params else plain
+    params = dict(layout_params or {})
+    unknown = sorted(k for k in params if k not in accepted and k not in NOTE_PARAMS)
+    if unknown:
+        raise PlanError(f"layout_params {', '.join(map(repr, unknown))} of a {layout} group "
+                        f"are not parameters of that layout (it takes: "
+                        f"{', '.join(sorted(accepted)) or 'none'})")
+    params = {k: v for k, v in params.items() if k in accepted}
+    try:
+        if layout == "qdtree" and types is not None:
+            from engine.layout.qdtree import encode_bounds
+
+            params = encode_bounds(params, types)
+        return make_ordering(layout, list(columns), params)
+    except InvalidParameterError as exc:
+        raise PlanError(f"{layout} group over {', '.join(columns)}: {exc}") from None
 
 
 def _with_key(df: "DataFrame", ordering_json: Mapping[str, Any], dtype: str,
-              types: Mapping[str, str]) -> "DataFrame":
+              types: Mapping[str, str], fine: bool = False) -> "DataFrame":
     """Append the ordering's key column, computed on the executors.
 
     A scalar Arrow UDF (pyspark >= 4.1) sends only the key columns to the Python workers;
     older pysparks fall back to a ``mapInArrow`` over whole rows. Either way the fitted
-    ordering travels as JSON in the closure and is rebuilt once per task.
+    ordering travels as JSON in the closure and is rebuilt once per task. ``fine``: the
+    Qd-tree's :meth:`~engine.layout.qdtree.QdTree.fine_keys` instead of its leaf ids.
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import DoubleType, LongType, StructField, StructType
@@ -261,7 +339,8 @@ def _with_key(df: "DataFrame", ordering_json: Mapping[str, Any], dtype: str,
         if "ordering" not in holder:
             holder["ordering"] = _layout_api()[1](spec)
         data = {c: v.encode_arrow(ltypes[c], a)[0] for c, a in zip(cols, arrays)}
-        keys = np.asarray(holder["ordering"].keys(data))
+        ordering = holder["ordering"]
+        keys = np.asarray(ordering.fine_keys(data) if fine else ordering.keys(data))
         return keys.astype(np.int64 if dtype == "long" else np.float64, copy=False)
 
     if hasattr(F, "arrow_udf"):
@@ -323,6 +402,7 @@ def rewrite_group(spark: "SparkSession", schema: "TableSchema",
     if cache:
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
     phases: dict[str, float] = {}
+    fit: dict[str, Any] = {}
     mark = time.perf_counter()
 
     def lap(name: str) -> None:
@@ -350,21 +430,28 @@ def rewrite_group(spark: "SparkSession", schema: "TableSchema",
             to_write = range_partition(spark, source, key_cols[0], cuts, n_out) \
                 .sortWithinPartitions(*key_cols)
         else:
-            ordering_json, dtype, sample_keys = _fit_ordering(df, group, schema, rows_meta)
+            rows_per_file = rows_meta / n_out if rows_meta else 1.0
+            ordering_json, dtype, sample_keys, fit = _fit_ordering(df, group, schema, rows_meta,
+                                                                   rows_per_file)
             lap("fit")
             keyed = _with_key(source, ordering_json, dtype,
-                              {c: schema.type_of(c) for c in group.columns})
+                              {c: schema.type_of(c) for c in group.columns},
+                              fine=group.layout == "qdtree")
             key = F.col(KEY_COLUMN)
-            if n_out > MAX_CASE_PARTITIONS:
-                ranged = keyed.repartitionByRange(n_out, key)
+            if group.layout == "qdtree":
+                cuts = leaf_cuts(sample_keys, fit["leaves"], rows_meta, rows_per_file)
             else:
                 import numpy as np
 
                 cuts = boundaries(np.sort(sample_keys[~np.isnan(sample_keys)]
                                           if sample_keys.dtype.kind == "f" else sample_keys)
                                   .tolist(), n_out)
-                ranged = range_partition(spark, keyed, key, cuts, n_out)
-            to_write = ranged.sortWithinPartitions(key).drop(KEY_COLUMN)
+            if len(cuts) + 1 > MAX_CASE_PARTITIONS:
+                ranged = keyed.repartitionByRange(max(n_out, fit.get("leaves", 1)), key)
+            else:
+                ranged = range_partition(spark, keyed, key, cuts, len(cuts) + 1)
+            # ties of the key (a Qd-tree leaf's rank bucket) in the first column's order
+            to_write = ranged.sortWithinPartitions(key, key_cols[0]).drop(KEY_COLUMN)
         if fault == "drop-row":  # test hook: lose the row(s) equal to one input row
             row_hash = F.xxhash64(*[F.col(f"`{c}`") for c in df.columns])
             victim = df.select(row_hash.alias("h")).limit(1).collect()[0]["h"]
@@ -395,7 +482,7 @@ def rewrite_group(spark: "SparkSession", schema: "TableSchema",
                        inputs=len(paths), outputs=len(files), rows=rows_in, bytes_in=bytes_in,
                        bytes_out=0, checksum=checksum_in,
                        seconds=round(time.perf_counter() - started, 3), files=files,
-                       phases=phases)
+                       phases=phases, fit=fit)
 
 
 def _validate_groups(plan: "Plan", by_path: Mapping[str, "Partition"]) -> None:

@@ -415,3 +415,54 @@ def _length(data: Mapping[str, Any]) -> int:
     for v in data.values():
         return len(v)
     return 0
+
+
+def scale_min_leaf_rows(min_leaf_rows: int, fit_rows: int, group_rows: int) -> int:
+    """``min_leaf_rows`` of a group, in rows of the sample the tree is fitted on.
+
+    A plan's ``min_leaf_rows`` counts rows of the whole group (a leaf should fill at least
+    one file); fitted on ``fit_rows`` of ``group_rows`` rows, the tree needs it scaled by
+    ``fit_rows / group_rows`` or a big group collapses into a single leaf.
+
+    Example:
+    >>> scale_min_leaf_rows(1_000_000, 100_000, 50_000_000), scale_min_leaf_rows(500, 4000, 4000)
+    (2000, 500)
+    """
+    if fit_rows >= group_rows or group_rows <= 0:
+        return int(min_leaf_rows)
+    return max(1, int(round(int(min_leaf_rows) * fit_rows / group_rows)))
+
+
+def encode_bounds(params: Mapping[str, Any], types: Mapping[str, str]) -> dict[str, Any]:
+    """``params`` with the cut and query bounds in ENCODED values (:mod:`engine.values`).
+
+    Plans are JSON, so a hand-written or older plan may carry ISO dates/timestamps (or
+    numbers as strings) for a numeric column, which :class:`QdTree` rejects; they are
+    encoded like the data. Columns not in ``types`` and string columns are left as they are.
+    Raises InvalidParameterError naming the column when a value cannot be encoded.
+    """
+    from engine import values
+
+    def enc(col: str, v: Any) -> Any:
+        ltype = types.get(str(col))
+        if not isinstance(v, str) or ltype is None or values.is_string(ltype):
+            return v
+        try:
+            return values.encode_scalar(ltype, v)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(
+                f"Qd-tree bound {v!r} on column {col!r} is not a {ltype}: {exc}") from None
+
+    out = dict(params)
+    if out.get("cuts"):
+        out["cuts"] = [[c[0], enc(c[0], c[1]), *list(c)[2:]] for c in (list(x) for x in out["cuts"])]
+    if out.get("queries"):
+        queries = []
+        for q in out["queries"]:
+            box = {}
+            for col, b in _normalize_box(q).items():
+                box[col] = [None if b[0] is None else enc(col, b[0]),
+                            None if b[1] is None else enc(col, b[1]), b[2], b[3]]
+            queries.append(box)
+        out["queries"] = queries
+    return out

@@ -72,6 +72,7 @@ def order_rows(table: "SimTable", rows: np.ndarray, layout: str, columns: Sequen
     """``rows`` permuted into the layout's order (an :mod:`engine.layout` ordering), and for
     a Qd-tree the start offsets of its leaves (each leaf is cut on its own)."""
     from engine.layout.base import make_ordering
+    from engine.layout.qdtree import scale_min_leaf_rows
 
     cols = [c for c in columns if c in table.data]
     if not cols:
@@ -91,7 +92,7 @@ def order_rows(table: "SimTable", rows: np.ndarray, layout: str, columns: Sequen
     if n > QDTREE_FIT_ROWS:
         pick = np.sort(np.random.default_rng(seed).choice(n, size=QDTREE_FIT_ROWS, replace=False))
         fit = {c: a[pick] for c, a in data.items()}
-        min_leaf = max(1, int(round(min_leaf * QDTREE_FIT_ROWS / n)))
+        min_leaf = scale_min_leaf_rows(min_leaf, QDTREE_FIT_ROWS, n)
     params["min_leaf_rows"] = min_leaf
     ordering = make_ordering("qdtree", cols, params).fit(fit)
     perm = ordering.order(data)
