@@ -19,13 +19,11 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
-
 import numpy as np
 
 from engine.errors import InvalidParameterError
-from engine.layout.base import Ordering, RankCodec, check_columns, column_arrays
-from engine.layout.zorder import MAX_COLUMNS, check_bits, deinterleave_bits, interleave_bits
+from engine.layout.base import GridOrdering, check_bits
+from engine.layout.zorder import MAX_COLUMNS, deinterleave_bits, interleave_bits
 
 
 BLOCK_ROWS = 1 << 16  # rows transformed at a time: the working set stays in cache (4x faster at 10 M)
@@ -55,6 +53,21 @@ def hilbert_encode(coords: np.ndarray, bits: int) -> np.ndarray:
     return out
 
 
+def _undo_excess_step(x: list[np.ndarray], i: int, p: np.unsignedinteger, qq: np.unsignedinteger,
+                      dt: type) -> None:
+    """Skilling's step for bit ``q`` of axis ``i``, in place: where the bit is set, invert the
+    low bits of axis 0; elsewhere exchange the low bits of axes 0 and i. Its own inverse, so
+    encoding and decoding differ only in the order they visit ``q`` and ``i``."""
+    hit = (x[i] & qq) != 0
+    if i == 0:
+        x[0] ^= hit.astype(dt) * p
+        return
+    t = (x[0] ^ x[i]) & p
+    t *= ~hit
+    x[0] ^= t | (hit.astype(dt) * p)
+    x[i] ^= t
+
+
 def _encode_block(coords: np.ndarray, d: int, bits: int) -> np.ndarray:
     n = len(coords)
     dt = _work_dtype(bits)
@@ -64,14 +77,7 @@ def _encode_block(coords: np.ndarray, d: int, bits: int) -> np.ndarray:
     while q > 1:
         p, qq = dt(q - 1), dt(q)
         for i in range(d):
-            hit = (x[i] & qq) != 0
-            if i == 0:
-                x[0] ^= hit.astype(dt) * p
-                continue
-            t = (x[0] ^ x[i]) & p
-            t *= ~hit
-            x[0] ^= t | (hit.astype(dt) * p)
-            x[i] ^= t
+            _undo_excess_step(x, i, p, qq, dt)
         q >>= 1
     # Gray encode.
     for i in range(1, d):
@@ -106,19 +112,12 @@ def hilbert_decode(index: np.ndarray, d: int, bits: int) -> np.ndarray:
     while q != top:
         p, qq = dt(q - 1), dt(q)
         for i in range(d - 1, -1, -1):
-            hit = (x[i] & qq) != 0
-            if i == 0:
-                x[0] ^= hit.astype(dt) * p
-                continue
-            t = (x[0] ^ x[i]) & p
-            t *= ~hit
-            x[0] ^= t | (hit.astype(dt) * p)
-            x[i] ^= t
+            _undo_excess_step(x, i, p, qq, dt)
         q <<= 1
     return np.stack(x, axis=1).astype(np.uint64)
 
 
-class Hilbert(Ordering):
+class Hilbert(GridOrdering):
     """Hilbert order over 1-8 columns on rank-normalized values (dates and strings work).
 
     Give ``columns`` in descending order of contribution: the first column is the curve's
@@ -127,40 +126,8 @@ class Hilbert(Ordering):
     """
 
     kind = "hilbert"
+    max_columns = MAX_COLUMNS
+    what = "Hilbert order"
 
-    def __init__(self, columns: Sequence[str], bits: int | None = None) -> None:
-        self.columns = tuple(columns)
-        self.bits = bits
-
-    def _bits(self) -> int:
-        cols = check_columns(self.columns, 1, MAX_COLUMNS, "Hilbert order")
-        bits = self.bits if self.bits is not None else min(16, 63 // len(cols))
-        check_bits(len(cols), bits, total=63)
-        return bits
-
-    def fit(self, data: Mapping[str, np.ndarray]) -> "Hilbert":
-        bits = self._bits()
-        arrays = column_arrays(data, self.columns)
-        self.bits_ = bits
-        self.codecs_ = [RankCodec.fit(a, 2 ** bits - 1) for a in arrays]
-        self.fitted_ = True
-        return self
-
-    def grid(self, data: Mapping[str, np.ndarray]) -> np.ndarray:
-        """Each row's cell on the ``2**bits`` grid, ``[n, d]`` uint64."""
-        self._check_fitted()
-        arrays = column_arrays(data, self.columns)
-        return np.stack([c.scaled(a, self.bits_) for c, a in zip(self.codecs_, arrays)], axis=1)
-
-    def keys(self, data: Mapping[str, np.ndarray]) -> np.ndarray:
-        return hilbert_encode(self.grid(data), self.bits_).astype(np.int64)
-
-    def _params(self) -> dict[str, Any]:
-        return {"bits": self.bits}
-
-    def _state(self) -> dict[str, Any]:
-        return {"bits": self.bits_, "codecs": [c.to_json() for c in self.codecs_]}
-
-    def _load_state(self, state: Mapping[str, Any]) -> None:
-        self.bits_ = int(state["bits"])
-        self.codecs_ = [RankCodec.from_json(c) for c in state["codecs"]]
+    def _curve(self, grid: np.ndarray, bits: int) -> np.ndarray:
+        return hilbert_encode(grid, bits)

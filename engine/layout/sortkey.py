@@ -22,8 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from engine.errors import InvalidParameterError
-from engine.layout.base import Ordering, RankCodec, check_columns, column_arrays
-from engine.layout.zorder import check_bits
+from engine.layout.base import Ordering, RankCodec, bits_per_column, column_arrays
 
 MAX_COLUMNS = 32
 
@@ -38,10 +37,7 @@ class SortKey(Ordering):
         self.bits = bits
 
     def _bits(self) -> int:
-        cols = check_columns(self.columns, 1, MAX_COLUMNS, "a sort key")
-        bits = self.bits if self.bits is not None else min(16, 63 // len(cols))
-        check_bits(len(cols), bits, total=63)
-        return bits
+        return bits_per_column(self.columns, self.bits, MAX_COLUMNS, "a sort key")
 
     def fit(self, data: Mapping[str, np.ndarray]) -> "SortKey":
         bits = self._bits()

@@ -15,12 +15,11 @@ Example:
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from engine.errors import InvalidParameterError
-from engine.layout.base import Ordering, RankCodec, check_columns, column_arrays
+from engine.layout.base import GridOrdering, check_bits
 
 MAX_COLUMNS = 8
 BLOCK_ROWS = 1 << 16  # rows interleaved at a time: temporaries stay in cache
@@ -37,11 +36,6 @@ def _spread_table(d: int) -> np.ndarray:
                 v |= 1 << (k * d)
         table[b] = v
     return table
-
-
-def check_bits(d: int, bits: int, total: int = 64) -> None:
-    if d < 1 or bits < 1 or d * bits > total:
-        raise InvalidParameterError(f"{d} dimensions x {bits} bits do not fit in {total} bits")
 
 
 def interleave_bits(coords: np.ndarray, bits: int) -> np.ndarray:
@@ -84,7 +78,7 @@ def deinterleave_bits(codes: np.ndarray, d: int, bits: int) -> np.ndarray:
     return out
 
 
-class ZOrder(Ordering):
+class ZOrder(GridOrdering):
     """Z-order over 1-8 columns on rank-normalized values.
 
     ``bits`` per column defaults to ``min(16, 63 // len(columns))`` (the key is an int64);
@@ -92,40 +86,8 @@ class ZOrder(Ordering):
     """
 
     kind = "zorder"
+    max_columns = MAX_COLUMNS
+    what = "Z-order"
 
-    def __init__(self, columns: Sequence[str], bits: int | None = None) -> None:
-        self.columns = tuple(columns)
-        self.bits = bits
-
-    def _bits(self) -> int:
-        cols = check_columns(self.columns, 1, MAX_COLUMNS, "Z-order")
-        bits = self.bits if self.bits is not None else min(16, 63 // len(cols))
-        check_bits(len(cols), bits, total=63)
-        return bits
-
-    def fit(self, data: Mapping[str, np.ndarray]) -> "ZOrder":
-        bits = self._bits()
-        arrays = column_arrays(data, self.columns)
-        self.bits_ = bits
-        self.codecs_ = [RankCodec.fit(a, 2 ** bits - 1) for a in arrays]
-        self.fitted_ = True
-        return self
-
-    def grid(self, data: Mapping[str, np.ndarray]) -> np.ndarray:
-        """Each row's cell on the ``2**bits`` grid, ``[n, d]`` uint64."""
-        self._check_fitted()
-        arrays = column_arrays(data, self.columns)
-        return np.stack([c.scaled(a, self.bits_) for c, a in zip(self.codecs_, arrays)], axis=1)
-
-    def keys(self, data: Mapping[str, np.ndarray]) -> np.ndarray:
-        return interleave_bits(self.grid(data), self.bits_).astype(np.int64)
-
-    def _params(self) -> dict[str, Any]:
-        return {"bits": self.bits}
-
-    def _state(self) -> dict[str, Any]:
-        return {"bits": self.bits_, "codecs": [c.to_json() for c in self.codecs_]}
-
-    def _load_state(self, state: Mapping[str, Any]) -> None:
-        self.bits_ = int(state["bits"])
-        self.codecs_ = [RankCodec.from_json(c) for c in state["codecs"]]
+    def _curve(self, grid: np.ndarray, bits: int) -> np.ndarray:
+        return interleave_bits(grid, bits)
