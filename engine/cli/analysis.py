@@ -6,16 +6,13 @@ import argparse
 from typing import Any, Mapping, Sequence
 
 from engine.cli import add_json_flag, emit
+from engine.fmt import JEDEC_UNITS, human_bytes
 
 LIGHTS = {"green": "GREEN", "amber": "AMBER", "red": "RED", "grey": "GREY"}
 
 
 def _bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1024 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TB"
+    return human_bytes(n, JEDEC_UNITS)
 
 
 def analyze_text(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -7,17 +7,7 @@ import sys
 from typing import Any, Mapping
 
 from engine.cli import add_json_flag, emit
-
-
-def _gib(n: float | None) -> str:
-    if n is None:
-        return "-"
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n}"  # pragma: no cover
+from engine.fmt import human_bytes
 
 
 def _plan_text(p: Mapping[str, Any]) -> str:
@@ -30,11 +20,11 @@ def _plan_text(p: Mapping[str, Any]) -> str:
         f"base snapshot {p['base_snapshot']}",
         f"  created {p.get('created_at')} by {p.get('created_by')}",
         f"  {p.get('partition_count', 0)} partitions in {len(p.get('groups', []))} groups",
-        f"  estimated cost: read {_gib(cost.get('bytes_read'))}, write "
-        f"{_gib(cost.get('bytes_written'))}, {cost.get('cpu_seconds', 0):.3g} CPU-s, "
+        f"  estimated cost: read {human_bytes(cost.get('bytes_read'))}, write "
+        f"{human_bytes(cost.get('bytes_written'))}, {cost.get('cpu_seconds', 0):.3g} CPU-s, "
         f"{cost.get('money', 0):.4g} money",
         f"  predicted saving per window ({saving.get('window_queries', '?')} queries): "
-        f"{_gib(saving.get('bytes'))}, {float(saving.get('cpu_seconds', 0) or 0):.3g} CPU-s",
+        f"{human_bytes(saving.get('bytes'))}, {float(saving.get('cpu_seconds', 0) or 0):.3g} CPU-s",
         f"  break-even after {p['break_even_queries']:.1f} queries"
         if p.get("break_even_queries") is not None else "  break-even: n/a",
     ]
@@ -44,7 +34,7 @@ def _plan_text(p: Mapping[str, Any]) -> str:
     prog = p.get("progress")
     if prog:
         lines.append(f"  progress: {prog.get('groups_done')}/{prog.get('groups_total')} groups, "
-                     f"{prog.get('rows')} rows, {_gib(prog.get('bytes'))}: {prog.get('message')}")
+                     f"{prog.get('rows')} rows, {human_bytes(prog.get('bytes'))}: {prog.get('message')}")
     result = p.get("result")
     if result:
         if result.get("error"):
@@ -55,9 +45,10 @@ def _plan_text(p: Mapping[str, Any]) -> str:
                          f" partitions, {result.get('rows')} rows, {result.get('seconds')} s")
         real = result.get("realized") or {}
         if "saving_bytes" in real:
-            lines.append(f"  realized over {real['queries']} queries: {_gib(real['saving_bytes'])}"
-                         f" saved ({_gib(real['bytes_before'])} -> {_gib(real['bytes_after'])});"
-                         f" predicted {_gib(real['predicted_saving_bytes'])}")
+            lines.append(f"  realized over {real['queries']} queries: "
+                         f"{human_bytes(real['saving_bytes'])} saved ({human_bytes(real['bytes_before'])}"
+                         f" -> {human_bytes(real['bytes_after'])});"
+                         f" predicted {human_bytes(real['predicted_saving_bytes'])}")
     audit = p.get("audit") or []
     if audit:
         lines.append("  audit:")

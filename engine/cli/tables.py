@@ -8,21 +8,11 @@ import sys
 from typing import Any, Mapping, Sequence
 
 from engine.cli import add_json_flag, emit
+from engine.fmt import human_bytes
 
 
 def _progress(message: str) -> None:
     print(f"[table] {message}", file=sys.stderr, flush=True)
-
-
-def _size(n: float | None) -> str:
-    if n is None:
-        return "-"
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)  # pragma: no cover
 
 
 def aligned(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence[int] = ()) -> str:
@@ -44,15 +34,15 @@ def _snapshot_summary(snap: Any) -> dict:
 
 def _snapshot_text(d: Mapping[str, Any]) -> str:
     return (f"table {d['table']}: snapshot {d['id']} ({d['operation']}), {d['partition_count']} "
-            f"micro-partitions, {d['rows']:,} rows, {_size(d['bytes'])}")
+            f"micro-partitions, {d['rows']:,} rows, {human_bytes(d['bytes'])}")
 
 
 def _list_text(rows: list[Mapping[str, Any]]) -> str:
     if not rows:
         return "no tables (create one with `layout-advisor table create NAME --from PATH`)"
     return aligned(["name", "kind", "snapshot", "partitions", "rows", "size", "location"],
-                   [[r["name"], "managed" if r["managed"] else "registered", r["snapshot"],
-                     r["partitions"], f"{r['rows']:,}", _size(r["bytes"]), r["location"]] for r in rows],
+                   [[r["name"], "managed" if r["managed"] else "registered", r["snapshot"], r["partitions"],
+                     f"{r['rows']:,}", human_bytes(r["bytes"]), r["location"]] for r in rows],
                    right=(2, 3, 4, 5))
 
 
@@ -72,7 +62,7 @@ def _show_text(d: Mapping[str, Any], info: Mapping[str, Any]) -> str:
     parts = d["partitions"]
     root = info["location"]
     lines = [f"table {d['name']}  snapshot {d['snapshot']}  {len(parts)} micro-partitions  "
-             f"{info['rows']:,} rows  {_size(info['bytes'])}",
+             f"{info['rows']:,} rows  {human_bytes(info['bytes'])}",
              f"location {root} ({'managed' if info['managed'] else 'registered'})", "", "columns:"]
     col_rows = []
     for c in info["columns"]:
@@ -89,7 +79,7 @@ def _show_text(d: Mapping[str, Any], info: Mapping[str, Any]) -> str:
     cols = [c["name"] for c in info["columns"]][:3]
     rows = []
     for i, p in enumerate(parts):
-        rows.append([i, _short(p["path"], root), p["rows"], _size(p["bytes"])]
+        rows.append([i, _short(p["path"], root), p["rows"], human_bytes(p["bytes"])]
                     + [f"{_fmt(p['columns'][c]['min'])} .. {_fmt(p['columns'][c]['max'])}"
                        for c in cols if c in p["columns"]])
     lines.append(aligned(["#", "path", "rows", "size"] + [f"{c} min..max" for c in cols], rows,
@@ -105,7 +95,7 @@ def _snapshots_text(rows: list[Mapping[str, Any]]) -> str:
 
 def _gc_text(d: Mapping[str, Any]) -> str:
     verb = "would delete" if d["dry_run"] else "deleted"
-    head = f"table {d['table']}: {verb} {len(d['files'])} file(s) ({_size(d['bytes'])}) " \
+    head = f"table {d['table']}: {verb} {len(d['files'])} file(s) ({human_bytes(d['bytes'])}) " \
            f"not referenced by snapshots retained for {d['older_than']}"
     return "\n".join([head] + [f"  {f}" for f in d["files"]])
 
