@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from engine.cli import add_json_flag, emit
 from engine.fmt import human_bytes
@@ -99,6 +99,21 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
     return 0
 
 
+_DECISIONS = {"approve": "approved", "reject": "rejected"}
+
+
+def _decide(action: str) -> Callable[[argparse.Namespace, Any], int]:
+    """The command of ``plan approve`` / ``plan reject``: record the decision, say who made it."""
+    def run(args: argparse.Namespace, settings: Any) -> int:
+        from engine import api
+
+        decide = api.approve_plan if action == "approve" else api.reject_plan
+        emit(args, decide(settings, args.id, args.actor, args.reason),
+             lambda d: f"plan {d['id']} {_DECISIONS[action]} by {args.actor}")
+        return 0
+    return run
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     from engine import api
 
@@ -132,23 +147,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=lambda a, s: emit(a, api.show_plan(s, a.id), _plan_text))
 
-    p = sub.add_parser("approve", help="approve a proposed plan")
-    p.add_argument("id", type=int)
-    p.add_argument("--as", dest="actor", required=True, help="approver name (see approvers)")
-    p.add_argument("--reason")
-    add_json_flag(p)
-    p.set_defaults(func=lambda a, s: emit(
-        a, api.approve_plan(s, a.id, a.actor, a.reason),
-        lambda d: f"plan {d['id']} approved by {a.actor}"))
-
-    p = sub.add_parser("reject", help="reject a proposed plan")
-    p.add_argument("id", type=int)
-    p.add_argument("--as", dest="actor", required=True, help="approver name (see approvers)")
-    p.add_argument("--reason")
-    add_json_flag(p)
-    p.set_defaults(func=lambda a, s: emit(
-        a, api.reject_plan(s, a.id, a.actor, a.reason),
-        lambda d: f"plan {d['id']} rejected by {a.actor}"))
+    for action in _DECISIONS:  # the two decisions take the same arguments
+        p = sub.add_parser(action, help=f"{action} a proposed plan")
+        p.add_argument("id", type=int)
+        p.add_argument("--as", dest="actor", required=True, help="approver name (see approvers)")
+        p.add_argument("--reason")
+        add_json_flag(p)
+        p.set_defaults(func=_decide(action))
 
     p = sub.add_parser("run", help="run an approved plan on Spark (progress on stderr)")
     p.add_argument("id", type=int)
