@@ -81,32 +81,31 @@ class WairParams:
         def bad(msg: str) -> None:
             raise InvalidParameterError(f"WAIR parameter {msg}")
 
-        if self.min_window < 1:
-            bad(f"min_window must be >= 1, got {self.min_window}")
+        def at_least(name: str, low: float) -> None:
+            if getattr(self, name) < low:
+                bad(f"{name} must be >= {low}, got {getattr(self, name)}")
+
+        def above(name: str, low: float, unit: str = "") -> None:  # NaN fails too
+            if not getattr(self, name) > low:
+                bad(f"{name} must be > {low}{unit}, got {getattr(self, name)}")
+
+        at_least("min_window", 1)
         if self.max_window < self.min_window:
             bad(f"max_window ({self.max_window}) must be >= min_window ({self.min_window})")
         if not self.min_window <= self.window <= self.max_window:
             bad(f"window must be within [{self.min_window}, {self.max_window}], got {self.window}")
         if not 0.0 <= self.window_tolerance < 1.0:
             bad(f"window_tolerance must be in [0, 1), got {self.window_tolerance}")
-        if not self.alpha > 0:
-            bad(f"alpha must be > 0, got {self.alpha}")
-        if self.beta < 0:
-            bad(f"beta must be >= 0, got {self.beta}")
-        if not self.cost_limit > 0:
-            bad(f"cost_limit must be > 0 CPU-seconds, got {self.cost_limit}")
-        if self.credit_allowance_c < 0:
-            bad(f"credit_allowance_c must be >= 0, got {self.credit_allowance_c}")
-        if self.k_max < 1:
-            bad(f"k_max must be >= 1, got {self.k_max}")
-        if not self.eps > 0:
-            bad(f"eps must be > 0, got {self.eps}")
-        if self.min_samples < 1:
-            bad(f"min_samples must be >= 1, got {self.min_samples}")
-        if self.max_blend < 2:
-            bad(f"max_blend must be >= 2, got {self.max_blend}")
-        if self.fixed_partitions_per_batch is not None and self.fixed_partitions_per_batch < 1:
-            bad(f"fixed_partitions_per_batch must be >= 1, got {self.fixed_partitions_per_batch}")
+        above("alpha", 0)
+        at_least("beta", 0)
+        above("cost_limit", 0, " CPU-seconds")
+        at_least("credit_allowance_c", 0)
+        at_least("k_max", 1)
+        above("eps", 0)
+        at_least("min_samples", 1)
+        at_least("max_blend", 2)
+        if self.fixed_partitions_per_batch is not None:
+            at_least("fixed_partitions_per_batch", 1)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-safe (infinite limits become None)."""
