@@ -254,7 +254,7 @@ class WairPolicy:
             if lg.similarity is not None:
                 params["similarity"] = lg.similarity
             if lg.layout == "qdtree":
-                params.update(qdtree_params(window, lg.columns, types, ctx.settings.target_rows))
+                params.update(qdtree_params(window, lg.columns, types, _partition_rows(ctx)))
             chunks = chunk_members(zm, selected, lg.members, first, self.params.k_max)
             for i, idx in enumerate(chunks):
                 chunk_bytes.append(float(zm.bytes[idx].sum()))
@@ -315,6 +315,13 @@ class WairPolicy:
         p = self.params
         restored.window_size = min(p.max_window, max(p.min_window, restored.window_size))
         self._state = restored
+
+
+def _partition_rows(ctx: PolicyContext) -> int:
+    """The table's micro-partition size in rows (the median partition; the setting if empty):
+    a Qd-tree leaf smaller than one partition cannot be pruned on its own."""
+    rows = ctx.zonemaps.rows
+    return int(np.median(rows)) if len(rows) else int(ctx.settings.target_rows)
 
 
 def _finite(x: float) -> float | None:
