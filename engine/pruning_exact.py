@@ -1,11 +1,13 @@
-"""Exact utilization: true matching-row counts of every fragment, in ONE Spark pass.
+"""Exact utilization: true matching-row counts of every fragment, in ONE Spark job.
 
-The snapshot's files are read once with ``input_file_name()``; every fragment becomes a
-0/1 column (its boxes as a Spark condition: OR of ANDs of comparisons, NULL never
-matching), and ``groupBy(file).sum(...)`` gives, per file, its row count and the rows
-each fragment matches. Utilization of a scanned partition is ``matches / rows``; which
-partitions are scanned, pruned or fully covered still comes from the zonemaps (that is
-what the engine's pruning does), so the exact pass only replaces the uniform estimate.
+The snapshot's files are dealt to the executors; each reads only the predicated columns
+of its files with pyarrow and evaluates every fragment's boxes (OR of ANDs of ranges,
+NULL never matching) vectorized with numpy per Arrow batch, values encoded by
+:mod:`engine.values` like the estimate; one small ``groupBy`` sums the per-file counts.
+Utilization of a scanned partition is ``matches / rows``; which partitions are scanned,
+pruned or fully covered still comes from the zonemaps (that is what the engine's pruning
+does), so the exact pass only replaces the uniform estimate and only evaluates a fragment
+on the files it scans without fully covering them.
 
 :func:`fragment_sql` renders the same condition as SQL text (DuckDB dialect), used by the
 benchmark to have DuckDB compute the same counts.
@@ -23,6 +25,7 @@ import numpy as np
 from engine.errors import ColumnNotFoundError
 from engine.pruning import FragmentScan, analyze_fragment
 from engine.table import fs
+from engine.values import encode_arrow, encode_scalar
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -86,41 +89,184 @@ def spark_condition(df: "DataFrame", fragment: "ScanFragment") -> "Column":
     return F.coalesce(any_box, F.lit(False))
 
 
+def _resolve(fields: Sequence[str], fragment: "ScanFragment", column: str) -> str:
+    lower = {k.lower(): k for k in fields}
+    name = column if column in fields else lower.get(column.lower())
+    if name is None:
+        raise ColumnNotFoundError(
+            f"query {fragment.query_id}: column {column!r} is not in the table's files")
+    return name
+
+
+def _compile(fields: Sequence[str], fragments: Sequence["ScanFragment"]) -> list[Any]:
+    """Per fragment: None (no boxes: every row) or its boxes as [(column, Range), ...]."""
+    plan: list[Any] = []
+    for frag in fragments:
+        if not frag.boxes:
+            plan.append(None)
+            continue
+        plan.append([[(_resolve(fields, frag, c), r) for c, r in box.items()] for box in frag.boxes])
+    return plan
+
+
+def _range_mask(array: Any, encoded: Any, rng: "Range") -> np.ndarray:
+    """Rows of one column inside ``rng`` (NULL never inside). Values are compared encoded
+    with :mod:`engine.values` like the estimate does, except decimals: Arrow's decimal to
+    float cast is not correctly rounded, so they are compared exactly by Arrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.types as pat
+
+    if pat.is_decimal(array.type):
+        mask = pc.is_valid(array)
+        if rng.min is not None:
+            lo = pa.scalar(decimal.Decimal(str(rng.min)))
+            mask = pc.and_(mask, (pc.greater_equal if rng.min_inclusive else pc.greater)(array, lo))
+        if rng.max is not None:
+            hi = pa.scalar(decimal.Decimal(str(rng.max)))
+            mask = pc.and_(mask, (pc.less_equal if rng.max_inclusive else pc.less)(array, hi))
+        return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
+    if encoded is None:
+        return np.zeros(len(array), bool)
+    ltype, values, valid, indices = encoded
+    mask = None
+    if rng.min is not None:
+        lo = encode_scalar(ltype, rng.min)
+        mask = (values >= lo) if rng.min_inclusive else (values > lo)
+    if rng.max is not None:
+        hi = encode_scalar(ltype, rng.max)
+        m = (values <= hi) if rng.max_inclusive else (values < hi)
+        mask = m if mask is None else (mask & m)
+    mask = valid if mask is None else (mask & valid)
+    # strings are compared on the batch's dictionary, then looked up per row
+    return mask if indices is None else mask[indices]
+
+
+def _file_counter(paths: Sequence[str], plan: list[Any], need: np.ndarray | None):
+    """The mapInArrow function over rows of file indexes: each executor reads its files'
+    predicated columns with pyarrow (through the table location, like the footers are read)
+    and, per Arrow batch, evaluates every fragment vectorized (a boolean mask per box,
+    OR-ed) and counts its rows. Emits small (file, fragment, count) rows, fragment -1
+    being the file's row count. ``need[file, fragment]`` False skips the work (a file the
+    zonemaps prune, or fully cover, for that fragment); a file no fragment needs is not read.
+    """
+    def count(batches: Any) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        from engine.values import logical_type_of_arrow
+
+        for batch in batches:
+            out_f: list[int] = []
+            out_j: list[int] = []
+            out_n: list[int] = []
+            for k in batch.column("k").to_pylist():
+                js = list(range(len(plan))) if need is None else np.flatnonzero(need[k]).tolist()
+                filesystem, inner = fs.filesystem(paths[k])
+                pf = pq.ParquetFile(filesystem.open_input_file(inner),
+                                    coerce_int96_timestamp_unit="us")
+                rows = pf.metadata.num_rows
+                out_f.append(k), out_j.append(-1), out_n.append(rows)
+                work = [j for j in js if plan[j] is not None]
+                for j in js:
+                    if plan[j] is None and rows:
+                        out_f.append(k), out_j.append(j), out_n.append(rows)
+                if not work or not rows:
+                    continue
+                names = pf.schema_arrow.names
+                lower = {n.lower(): n for n in names}
+                wanted = dict.fromkeys(c for j in work for box in plan[j] for c, _ in box)
+                in_file = {c: (c if c in names else lower.get(c.lower())) for c in wanted}
+                hits = np.zeros(len(work), np.int64)
+                for rb in pf.iter_batches(batch_size=131072, use_threads=False,
+                                          columns=[v for v in dict.fromkeys(in_file.values()) if v]):
+                    cache: dict[str, Any] = {}
+
+                    def column(name: str) -> Any:
+                        if name not in cache:
+                            actual = in_file[name]
+                            col = rb.column(actual) if actual else pa.nulls(rb.num_rows)
+                            ltype = logical_type_of_arrow(col.type) or "string"
+                            if pa.types.is_decimal(col.type):
+                                enc = None
+                            elif ltype == "string":  # encode the (small) dictionary only
+                                d = pc.dictionary_encode(col.cast(pa.string()), null_encoding="encode")
+                                idx = np.asarray(d.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+                                enc = (ltype, *encode_arrow(ltype, d.dictionary), idx)
+                            else:
+                                enc = (ltype, *encode_arrow(ltype, col), None)
+                            cache[name] = (col, enc)
+                        return cache[name]
+
+                    for i, j in enumerate(work):
+                        mask = None
+                        for box in plan[j]:
+                            m = None
+                            for name, rng in box:
+                                r = _range_mask(*column(name), rng)
+                                m = r if m is None else (m & r)
+                            if m is None:  # an empty box: every row
+                                m = np.ones(rb.num_rows, bool)
+                            mask = m if mask is None else (mask | m)
+                        hits[i] += np.count_nonzero(mask)
+                for i, j in enumerate(work):
+                    if hits[i]:
+                        out_f.append(k), out_j.append(j), out_n.append(int(hits[i]))
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(out_f, pa.int64()), pa.array(out_j, pa.int64()),
+                 pa.array(out_n, pa.int64())], names=["file", "frag", "n"])
+
+    return count
+
+
 def exact_counts(spark: "SparkSession", paths: Sequence[str],
-                 fragments: Sequence["ScanFragment"]) -> tuple[dict[str, int], np.ndarray]:
-    """({canonical path: rows}, matches[file, fragment]) in one pass over ``paths``;
-    rows of the matrix follow ``paths``."""
+                 fragments: Sequence["ScanFragment"], zonemaps: Any = None
+                 ) -> tuple[dict[str, int], np.ndarray]:
+    """({canonical path: rows}, matches[file, fragment]) in one Spark job over ``paths``;
+    rows of the matrix follow ``paths``.
+
+    The files are spread over the executors (round-robin, several tasks per core so both
+    stay busy); each reads only the predicated columns with pyarrow and counts with numpy
+    (measured: Spark's row-wise reader feeding one 0/1 aggregate per fragment, or feeding
+    ``mapInArrow``, spent most of its time converting rows). One small ``groupBy`` sums
+    the (file, fragment, count) rows. With ``zonemaps`` (rows following ``paths``) a
+    fragment is only evaluated on the files the zonemaps say it scans but does not fully
+    cover: pruned files count 0, fully covered files all their rows, as the pruning proves."""
+    import pyarrow.parquet as pq
     from pyspark.sql import functions as F
 
-    df = spark.read.parquet(*paths).withColumn(FILE_COLUMN, F.input_file_name())
-    aggs = [F.count(F.lit(1)).alias("__la_rows")]
-    for i, frag in enumerate(fragments):
-        # a never-NULL boolean cast to 0/1: the cheapest form for the generated code
-        aggs.append(F.sum(spark_condition(df, frag).cast("int")).alias(f"__la_m{i}"))
-    # one aggregate per query: keep whole-stage code generation on beyond its default 100
-    # fields (measured: 2x faster at 100 queries), restoring the session's setting after
-    key = "spark.sql.codegen.maxFields"
-    previous = spark.conf.get(key, None)
-    spark.conf.set(key, str(max(1000, 4 * len(aggs))))
-    try:
-        result = df.groupBy(FILE_COLUMN).agg(*aggs).collect()
-    finally:
-        if previous is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, previous)
-    index = {canonical_path(p): k for k, p in enumerate(paths)}
+    paths = [str(p) for p in paths]
+    filesystem, inner = fs.filesystem(paths[0]) if paths else (None, None)
+    fields = pq.read_schema(filesystem.open_input_file(inner)).names if paths else []
+    plan = _compile(fields, fragments)
+    need = covered = None
+    if zonemaps is not None:
+        need = np.zeros((len(paths), len(fragments)), bool)
+        covered = np.zeros_like(need)
+        for j, frag in enumerate(fragments):
+            est = analyze_fragment(zonemaps, frag)
+            covered[:, j] = est.fully_covered & est.scanned
+            need[:, j] = est.scanned & ~covered[:, j]
     matches = np.zeros((len(paths), len(fragments)), dtype=np.int64)
-    rows: dict[str, int] = {}
+    counts = np.zeros(len(paths), dtype=np.int64)
+    if not paths:
+        return {}, matches
+    slices = max(1, min(len(paths), 4 * spark.sparkContext.defaultParallelism))
+    order = sorted(range(len(paths)), key=lambda k: (k % slices, k))  # round-robin
+    files = spark.sparkContext.parallelize([(k,) for k in order], slices).toDF("k long")
+    counter = _file_counter(paths, plan, need)
+    result = (files.mapInArrow(counter, "file long, frag long, n long")
+              .groupBy("file", "frag").agg(F.sum("n").alias("n")).collect())
     for r in result:
-        key = canonical_path(r[FILE_COLUMN])
-        k = index.get(key)
-        if k is None:  # a path spelled differently (e.g. a symlinked root): match by suffix
-            k = next((v for p, v in index.items() if key.endswith(p) or p.endswith(key)), None)
-            if k is None:
-                continue
-        rows[canonical_path(paths[k])] = int(r["__la_rows"])
-        matches[k] = [int(r[f"__la_m{i}"] or 0) for i in range(len(fragments))]
+        k, j, n = int(r["file"]), int(r["frag"]), int(r["n"] or 0)
+        if j < 0:
+            counts[k] += n
+        else:
+            matches[k, j] += n
+    if covered is not None:
+        matches = np.where(covered, counts[:, None], matches)
+    rows = {canonical_path(paths[k]): int(counts[k]) for k in range(len(paths))}
     return rows, matches
 
 
@@ -131,7 +277,7 @@ def exact_scans(spark: "SparkSession", snapshot: "Snapshot",
     paths = [str(p) for p in zm.paths]
     if not fragments or not paths:
         return [analyze_fragment(zm, f) for f in fragments]
-    _, matches = exact_counts(spark, paths, fragments)
+    _, matches = exact_counts(spark, paths, fragments, zm)
     rows = zm.rows.astype(np.float64)
     out: list[FragmentScan] = []
     for i, frag in enumerate(fragments):
