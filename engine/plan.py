@@ -15,6 +15,7 @@ current snapshot carries the plan's commit, else ``failed``. Every change is aud
 from __future__ import annotations
 
 import getpass
+import math
 import os
 import socket
 from dataclasses import dataclass
@@ -56,31 +57,35 @@ def group_from_json(data: Mapping[str, Any]) -> PlanGroup:
                      predicted_saving_bytes=float(data.get("predicted_saving_bytes", 0.0)))
 
 
-def _plain(value: Any) -> Any:
-    """numpy scalars/arrays and tuples -> JSON-friendly Python values."""
+def plain_json(value: Any, inf_as_none: bool = False) -> Any:
+    """numpy scalars/arrays and tuples -> JSON-friendly Python values; with ``inf_as_none``
+    infinities (an unset limit) become None, since JSON has no infinity."""
     if hasattr(value, "tolist"):
         return value.tolist()
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_json(v, inf_as_none) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_json(v, inf_as_none) for v in value]
+    if inf_as_none and isinstance(value, float) and math.isinf(value):
+        return None
     return value
+
 
 
 def proposal_to_json(proposal: Proposal) -> dict[str, Any]:
     cost = proposal.estimated_cost
     return {
         "policy": proposal.policy,
-        "params": _plain(dict(proposal.params)),
+        "params": plain_json(dict(proposal.params)),
         "groups": [group_to_json(g) for g in proposal.groups],
         "estimated_cost": {"bytes_read": float(cost.bytes_read),
                            "bytes_written": float(cost.bytes_written),
                            "cpu_seconds": float(cost.cpu_seconds), "money": float(cost.money)},
-        "predicted_saving": _plain(dict(proposal.predicted_saving)),
+        "predicted_saving": plain_json(dict(proposal.predicted_saving)),
         "break_even_queries": (None if proposal.break_even_queries is None
                                else float(proposal.break_even_queries)),
         "curve": [[int(c), float(v)] for c, v in proposal.curve],
-        "details": _plain(dict(proposal.details)),
+        "details": plain_json(dict(proposal.details)),
     }
 
 

@@ -9,12 +9,11 @@ the Spark executor (:mod:`engine.executor`), records realized against predicted 
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from engine.control import ControlStore
 from engine.errors import AdvisorError, ExecutionError
-from engine.plan import Plan, PlanBook, default_actor, proposal_to_json
+from engine.plan import Plan, PlanBook, default_actor, plain_json, proposal_to_json
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -94,15 +93,7 @@ def _no_action(pol: Any, table: str, snapshot_id: str, policy: str) -> dict[str,
 
 
 def _jsonable(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, float) and math.isinf(value):
-        return None
-    return value
+    return plain_json(value, inf_as_none=True)
 
 
 def preview_plan(settings: "Settings", table: str, policy: str = "wair",
