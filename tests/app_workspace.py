@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 CONFIG = """target_rows = {target_rows}
 spark_master = "local[2]"
@@ -88,3 +89,12 @@ def build_table(home: Path, name: str, rows: int = 6000, queries: int = 60,
     if queries:
         api.import_workload(settings, name, str(write_queries(home.parent / f"{name}_queries.jsonl",
                                                               name, queries)))
+
+
+@pytest.fixture
+def engine_settings(workspace, monkeypatch):
+    """Settings of the test module's ``workspace`` fixture, as the dashboard resolves them."""
+    from engine.config import load_settings
+
+    monkeypatch.setenv("LAYOUT_ADVISOR_HOME", str(workspace))
+    return load_settings()

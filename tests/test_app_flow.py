@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_workspace import build_table
+from app_workspace import build_table, engine_settings  # noqa: F401 (fixture)
 
 APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
 
@@ -24,14 +24,6 @@ def workspace(tmp_path_factory, spark) -> Path:
     home = tmp_path_factory.mktemp("flow") / "home"
     build_table(home, "flow", rows=6000, queries=80)
     return home
-
-
-@pytest.fixture
-def engine_settings(workspace, monkeypatch):
-    from engine.config import load_settings
-
-    monkeypatch.setenv("LAYOUT_ADVISOR_HOME", str(workspace))
-    return load_settings()
 
 
 def approve_page() -> AppTest:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_workspace import build_table
+from app_workspace import build_table, engine_settings  # noqa: F401 (fixture)
 
 APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
 TIMEOUT = 120
@@ -26,14 +26,6 @@ def workspace(tmp_path_factory, spark) -> Path:
     build_table(home, "lineitem", rows=6000, queries=60)
     build_table(home, "bare", rows=1500, queries=0)
     return home
-
-
-@pytest.fixture
-def engine_settings(workspace, monkeypatch):
-    from engine.config import load_settings
-
-    monkeypatch.setenv("LAYOUT_ADVISOR_HOME", str(workspace))
-    return load_settings()
 
 
 def open_app(page: str | None = None, table: str = "lineitem") -> AppTest:
