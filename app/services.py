@@ -6,7 +6,7 @@ must never be mutated by a page; derived metrics are cached as data keyed by the
 id, so a new snapshot (after a run or a rollback) is a new cache entry and nothing stale is
 shown. Nothing is opened at import time: the first call does the work.
 
-A user mistake surfaces as :class:`engine.errors.AdvisorError`; pages catch it through
+A user mistake surfaces as :class:`engine.core.errors.AdvisorError`; pages catch it through
 :func:`app.components.guard` and show ``st.error`` with the reason. A façade function that
 is not part of this build raises :class:`FeatureNotReady`, shown as a plain notice.
 """
@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.config import CONFIG_FILE_NAME, ENV_PREFIX, Settings, load_settings
-from engine.errors import AdvisorError
+from engine.core.config import CONFIG_FILE_NAME, ENV_PREFIX, Settings, load_settings
+from engine.core.errors import AdvisorError
 
 __all__ = ["AdvisorError", "FeatureNotReady"]
 
@@ -184,10 +184,10 @@ def partition_order(zm: Any, column: str, order_by: str) -> np.ndarray:
 def partition_frame(zm: Any, column: str, clus: Mapping[str, Any]) -> pd.DataFrame:
     """One row per partition: its file, size, range on ``column``, depth and overlaps."""
     cz = zm.column(column)
-    from engine import values
+    from engine.core import logical_types
 
     def show(v: Any) -> Any:
-        return values.decode_scalar(cz.ltype, v)
+        return logical_types.decode_scalar(cz.ltype, v)
 
     return pd.DataFrame({
         "#": np.arange(len(zm)),
@@ -265,7 +265,7 @@ def fragments(table: str) -> tuple[Any, ...]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _pruning(home_: str, table: str, snapshot_id: str, wkey: str) -> pd.DataFrame:
-    from engine.pruning import fragment_summary
+    from engine.scan.pruning import fragment_summary
 
     snap, frags, scans = _fn("pruning_scans")(settings(), table, snapshot_id=snapshot_id)
     rows_per_part = snap.zonemaps().rows.astype(np.float64)
@@ -288,7 +288,7 @@ def pruning(table: str, snapshot_id: str | None = None) -> pd.DataFrame:
 
 
 def fragment_scan(table: str, query_id: str, snapshot_id: str | None = None) -> Any:
-    """Per-partition outcome (:class:`engine.pruning.FragmentScan`) of one query."""
+    """Per-partition outcome (:class:`engine.scan.pruning.FragmentScan`) of one query."""
     sid = snapshot_id or current_snapshot_id(table)
     return _fragment_scan(home(), table, sid, workload_key(table), query_id)
 
@@ -298,7 +298,7 @@ def _fragment_scan(home_: str, table: str, snapshot_id: str, wkey: str, query_id
     frag = next((f for f in _fragments(home_, table, wkey) if f.query_id == query_id), None)
     if frag is None:
         raise AdvisorError(f"query {query_id!r} is not in the workload of {table!r}")
-    from engine.pruning import analyze_fragment
+    from engine.scan.pruning import analyze_fragment
 
     return analyze_fragment(_snapshot(home_, table, snapshot_id).zonemaps(), frag)
 
@@ -413,15 +413,15 @@ def query_labels(frags: Sequence[Any], per_query: pd.DataFrame, limit: int = 200
 def query_bands(frag: Any, column: str, ltype: str) -> list[tuple[Any, Any]]:
     """The fragment's ranges on ``column`` in display units (open ends become None)."""
     from app.charts import axis_values
-    from engine import values
+    from engine.core import logical_types
 
     bands = []
     for box in frag.boxes:
         rng = box.get(column)
         if rng is None:
             continue
-        ends = np.array([values.encode_scalar(ltype, rng.min) if rng.min is not None else np.nan,
-                         values.encode_scalar(ltype, rng.max) if rng.max is not None else np.nan],
+        ends = np.array([logical_types.encode_scalar(ltype, rng.min) if rng.min is not None else np.nan,
+                         logical_types.encode_scalar(ltype, rng.max) if rng.max is not None else np.nan],
                         dtype=np.float64 if ltype != "string" else object)
         if ltype == "string":
             continue  # a rank axis has no place for a value outside the zonemaps
@@ -468,7 +468,7 @@ def wair_params(form: Mapping[str, Any]) -> dict[str, Any]:
 
 def default_proposer() -> str:
     """Who stores a plan from the dashboard: the OS user running it."""
-    from engine.plan import default_actor
+    from engine.plans.plan import default_actor
 
     return f"{default_actor()} (dashboard)"
 
@@ -607,7 +607,7 @@ def audit_log(plan_id: int | None = None) -> pd.DataFrame:
 def rollback_table(table: str, to_snapshot_id: str, actor: str) -> Any:
     """Make ``to_snapshot_id`` current again (a new snapshot; nothing is deleted)."""
     if not actor or actor not in approvers():
-        from engine.errors import ApprovalError
+        from engine.core.errors import ApprovalError
 
         raise ApprovalError(f"{actor!r} is not a configured approver; approvers are: "
                             f"{', '.join(approvers()) or 'none'}")

@@ -95,9 +95,9 @@ def main(argv: list[str] | None = None) -> None:
 
     import duckdb
 
-    from engine.config import Settings
-    from engine.pruning_exact import duckdb_counts, exact_counts
-    from engine.spark import get_spark
+    from engine.core.config import Settings
+    from engine.spark.exact import duckdb_counts, exact_counts
+    from engine.spark.session import get_spark
 
     workdir = Path(args.keep or tempfile.mkdtemp(prefix="bench-exact-"))
     workdir.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ All variants rewrite the SAME Parquet files (a lineitem-like table in ingestion 
 sorted by ``l_shipdate``, into the same number of output files, in the same process and
 Spark session (a warm-up run first, then ``--repeat`` timed runs each; medians reported):
 
-* ``executor-sort``     engine.executor.rewrite_group, layout sort: cache, input checksum,
+* ``executor-sort``     engine.spark.executor.rewrite_group, layout sort: cache, input checksum,
                         range partition + sort + write, output checksum, footers (zonemaps);
 * ``executor-hilbert``  the same with a Hilbert key over (l_shipdate, l_commitdate) computed
                         by a mapInArrow (Python workers);
@@ -51,7 +51,7 @@ def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
 
 
 def run_executor(spark, schema, parts, layout, columns, out: str, rows_per_file: int) -> None:
-    from engine.executor import rewrite_group
+    from engine.spark.executor import rewrite_group
     from engine.policy.base import PlanGroup
     from engine.table.footers import read_partitions
 
@@ -92,8 +92,8 @@ def main() -> int:
     if args.quick:
         args.rows, args.rows_per_file, args.repeat = 200_000, 20_000, 2
 
-    from engine.config import Settings
-    from engine.spark import get_spark
+    from engine.core.config import Settings
+    from engine.spark.session import get_spark
     from engine.table.footers import read_partitions
 
     work = Path(tempfile.mkdtemp(prefix="bench-executor-"))

@@ -8,7 +8,7 @@ columns in [0, 1]
 * ``c``, ``d`` are wide (unclustered);
 
 and a window of Q range queries: 60% on ``a``, 25% on ``b``, 15% on ``a`` and ``b``, each
-about ``--qwidth`` wide. Pruning results (:class:`engine.pruning.FragmentScan`) are computed
+about ``--qwidth`` wide. Pruning results (:class:`engine.scan.pruning.FragmentScan`) are computed
 with numpy for a pool of ``--pool`` distinct queries and shared by the Q fragments (dense
 per-query arrays for 10,000 x 100,000 would need ~18 GB); the planner still processes every
 fragment of the window independently, so the timing is that of Q distinct scans.
@@ -34,11 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.config import Settings
+from engine.core.config import Settings
 from engine.policy.base import PolicyContext
 from engine.policy.wair import WairPolicy, algorithm2_cut
-from engine.policy.wair_savings import breakdown_for_window
-from engine.pruning import FragmentScan
+from engine.policy.wair.savings import breakdown_for_window
+from engine.scan.pruning import FragmentScan
 from engine.table.model import ColumnZoneMap, ZoneMaps
 from engine.workload.model import Range, ScanFragment
 

@@ -49,7 +49,7 @@ def write_config(home: Path, target_rows: int) -> None:
 def synthetic_table(home: Path, partitions: int, queries: int, seed: int = 3) -> str:
     """A metadata-only lineitem-like table and its query log, through the engine."""
     from engine import api
-    from engine.config import load_settings
+    from engine.core.config import load_settings
     from engine.table.model import ColumnStats, Partition, TableSchema
     from engine.table.store import TableStore
 
@@ -96,7 +96,7 @@ def synthetic_table(home: Path, partitions: int, queries: int, seed: int = 3) ->
 def demo_table(home: Path) -> str:
     """The demo table from sample_data (Spark), like ``layout-advisor demo`` builds it."""
     from engine import api
-    from engine.config import load_settings
+    from engine.core.config import load_settings
 
     src = REPO / "sample_data" / "lineitem.parquet"
     log = REPO / "sample_data" / "lineitem_queries.jsonl"
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             home = Path(args.demo_home) if args.demo_home else Path(tmp) / "demo" / "home"
             table = "lineitem" if args.demo_home else demo_table(home)
             from engine import api
-            from engine.config import load_settings
+            from engine.core.config import load_settings
 
             s = load_settings({"home": str(home)}, environ={})
             n_parts = api.load_snapshot(s, table).partition_count

@@ -12,7 +12,7 @@ Usage::
     .venv/bin/python bench/wair_replication.py --rows 1000000
 
 The numbers are bytes (platform independent) and CPU-seconds by the default rates of
-``engine.config.Settings`` (scan 200 MB/s; sort-and-write 50 MB/s).
+``engine.core.config.Settings`` (scan 200 MB/s; sort-and-write 50 MB/s).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine.api.simulate import comparison, simulate_scenario  # noqa: E402
-from engine.config import Settings  # noqa: E402
+from engine.core.config import Settings  # noqa: E402
 from engine.sim.policies import LABELS  # noqa: E402
-from engine.workload.presets import build_scenario  # noqa: E402
+from engine.scenarios.presets import build_scenario  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 MAIN_POLICIES = ("nr", "nn", "qd", "dd", "dd-ep", "wair", "fk", "fw", "aggressive", "wair-static", "oracle")

@@ -7,7 +7,7 @@
 Templates Q1, Q6, Q12, Q14 (TPC-H) plus commit-date, ship+commit and quantity/discount
 scans, mostly on l_shipdate; ranges of one to three months, starts skewed to recent
 months (Zipf, alpha 2) or uniform; timestamps spread over three weeks. Deterministic for a
-seed. The logic lives in ``engine.table.tpch.make_queries``.
+seed. The logic lives in ``engine.scenarios.tpch.make_queries``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.table import tpch  # noqa: E402
+from engine.scenarios import tpch  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 

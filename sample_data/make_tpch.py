@@ -5,7 +5,7 @@
 
 Generates lineitem + orders with tpchgen-cli, adds o_orderdate, orders rows by o_orderdate
 (the ingestion order), and redraws l_shipdate = o_orderdate + 1..1000 days; commit and
-receipt dates move with it. The logic lives in ``engine.table.tpch`` (see its docstring).
+receipt dates move with it. The logic lives in ``engine.scenarios.tpch`` (see its docstring).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.table import tpch  # noqa: E402
+from engine.scenarios import tpch  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -80,7 +80,7 @@ def build_table(home: Path, name: str, rows: int = 6000, queries: int = 60,
                 target_rows: int = 500, spark=None) -> None:
     """Create table ``name`` in workspace ``home`` and import its query log."""
     from engine import api
-    from engine.config import load_settings
+    from engine.core.config import load_settings
 
     init_home(home, target_rows)
     settings = load_settings({"home": str(home)}, environ={})
@@ -94,7 +94,7 @@ def build_table(home: Path, name: str, rows: int = 6000, queries: int = 60,
 @pytest.fixture
 def engine_settings(workspace, monkeypatch):
     """Settings of the test module's ``workspace`` fixture, as the dashboard resolves them."""
-    from engine.config import load_settings
+    from engine.core.config import load_settings
 
     monkeypatch.setenv("LAYOUT_ADVISOR_HOME", str(workspace))
     return load_settings()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import Settings, load_settings
+from engine.core.config import Settings, load_settings
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
@@ -31,7 +31,7 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture(scope="session")
 def spark():
     """The one local SparkSession shared by every test of the run."""
-    from engine.spark import get_spark
+    from engine.spark.session import get_spark
 
     session = get_spark(Settings(spark_master="local[2]", spark_driver_memory="1g",
                                  spark_shuffle_partitions=4), app_name="layout-advisor-tests")

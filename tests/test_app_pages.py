@@ -97,7 +97,7 @@ def test_partitions_page(engine_settings):
 
 def test_workload_page_counts_match_pruning(engine_settings):
     from engine import api
-    from engine.pruning import analyze_fragment
+    from engine.scan.pruning import analyze_fragment
 
     at = open_app("workload")
     qid = at.selectbox(key="workload_query").value

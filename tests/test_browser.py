@@ -57,7 +57,7 @@ def free_port() -> int:
 def dashboard(tmp_path_factory, spark):
     """The UI server on a free port over a fresh small workspace; yields its base URL."""
     from engine.cli.ui import start_ui, wait_until_ready
-    from engine.config import load_settings
+    from engine.core.config import load_settings
 
     home = tmp_path_factory.mktemp("browser") / "home"
     build_table(home, "lineitem", spark=spark)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from engine.config import CONFIG_FILE_NAME, Settings, load_settings
-from engine.errors import ConfigError
+from engine.core.config import CONFIG_FILE_NAME, Settings, load_settings
+from engine.core.errors import ConfigError
 
 
 def _write_config(home: Path, text: str) -> None:

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from engine.control import ControlStore
-from engine.errors import ApprovalError, PlanNotFoundError
+from engine.plans.store import ControlStore
+from engine.core.errors import ApprovalError, PlanNotFoundError
 
 
 def _store(settings) -> ControlStore:
@@ -83,8 +83,8 @@ def test_progress_and_policy_state(settings):
 
 _HAMMER = """
 import json, sys
-from engine.control import ControlStore
-from engine.errors import ApprovalError
+from engine.plans.store import ControlStore
+from engine.core.errors import ApprovalError
 db, worker, n, plan_id = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 store = ControlStore(db)
 created, won = [], 0

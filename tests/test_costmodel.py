@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from engine.config import Settings
-from engine.errors import InvalidParameterError
+from engine.core.config import Settings
+from engine.core.errors import InvalidParameterError
 from engine.policy.costmodel import (merge_passes, money, recluster_cost, recluster_cost_groups,
                                      recluster_seconds_array, scan_seconds)
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.config import Settings
-from engine.errors import ColumnNotFoundError, InvalidParameterError
+from engine.core.config import Settings
+from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 from engine.metrics.overlap import column_clustering
 from engine.policy.base import PolicyContext
 from engine.policy.costmodel import recluster_cost
 from engine.policy.dd import DDPolicy, choose_key
 from engine.policy.dd_ep import DDEPPolicy
 from engine.policy.registry import make_policy
-from engine.pruning import analyze_workload
+from engine.scan.pruning import analyze_workload
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.workload.model import Range, ScanFragment
 

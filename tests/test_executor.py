@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from engine import api
-from engine.errors import ExecutionError
-from engine.executor import FAULT_ENV
+from engine.core.errors import ExecutionError
+from engine.spark.executor import FAULT_ENV
 from engine.policy.base import PlanGroup
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table, rows_of, shipdate_fragments
@@ -161,7 +161,7 @@ def test_crash_between_write_and_commit_leaves_previous_snapshot(settings, spark
 def test_driver_side_ranges_land_one_per_partition(spark):
     from pyspark.sql import functions as F
 
-    from engine.executor import boundaries, range_partition
+    from engine.spark.executor import boundaries, range_partition
 
     assert boundaries([1, 2, 3, 4, 5, 6, 7, 8], 4) == [3, 5, 7]
     assert boundaries([1, 1, 1, 1, 2, 2], 3) == [1, 2]  # ties never split across files

@@ -1,7 +1,7 @@
 """Qd-tree plan groups through the real Spark executor.
 
 A group built exactly as WAIR builds a diffuse group (``anchor`` note +
-:func:`engine.policy.wair_groups.qdtree_params` over the window) is executed on a tiny
+:func:`engine.policy.wair.groups.qdtree_params` over the window) is executed on a tiny
 lineitem-like table of real Parquet files: every row is kept, the tree has several leaves,
 the files' zonemaps get narrower on the tree's columns, and the window's queries scan fewer
 bytes. Three reported faults each have their own test: ``min_leaf_rows`` not scaled to the
@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from engine import api
-from engine.errors import AdvisorError, PlanError
-from engine.executor import build_ordering
+from engine.core.errors import AdvisorError, PlanError
+from engine.spark.executor import build_ordering
 from engine.policy.base import PlanGroup
-from engine.policy.wair_groups import qdtree_params
+from engine.policy.wair.groups import qdtree_params
 from engine.table.store import TableStore
 from engine.workload.model import Range, ScanFragment
 from plan_helpers import EPOCH, insert_plan, make_table, rows_of
@@ -146,7 +146,7 @@ def test_min_leaf_rows_is_scaled_to_the_driver_sample(settings, spark, monkeypat
     """A group larger than the driver sample: min_leaf_rows counts group rows, the tree is
     fitted on the sample, so it must be scaled by sample_rows / group_rows (else one leaf).
     The ship-date bounds are ISO strings, as in a hand-written JSON plan."""
-    import engine.executor as ex
+    import engine.spark.executor as ex
 
     monkeypatch.setattr(ex, "SAMPLE_ROWS", 600)
     base = make_table(settings, n=4000, rows_per_file=500)

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine import values
-from engine.errors import InvalidParameterError
-from engine.workload.generator import Distribution
-from engine.workload.presets import (MONTH_DAYS, build_scenario, list_presets,
+from engine.core import logical_types
+from engine.core.errors import InvalidParameterError
+from engine.scenarios.generator import Distribution
+from engine.scenarios.presets import (MONTH_DAYS, build_scenario, list_presets,
                                      scenario_parameters)
 
 
 def _enc(ltype, v):
-    return values.encode_scalar(ltype, v)
+    return logical_types.encode_scalar(ltype, v)
 
 
 @pytest.fixture(scope="module")

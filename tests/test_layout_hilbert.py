@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.layout.hilbert import hilbert_decode, hilbert_encode
 from engine.layout.zorder import deinterleave_bits, interleave_bits
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import values
-from engine.errors import ColumnNotFoundError, InvalidParameterError
+from engine.core import logical_types
+from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 from engine.layout.base import NotFittedError, RankCodec, make_ordering, ordering_from_json
 from engine.layout.hilbert import Hilbert
 from engine.layout.sortkey import SortKey
@@ -24,9 +24,9 @@ rows = st.lists(st.tuples(st.text(alphabet="abcé", max_size=3),
 
 
 def _encode(rs):
-    return {"s": values.encode_array("string", [r[0] for r in rs]),
-            "d": values.encode_array("date", [r[1] for r in rs]),
-            "i": values.encode_array("int", [r[2] for r in rs])}
+    return {"s": logical_types.encode_array("string", [r[0] for r in rs]),
+            "d": logical_types.encode_array("date", [r[1] for r in rs]),
+            "i": logical_types.encode_array("int", [r[2] for r in rs])}
 
 
 @settings(max_examples=150, deadline=None)
@@ -131,7 +131,7 @@ def test_multi_column_order_keeps_files_narrow_in_both_columns(layout):
 
 
 def test_strings_and_dates_work_in_hilbert_order():
-    dates = values.encode_array("date", [dt.date(1995, 1, 1) + dt.timedelta(days=i % 50) for i in range(500)])
+    dates = logical_types.encode_array("date", [dt.date(1995, 1, 1) + dt.timedelta(days=i % 50) for i in range(500)])
     modes = np.array(["AIR", "RAIL", "SHIP", "TRUCK", "MAIL"] * 100)
     data = {"d": dates, "m": modes}
     h = Hilbert(["d", "m"]).fit(data)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import ColumnNotFoundError, InvalidParameterError
+from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 from engine.layout.base import make_ordering, ordering_from_json
 from engine.layout.qdtree import QdTree, intervals_intersect
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sklearn.cluster import DBSCAN
 from sklearn.metrics import adjusted_rand_score
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.layout.base import NotFittedError
 from engine.layout.signatures import (
     SavingsClusterer,

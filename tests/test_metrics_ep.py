@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.metrics.ep import ep_files, ep_groups, ep_metrics_json, subranges
 from engine.metrics.sweep import partition_depths
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps

@@ -10,9 +10,9 @@ import pytest
 
 from engine import api
 from engine.cli import main
-from engine.control import ControlStore
-from engine.errors import InvalidParameterError
-from engine.table.ingest import create_table
+from engine.plans.store import ControlStore
+from engine.core.errors import InvalidParameterError
+from engine.spark.ingest import create_table
 from engine.table.store import TableStore
 from plan_helpers import EPOCH, lineitem_arrow, rows_of
 

@@ -9,9 +9,9 @@ import pytest
 
 from engine import api
 from engine.cli import main
-from engine.config import replace
-from engine.errors import ApprovalError, PlanError, PlanNotFoundError, StalePlanError
-from engine.plan import PlanBook
+from engine.core.config import replace
+from engine.core.errors import ApprovalError, PlanError, PlanNotFoundError, StalePlanError
+from engine.plans.plan import PlanBook
 from engine.policy.base import PlanGroup
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table
@@ -108,8 +108,8 @@ def test_approved_plan_may_be_revoked_but_not_run_twice(settings, table):
 
 _START_AND_DIE = """
 import sys
-from engine.config import load_settings
-from engine.plan import PlanBook
+from engine.core.config import load_settings
+from engine.plans.plan import PlanBook
 book = PlanBook(load_settings({"home": sys.argv[1]}))
 book.start(int(sys.argv[2]), "runner")
 book.control.start_job(int(sys.argv[2]), 1)

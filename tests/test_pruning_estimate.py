@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from engine.pruning import analyze_fragment, analyze_workload, fragment_summary
+from engine.scan.pruning import analyze_fragment, analyze_workload, fragment_summary
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.workload.model import Range, ScanFragment
 

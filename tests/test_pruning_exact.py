@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from engine.pruning_exact import canonical_path, duckdb_counts, exact_scans
+from engine.spark.exact import canonical_path, duckdb_counts, exact_scans
 from engine.table.footers import read_partitions
 from engine.table.model import Snapshot
 from engine.workload.model import Range, ScanFragment
@@ -63,7 +63,7 @@ def duck_literal(v):
 
 
 def duck_predicate(fragment):
-    """Written independently of engine.pruning_exact.fragment_sql on purpose."""
+    """Written independently of engine.spark.exact.fragment_sql on purpose."""
     if not fragment.boxes:
         return "TRUE"
     ors = []

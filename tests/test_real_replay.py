@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from engine.sim.policies import make_sim_policy
-from engine.sim.replay import batch_table, ranks, replay_scenario
+from bench.real_replay.replay import batch_table, ranks, replay_scenario
 from engine.sim.runner import compile_scenario, simulate_policies
-from engine.workload.presets import build_scenario
+from engine.scenarios.presets import build_scenario
 
 pytestmark = pytest.mark.spark
 

@@ -16,8 +16,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from engine.table import tpch
-from engine.table.ingest import DEMO_TARGET_ROWS
+from engine.scenarios import tpch
+from engine.spark.ingest import DEMO_TARGET_ROWS
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "sample_data" / "lineitem.parquet"

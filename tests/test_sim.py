@@ -7,15 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine import values
-from engine.config import Settings
+from engine.core import logical_types
+from engine.core.config import Settings
 from engine.policy.baselines import QdTreeRepartition, encoded_boxes
-from engine.pruning import analyze_fragment
+from engine.scan.pruning import analyze_fragment
 from engine.sim.apply import order_rows
 from engine.sim.policies import make_sim_policy
 from engine.sim.runner import _Run, compile_scenario, simulate_policies
 from engine.sim.table import SimTable
-from engine.workload.presets import build_scenario
+from engine.scenarios.presets import build_scenario
 
 SETTINGS = Settings()
 TINY = {"periods": 4, "batches_per_period": 3, "recluster_start": 2, "target_rows": 40}
@@ -41,8 +41,8 @@ def _brute_force_bytes(table: SimTable, frag) -> tuple[float, int]:
                     continue  # no statistics: might match
                 vals = [float(table.data[col][i]) for i in rows]
                 lo, hi = min(vals), max(vals)
-                qlo = None if r.min is None else values.encode_scalar(types[col], r.min)
-                qhi = None if r.max is None else values.encode_scalar(types[col], r.max)
+                qlo = None if r.min is None else logical_types.encode_scalar(types[col], r.min)
+                qhi = None if r.max is None else logical_types.encode_scalar(types[col], r.max)
                 if qlo is not None and (hi < qlo or (hi == qlo and not r.min_inclusive)):
                     hit = False
                 if qhi is not None and (lo > qhi or (lo == qhi and not r.max_inclusive)):

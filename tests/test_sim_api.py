@@ -9,7 +9,7 @@ import pytest
 
 from engine import api
 from engine.cli import main
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 
 SMALL = {"periods": 3, "batches_per_period": 3, "recluster_start": 2, "target_rows": 40}
 

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from engine.errors import DataFileError
+from engine.core.errors import DataFileError
 from engine.table import footers, manifest
 from engine.table.model import TableSchema, ZoneMaps
 

@@ -13,9 +13,9 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
 
-from engine.errors import ColumnNotFoundError, DataFileError, TableExistsError
+from engine.core.errors import ColumnNotFoundError, DataFileError, TableExistsError
 from engine.table import footers
-from engine.table.ingest import append_batch, create_table
+from engine.spark.ingest import append_batch, create_table
 from engine.table.store import TableStore
 
 pytestmark = pytest.mark.spark
@@ -49,7 +49,7 @@ def check_exact(snap, target: int, total: int, location: str) -> None:
 
 
 def naive_utc(value):
-    """Zonemaps keep timestamps as naive UTC (see engine.values)."""
+    """Zonemaps keep timestamps as naive UTC (see engine.core.logical_types)."""
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
         return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
     return value

@@ -20,10 +20,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from engine.errors import (CommitConflictError, DataFileError, InvalidParameterError,
+from engine.core.errors import (CommitConflictError, DataFileError, InvalidParameterError,
                            SnapshotNotFoundError, TableExistsError, TableNotFoundError)
 from engine.table import footers, store as store_mod
-from engine.table.ingest import register_table
+from engine.spark.ingest import register_table
 from engine.table.store import TableStore
 
 SIX_TYPES = {"i": "int", "f": "float", "d": "decimal", "dt": "date", "ts": "timestamp", "s": "string"}
@@ -272,8 +272,8 @@ def test_drop_registered_keeps_user_files(settings, tmp_path):
 
 _WORKER = r"""
 import sys
-from engine.config import load_settings
-from engine.errors import CommitConflictError
+from engine.core.config import load_settings
+from engine.core.errors import CommitConflictError
 from engine.table.store import TableStore
 store = TableStore(load_settings({"home": sys.argv[1]}))
 done = 0

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.config import Settings
-from engine.errors import InvalidParameterError
+from engine.core.config import Settings
+from engine.core.errors import InvalidParameterError
 from engine.policy.wair import algorithm2_cut
-from engine.policy.wair_cut import prefix_costs, thin_curve
+from engine.policy.wair.cut import prefix_costs, thin_curve
 
 # 100-byte partitions; read 1 s + sort 1 s each in memory; 250 B of memory, external x2
 S = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=100.0, memory_budget_bytes=250,

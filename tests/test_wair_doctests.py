@@ -7,8 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["engine.policy.costmodel", "engine.policy.wair_savings", "engine.policy.wair_cut",
-           "engine.policy.greedy"]
+MODULES = ["engine.policy.costmodel", "engine.policy.wair.savings", "engine.policy.wair.cut",
+           "engine.policy.boundary"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -8,7 +8,7 @@ Four sets of 20 partitions (1000 B each) over columns a..f in [0, 1000]:
 * D: wide on c, d, e, f -> only the four-column queries on c..f: a diffuse signature.
 
 Narrow ranges sit at 5000-5010, outside every query, so the other queries prune them.
-Pruning results come from engine.pruning.analyze_workload (uniform utilization).
+Pruning results come from engine.scan.pruning.analyze_workload (uniform utilization).
 Expected: sort on a for A, sort on b for B, Hilbert over (a, b) for AB, Qd-tree for D.
 """
 
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.config import Settings
+from engine.core.config import Settings
 from engine.policy.base import PolicyContext
 from engine.policy.wair import WairPolicy
-from engine.pruning import analyze_workload
+from engine.scan.pruning import analyze_workload
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.workload.model import Range, ScanFragment
 

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from engine.config import Settings
+from engine.core.config import Settings
 from engine.policy.base import PolicyContext
-from engine.policy.greedy import (GreedyBoundaryPolicy, algorithm1, covering, potential,
+from engine.policy.boundary import (GreedyBoundaryPolicy, algorithm1, covering, potential,
                                   recluster_at, table_potential)
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.workload.model import Range, ScanFragment

@@ -14,11 +14,11 @@ from typing import Sequence
 import numpy as np
 import pytest
 
-from engine.config import Settings
-from engine.errors import InvalidParameterError
+from engine.core.config import Settings
+from engine.core.errors import InvalidParameterError
 from engine.policy.base import Feedback, PolicyContext
 from engine.policy.wair import WairParams, WairPolicy
-from engine.pruning import FragmentScan
+from engine.scan.pruning import FragmentScan
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.workload.model import Range, ScanFragment
 

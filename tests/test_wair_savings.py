@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.config import Settings
-from engine.errors import InvalidParameterError
+from engine.core.config import Settings
+from engine.core.errors import InvalidParameterError
 from engine.policy.wair import partition_savings
-from engine.policy.wair_savings import breakdown_for_window
-from engine.pruning import FragmentScan
+from engine.policy.wair.savings import breakdown_for_window
+from engine.scan.pruning import FragmentScan
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.workload.model import Range, ScanFragment
 

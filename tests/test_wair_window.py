@@ -1,4 +1,4 @@
-"""WAIR's adaptive sliding window (section 4.2, with the deviations of engine.policy.wair_state).
+"""WAIR's adaptive sliding window (section 4.2, with the deviations of engine.policy.wair.state).
 
 Hand-made cases: a window of queries is counted with ``queries_seen``; feedback that arrives
 during it is compared when it completes (double if realized > predicted, less a tolerance),
@@ -16,12 +16,12 @@ import json
 import numpy as np
 import pytest
 
-from engine.config import Settings
-from engine.errors import InvalidParameterError
+from engine.core.config import Settings
+from engine.core.errors import InvalidParameterError
 from engine.policy.base import Feedback, PolicyContext
 from engine.policy.wair import WairPolicy
-from engine.policy.wair_state import WairState
-from engine.pruning import FragmentScan
+from engine.policy.wair.state import WairState
+from engine.scan.pruning import FragmentScan
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.workload.model import Range, ScanFragment
 

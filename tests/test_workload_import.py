@@ -16,7 +16,7 @@ import pytest
 
 from engine import api
 from engine.cli import main
-from engine.errors import DataFileError, TableNotFoundError, WorkloadParseError
+from engine.core.errors import DataFileError, TableNotFoundError, WorkloadParseError
 from engine.table.model import TableSchema
 from engine.workload.importer import import_log, normalize_ts, read_log, split_sql
 from engine.workload.model import Range, ScanFragment

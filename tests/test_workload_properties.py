@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
 from engine.table.model import TableSchema
-from engine.workload.sqlparse import extract_fragments
+from engine.workload.sql.extract import extract_fragments
 
 SCHEMA = TableSchema((("i", "int"), ("f", "float"), ("d", "date"), ("ts", "timestamp"),
                       ("s", "string")))

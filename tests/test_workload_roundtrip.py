@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from engine.workload.importer import extract_entries, read_log
-from engine.workload.presets import build_scenario
-from engine.workload.sqlparse import extract_fragments
+from engine.scenarios.presets import build_scenario
+from engine.workload.sql.extract import extract_fragments
 
 
 @pytest.mark.parametrize("preset", ["tpch", "dsb", "mirrors"])

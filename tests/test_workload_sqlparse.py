@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import WorkloadParseError
+from engine.core.errors import WorkloadParseError
 from engine.table.model import TableSchema
 from engine.workload import boxes as bx
 from engine.workload.model import Range
-from engine.workload.sqlparse import extract_fragments
+from engine.workload.sql.extract import extract_fragments
 
 FIXTURES = Path(__file__).parent / "fixtures" / "workloads"
 

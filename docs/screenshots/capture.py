@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     from test_browser import PAGES, capture_pages, free_port  # noqa: E402 (tests/ on sys.path)
 
     from engine.cli.ui import start_ui, wait_until_ready
-    from engine.config import load_settings
+    from engine.core.config import load_settings
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", default=".layout-advisor")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.metrics import profile as _profile
 from engine.metrics.ep import ep_files, ep_metrics_json
 from engine.metrics.overlap import column_clustering as _column_clustering
@@ -18,7 +18,7 @@ from engine.metrics.overlap import column_clustering as _column_clustering
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from engine.config import Settings
+    from engine.core.config import Settings
     from engine.table.model import Snapshot
 
 __all__ = ["analyze", "ep_metrics", "pruning", "column_clustering", "pruning_scans"]
@@ -114,16 +114,16 @@ def column_clustering(settings: "Settings", table: str, column: str,
 def pruning_scans(settings: "Settings", table: str, exact: bool = False,
                   snapshot_id: str | None = None, spark: "SparkSession | None" = None):
     """(snapshot, fragments, FragmentScans) of the table's stored workload."""
-    from engine.pruning import analyze_workload
+    from engine.scan.pruning import analyze_workload
     from engine.workload.store import WorkloadStore
 
     snap = _snapshot(settings, table, snapshot_id)
     fragments = list(WorkloadStore(settings).fragments(snap.table or table))
     if exact and fragments:
-        from engine.pruning_exact import exact_scans
+        from engine.spark.exact import exact_scans
 
         if spark is None:
-            from engine.spark import get_spark
+            from engine.spark.session import get_spark
 
             spark = get_spark(settings)
         scans = exact_scans(spark, snap, fragments)
@@ -140,7 +140,7 @@ def pruning(settings: "Settings", table: str, exact: bool = False,
     ``pruning_rate``, ``bytes_scanned`` (projection-aware), ``wasted_bytes`` and
     ``average_utilization``; estimated from zonemaps, or from true matching-row counts
     with ``exact`` (one Spark pass). ``per_partition`` adds arrays in snapshot order."""
-    from engine.pruning import fragment_summary
+    from engine.scan.pruning import fragment_summary
 
     snap, fragments, scans = pruning_scans(settings, table, exact, snapshot_id, spark)
     out = []

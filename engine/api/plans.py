@@ -2,23 +2,23 @@
 
 ``create_plan`` gives a policy the table's current snapshot, the workload window with its
 pruning analysis and the policy's persisted state, and stores what it proposes as a
-``proposed`` plan. ``run_plan`` goes through the approval gate (:mod:`engine.plan`), runs
-the Spark executor (:mod:`engine.executor`), records realized against predicted savings
-(:mod:`engine.realized`) and feeds them back to the policy.
+``proposed`` plan. ``run_plan`` goes through the approval gate (:mod:`engine.plans.plan`), runs
+the Spark executor (:mod:`engine.spark.executor`), records realized against predicted savings
+(:mod:`engine.plans.feedback`) and feeds them back to the policy.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from engine.control import ControlStore
-from engine.errors import AdvisorError, ExecutionError
-from engine.plan import Plan, PlanBook, default_actor, plain_json, proposal_to_json
+from engine.plans.store import ControlStore
+from engine.core.errors import AdvisorError, ExecutionError
+from engine.plans.plan import Plan, PlanBook, default_actor, plain_json, proposal_to_json
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from engine.config import Settings
+    from engine.core.config import Settings
 
 __all__ = ["create_plan", "preview_plan", "list_plans", "show_plan", "approve_plan",
            "reject_plan", "run_plan", "plan_progress", "audit_log", "policy_state"]
@@ -35,7 +35,7 @@ def _decide(settings: "Settings", table: str, policy: str, params: Mapping[str, 
     """Run the policy once; returns (snapshot, policy object, proposal or None, clean params)."""
     from engine.policy.base import PolicyContext
     from engine.policy.registry import accepted_params, make_policy
-    from engine.pruning import analyze_workload
+    from engine.scan.pruning import analyze_workload
     from engine.table.store import TableStore
     from engine.workload.store import WorkloadStore
 
@@ -173,7 +173,7 @@ def run_plan(settings: "Settings", id: int,
     On failure the plan becomes ``failed``, nothing is committed, and an ExecutionError
     (or the AdvisorError that caused it) is raised.
     """
-    from engine.executor import execute_plan
+    from engine.spark.executor import execute_plan
 
     book = PlanBook(settings)
     plan = book.start(int(id), actor)
@@ -206,7 +206,7 @@ def _realized(settings: "Settings", plan: Plan, snapshot_id: str) -> dict[str, A
     """Realized vs predicted over the decision's window; fed to the policy. Never fails
     the run (the data is committed by now): errors are recorded instead."""
     try:
-        from engine.realized import feed_policy, realized_report, window_fragments
+        from engine.plans.feedback import feed_policy, realized_report, window_fragments
         from engine.table.store import TableStore
         from engine.workload.store import WorkloadStore
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.sim.policies import DEFAULT_POLICIES, LABELS, SIM_POLICIES, make_sim_policy, tune_dd
 from engine.sim.runner import HISTORY_LIMIT, compile_scenario, simulate_policies
 
@@ -30,12 +30,12 @@ from engine.sim.runner import HISTORY_LIMIT, compile_scenario, simulate_policies
 #: they get a short one (WAIR's initial window); the WAIR family gets the long history
 SHORT_HISTORY = 50
 WORKLOAD_AWARE = ("wair", "fk", "fw", "aggressive", "wair-static")
-from engine.workload.presets import build_scenario, list_presets, scenario_parameters
+from engine.scenarios.presets import build_scenario, list_presets, scenario_parameters
 
 if TYPE_CHECKING:
-    from engine.config import Settings
+    from engine.core.config import Settings
     from engine.sim.records import PolicyRun
-    from engine.workload.generator import Scenario
+    from engine.scenarios.generator import Scenario
 
 __all__ = ["simulate", "simulate_scenario", "list_presets", "scenario_parameters", "simulation_policies"]
 

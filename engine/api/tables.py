@@ -11,10 +11,10 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any, Callable
 
-from engine import values
-from engine.config import Settings
-from engine.errors import InvalidParameterError
-from engine.table import ingest
+from engine.core import logical_types
+from engine.core.config import Settings
+from engine.core.errors import InvalidParameterError
+from engine.spark import ingest
 from engine.table.model import Snapshot
 from engine.table.store import TableStore
 
@@ -110,8 +110,8 @@ def show_table(settings: Settings, name: str, snapshot_id: str | None = None) ->
         cols = {}
         for col, stats in p.columns.items():
             ltype = types.get(col, "other")
-            cols[col] = {"min": values.to_json_value(ltype, stats.min),
-                         "max": values.to_json_value(ltype, stats.max),
+            cols[col] = {"min": logical_types.to_json_value(ltype, stats.min),
+                         "max": logical_types.to_json_value(ltype, stats.max),
                          "nulls": stats.null_count}
         parts.append({"path": p.path, "rows": p.rows, "bytes": p.bytes, "columns": cols})
     return {"name": name, "snapshot": snap.id, "partitions": parts}

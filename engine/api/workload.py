@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.config import Settings
+from engine.core.config import Settings
 from engine.workload.importer import import_log
 from engine.workload.model import ScanFragment
 from engine.workload.store import WorkloadStore

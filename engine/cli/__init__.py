@@ -2,7 +2,7 @@
 
 The dispatcher only parses global flags and hands over to the sub-command modules in this
 package; each module exposes ``register(subparsers)`` and sets ``func(args, settings)`` on
-its parsers. An :class:`~engine.errors.AdvisorError` becomes one line on stderr and exit 2.
+its parsers. An :class:`~engine.core.errors.AdvisorError` becomes one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import json
 import sys
 from typing import Any, Callable, Sequence
 
-from engine.config import Settings, load_settings
-from engine.errors import AdvisorError
+from engine.core.config import Settings, load_settings
+from engine.core.errors import AdvisorError
 
 # Sub-command modules, in help order. Each has register(subparsers).
 COMMAND_MODULES = ("demo", "tables", "workload", "analysis", "plans", "simulate", "ui")

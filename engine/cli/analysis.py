@@ -6,7 +6,7 @@ import argparse
 from typing import Any, Mapping, Sequence
 
 from engine.cli import add_json_flag, emit
-from engine.fmt import JEDEC_UNITS, human_bytes
+from engine.core.fmt import JEDEC_UNITS, human_bytes
 
 LIGHTS = {"green": "GREEN", "amber": "AMBER", "red": "RED", "grey": "GREY"}
 

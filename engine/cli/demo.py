@@ -13,8 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.config import Settings
-from engine.errors import DataFileError
+from engine.core.config import Settings
+from engine.core.errors import DataFileError
 
 DEMO_TABLE = "lineitem"
 SAMPLE_TABLE_FILE = "lineitem.parquet"
@@ -58,7 +58,7 @@ approvers = ["dba"]
 
 def ensure_demo_config(settings: Settings) -> None:
     """Give a fresh demo workspace an approver, so plans can be approved in the dashboard."""
-    from engine.config import CONFIG_FILE_NAME
+    from engine.core.config import CONFIG_FILE_NAME
 
     path = Path(settings.home) / CONFIG_FILE_NAME
     if not path.exists():

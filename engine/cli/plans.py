@@ -7,7 +7,7 @@ import sys
 from typing import Any, Callable, Mapping
 
 from engine.cli import add_json_flag, emit
-from engine.fmt import human_bytes
+from engine.core.fmt import human_bytes
 
 
 def _plan_text(p: Mapping[str, Any]) -> str:

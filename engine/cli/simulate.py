@@ -102,7 +102,7 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     from engine.sim.policies import DEFAULT_POLICIES, SIM_POLICIES
-    from engine.workload.presets import PRESETS
+    from engine.scenarios.presets import PRESETS
 
     p = sub.add_parser("simulate", help="what-if: replay a generated workload against reclustering policies",
                        description="Replay a scenario (WAIR section 6 presets) against policies over an "

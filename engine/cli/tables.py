@@ -8,7 +8,7 @@ import sys
 from typing import Any, Callable, Mapping, Sequence
 
 from engine.cli import add_json_flag, emit
-from engine.fmt import human_bytes
+from engine.core.fmt import human_bytes
 
 
 def _progress(message: str) -> None:

@@ -18,8 +18,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from engine.config import Settings
-from engine.errors import EnvironmentCheckError, InvalidParameterError
+from engine.core.config import Settings
+from engine.core.errors import EnvironmentCheckError, InvalidParameterError
 
 
 def app_script() -> Path:

@@ -7,7 +7,7 @@ single numeric sort column, float) key that depends only on the fitted state and
 never on the batch. That is what lets Spark compute keys batch by batch in ``mapInPandas``
 with an ordering fitted once on the driver, and still range-partition consistently.
 
-Input data is a mapping ``column -> encoded array`` (see :mod:`engine.values`: float64 for
+Input data is a mapping ``column -> encoded array`` (see :mod:`engine.core.logical_types`: float64 for
 numbers, dates and timestamps, numpy unicode for strings). Missing values (NaN) sort last.
 
 Example:
@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from engine.errors import ColumnNotFoundError, InvalidParameterError
+from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 
 KINDS = ("sort", "zorder", "hilbert", "qdtree")
 
@@ -35,11 +35,11 @@ class NotFittedError(InvalidParameterError, AttributeError):
 
 
 def as_encoded(name: str, values: Any) -> np.ndarray:
-    """Coerce one column to the encoded forms of :mod:`engine.values`.
+    """Coerce one column to the encoded forms of :mod:`engine.core.logical_types`.
 
     Accepts numpy arrays, pandas Series and lists. Object arrays (what pandas hands
     ``mapInPandas`` for strings) become numpy unicode with None -> "". Datetime64 is
-    refused: encode dates with :mod:`engine.values` first so keys agree with zonemaps.
+    refused: encode dates with :mod:`engine.core.logical_types` first so keys agree with zonemaps.
     """
     arr = np.asarray(values)
     if arr.ndim != 1:
@@ -59,7 +59,7 @@ def as_encoded(name: str, values: Any) -> np.ndarray:
     if kind == "S":
         return arr.astype(np.str_)
     raise InvalidParameterError(
-        f"column {name!r}: dtype {arr.dtype} is not an encoded type; encode it with engine.values first")
+        f"column {name!r}: dtype {arr.dtype} is not an encoded type; encode it with engine.core.logical_types first")
 
 
 def column_arrays(data: Mapping[str, Any], columns: Sequence[str]) -> list[np.ndarray]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.layout.base import GridOrdering, check_bits
 from engine.layout.zorder import MAX_COLUMNS, deinterleave_bits, interleave_bits
 

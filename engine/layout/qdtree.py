@@ -13,7 +13,7 @@ equals the recursive greedy one: each node's choice depends only on its own rows
 scales: ``min_leaf_rows = target_rows_per_file * sample_rows / group_rows``.
 
 Query boxes are ``{column: (lo, hi, lo_inc, hi_inc)}`` in ENCODED values
-(:mod:`engine.values`); ``None`` (or NaN) is an open end, ``(lo, hi)`` means inclusive. A
+(:mod:`engine.core.logical_types`); ``None`` (or NaN) is an open end, ``(lo, hi)`` means inclusive. A
 query with an OR is several boxes. Rows route ``x < v`` (or ``x <= v``) left, everything
 else right, so NaN rows go right. Leaves are numbered in depth-first order (left first), so
 each leaf is one contiguous key range.
@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from engine.errors import ColumnNotFoundError, InvalidParameterError
+from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 from engine.layout.base import Ordering, RankCodec, column_arrays
 
 Bound = tuple[Any, Any, bool, bool]  # lo, hi, lo_inclusive, hi_inclusive; None = open
@@ -434,21 +434,21 @@ def scale_min_leaf_rows(min_leaf_rows: int, fit_rows: int, group_rows: int) -> i
 
 
 def encode_bounds(params: Mapping[str, Any], types: Mapping[str, str]) -> dict[str, Any]:
-    """``params`` with the cut and query bounds in ENCODED values (:mod:`engine.values`).
+    """``params`` with the cut and query bounds in ENCODED values (:mod:`engine.core.logical_types`).
 
     Plans are JSON, so a hand-written or older plan may carry ISO dates/timestamps (or
     numbers as strings) for a numeric column, which :class:`QdTree` rejects; they are
     encoded like the data. Columns not in ``types`` and string columns are left as they are.
     Raises InvalidParameterError naming the column when a value cannot be encoded.
     """
-    from engine import values
+    from engine.core import logical_types
 
     def enc(col: str, v: Any) -> Any:
         ltype = types.get(str(col))
-        if not isinstance(v, str) or ltype is None or values.is_string(ltype):
+        if not isinstance(v, str) or ltype is None or logical_types.is_string(ltype):
             return v
         try:
-            return values.encode_scalar(ltype, v)
+            return logical_types.encode_scalar(ltype, v)
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError(
                 f"Qd-tree bound {v!r} on column {col!r} is not a {ltype}: {exc}") from None

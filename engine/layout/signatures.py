@@ -46,7 +46,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 
 
 def savings_signatures(per_partition_column_savings: np.ndarray) -> np.ndarray:

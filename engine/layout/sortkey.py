@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.layout.base import Ordering, RankCodec, bits_per_column, column_arrays
 
 MAX_COLUMNS = 32

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.layout.base import GridOrdering, check_bits
 
 MAX_COLUMNS = 8

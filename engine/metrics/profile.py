@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from engine import values
+from engine.core import logical_types
 from engine.metrics.sweep import profile_arrays
 
 
@@ -68,7 +68,7 @@ def coarsen(starts: np.ndarray, ends: np.ndarray, depths: np.ndarray,
 
 def decode_value(ltype: str, value: Any) -> Any:
     """An encoded value as a JSON-friendly one (ISO dates, plain numbers, strings)."""
-    return values.to_json_value(ltype, values.decode_scalar(ltype, _py(value)))
+    return logical_types.to_json_value(ltype, logical_types.decode_scalar(ltype, _py(value)))
 
 
 def decode_segments(ltype: str, starts: np.ndarray, ends: np.ndarray,

@@ -1,7 +1,7 @@
 """Sweep-line primitives over closed intervals ``[lo, hi]`` given as encoded arrays.
 
 Everything here is O(n log n) in the number of intervals and works for float64 arrays
-and numpy unicode arrays alike (see ``engine.values``): the only operations used on the
+and numpy unicode arrays alike (see ``engine.core.logical_types``): the only operations used on the
 values are sorting, ``searchsorted`` and equality. Callers pass only intervals with known
 bounds (filter with ``ColumnZoneMap.valid`` first).
 

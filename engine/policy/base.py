@@ -2,21 +2,24 @@
 
 A policy looks at a table snapshot's zonemaps, a window of recent scan fragments with their
 pruning analysis, and its own state, and returns a :class:`Proposal` or None. The same
-policies drive real plans (``engine.plan``) and the simulator (``engine.sim``). After a
+policies drive real plans (``engine.plans.plan``) and the simulator (``engine.sim``). After a
 proposal is executed, the caller reports what happened with :meth:`Policy.observe`
 (realized savings feed WAIR's credit and adaptive window).
 """
 
 from __future__ import annotations
 
+import inspect
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 if TYPE_CHECKING:
-    from engine.config import Settings
-    from engine.pruning import FragmentScan
+    from engine.core.config import Settings
+    from engine.scan.pruning import FragmentScan
     from engine.table.model import ZoneMaps
-    from engine.workload.model import ScanFragment
+
+from engine.workload.model import ScanFragment
 
 LAYOUT_KINDS = ("sort", "zorder", "hilbert", "qdtree")
 
@@ -87,9 +90,82 @@ class Feedback:
     queries: int
 
 
-class Policy(Protocol):
-    name: str
+@dataclass(frozen=True)
+class PeriodInfo:
+    """What the simulator tells period-aware baselines at a period start (seed 000, 6.1)."""
 
-    def propose(self, ctx: PolicyContext) -> Proposal | None: ...
+    period: int
+    recluster: bool
+    oracle_layout: str
+    oracle_columns: tuple[str, ...]
+    history: Sequence[ScanFragment] = ()  # the previous period's queries
+    target_rows: int = 0
+    types: Mapping[str, str] = field(default_factory=dict)
 
-    def observe(self, feedback: Feedback) -> None: ...
+
+class Policy(ABC):
+    """A reclustering policy: the one interface of real plans and the simulator.
+
+    Conventions of scikit-learn estimators: every parameter is an explicit keyword of
+    ``__init__``, stored unchanged under its own name (:meth:`get_params` lists them, and the
+    registry refuses any other name); state learned from decisions and feedback ends in
+    ``_`` (``last_decision_``, WAIR's ``state_``); no ``**kwargs``.
+
+    Only :meth:`propose` is required. Every other method is a hook with a no-op default, so
+    callers (``engine.plans.service``, ``engine.sim.runner``) call them unconditionally:
+
+    * :meth:`decision_window`: how many of the most recent fragments the next decision looks
+      at; WAIR closes the windows of queries that ``queries_seen`` completed (section 4.2)
+      and answers its adaptive size; None means "no window of my own": the caller decides.
+    * :meth:`observe`: realized against predicted savings of an executed proposal.
+    * :meth:`state` / :meth:`load_state`: the learned state as JSON, persisted between
+      decisions by the plan store (empty for policies without memory).
+    * :meth:`begin_period`, :meth:`ingested`, :meth:`before_queries`: the simulator's batch
+      protocol (period starts, newly ingested partitions, a rewrite before a batch's queries).
+    """
+
+    name: ClassVar[str]
+    #: whether the simulator charges this policy's rewrites to its cost (the oracle's are not)
+    charged: ClassVar[bool] = True
+
+    last_decision_: dict[str, Any]
+
+    @abstractmethod
+    def propose(self, ctx: PolicyContext) -> Proposal | None:
+        """A proposal for ``ctx``, or None (and the reason in ``last_decision_``)."""
+
+    def decision_window(self, queries_seen: int) -> int | None:
+        return None
+
+    def observe(self, feedback: Feedback) -> None:
+        return None
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        return None
+
+    def begin_period(self, info: PeriodInfo) -> None:
+        return None
+
+    def ingested(self, paths: Sequence[str]) -> None:
+        return None
+
+    def before_queries(self, ctx: PolicyContext) -> Proposal | None:
+        return None
+
+    @property
+    def last_decision(self) -> dict[str, Any]:
+        """What the last :meth:`propose` decided and why (``{}`` before the first)."""
+        return dict(getattr(self, "last_decision_", {}) or {})
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        """The keyword parameters of ``__init__``: the only names a policy accepts."""
+        return [p.name for p in inspect.signature(cls.__init__).parameters.values()
+                if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+    def get_params(self) -> dict[str, Any]:
+        """The parameters as given (scikit-learn's ``get_params``), for plans and reports."""
+        return {name: getattr(self, name) for name in self.param_names()}

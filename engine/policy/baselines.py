@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from engine import values
+from engine.core import logical_types
 from engine.policy.base import Feedback, PlanGroup, Policy, PolicyContext, Proposal
 from engine.policy.costmodel import recluster_cost
 from engine.workload.model import ScanFragment
@@ -130,8 +130,8 @@ def encoded_boxes(fragments: Sequence[ScanFragment], types: Mapping[str, str],
                 if col not in types or (wanted is not None and col not in wanted):
                     continue
                 ltype = types[col]
-                lo = None if r.min is None else values.encode_scalar(ltype, r.min)
-                hi = None if r.max is None else values.encode_scalar(ltype, r.max)
+                lo = None if r.min is None else logical_types.encode_scalar(ltype, r.min)
+                hi = None if r.max is None else logical_types.encode_scalar(ltype, r.max)
                 b[col] = (lo, hi, r.min_inclusive, r.max_inclusive)
             if b:
                 out.append(b)

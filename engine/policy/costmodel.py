@@ -5,7 +5,7 @@ micro-partitions, ``t_r(P)``, "depends on whether P fits in memory. If they fit,
 an in-memory quicksort [...] Otherwise, we fall back to an external merge sort. In both
 cases, t_r(P) is expressed as a function of the aggregate size of P."
 
-Here, for ``B`` bytes and the rates of :class:`engine.config.Settings`:
+Here, for ``B`` bytes and the rates of :class:`engine.core.config.Settings`:
 
 * read:  ``B / scan_bytes_per_s`` (fetch the partitions);
 * sort and write, in memory (``B <= memory_budget_bytes``): ``B / sort_bytes_per_s``;
@@ -20,7 +20,7 @@ WAIR's memory limit k_max (section 3.3) exists to stay on the cheap side of that
 :func:`recluster_cost_groups` prices a selection split into groups, each sorted on its own.
 
 Example:
->>> from engine.config import Settings
+>>> from engine.core.config import Settings
 >>> s = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, memory_budget_bytes=1000)
 >>> recluster_cost(500, s).cpu_seconds  # 500/100 + 500/50
 15.0
@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.policy.base import CostEstimate
 
 if TYPE_CHECKING:
-    from engine.config import Settings
+    from engine.core.config import Settings
 
 
 def money(cpu_seconds: float, settings: "Settings") -> float:

@@ -18,13 +18,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from engine import values
-from engine.errors import ColumnNotFoundError, InvalidParameterError
+from engine.core import logical_types
+from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 from engine.metrics.sweep import Sweep
 from engine.policy.base import Feedback, PlanGroup, PolicyContext, Proposal
 
 #: logical types a sort key may have (booleans hold two values: nothing to gain)
-KEY_TYPES = tuple(t for t in values.ORDERABLE_TYPES)
+KEY_TYPES = tuple(t for t in logical_types.ORDERABLE_TYPES)
 
 
 def choose_key(ctx: PolicyContext, key: str | None) -> str:

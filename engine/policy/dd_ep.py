@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.metrics import profile as _profile
 from engine.metrics.ep import ep_files, subranges
 from engine.policy.base import Feedback, PolicyContext, Proposal

@@ -12,7 +12,7 @@ import importlib
 import inspect
 from typing import Any, Mapping
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.policy.base import Policy
 
 #: name -> (module, class); imported lazily so one policy's import cost is paid only on use
@@ -20,7 +20,7 @@ POLICIES: dict[str, tuple[str, str]] = {
     "wair": ("engine.policy.wair", "WairPolicy"),
     "dd": ("engine.policy.dd", "DDPolicy"),
     "dd-ep": ("engine.policy.dd_ep", "DDEPPolicy"),
-    "greedy": ("engine.policy.greedy", "GreedyBoundaryPolicy"),  # WAIR's Algorithm 1
+    "greedy": ("engine.policy.boundary", "GreedyBoundaryPolicy"),  # WAIR's Algorithm 1
 }
 
 

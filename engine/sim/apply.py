@@ -1,6 +1,6 @@
 """Apply a policy's plan groups to a :class:`SimTable`, in memory.
 
-The same operation as the Spark executor (``engine.executor``): for each group, read its
+The same operation as the Spark executor (``engine.spark.executor``): for each group, read its
 partitions, fit the group's :mod:`engine.layout` ordering on their rows (sort, Z-order,
 Hilbert, Qd-tree), order the rows, cut them into ``ceil(rows / target_rows)`` near-equal
 partitions, and replace the group's partitions with them. The cost is priced by
@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from engine import values
-from engine.errors import InvalidParameterError
+from engine.core import logical_types
+from engine.core.errors import InvalidParameterError
 from engine.policy.costmodel import recluster_cost
 
 if TYPE_CHECKING:
-    from engine.config import Settings
+    from engine.core.config import Settings
     from engine.policy.base import PlanGroup
     from engine.sim.table import SimTable
 
@@ -61,7 +61,7 @@ def _ordering_params(table: "SimTable", layout: str, params: Mapping[str, Any]) 
             c = list(c)
             ltype = table.types.get(str(c[0]), "float")
             if isinstance(c[1], str) and ltype != "string":
-                c[1] = values.encode_scalar(ltype, c[1])
+                c[1] = logical_types.encode_scalar(ltype, c[1])
             cuts.append(c)
         out["cuts"] = cuts
     return out

@@ -26,14 +26,14 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.policy.base import PolicyContext, Proposal
 from engine.policy.baselines import NewDataSort, NoRecluster, Oracle, OracleKeyed, QdTreeRepartition
 
 if TYPE_CHECKING:
-    from engine.config import Settings
+    from engine.core.config import Settings
     from engine.sim.records import PolicyRun
-    from engine.workload.generator import Scenario
+    from engine.scenarios.generator import Scenario
 
 SIM_POLICIES = ("nr", "nn", "qd", "dd", "dd-ep", "wair", "fk", "fw", "aggressive", "wair-static", "oracle")
 DEFAULT_POLICIES = ("nr", "nn", "qd", "dd", "wair", "oracle")

@@ -33,7 +33,7 @@ Then ``observe(Feedback)`` is called (WAIR's credit and window adaptation); pend
 feedback is delivered at the end.
 
 The scan analysis handed to policies (``ctx.scans``) is computed lazily with
-:func:`engine.pruning.analyze_fragment` on the current zonemaps and cached until the
+:func:`engine.scan.pruning.analyze_fragment` on the current zonemaps and cached until the
 table changes, so a policy that reads only its last W fragments pays for W.
 """
 
@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.policy.base import Feedback, PolicyContext, Proposal
 from engine.policy.baselines import PeriodInfo
 from engine.policy.costmodel import money, scan_seconds
@@ -56,10 +56,10 @@ from engine.sim.scan import CompiledFragment, compile_fragment, query_cost
 from engine.sim.table import SimTable
 
 if TYPE_CHECKING:
-    from engine.config import Settings
-    from engine.pruning import FragmentScan
+    from engine.core.config import Settings
+    from engine.scan.pruning import FragmentScan
     from engine.table.model import ZoneMaps
-    from engine.workload.generator import Scenario
+    from engine.scenarios.generator import Scenario
     from engine.workload.model import ScanFragment
 
 ACT_MODES = ("batch", "query")
@@ -69,7 +69,7 @@ ProgressFn = Callable[[Mapping[str, Any]], None]
 
 
 class ScanCache:
-    """Incremental :func:`engine.pruning.analyze_fragment` results per fragment.
+    """Incremental :func:`engine.scan.pruning.analyze_fragment` results per fragment.
 
     Partitions are immutable and their ids grow, so a fragment's outcome on a partition
     never changes: each fragment remembers the partitions it scans (sparse: most are
@@ -90,7 +90,7 @@ class ScanCache:
 
     def scan(self, frag: "ScanFragment", zm: "ZoneMaps", live: np.ndarray,
              read_bytes: np.ndarray) -> "FragmentScan":
-        from engine.pruning import FragmentScan, analyze_fragment
+        from engine.scan.pruning import FragmentScan, analyze_fragment
 
         upto, spids, cov, util = self._state.get(
             frag.query_id, (0, np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0)))

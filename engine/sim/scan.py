@@ -1,12 +1,12 @@
 """Fast, exact zonemap pruning for the simulator's ground truth.
 
-A fragment is compiled once (its boxes encoded with :mod:`engine.values`) and then
+A fragment is compiled once (its boxes encoded with :mod:`engine.core.logical_types`) and then
 evaluated against many zonemap versions: a partition is scanned when some box intersects
 it on every constrained column. A column without statistics (``valid`` False) might match,
-as in :mod:`engine.pruning`. Bytes are projection-aware (:meth:`ZoneMaps.read_bytes`).
+as in :mod:`engine.scan.pruning`. Bytes are projection-aware (:meth:`ZoneMaps.read_bytes`).
 
-The policies see :class:`engine.pruning.FragmentScan` objects computed by
-``engine.pruning.analyze_fragment`` (utilization included); this module only measures
+The policies see :class:`engine.scan.pruning.FragmentScan` objects computed by
+``engine.scan.pruning.analyze_fragment`` (utilization included); this module only measures
 what a query reads, which is what the simulator charges.
 """
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from engine import values
+from engine.core import logical_types
 
 if TYPE_CHECKING:
     from engine.table.model import ZoneMaps
@@ -45,7 +45,7 @@ class CompiledFragment:
 def _enc(ltype: str, v: object) -> float | str | None:
     if v is None:
         return None
-    e = values.encode_scalar(ltype, v)
+    e = logical_types.encode_scalar(ltype, v)
     return None if isinstance(e, float) and math.isnan(e) else e
 
 

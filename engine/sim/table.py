@@ -23,8 +23,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from engine import values
-from engine.errors import InvalidParameterError
+from engine.core import logical_types
+from engine.core.errors import InvalidParameterError
 from engine.table.model import ColumnZoneMap, TableSchema, ZoneMaps
 
 PATH_PREFIX = "sim/part-"
@@ -200,7 +200,7 @@ class SimTable:
                 lo, hi = self._lo[name].view[pids], self._hi[name].view[pids]
                 valid = np.ones(n, dtype=bool)
             else:
-                lo = hi = values.empty_array(ltype, n)
+                lo = hi = logical_types.empty_array(ltype, n)
                 valid = np.zeros(n, dtype=bool)
             cols[name] = ColumnZoneMap(ltype, lo, hi, valid, np.zeros(n, dtype=np.int64), cbytes)
         paths = self._paths.view[pids]

@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from engine import values
-from engine.errors import DataFileError
+from engine.core import logical_types
+from engine.core.errors import DataFileError
 from engine.table import fs
 from engine.table.model import ColumnStats, Partition, TableSchema
 
@@ -61,7 +61,7 @@ def table_schema_from_arrow(schema: "pyarrow.Schema") -> TableSchema:
         arrow_type = field.type
         if pat.is_dictionary(arrow_type):
             arrow_type = arrow_type.value_type
-        cols.append((field.name, values.logical_type_of_arrow(arrow_type) or "other"))
+        cols.append((field.name, logical_types.logical_type_of_arrow(arrow_type) or "other"))
     return TableSchema(tuple(cols))
 
 

@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from engine import values
+from engine.core import logical_types
 from engine.table.model import ColumnStats, ColumnZoneMap, Partition, TableSchema, ZoneMaps
 
 BASE_FIELDS = ("path", "rows", "bytes", "created_seq", "rg_file")
@@ -194,8 +194,8 @@ def table_to_zonemaps(schema: TableSchema, table: Any) -> ZoneMaps:
     for i, (name, ltype) in enumerate(schema.columns):
         lo_arr, hi_arr = table.column(f"c{i}_min"), table.column(f"c{i}_max")
         if ltype == "other":
-            lo = values.empty_array("float", n)
-            hi = values.empty_array("float", n)
+            lo = logical_types.empty_array("float", n)
+            hi = logical_types.empty_array("float", n)
             valid = np.zeros(n, dtype=bool)
         else:
             enc_type = "float" if ltype == "decimal" else ltype
@@ -203,8 +203,8 @@ def table_to_zonemaps(schema: TableSchema, table: Any) -> ZoneMaps:
                 import pyarrow as pa
 
                 lo_arr, hi_arr = pc.cast(lo_arr, pa.float64()), pc.cast(hi_arr, pa.float64())
-            lo, lo_valid = values.encode_arrow(enc_type, lo_arr)
-            hi, hi_valid = values.encode_arrow(enc_type, hi_arr)
+            lo, lo_valid = logical_types.encode_arrow(enc_type, lo_arr)
+            hi, hi_valid = logical_types.encode_arrow(enc_type, hi_arr)
             valid = lo_valid & hi_valid
         nulls = np.asarray(pc.fill_null(table.column(f"c{i}_nulls"), -1).to_numpy(), dtype=np.int64)
         cbytes = np.asarray(pc.fill_null(table.column(f"c{i}_cbytes"), 0).to_numpy(), dtype=np.int64)

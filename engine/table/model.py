@@ -16,8 +16,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from engine import values
-from engine.errors import ColumnNotFoundError
+from engine.core import logical_types
+from engine.core.errors import ColumnNotFoundError
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ class Partition:
 
 @dataclass(frozen=True, slots=True)
 class TableSchema:
-    """Ordered column names and their logical types (see ``engine.values``)."""
+    """Ordered column names and their logical types (see ``engine.core.logical_types``)."""
 
     columns: tuple[tuple[str, str], ...]
 
@@ -58,7 +58,7 @@ class TableSchema:
         raise ColumnNotFoundError(f"unknown column {column!r}; columns are: {', '.join(self.names)}")
 
     def orderable(self) -> list[str]:
-        return [n for n, t in self.columns if t in values.ORDERABLE_TYPES]
+        return [n for n, t in self.columns if t in logical_types.ORDERABLE_TYPES]
 
     def resolve(self, column: str) -> str:
         """The schema's spelling of a column name given case-insensitively."""
@@ -78,7 +78,7 @@ class TableSchema:
 
 @dataclass(frozen=True, slots=True)
 class ColumnZoneMap:
-    """Encoded min/max of one column across all partitions (see ``engine.values``)."""
+    """Encoded min/max of one column across all partitions (see ``engine.core.logical_types``)."""
 
     ltype: str
     lo: np.ndarray
@@ -126,8 +126,8 @@ class ZoneMaps:
         cols: dict[str, ColumnZoneMap] = {}
         for name, ltype in schema.columns:
             stats = [p.columns.get(name) for p in partitions]
-            lo = values.encode_array(ltype, [s.min if s else None for s in stats])
-            hi = values.encode_array(ltype, [s.max if s else None for s in stats])
+            lo = logical_types.encode_array(ltype, [s.min if s else None for s in stats])
+            hi = logical_types.encode_array(ltype, [s.max if s else None for s in stats])
             valid = np.array([s is not None and s.min is not None and s.max is not None
                               for s in stats], dtype=bool)
             nulls = np.array([-1 if s is None or s.null_count is None else s.null_count

@@ -32,8 +32,8 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
-from engine.config import Settings
-from engine.errors import (CommitConflictError, DataFileError, InvalidParameterError,
+from engine.core.config import Settings
+from engine.core.errors import (CommitConflictError, DataFileError, InvalidParameterError,
                            SnapshotNotFoundError, TableExistsError, TableNotFoundError)
 from engine.table import fs, manifest
 from engine.table.model import Partition, Snapshot, TableSchema

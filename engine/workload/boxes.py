@@ -171,7 +171,7 @@ def and_boxes(*parts: list[Box], cap: int = DEFAULT_CAP) -> list[Box]:
 
 
 def _fmt(value: Any, ltype: str) -> str:
-    from engine.values import to_json_value
+    from engine.core.logical_types import to_json_value
 
     return str(to_json_value(ltype, value))
 

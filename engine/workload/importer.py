@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from engine.errors import DataFileError, WorkloadParseError
+from engine.core.errors import DataFileError, WorkloadParseError
 from engine.workload.model import ScanFragment
-from engine.workload.sqlparse import extract_fragments
+from engine.workload.sql.extract import extract_fragments
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 _MEMO_SIZE = 10_000

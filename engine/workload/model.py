@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from engine import values
+from engine.core import logical_types
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,16 +25,16 @@ class Range:
 
     def to_json(self, ltype: str) -> dict[str, Any]:
         return {
-            "min": values.to_json_value(ltype, self.min),
-            "max": values.to_json_value(ltype, self.max),
+            "min": logical_types.to_json_value(ltype, self.min),
+            "max": logical_types.to_json_value(ltype, self.max),
             "min_inclusive": self.min_inclusive,
             "max_inclusive": self.max_inclusive,
         }
 
     @classmethod
     def from_json(cls, ltype: str, data: Mapping[str, Any]) -> "Range":
-        return cls(values.from_json_value(ltype, data.get("min")),
-                   values.from_json_value(ltype, data.get("max")),
+        return cls(logical_types.from_json_value(ltype, data.get("min")),
+                   logical_types.from_json_value(ltype, data.get("max")),
                    bool(data.get("min_inclusive", True)), bool(data.get("max_inclusive", True)))
 
 

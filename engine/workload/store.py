@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from engine.errors import DataFileError
+from engine.core.errors import DataFileError
 from engine.table.model import TableSchema
 from engine.table.store import validate_name
 from engine.workload.model import ScanFragment

@@ -5,7 +5,7 @@ initial pool, reclustering in P2) is run twice per policy:
 
 * by the simulator (:func:`engine.api.simulate.simulate_scenario`; DD tuned to WAIR's
   reclustering budget by its grid search), giving modelled bytes;
-* on real files (:func:`engine.sim.replay.replay_scenario`): Spark ingestion through the
+* on real files (:func:`bench.real_replay.replay.replay_scenario`): Spark ingestion through the
   table layer, reclustering by the Spark executor, each query of the measured period run
   by DuckDB over exactly the files that survive zonemap pruning. DD runs with the
   parameters the simulator's tuning chose.
@@ -15,8 +15,8 @@ Writes ``bench/results/real_replay.csv`` (one row per policy) and
 
 Usage::
 
-    .venv/bin/python bench/real_replay.py --rows 200000          # ~5 minutes on 2 cores
-    .venv/bin/python bench/real_replay.py --rows 1000000 --policies nr,nn,dd,wair
+    .venv/bin/python python -m bench.real_replay --rows 200000          # ~5 minutes on 2 cores
+    .venv/bin/python python -m bench.real_replay --rows 1000000 --policies nr,nn,dd,wair
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine.api.simulate import SHORT_HISTORY, WORKLOAD_AWARE, simulate_scenario  # noqa: E402
-from engine.config import load_settings  # noqa: E402
+from engine.core.config import load_settings  # noqa: E402
 from engine.sim.policies import LABELS, make_sim_policy  # noqa: E402
-from engine.sim.replay import ranks, replay_scenario  # noqa: E402
+from bench.real_replay.replay import ranks, replay_scenario  # noqa: E402
 from engine.sim.runner import HISTORY_LIMIT  # noqa: E402
-from engine.workload.presets import build_scenario  # noqa: E402
+from engine.scenarios.presets import build_scenario  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     sim = {n: r.totals() for n, r in sim_runs.items()}
     params = {"dd": dict(tuning["chosen"])} if tuning else {}
 
-    from engine.spark import get_spark
+    from engine.spark.session import get_spark
 
     spark = get_spark(settings)
     policies = {n: make_sim_policy(n, scenario, params.get(n)) for n in names}

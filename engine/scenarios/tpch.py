@@ -37,7 +37,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from engine.errors import EnvironmentCheckError, InvalidParameterError
+from engine.core.errors import EnvironmentCheckError, InvalidParameterError
 
 TPCH_CURRENT_DATE = "1995-06-17"
 TPCH_MAX_GAP = 121

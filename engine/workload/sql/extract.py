@@ -59,7 +59,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from engine.errors import InvalidParameterError, WorkloadParseError
+from engine.core.errors import InvalidParameterError, WorkloadParseError
 from engine.table.model import TableSchema
 from engine.workload import boxes as bx
 from engine.workload.boxes import Box

@@ -21,13 +21,13 @@ import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from engine.control import ControlStore, PlanRow
-from engine.errors import (ApprovalError, PlanError, SnapshotNotFoundError, StalePlanError,
+from engine.plans.store import ControlStore, PlanRow
+from engine.core.errors import (ApprovalError, PlanError, SnapshotNotFoundError, StalePlanError,
                            TableNotFoundError)
 from engine.policy.base import CostEstimate, PlanGroup, Proposal
 
 if TYPE_CHECKING:
-    from engine.config import Settings
+    from engine.core.config import Settings
 
 PROPOSED, APPROVED, RUNNING = "proposed", "approved", "running"
 SUCCEEDED, FAILED, REJECTED, STALE = "succeeded", "failed", "rejected", "stale"

@@ -2,14 +2,14 @@
 
 One decision is a pipeline of small pure steps (each in its own module):
 
-1. savings   (:mod:`engine.policy.wair_savings`): equation 3 per partition over the last
+1. savings   (:mod:`engine.policy.wair.savings`): equation 3 per partition over the last
    ``window_size`` fragments, plus equation 6's beta bonus, and its per-column split;
-2. cut       (:mod:`engine.policy.wair_cut`): Algorithm 2 over the partitions with a
+2. cut       (:mod:`engine.policy.wair.cut`): Algorithm 2 over the partitions with a
    positive saving; net cost ``cost_r - saving / alpha`` (equations 1 and 4);
-3. gates     (:mod:`engine.policy.wair_state`): act only if the best net is negative, the
+3. gates     (:mod:`engine.policy.wair.state`): act only if the best net is negative, the
    cost limit holds (equation 2: debt + cost < cost_limit) and the credit budget holds
    (equation 5: cost <= realized savings - past costs + c * |Q|);
-4. layouts   (:mod:`engine.policy.wair_groups`): savings signatures -> DBSCAN -> anchors ->
+4. layouts   (:mod:`engine.policy.wair.groups`): savings signatures -> DBSCAN -> anchors ->
    sort / Hilbert / Qd-tree groups (hybrid), or one key (the FK ablation);
 5. chunks: each group in chunks of at most k_max partitions over neighbouring key ranges.
 
@@ -17,7 +17,7 @@ One decision is a pipeline of small pure steps (each in its own module):
 tally of the window of queries in progress); :meth:`WairPolicy.advance` (called by
 ``propose`` with ``ctx.queries_seen``) closes completed windows and doubles or halves the
 size -- once per window of queries as in section 4.2, with the deviations documented in
-:mod:`engine.policy.wair_state` (idle windows double, a shortfall halves at once, an optional
+:mod:`engine.policy.wair.state` (idle windows double, a shortfall halves at once, an optional
 tolerance). :meth:`WairPolicy.state` / :meth:`load_state` persist all of it.
 
 Defaults (section 6.3 evaluates "the standard cost model and a hybrid layout"): alpha = 1,
@@ -39,15 +39,15 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.policy.base import Feedback, PlanGroup, PolicyContext, Proposal
 from engine.policy.costmodel import money, recluster_cost_groups
-from engine.policy.wair_cut import algorithm2_cut, thin_curve
-from engine.policy.wair_groups import (Assignment, assign_fixed, assign_hybrid, chunk_members,
+from engine.policy.wair.cut import algorithm2_cut, thin_curve
+from engine.policy.wair.groups import (Assignment, assign_fixed, assign_hybrid, chunk_members,
                                        qdtree_params, reason_text)
-from engine.policy.wair_savings import (SavingsBreakdown, breakdown_for_window,
+from engine.policy.wair.savings import (SavingsBreakdown, breakdown_for_window,
                                         partition_savings)
-from engine.policy.wair_state import WairState
+from engine.policy.wair.state import WairState
 
 __all__ = ["WairParams", "WairPolicy", "partition_savings", "algorithm2_cut"]
 

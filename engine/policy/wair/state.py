@@ -65,7 +65,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 
 HISTORY_LIMIT = 200
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-from engine.errors import ConfigError
+from engine.core.errors import ConfigError
 
 CONFIG_FILE_NAME = "layout-advisor.toml"
 ENV_PREFIX = "LAYOUT_ADVISOR_"

@@ -28,8 +28,8 @@ Everything is vectorized: per query we take the index array of its boundary part
 Example (two partitions, one query reading 100 bytes in 1 s; P0 is a boundary partition
 with u = 0.25 and 40 bytes read, P1 is fully covered):
 >>> import numpy as np
->>> from engine.config import Settings
->>> from engine.pruning import FragmentScan
+>>> from engine.core.config import Settings
+>>> from engine.scan.pruning import FragmentScan
 >>> scan = FragmentScan("q1", np.array([True, True]), np.array([False, True]),
 ...                     np.array([0.25, 1.0]), np.array([40.0, 60.0]), ("a",))
 >>> b = savings_breakdown(2, [scan], [1.0], Settings())
@@ -44,12 +44,12 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.policy.costmodel import scan_seconds
 
 if TYPE_CHECKING:
-    from engine.config import Settings
-    from engine.pruning import FragmentScan
+    from engine.core.config import Settings
+    from engine.scan.pruning import FragmentScan
     from engine.table.model import ZoneMaps
     from engine.workload.model import ScanFragment
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from engine.policy.costmodel import scan_seconds
 
 if TYPE_CHECKING:
-    from engine.config import Settings
+    from engine.core.config import Settings
     from engine.table.model import Snapshot
     from engine.workload.model import ScanFragment
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 def compare_snapshots(settings: "Settings", before: "Snapshot", after: "Snapshot",
                       fragments: Sequence["ScanFragment"]) -> dict[str, Any]:
     """Bytes the fragments scan over ``before`` and ``after``, and the CPU-seconds saved."""
-    from engine.pruning import analyze_workload
+    from engine.scan.pruning import analyze_workload
 
     frags = list(fragments)
     if not frags:
@@ -84,7 +84,7 @@ def feed_policy(settings: "Settings", table: str, policy_name: str,
 
     Returns the new state, or None for policies without memory.
     """
-    from engine.control import ControlStore
+    from engine.plans.store import ControlStore
     from engine.policy.base import Feedback
     from engine.policy.registry import make_policy
 

@@ -13,7 +13,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from engine.config import Settings
+from engine.core.config import Settings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -6,8 +6,8 @@ policy decisions on real files, to check that the simulator's ranking of the pol
 holds when the bytes and seconds are measured:
 
 * ingestion: each batch is written once as a Parquet file (pyarrow, from the scenario's
-  arrays) and ingested with the table layer (:func:`engine.table.ingest.create_table` /
-  :func:`engine.table.ingest.append_batch`) into a staging table, cut into files of the
+  arrays) and ingested with the table layer (:func:`engine.spark.ingest.create_table` /
+  :func:`engine.spark.ingest.append_batch`) into a staging table, cut into files of the
   scenario's target size. Ingestion is identical for every policy (the simulator does
   not charge it either), so the new files are then committed as an ``append`` to each
   policy's own table; the files are shared, the snapshots are not;
@@ -15,11 +15,11 @@ holds when the bytes and seconds are measured:
   the same hooks, window and feedback as the simulator's loop (period start, ``ingested``,
   ``before_queries``, a decision after each batch's queries of reclustering periods,
   realized saving measured on the next batch's queries);
-* reclustering: each proposal becomes an in-memory :class:`engine.plan.Plan` run by the
-  Spark executor (:func:`engine.executor.execute_plan`: order, cut, write, verify, commit);
+* reclustering: each proposal becomes an in-memory :class:`engine.plans.plan.Plan` run by the
+  Spark executor (:func:`engine.spark.executor.execute_plan`: order, cut, write, verify, commit);
   its bytes read and written and its wall seconds are recorded;
-* queries: :func:`engine.pruning.analyze_fragment` gives the files that survive zonemap
-  pruning; DuckDB runs the fragment's predicate (:func:`engine.pruning_exact.fragment_sql`)
+* queries: :func:`engine.scan.pruning.analyze_fragment` gives the files that survive zonemap
+  pruning; DuckDB runs the fragment's predicate (:func:`engine.spark.exact.fragment_sql`)
   over exactly those files, aggregating every projected column so they are read. Per
   query we record the zonemap bytes (projected column chunks of the scanned files, what
   the simulator charges), DuckDB's own ``total_time`` and ``io.total_bytes_read`` from its
@@ -40,16 +40,16 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import SparkSession
 
-    from engine.config import Settings
+    from engine.core.config import Settings
     from engine.policy.base import Proposal
     from engine.table.model import Snapshot, ZoneMaps
-    from engine.workload.generator import Scenario
+    from engine.scenarios.generator import Scenario
     from engine.workload.model import ScanFragment
 
 ProgressFn = Callable[[Mapping[str, Any]], None]
@@ -82,7 +82,7 @@ def _filler(ltype: str, width: float, n: int, rng: np.random.Generator) -> "pa.A
 
 
 def _typed(ltype: str, encoded: np.ndarray) -> "pa.Array":
-    """A scenario column (encoded by :mod:`engine.values`) as a typed Arrow array."""
+    """A scenario column (encoded by :mod:`engine.core.logical_types`) as a typed Arrow array."""
     import pyarrow as pa
 
     if encoded.dtype.kind == "U" or ltype == "string":
@@ -149,7 +149,7 @@ class DuckRunner:
               columns: Sequence[str] | None = None, profile: bool = True) -> tuple[int, float, float, float]:
         """(matching rows, DuckDB seconds, DuckDB bytes read, wall seconds) of the fragment's
         predicate over ``paths``, reading ``columns`` (the projection) as aggregates."""
-        from engine.pruning_exact import fragment_sql, sql_literal
+        from engine.spark.exact import fragment_sql, sql_literal
         from engine.table import fs
 
         if not paths:
@@ -224,7 +224,7 @@ class _Lazy(Sequence):
         return len(self.frags)
 
     def __getitem__(self, i):  # type: ignore[override]
-        from engine.pruning import analyze_fragment
+        from engine.scan.pruning import analyze_fragment
 
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
@@ -292,9 +292,9 @@ def replay_scenario(settings: "Settings", scenario: "Scenario", policies: Mappin
     mismatch of the counts raises (pruning must be safe). The workspace of ``settings``
     must be empty of tables named ``replay_*``.
     """
-    from engine.pruning import analyze_fragment
+    from engine.scan.pruning import analyze_fragment
     from engine.sim.runner import HISTORY_LIMIT, compile_scenario
-    from engine.table.ingest import append_batch, create_table
+    from engine.spark.ingest import append_batch, create_table
     from engine.table.store import TableStore
 
     if queries not in ("measured", "all", "none"):
@@ -413,8 +413,8 @@ def _context(settings: "Settings", st: _PolicyState) -> Any:
 def _execute(settings: "Settings", st: _PolicyState, proposal: "Proposal | None", batch: int,
              spark: "SparkSession", per_batch: int, charged: bool = True) -> None:
     """Run a proposal with the Spark executor and start following its realized saving."""
-    from engine.executor import execute_plan
-    from engine.plan import Plan
+    from engine.spark.executor import execute_plan
+    from engine.plans.plan import Plan
     from engine.policy.costmodel import recluster_cost
     from engine.sim.runner import _Pending
     from engine.table.model import ZoneMaps

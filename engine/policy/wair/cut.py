@@ -15,7 +15,7 @@ a chunk larger than the memory budget pays the external merge sort (see
 Example (three partitions of 10 bytes saving 5, 3, 0.5 CPU-s; reclustering costs 0.2 s
 per byte here):
 >>> import numpy as np
->>> from engine.config import Settings
+>>> from engine.core.config import Settings
 >>> s = Settings(scan_bytes_per_s=10.0, sort_bytes_per_s=10.0, memory_budget_bytes=10**9)
 >>> order, cut, curve = algorithm2_cut(np.array([0.5, 5.0, 3.0]), np.full(3, 10.0), s, 64)
 >>> order.tolist(), cut, [round(v, 6) for _, v in curve]
@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError
 from engine.policy.costmodel import recluster_seconds_array
 
 if TYPE_CHECKING:
-    from engine.config import Settings
+    from engine.core.config import Settings
 
 
 def prefix_costs(part_bytes_ranked: np.ndarray, settings: "Settings", k_max: int) -> np.ndarray:

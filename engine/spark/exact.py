@@ -3,7 +3,7 @@
 The snapshot's files are dealt to the executors; each reads only the predicated columns
 of its files with pyarrow and evaluates every fragment's boxes (OR of ANDs of ranges,
 NULL never matching) vectorized with numpy per Arrow batch, values encoded by
-:mod:`engine.values` like the estimate; one small ``groupBy`` sums the per-file counts.
+:mod:`engine.core.logical_types` like the estimate; one small ``groupBy`` sums the per-file counts.
 Utilization of a scanned partition is ``matches / rows``; which partitions are scanned,
 pruned or fully covered still comes from the zonemaps (that is what the engine's pruning
 does), so the exact pass only replaces the uniform estimate and only evaluates a fragment
@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from engine.errors import ColumnNotFoundError
-from engine.pruning import FragmentScan, analyze_fragment
+from engine.core.errors import ColumnNotFoundError
+from engine.scan.pruning import FragmentScan, analyze_fragment
 from engine.table import fs
-from engine.values import encode_arrow, encode_scalar
+from engine.core.logical_types import encode_arrow, encode_scalar
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -111,7 +111,7 @@ def _compile(fields: Sequence[str], fragments: Sequence["ScanFragment"]) -> list
 
 def _range_mask(array: Any, encoded: Any, rng: "Range") -> np.ndarray:
     """Rows of one column inside ``rng`` (NULL never inside). Values are compared encoded
-    with :mod:`engine.values` like the estimate does, except decimals: Arrow's decimal to
+    with :mod:`engine.core.logical_types` like the estimate does, except decimals: Arrow's decimal to
     float cast is not correctly rounded, so they are compared exactly by Arrow."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -155,7 +155,7 @@ def _file_counter(paths: Sequence[str], plan: list[Any], need: np.ndarray | None
         import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
-        from engine.values import logical_type_of_arrow
+        from engine.core.logical_types import logical_type_of_arrow
 
         for batch in batches:
             out_f: list[int] = []

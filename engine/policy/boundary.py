@@ -36,12 +36,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from engine import values
-from engine.errors import InvalidParameterError
+from engine.core import logical_types
+from engine.core.errors import InvalidParameterError
 from engine.policy.base import Feedback, PlanGroup, PolicyContext, Proposal
 from engine.policy.costmodel import money, recluster_cost_groups
-from engine.policy.wair_groups import chunk_members
-from engine.policy.wair_savings import breakdown_for_window
+from engine.policy.wair.groups import chunk_members
+from engine.policy.wair.savings import breakdown_for_window
 
 
 def potential(a: float, b: float) -> float:
@@ -130,7 +130,7 @@ class GreedyBoundaryPolicy:
                 for bound in (rng.min, rng.max):
                     if bound is not None:
                         mask |= boundary_mask(col.lo, col.hi, col.valid,
-                                              values.encode_scalar(col.ltype, bound))
+                                              logical_types.encode_scalar(col.ltype, bound))
         return key, np.flatnonzero(mask)
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:

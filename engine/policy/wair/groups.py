@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from engine import values
+from engine.core import logical_types
 
 if TYPE_CHECKING:
     from engine.table.model import ZoneMaps
@@ -139,7 +139,7 @@ def qdtree_params(window: Sequence["ScanFragment"], columns: Sequence[str],
     its greedy gain is measured on), deduplicated with their counts as weights.
 
     Returns ``{"queries": [{col: [lo, hi, lo_inc, hi_inc]}], "weights": [...],
-    "min_leaf_rows": n}`` with ENCODED values (:mod:`engine.values`; None = open end),
+    "min_leaf_rows": n}`` with ENCODED values (:mod:`engine.core.logical_types`; None = open end),
     JSON-safe; at most ``max_queries`` most frequent boxes.
     """
     wanted = set(columns)
@@ -149,8 +149,8 @@ def qdtree_params(window: Sequence["ScanFragment"], columns: Sequence[str],
             key = []
             for col in sorted(c for c in box if c in wanted):
                 rng, ltype = box[col], types.get(col, "string")
-                lo = None if rng.min is None else values.encode_scalar(ltype, rng.min)
-                hi = None if rng.max is None else values.encode_scalar(ltype, rng.max)
+                lo = None if rng.min is None else logical_types.encode_scalar(ltype, rng.min)
+                hi = None if rng.max is None else logical_types.encode_scalar(ltype, rng.max)
                 key.append((col, lo, hi, bool(rng.min_inclusive), bool(rng.max_inclusive)))
             if key:
                 counts[tuple(key)] = counts.get(tuple(key), 0) + 1

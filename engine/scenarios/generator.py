@@ -22,11 +22,11 @@ seconds for timestamps); ``unit`` is the skew step (a month of days for TPC-H).
 
 Everything is drawn from one ``numpy`` generator seeded by the scenario's seed, so a
 scenario is a pure function of its parameters. The data itself comes from a
-:class:`Dataset` (see :mod:`engine.workload.presets`): encoded numpy columns in ingestion
+:class:`Dataset` (see :mod:`engine.scenarios.presets`): encoded numpy columns in ingestion
 order, batch offsets, and per-batch reference values ("now") for each predicable column.
 
 Example:
->>> from engine.workload.presets import build_scenario
+>>> from engine.scenarios.presets import build_scenario
 >>> sc = build_scenario("tpch", rows=20_000, seed=1, overrides={"periods": 3, "batches_per_period": 2})
 >>> [(b.period, b.batch, b.recluster, len(b.fragments)) for b in sc.batches][:3]
 [(1, 1, False, 0), (1, 2, False, 0), (2, 1, False, 16)]
@@ -42,8 +42,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from engine import values
-from engine.errors import InvalidParameterError
+from engine.core import logical_types
+from engine.core.errors import InvalidParameterError
 from engine.table.model import TableSchema
 from engine.workload.model import Range, ScanFragment
 
@@ -135,7 +135,7 @@ class PeriodSpec:
 
 @dataclass(frozen=True)
 class Dataset:
-    """Synthetic table data in ingestion order (see :mod:`engine.workload.presets`).
+    """Synthetic table data in ingestion order (see :mod:`engine.scenarios.presets`).
 
     ``data`` holds encoded arrays for the columns that carry statistics; ``widths`` gives
     every column's compressed bytes per row (payload-only columns have no data and no
@@ -290,12 +290,12 @@ class _Window:
         if ltype in ("date", "int"):
             lo_i = int(np.ceil(lo))
             hi_i = max(lo_i, int(np.floor(hi)))
-            return Range(values.decode_scalar(ltype, float(lo_i)), values.decode_scalar(ltype, float(hi_i)))
+            return Range(logical_types.decode_scalar(ltype, float(lo_i)), logical_types.decode_scalar(ltype, float(hi_i)))
         if ltype == "timestamp":
             lo_s = float(np.ceil(lo / 1e6) * 1e6)
             hi_s = max(lo_s, float(np.floor(hi / 1e6) * 1e6))
-            return Range(values.decode_scalar(ltype, lo_s), values.decode_scalar(ltype, hi_s))
-        return Range(values.decode_scalar(ltype, float(lo)), values.decode_scalar(ltype, float(hi)))
+            return Range(logical_types.decode_scalar(ltype, lo_s), logical_types.decode_scalar(ltype, hi_s))
+        return Range(logical_types.decode_scalar(ltype, float(lo)), logical_types.decode_scalar(ltype, float(hi)))
 
 
 @dataclass

@@ -23,10 +23,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
-from engine.errors import ApprovalError, PlanNotFoundError
+from engine.core.errors import ApprovalError, PlanNotFoundError
 
 if TYPE_CHECKING:
-    from engine.config import Settings
+    from engine.core.config import Settings
 
 BUSY_TIMEOUT_MS = 30_000
 

@@ -36,13 +36,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from engine.errors import ExecutionError, PlanError, StalePlanError
+from engine.core.errors import ExecutionError, PlanError, StalePlanError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from engine.config import Settings
-    from engine.plan import Plan
+    from engine.core.config import Settings
+    from engine.plans.plan import Plan
     from engine.policy.base import PlanGroup
     from engine.table.model import Partition, TableSchema
 
@@ -154,12 +154,12 @@ def _fit_ordering(df: "DataFrame", group: "PlanGroup", schema: "TableSchema",
     """
     import numpy as np
 
-    from engine import values
+    from engine.core import logical_types
 
     cols = list(group.columns)
     types = {c: schema.type_of(c) for c in cols}
     table = _sample(df, cols, total_rows)
-    data = {c: values.encode_arrow(types[c], table.column(c))[0] for c in cols}
+    data = {c: logical_types.encode_arrow(types[c], table.column(c))[0] for c in cols}
     params = dict(group.layout_params or {})
     fit: dict[str, Any] = {"sample_rows": table.num_rows}
     if group.layout == "qdtree":
@@ -286,7 +286,7 @@ def build_ordering(layout: str, columns: Sequence[str], layout_params: Mapping[s
     """
     import inspect
 
-    from engine.errors import InvalidParameterError
+    from engine.core.errors import InvalidParameterError
     from engine.layout.base import _classes
 
     make_ordering, _ = _layout_api()
@@ -333,8 +333,8 @@ def _with_key(df: "DataFrame", ordering_json: Mapping[str, Any], dtype: str,
     def keys_of(arrays: Sequence[Any]) -> Any:  # executed in the Python workers
         import numpy as np
 
-        from engine import values as v
-        from engine.executor import _layout_api
+        from engine.core import logical_types as v
+        from engine.spark.executor import _layout_api
 
         if "ordering" not in holder:
             holder["ordering"] = _layout_api()[1](spec)
@@ -507,7 +507,7 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
     function owns the files: it writes, verifies, commits, and on any failure removes what
     it wrote before re-raising.
     """
-    from engine.spark import get_spark
+    from engine.spark.session import get_spark
     from engine.table.footers import read_partitions
     from engine.table.store import TableStore
 

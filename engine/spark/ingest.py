@@ -27,8 +27,8 @@ import re
 import shutil
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from engine.config import Settings
-from engine.errors import (AdvisorError, ColumnNotFoundError, CommitConflictError, DataFileError,
+from engine.core.config import Settings
+from engine.core.errors import (AdvisorError, ColumnNotFoundError, CommitConflictError, DataFileError,
                            ExecutionError, InvalidParameterError, TableExistsError)
 from engine.table import footers, fs
 from engine.table.model import Partition, Snapshot, TableSchema
@@ -314,7 +314,7 @@ def create_table(settings: Settings, name: str, source: str, order_by: str | Non
         _resolve_column(footers.read_schema(files[0]).names, order_by)
     progress(f"reading {len(files)} {kind.upper()} file(s) from {source}")
     if spark is None:
-        from engine.spark import get_spark
+        from engine.spark.session import get_spark
 
         progress("starting Spark")
         spark = get_spark(settings)
@@ -356,7 +356,7 @@ def append_batch(settings: Settings, name: str, source_or_dataframe: "str | Data
     info = store.info(name)
     base = store.current_snapshot(name)
     if spark is None:
-        from engine.spark import get_spark
+        from engine.spark.session import get_spark
 
         spark = get_spark(settings)
     if isinstance(source_or_dataframe, str):
@@ -418,7 +418,7 @@ def register_table(settings: Settings, name: str, path: str, spark: "SparkSessio
     progress(f"reading the footers of {len(parquet)} file(s) under {path}")
     if spark is None and len(parquet) > footers.PARALLEL_THRESHOLD \
             and not settings.spark_master.startswith("local"):
-        from engine.spark import get_spark
+        from engine.spark.session import get_spark
 
         spark = get_spark(settings)
     result = footers.read_footers(parquet, spark=spark)

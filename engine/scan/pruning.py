@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from engine import values
+from engine.core import logical_types
 
 if TYPE_CHECKING:
     from engine.table.model import ZoneMaps
@@ -81,8 +81,8 @@ DISCRETE_TYPES = ("int", "date", "timestamp", "bool")
 
 def _encoded_bounds(ltype: str, rng: "Range") -> tuple[Any, bool, Any, bool]:
     """(low, low_inclusive, high, high_inclusive) encoded; None for an open end."""
-    lo = None if rng.min is None else values.encode_scalar(ltype, rng.min)
-    hi = None if rng.max is None else values.encode_scalar(ltype, rng.max)
+    lo = None if rng.min is None else logical_types.encode_scalar(ltype, rng.min)
+    hi = None if rng.max is None else logical_types.encode_scalar(ltype, rng.max)
     return lo, bool(rng.min_inclusive), hi, bool(rng.max_inclusive)
 
 

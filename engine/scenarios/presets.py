@@ -39,10 +39,10 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from engine import values
-from engine.errors import InvalidParameterError
+from engine.core import logical_types
+from engine.core.errors import InvalidParameterError
 from engine.table.model import TableSchema
-from engine.workload.generator import (Dataset, Distribution, ExtraPredicate, PeriodSpec,
+from engine.scenarios.generator import (Dataset, Distribution, ExtraPredicate, PeriodSpec,
                                        QueryTemplate, Scenario, ScenarioSpec, SubWorkload,
                                        generate, month_starts)
 
@@ -61,7 +61,7 @@ def _target_rows(rows: int, n_batches: int, per_batch: int) -> int:
 
 
 def _epoch_days(d: dt.date) -> float:
-    return float(values.encode_scalar("date", d))
+    return float(logical_types.encode_scalar("date", d))
 
 
 def _split_by_weights(total: int, weights: np.ndarray) -> np.ndarray:
@@ -342,7 +342,7 @@ def mirrors_dataset(rows: int, n_batches: int, seed: int, n_subnets: int = 1000)
     host = np.minimum(65535, np.floor(rng.pareto(1.2, n) * 200)).astype(np.int64)
     ip = (sub.astype(np.int64) << 16) + host
     day_of_row = np.repeat(np.arange(n_batches), per_day)
-    t0 = float(values.encode_scalar("timestamp", day0))
+    t0 = float(logical_types.encode_scalar("timestamp", day0))
     ts = t0 + day_of_row * US_PER_DAY + np.floor(rng.uniform(0, US_PER_DAY, n) / 1e6) * 1e6
     order = np.lexsort((ts,))  # log replay: timestamp order
     status = rng.choice([200, 206, 301, 304, 403, 404, 500], size=n, p=[.78, .04, .03, .08, .03, .035, .005])
