@@ -21,6 +21,7 @@ import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
+from engine.core.jsonable import plain_json
 from engine.plans.store import ControlStore, PlanRow
 from engine.core.errors import (ApprovalError, PlanError, SnapshotNotFoundError, StalePlanError,
                            TableNotFoundError)
@@ -55,21 +56,6 @@ def group_from_json(data: Mapping[str, Any]) -> PlanGroup:
                      columns=tuple(data["columns"]), reason=data.get("reason", ""),
                      layout_params=dict(data.get("layout_params") or {}),
                      predicted_saving_bytes=float(data.get("predicted_saving_bytes", 0.0)))
-
-
-def plain_json(value: Any, inf_as_none: bool = False) -> Any:
-    """numpy scalars/arrays and tuples -> JSON-friendly Python values; with ``inf_as_none``
-    infinities (an unset limit) become None, since JSON has no infinity."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, Mapping):
-        return {str(k): plain_json(v, inf_as_none) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain_json(v, inf_as_none) for v in value]
-    if inf_as_none and isinstance(value, float) and math.isinf(value):
-        return None
-    return value
-
 
 
 def proposal_to_json(proposal: Proposal) -> dict[str, Any]:
