@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Layout Advisor developer entry point.
 #   ./dev.sh demo [--scale SF] [--port N] [--no-ui]   set up, build the demo table, start the dashboard
-#   ./dev.sh test [pytest args]                       set up (test extras, chromium) and run the tests
+#   ./dev.sh test [pytest args]                       set up (test extras, chromium), check the import
+#                                                     contract, run the tests and the engine's doctests
 #   ./dev.sh setup                                    only create .venv and install
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -47,6 +48,9 @@ cmd="${1:-}"; shift || true
 case "$cmd" in
   setup) setup "" ;;
   demo)  setup ""; exec .venv/bin/layout-advisor demo "$@" ;;
-  test)  setup "[test]"; ensure_chromium; exec .venv/bin/python -m pytest "$@" ;;
+  test)  setup "[test]"; ensure_chromium
+         echo "dev.sh: import contract (lint-imports, pyproject.toml [tool.importlinter])" >&2
+         .venv/bin/lint-imports --no-cache
+         exec .venv/bin/python -m pytest "$@" ;;
   *) echo "usage: ./dev.sh demo|test|setup [args]" >&2; exit 2 ;;
 esac

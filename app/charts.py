@@ -13,6 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative, sample_colorscale
 
+from engine.core import logical_types
+
 SEGMENT_LIMIT = 5000  # partitions drawn one by one; beyond this an even sample is drawn
 DEPTH_BINS = [(1, 1, "1"), (2, 2, "2"), (3, 4, "3–4"), (5, 8, "5–8"), (9, 16, "9–16"),
               (17, 32, "17–32"), (33, 64, "33–64"), (65, None, "65+")]
@@ -64,6 +66,23 @@ def axis_numbers(ltype: str, encoded: np.ndarray, domain: np.ndarray | None = No
         dom = np.unique(enc) if domain is None else domain
         return np.searchsorted(dom, enc).astype(np.float64)
     return enc.astype(np.float64)
+
+
+def query_bands(frag: Any, column: str, ltype: str) -> list[tuple[Any, Any]]:
+    """A scan fragment's ranges on ``column`` in the axis units of :func:`axis_values`
+    (open ends become None); none on a string column, whose rank axis has no place for
+    a value outside the zonemaps."""
+    bands = []
+    for box in frag.boxes:
+        rng = box.get(column)
+        if rng is None or ltype == "string":
+            continue
+        ends = np.array([logical_types.encode_scalar(ltype, rng.min) if rng.min is not None else np.nan,
+                         logical_types.encode_scalar(ltype, rng.max) if rng.max is not None else np.nan],
+                        dtype=np.float64)
+        lo, hi = axis_values(ltype, ends).tolist()
+        bands.append((lo, hi))
+    return bands
 
 
 def axis_unit(ltype: str, column: str) -> str:

@@ -1,10 +1,11 @@
-"""Widgets and helpers several pages share: the table/snapshot picker, error guards,
-number formatting. No engine imports here: data comes from :mod:`app.services`."""
+"""Widgets several pages share: the table and snapshot pickers, the error guard, the
+"no table yet" stop. No engine imports here: data comes from :mod:`app.services`, labels
+and number formats from :mod:`app.views`."""
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import Iterator
 
 import streamlit as st
 
@@ -20,10 +21,6 @@ def guard(stop: bool = True) -> Iterator[None]:
     """Show a user mistake as ``st.error`` with its reason (never a traceback)."""
     try:
         yield
-    except services.FeatureNotReady as exc:
-        st.info(f"Not available in this build: {exc}.")
-        if stop:
-            st.stop()
     except services.AdvisorError as exc:
         st.error(str(exc))
         if stop:
@@ -35,7 +32,7 @@ def sidebar_pickers(default_table: str | None = None) -> None:
     with st.sidebar:
         try:
             tables = services.list_tables()
-        except (services.AdvisorError, services.FeatureNotReady) as exc:
+        except services.AdvisorError as exc:
             st.error(f"Cannot list tables: {exc}")
             return
         if not tables:
@@ -86,73 +83,3 @@ def require_table() -> str:
                 "or build the demo table with `layout-advisor demo`.")
         st.stop()
     return table
-
-
-def fmt_bytes(n: float | None) -> str:
-    if n is None:
-        return "–"
-    n = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1024 or unit == "TB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return f"{n:,.1f} TB"
-
-
-def fmt_seconds(s: float | None) -> str:
-    if s is None:
-        return "–"
-    s = float(s)
-    if abs(s) < 1:
-        return f"{s * 1000:,.0f} ms"
-    if abs(s) < 120:
-        return f"{s:,.1f} s"
-    if abs(s) < 7200:
-        return f"{s / 60:,.1f} min"
-    return f"{s / 3600:,.1f} h"
-
-
-def fmt_money(m: float | None) -> str:
-    if m is None:
-        return "–"
-    m = float(m)
-    if m == 0:
-        return "$0"
-    if abs(m) < 0.0001:
-        return f"${m:.2g}"
-    return f"${m:,.4f}" if abs(m) < 1 else f"${m:,.2f}"
-
-
-def fmt_num(x: Any, digits: int = 2) -> str:
-    if x is None:
-        return "–"
-    try:
-        return f"{float(x):,.{digits}f}"
-    except (TypeError, ValueError):
-        return str(x)
-
-
-LIGHT_WORDS = {"green": "Well clustered", "amber": "Partly clustered", "red": "Poorly clustered",
-               "grey": "Unknown"}
-_LIGHT_STYLE = {"green": ("green", ":material/check_circle:"), "amber": ("orange", ":material/warning:"),
-                "red": ("red", ":material/error:"), "grey": ("gray", ":material/help:")}
-
-
-def light_badge(light: str) -> str:
-    """Markdown for a traffic-light badge (colored, with an icon; no emoji font needed)."""
-    color, icon = _LIGHT_STYLE.get(light, _LIGHT_STYLE["grey"])
-    return f":{color}-badge[{icon} {LIGHT_WORDS.get(light, light)}]"
-
-
-def verdict_reason(light: str, reason: str) -> str:
-    """The engine's reason without its leading verdict words (the badge already says them)."""
-    word = LIGHT_WORDS.get(light, "").lower()
-    if word and reason.lower().startswith(word + ": "):
-        return reason[len(word) + 2:]
-    return reason
-
-
-STATUS_BADGE = {"proposed": ":blue-badge[proposed]", "approved": ":violet-badge[approved]",
-                "running": ":orange-badge[running]", "succeeded": ":green-badge[succeeded]",
-                "failed": ":red-badge[failed]", "rejected": ":gray-badge[rejected]",
-                "stale": ":gray-badge[stale]"}

@@ -22,16 +22,23 @@ import tempfile
 import time
 from pathlib import Path
 
+import duckdb
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from engine.core.config import Settings
+from engine.spark.exact import duckdb_counts, exact_counts
+from engine.spark.session import get_spark
+from engine.table.footers import read_partitions
+from engine.table.model import Snapshot
+from engine.workload.model import Range, ScanFragment
 
 RESULTS = Path(__file__).resolve().parent / "results" / "bench_exact_utilization.csv"
 D0 = dt.date(1992, 1, 1)
 
 
 def write_data(directory: Path, rows: int, rows_per_file: int, seed: int = 1) -> list[str]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     expected = [directory / f"part-{f:05d}.parquet" for f in range(len(range(0, rows, rows_per_file)))]
     marker = directory / f".complete-{rows}-{rows_per_file}-{seed}"
     if marker.exists() and all(p.exists() for p in expected):  # --keep: reuse the data
@@ -58,8 +65,6 @@ def write_data(directory: Path, rows: int, rows_per_file: int, seed: int = 1) ->
 
 
 def queries(count: int, seed: int = 2):
-    from engine.workload.model import Range, ScanFragment
-
     rnd = random.Random(seed)
     out = []
     for q in range(count):
@@ -93,12 +98,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--keep", help="directory to keep the generated data in")
     args = ap.parse_args(argv)
 
-    import duckdb
-
-    from engine.core.config import Settings
-    from engine.spark.exact import duckdb_counts, exact_counts
-    from engine.spark.session import get_spark
-
     workdir = Path(args.keep or tempfile.mkdtemp(prefix="bench-exact-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
@@ -117,9 +116,6 @@ def main(argv: list[str] | None = None) -> None:
             s_rows, s_match = exact_counts(spark, paths, frags)
             spark_times.append(time.perf_counter() - t0)
         # what exact_scans does: the snapshot's zonemaps skip pruned and fully covered files
-        from engine.table.footers import read_partitions
-        from engine.table.model import Snapshot
-
         t0 = time.perf_counter()
         schema, parts = read_partitions(paths)
         zm = Snapshot("1", None, "2026-01-01T00:00:00Z", "register", "bench", schema, tuple(parts)).zonemaps()

@@ -32,14 +32,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+import duckdb  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from engine.core.config import Settings  # noqa: E402
+from engine.policy.base import PlanGroup  # noqa: E402
+from engine.spark import footers_parallel  # noqa: E402
+from engine.spark.executor import rewrite_group  # noqa: E402
+from engine.spark.session import get_spark  # noqa: E402
+from engine.table.footers import read_partitions  # noqa: E402
+from plan_helpers import lineitem_arrow  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results" / "executor.csv"
 
 
 def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
-    import pyarrow.parquet as pq
-
-    from plan_helpers import lineitem_arrow
-
     data = lineitem_arrow(rows, seed=5)
     root.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -51,13 +58,9 @@ def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
 
 
 def run_executor(spark, schema, parts, layout, columns, out: str, rows_per_file: int) -> None:
-    from engine.spark.executor import rewrite_group
-    from engine.policy.base import PlanGroup
-    from engine.table.footers import read_partitions
-
     group = PlanGroup(tuple(p.path for p in parts), layout, tuple(columns))
     result = rewrite_group(spark, schema, parts, group, out, rows_per_file, None)
-    read_partitions(result.files, schema=schema, spark=spark)
+    footers_parallel.read_partitions(spark, result.files, schema=schema)
 
 
 def run_orderby(spark, paths, n_out: int, out: str) -> None:
@@ -70,8 +73,6 @@ def run_orderby(spark, paths, n_out: int, out: str) -> None:
 
 
 def run_duckdb(paths, out: str) -> None:
-    import duckdb
-
     os.makedirs(out, exist_ok=True)
     files = ", ".join(f"'{p}'" for p in paths)
     con = duckdb.connect()
@@ -91,10 +92,6 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.rows, args.rows_per_file, args.repeat = 200_000, 20_000, 2
-
-    from engine.core.config import Settings
-    from engine.spark.session import get_spark
-    from engine.table.footers import read_partitions
 
     work = Path(tempfile.mkdtemp(prefix="bench-executor-"))
     try:

@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from sklearn.cluster import DBSCAN
+from sklearn.metrics import adjusted_rand_score
 
 from engine.layout import Hilbert, QdTree, SortKey, ZOrder, dbscan_cosine, hilbert_encode, savings_signatures
 
@@ -89,9 +91,6 @@ def _signatures(n: int, kind: str, rng: np.random.Generator, d: int = 8) -> np.n
 
 
 def bench_dbscan(n: int, eps: float, min_samples: int, rng: np.random.Generator, brute: bool) -> list[dict]:
-    from sklearn.cluster import DBSCAN
-    from sklearn.metrics import adjusted_rand_score
-
     rows = []
     for kind in ("clustered", "uniform"):
         x = _signatures(n, kind, rng)

@@ -39,6 +39,12 @@ RESULTS = REPO / "bench" / "results" / "ui.csv"
 PAGES = ["overview", "partitions", "workload", "recommendation", "approve_run", "whatif"]
 sys.path.insert(0, str(REPO))
 
+# the repository root must be on sys.path first (the script runs from anywhere)
+from engine import api  # noqa: E402
+from engine.core.config import load_settings  # noqa: E402
+from engine.table.model import ColumnStats, Partition, TableSchema  # noqa: E402
+from engine.table.store import TableStore  # noqa: E402
+
 
 def write_config(home: Path, target_rows: int) -> None:
     home.mkdir(parents=True, exist_ok=True)
@@ -48,11 +54,6 @@ def write_config(home: Path, target_rows: int) -> None:
 
 def synthetic_table(home: Path, partitions: int, queries: int, seed: int = 3) -> str:
     """A metadata-only lineitem-like table and its query log, through the engine."""
-    from engine import api
-    from engine.core.config import load_settings
-    from engine.table.model import ColumnStats, Partition, TableSchema
-    from engine.table.store import TableStore
-
     write_config(home, 100_000)
     settings = load_settings({"home": str(home)}, environ={})
     rng = np.random.default_rng(seed)
@@ -95,9 +96,6 @@ def synthetic_table(home: Path, partitions: int, queries: int, seed: int = 3) ->
 
 def demo_table(home: Path) -> str:
     """The demo table from sample_data (Spark), like ``layout-advisor demo`` builds it."""
-    from engine import api
-    from engine.core.config import load_settings
-
     src = REPO / "sample_data" / "lineitem.parquet"
     log = REPO / "sample_data" / "lineitem_queries.jsonl"
     if not src.exists() or not log.exists():
@@ -111,7 +109,7 @@ def demo_table(home: Path) -> str:
 
 
 def time_pages(home: Path, table: str, runs: int) -> list[dict]:
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # streamlit is costly; only this step needs it
 
     os.environ["LAYOUT_ADVISOR_HOME"] = str(home)
     out = []
@@ -156,9 +154,6 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_demo:
             home = Path(args.demo_home) if args.demo_home else Path(tmp) / "demo" / "home"
             table = "lineitem" if args.demo_home else demo_table(home)
-            from engine import api
-            from engine.core.config import load_settings
-
             s = load_settings({"home": str(home)}, environ={})
             n_parts = api.load_snapshot(s, table).partition_count
             n_q = len(api.workload_fragments(s, table))

@@ -28,9 +28,12 @@ from typing import Any, Mapping, Sequence
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import plotly.graph_objects as go  # noqa: E402
+from plotly.subplots import make_subplots  # noqa: E402
+
 from engine.api.simulate import comparison, simulate_scenario  # noqa: E402
 from engine.core.config import Settings  # noqa: E402
-from engine.sim.policies import LABELS  # noqa: E402
+from engine.policy.registry import LABELS  # noqa: E402
 from engine.scenarios.presets import build_scenario  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -152,12 +155,6 @@ def sensitivity(rows: int, seed: int, settings: Settings, quick: bool) -> list[d
 # ----------------------------------------------------------------------------- plots
 
 def plots(e2e: list[dict], batches: list[dict], sens: list[dict], gap: list[dict], out: Path) -> list[Path]:
-    try:
-        import plotly.graph_objects as go
-        from plotly.subplots import make_subplots
-    except ImportError:  # pragma: no cover
-        log("plotly not installed: CSV only")
-        return []
     written = []
 
     def save(fig: Any, name: str) -> None:

@@ -1,3 +1,5 @@
+"""``python -m engine``: the ``layout-advisor`` command line."""
+
 import sys
 
 from engine.cli import main

@@ -5,7 +5,7 @@
 
 Generates lineitem + orders with tpchgen-cli, adds o_orderdate, orders rows by o_orderdate
 (the ingestion order), and redraws l_shipdate = o_orderdate + 1..1000 days; commit and
-receipt dates move with it. The logic lives in ``engine.scenarios.tpch`` (see its docstring).
+receipt dates move with it. The logic lives in ``engine.spark.tpch_data`` (see its docstring).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.scenarios import tpch  # noqa: E402
+from engine.spark import tpch_data  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,9 +34,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="shift l_commitdate with the ship date (default) or keep TPC-H's")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
-    result = tpch.make_lineitem(args.scale, args.out, max_gap=args.max_gap, seed=args.seed,
-                                comment=args.comment, commit_mode=args.commit_mode,
-                                threads=args.threads, progress=lambda m: print(m, file=sys.stderr))
+    result = tpch_data.make_lineitem(args.scale, args.out, max_gap=args.max_gap, seed=args.seed,
+                                     comment=args.comment, commit_mode=args.commit_mode,
+                                     threads=args.threads,
+                                     progress=lambda m: print(m, file=sys.stderr))
     print(f"{result['rows']} rows, {result['bytes']} bytes -> {result['path']} ({result['seconds']} s)")
     return 0
 

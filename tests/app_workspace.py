@@ -14,7 +14,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+
+from engine import api
+from engine.core.config import load_settings
 
 CONFIG = """target_rows = {target_rows}
 spark_master = "local[2]"
@@ -26,9 +31,6 @@ approvers = ["alice", "bob"]
 
 def write_lineitem(path: Path, rows: int = 6000, seed: int = 7) -> Path:
     """A lineitem-like Parquet file in ingestion (order date) order."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     rng = np.random.default_rng(seed)
     start = np.datetime64("1992-01-01")
     order_day = np.sort(rng.integers(0, 6 * 365, rows))
@@ -79,9 +81,6 @@ def init_home(home: Path, target_rows: int = 500) -> Path:
 def build_table(home: Path, name: str, rows: int = 6000, queries: int = 60,
                 target_rows: int = 500, spark=None) -> None:
     """Create table ``name`` in workspace ``home`` and import its query log."""
-    from engine import api
-    from engine.core.config import load_settings
-
     init_home(home, target_rows)
     settings = load_settings({"home": str(home)}, environ={})
     src = write_lineitem(home.parent / "src" / f"{name}.parquet", rows)
@@ -94,7 +93,5 @@ def build_table(home: Path, name: str, rows: int = 6000, queries: int = 60,
 @pytest.fixture
 def engine_settings(workspace, monkeypatch):
     """Settings of the test module's ``workspace`` fixture, as the dashboard resolves them."""
-    from engine.core.config import load_settings
-
     monkeypatch.setenv("LAYOUT_ADVISOR_HOME", str(workspace))
     return load_settings()

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from engine.plans.store import ControlStore
-from engine.plans.plan import proposal_to_json
+from engine.policy.codec import proposal_to_json
 from engine.policy.base import CostEstimate, PlanGroup, Proposal
 from engine.policy.costmodel import recluster_cost_groups
 from engine.table.footers import read_partitions

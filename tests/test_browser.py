@@ -56,25 +56,21 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory, spark):
     """The UI server on a free port over a fresh small workspace; yields its base URL."""
-    from engine.cli.ui import start_ui, wait_until_ready
+    from engine.cli.ui import start_ui, stop_ui, wait_until_ready
     from engine.core.config import load_settings
 
     home = tmp_path_factory.mktemp("browser") / "home"
     build_table(home, "lineitem", spark=spark)
     settings = load_settings({"home": str(home)}, environ={})
     port = free_port()
-    proc = start_ui(settings, port=port, table="lineitem", block=False, address="127.0.0.1",
+    proc = start_ui(settings, port=port, table="lineitem", address="127.0.0.1",
                     quiet=True)
     assert isinstance(proc, subprocess.Popen)
     try:
         assert wait_until_ready(port, timeout_s=90, process=proc), "dashboard did not start"
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_ui(proc, timeout_s=15)
 
 
 def capture_pages(base_url: str, out_dir: Path, pages=PAGES, timeout_ms: int = 60_000) -> dict:

@@ -35,7 +35,7 @@ def _free_port() -> int:
 
 
 def _spark_class() -> Path:
-    import pyspark
+    import pyspark  # costly import, only when a cluster test runs
 
     return Path(pyspark.__file__).parent / "bin" / "spark-class"
 

@@ -3,6 +3,9 @@ really lowers the depth (simulated on the rows, zonemaps recomputed)."""
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
+
 import numpy as np
 import pytest
 
@@ -191,8 +194,6 @@ def test_registry_builds_both_with_their_params():
 @pytest.mark.parametrize("ltype", ["string", "date", "timestamp", "decimal", "float"])
 def test_both_policies_on_other_key_types(ltype):
     """Keys of every orderable type: values of different widths (strings), dates..."""
-    import datetime as dt
-    import decimal
 
     def conv(v):
         return {"string": lambda x: "k" * (1 + x % 3) + f"{x:06d}",  # varying widths

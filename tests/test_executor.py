@@ -10,8 +10,8 @@ import pytest
 
 from engine import api
 from engine.core.errors import ExecutionError
-from engine.spark.executor import FAULT_ENV
 from engine.policy.base import PlanGroup
+from engine.spark.executor import FAULT_ENV, boundaries, range_partition
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table, rows_of, shipdate_fragments
 
@@ -159,9 +159,7 @@ def test_crash_between_write_and_commit_leaves_previous_snapshot(settings, spark
 
 
 def test_driver_side_ranges_land_one_per_partition(spark):
-    from pyspark.sql import functions as F
-
-    from engine.spark.executor import boundaries, range_partition
+    from pyspark.sql import functions as F  # pyspark: costly import, only when Spark tests run
 
     assert boundaries([1, 2, 3, 4, 5, 6, 7, 8], 4) == [3, 5, 7]
     assert boundaries([1, 1, 1, 1, 2, 2], 3) == [1, 2]  # ties never split across files

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -80,8 +82,6 @@ def test_hilbert_rejects_bad_input():
 
 
 def test_hilbert_is_fast_enough_for_executor_batches():
-    import time
-
     rng = np.random.default_rng(0)
     coords = rng.integers(0, 2 ** 16, size=(200_000, 3), dtype=np.uint64)
     t = time.perf_counter()

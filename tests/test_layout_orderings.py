@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import doctest
+import importlib
 import json
 
 import numpy as np
@@ -180,10 +182,8 @@ def test_user_errors_are_advisor_errors():
         Hilbert(["a"]).fit({"a": np.array(["2020-01-01"], dtype="datetime64[D]")})
 
 
-@pytest.mark.parametrize("module", ["base", "sortkey", "zorder", "hilbert", "qdtree", "signatures"])
+@pytest.mark.parametrize("module", ["base", "sortkey", "zorder", "hilbert", "qdtree", "signatures",
+                                    "groups"])
 def test_docstring_examples_run(module):
-    import doctest
-    import importlib
-
     result = doctest.testmod(importlib.import_module(f"engine.layout.{module}"))
     assert result.attempted > 0 and result.failed == 0

@@ -11,6 +11,7 @@ from engine import api
 from engine.cli import main
 from engine.core.config import replace
 from engine.core.errors import ApprovalError, PlanError, PlanNotFoundError, StalePlanError
+from engine.plans import gate
 from engine.plans.plan import PlanBook
 from engine.policy.base import PlanGroup
 from engine.table.store import TableStore
@@ -101,17 +102,18 @@ def test_approved_plan_may_be_revoked_but_not_run_twice(settings, table):
     book = PlanBook(settings)
     other = _plan(settings, table)
     api.approve_plan(settings, other, "alice")
-    book.start(other)
+    gate.start(book, other)
     with pytest.raises(PlanError, match="is running; only an approved plan can run"):
-        book.start(other)
+        gate.start(book, other)
 
 
 _START_AND_DIE = """
 import sys
 from engine.core.config import load_settings
+from engine.plans import gate
 from engine.plans.plan import PlanBook
 book = PlanBook(load_settings({"home": sys.argv[1]}))
-book.start(int(sys.argv[2]), "runner")
+gate.start(book, int(sys.argv[2]), "runner")
 book.control.start_job(int(sys.argv[2]), 1)
 # exits without finishing: a crashed runner
 """
@@ -150,3 +152,25 @@ def test_cli_gate_errors_are_one_line_exit_2(settings, table, capsys, monkeypatc
     assert "approved" in capsys.readouterr().out
     assert main(["--home", home, "plan", "show", "42"]) == 2
     assert "no plan with id 42" in capsys.readouterr().err
+
+
+def test_require_approver_is_the_one_rule_for_every_guarded_action(settings):
+    assert api.require_approver(settings, "alice", "rollback") == "alice"
+    with pytest.raises(ApprovalError, match=r"'mallory' is not an approver; approvers are: "
+                                            r"alice, bob"):
+        api.require_approver(settings, "mallory", "rollback")
+    with pytest.raises(ApprovalError, match="approver name is required"):
+        api.require_approver(settings, None, "rollback")
+    with pytest.raises(ApprovalError, match="no approvers are configured"):
+        api.require_approver(replace(settings, approvers=()), "alice", "rollback")
+    with pytest.raises(ValueError, match="unknown guarded action"):
+        gate.require_approver(settings, "alice", "drop")
+
+
+def test_start_run_reports_a_refusal_from_its_thread(settings, table):
+    pid = _plan(settings, table)
+    run = api.start_run(settings, pid, actor="alice")
+    run.wait(120)
+    assert run.done and run.result is None
+    assert isinstance(run.error, ApprovalError) and "is not approved" in str(run.error)
+    assert run.progress()["status"] == api.plan_progress(settings, pid)["status"] == "proposed"

@@ -6,6 +6,7 @@ import datetime as dt
 import decimal
 import random
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -108,8 +109,6 @@ def fragments(draw, qid):
 @hsettings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_exact_utilization_equals_duckdb_count(spark, tmp_path_factory, data):
-    import duckdb
-
     directory = tmp_path_factory.mktemp("exact")
     paths, snap = write_table(directory, seed=data.draw(st.integers(0, 10**6)))
     frags = [data.draw(fragments(f"q{k}")) for k in range(20)]

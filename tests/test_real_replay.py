@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.sim.policies import make_sim_policy
 from bench.real_replay.replay import batch_table, ranks, replay_scenario
 from engine.sim.runner import compile_scenario, simulate_policies
+from engine.sim.variants import scenario_policy
 from engine.scenarios.presets import build_scenario
 
 pytestmark = pytest.mark.spark
@@ -57,7 +57,7 @@ def test_replay_counts_and_nr_pruning_match_the_simulator(settings, spark, tmp_p
     assert table.num_rows == sc.batches[1].row_stop - sc.batches[1].row_start
     assert table.column_names == sc.schema.names
 
-    out = replay_scenario(settings, sc, {"nr": make_sim_policy("nr", sc), "nn": make_sim_policy("nn", sc)},
+    out = replay_scenario(settings, sc, {"nr": scenario_policy("nr", sc), "nn": scenario_policy("nn", sc)},
                           spark, str(tmp_path / "replay"), queries="all", check_all_files=True)
 
     compiled = compile_scenario(sc)
@@ -77,7 +77,7 @@ def test_replay_counts_and_nr_pruning_match_the_simulator(settings, spark, tmp_p
     def observe(batch, fragment, table, cost):
         scanned[fragment.query_id] = cost.scanned
 
-    simulate_policies(sc, {"nr": make_sim_policy("nr", sc)}, settings, observer=observe)
+    simulate_policies(sc, {"nr": scenario_policy("nr", sc)}, settings, observer=observe)
     real = {q.query_id: q.files_scanned for q in out["nr"].queries}
     assert real == scanned
     assert any(q.files_scanned < q.files_total for q in out["nr"].queries)  # pruning happened

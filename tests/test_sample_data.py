@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.scenarios import tpch
+from engine.spark import tpch_data
 from engine.spark.ingest import DEMO_TARGET_ROWS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,7 +131,7 @@ def test_make_tpch_script_end_to_end(tmp_path):
     assert "l_comment" not in pq.ParquetFile(out).schema_arrow.names
     check_lineitem(out, max_gap=500)
     again = tmp_path / "again.parquet"
-    tpch.make_lineitem(0.002, again, max_gap=500, comment=False)
+    tpch_data.make_lineitem(0.002, again, max_gap=500, comment=False)
     assert pq.read_table(again).equals(pq.read_table(out))  # deterministic
 
 

@@ -9,11 +9,12 @@ import pytest
 
 from engine.core import logical_types
 from engine.core.config import Settings
+from engine.policy.base import PeriodInfo
 from engine.policy.baselines import QdTreeRepartition, encoded_boxes
 from engine.scan.pruning import analyze_fragment
 from engine.sim.apply import order_rows
-from engine.sim.policies import make_sim_policy
-from engine.sim.runner import _Run, compile_scenario, simulate_policies
+from engine.sim.runner import SimRun, compile_scenario, simulate_policies
+from engine.sim.variants import scenario_policy
 from engine.sim.table import SimTable
 from engine.scenarios.presets import build_scenario
 
@@ -66,14 +67,14 @@ def test_charged_bytes_equal_brute_force(tiny, policy):
             assert cost.total == table.n_partitions
             checked.append(fragment.query_id)
 
-    simulate_policies(tiny, {policy: make_sim_policy(policy, tiny)}, SETTINGS, observer=observe)
+    simulate_policies(tiny, {policy: scenario_policy(policy, tiny)}, SETTINGS, observer=observe)
     assert len(checked) > 40
 
 
 @pytest.fixture(scope="module")
 def runs(tiny):
     names = ["nr", "nn", "qd", "dd", "wair", "fk", "fw", "aggressive", "oracle"]
-    return simulate_policies(tiny, {n: make_sim_policy(n, tiny) for n in names}, SETTINGS)
+    return simulate_policies(tiny, {n: scenario_policy(n, tiny) for n in names}, SETTINGS)
 
 
 def test_nr_never_writes(runs, tiny):
@@ -113,7 +114,7 @@ def test_wair_receives_feedback(runs):
 
 def test_determinism_for_a_seed(tiny):
     def totals(sc):
-        r = simulate_policies(sc, {n: make_sim_policy(n, sc) for n in ("wair", "qd")}, SETTINGS)
+        r = simulate_policies(sc, {n: scenario_policy(n, sc) for n in ("wair", "qd")}, SETTINGS)
         return {n: ([b.to_json() for b in run.batches], run.query_bytes) for n, run in r.items()}
 
     again = build_scenario("tpch", rows=3_000, seed=1, overrides=TINY)
@@ -124,7 +125,7 @@ def test_determinism_for_a_seed(tiny):
 
 
 def test_rewrites_keep_every_row_once_and_zonemaps_exact(tiny):
-    run = _Run(tiny, "wair", make_sim_policy("wair", tiny), SETTINGS, compile_scenario(tiny), "batch", 1024)
+    run = SimRun(tiny, "wair", scenario_policy("wair", tiny), SETTINGS, compile_scenario(tiny), "batch", 1024)
     run.go(None, 0, 1)
     table = run.table
     assert run.run.totals()["partitions_rewritten"] > 0
@@ -157,10 +158,9 @@ def test_qdtree_baseline_leaves_respect_min_size(tiny):
     sizes = np.diff(np.append(starts, len(ordered)))
     assert len(sizes) > 3 and sizes.min() >= 100 and sizes.sum() == len(rows)
     # the QD policy proposes a full repartition at a period start, built from those queries
-    from engine.policy.baselines import PeriodInfo
     qd = QdTreeRepartition()
     qd.begin_period(PeriodInfo(3, True, "sort", ("l_shipdate",), history, 40, dict(tiny.schema.columns)))
-    run = _Run(tiny, "qd", qd, SETTINGS, compile_scenario(tiny), "batch", 1024)
+    run = SimRun(tiny, "qd", qd, SETTINGS, compile_scenario(tiny), "batch", 1024)
     run.table.ingest(0, 1000)
     prop = qd.before_queries(run.context())
     assert prop is not None and prop.groups[0].layout == "qdtree"
@@ -169,7 +169,7 @@ def test_qdtree_baseline_leaves_respect_min_size(tiny):
 
 
 def test_act_every_query_mode_runs(tiny):
-    r = simulate_policies(tiny, {"wair": make_sim_policy("wair", tiny)}, SETTINGS, act_every="query")
+    r = simulate_policies(tiny, {"wair": scenario_policy("wair", tiny)}, SETTINGS, act_every="query")
     assert r["wair"].totals()["queries"] > 0
 
 

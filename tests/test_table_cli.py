@@ -37,7 +37,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def test_show_and_snapshots_json_shapes(tmp_path, capsys):
+def test_show_and_snapshots_json_shapes(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("LAYOUT_ADVISOR_APPROVERS", "bob")  # a rollback needs an approver
     home = str(tmp_path / "home")
     paths = write_dataset(tmp_path / "data")
     code, out, _ = run(capsys, "--home", home, "table", "register", "t", str(tmp_path / "data"), "--json")
@@ -58,6 +59,8 @@ def test_show_and_snapshots_json_shapes(tmp_path, capsys):
     assert first["columns"]["day"] == {"min": "2020-01-01", "max": "2020-02-19", "nulls": 0}
     assert first["columns"]["name"] == {"min": "n001", "max": "n049", "nulls": 1}
 
+    code, _, err = run(capsys, "--home", home, "table", "rollback", "t", "--to", "1", "--as", "eve")
+    assert code == 2 and "'eve' is not an approver" in err
     code, out, _ = run(capsys, "--home", home, "table", "rollback", "t", "--to", "1", "--as", "bob")
     assert code == 0 and "snapshot 2" in out
     code, out, _ = run(capsys, "--home", home, "table", "snapshots", "t", "--json")

@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.core.errors import ColumnNotFoundError, DataFileError, TableExistsError
-from engine.table import footers
+from engine.spark import footers_parallel
 from engine.spark.ingest import append_batch, create_table
+from engine.table import footers
 from engine.table.store import TableStore
 
 pytestmark = pytest.mark.spark
@@ -155,12 +156,12 @@ def test_parallel_footer_reading_on_executors_matches_driver(spark, tmp_path, mo
         pq.write_table(source_table(300, seed=k), path, row_group_size=100)
         paths.append(str(path))
     _, local = footers.read_partitions(paths)
-    monkeypatch.setattr(footers, "PARALLEL_THRESHOLD", 2)
-    _, remote = footers.read_partitions(paths, spark=spark)
+    monkeypatch.setattr(footers_parallel, "PARALLEL_THRESHOLD", 2)
+    _, remote = footers_parallel.read_partitions(spark, paths)
     assert remote == local
     (tmp_path / "bad.parquet").write_bytes(b"nope")
     with pytest.raises(DataFileError, match="bad.parquet"):
-        footers.read_partitions(paths + [str(tmp_path / "bad.parquet")], spark=spark)
+        footers_parallel.read_partitions(spark, paths + [str(tmp_path / "bad.parquet")])
 
 
 def test_natural_order_survives_files_split_across_tasks(settings, spark, tmp_path):

@@ -7,6 +7,7 @@ import pytest
 
 from engine.core.config import Settings
 from engine.core.errors import InvalidParameterError
+from engine.policy.costmodel import recluster_cost_groups
 from engine.policy.wair import algorithm2_cut
 from engine.policy.wair.cut import prefix_costs, thin_curve
 
@@ -58,8 +59,6 @@ def test_empty_and_invalid() -> None:
 def test_prefix_costs_match_brute_force() -> None:
     rng = np.random.default_rng(7)
     b = rng.uniform(10, 200, size=37)
-    from engine.policy.costmodel import recluster_cost_groups
-
     fast = prefix_costs(b, S, 5)
     for c in range(1, 38):
         chunks = [b[i:min(i + 5, c)].sum() for i in range(0, c, 5)]

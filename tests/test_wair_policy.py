@@ -17,6 +17,7 @@ import pytest
 from engine.core.config import Settings
 from engine.core.errors import InvalidParameterError
 from engine.policy.base import Feedback, PolicyContext
+from engine.policy.registry import make_policy
 from engine.policy.wair import WairParams, WairPolicy
 from engine.scan.pruning import FragmentScan
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
@@ -199,4 +200,4 @@ def test_state_round_trip_and_params_json() -> None:
 ])
 def test_bad_parameters(kwargs: dict, match: str) -> None:
     with pytest.raises(InvalidParameterError, match=match):
-        WairPolicy(**kwargs)
+        make_policy("wair", kwargs)  # the registry refuses unknown names; WairParams the rest

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
-import pandas as pd
 import streamlit as st
 
-from app import components, services
-from app.components import fmt_bytes, fmt_money, fmt_num, fmt_seconds, guard
+from app import components, services, views
+from app.components import guard
+from app.views import fmt_bytes, fmt_money, fmt_num, fmt_seconds
 
 POLL_S = 0.5
 
@@ -35,7 +35,7 @@ if plans.empty:
             "press *Store as proposed plan* (or run `layout-advisor plan create "
             f"{table}`).")
 else:
-    st.dataframe(services.plans_frame(plans), hide_index=True, key="plans_table")
+    st.dataframe(views.plans_frame(plans), hide_index=True, key="plans_table")
     ids = [int(i) for i in plans["id"]]
     wanted = st.session_state.get("selected_plan")
     plan_id = st.selectbox("Plan", ids, index=ids.index(int(wanted)) if wanted in ids else 0,
@@ -48,7 +48,7 @@ else:
         plan = services.show_plan(plan_id)
 
     status = plan["status"]
-    st.markdown(f"### Plan {plan['id']} · {components.STATUS_BADGE.get(status, status)}")
+    st.markdown(f"### Plan {plan['id']} · {views.STATUS_BADGE.get(status, status)}")
     st.caption(f"{plan['policy']} on `{plan['table']}` from snapshot `{plan['base_snapshot']}` · "
                f"proposed by {plan.get('created_by') or 'unknown'} at {plan['created_at'][:19]} UTC")
     cost, saving = plan["estimated_cost"], plan["predicted_saving"]
@@ -62,7 +62,7 @@ else:
     be = plan.get("break_even_queries")
     d.metric("Break-even", f"{be:,.0f} queries" if be is not None else "never")
     with st.expander("What will be rewritten", expanded=status in ("proposed", "approved")):
-        st.table(services.groups_frame(plan), hide_index=True)
+        st.table(views.groups_frame(plan), hide_index=True)
 
     if status == "stale":
         st.error("This plan is stale: the table changed since it was proposed (its base snapshot "
@@ -88,7 +88,7 @@ else:
                 run = services.start_run(plan_id, actor)
                 while not run.done:
                     with guard(stop=False):
-                        frac, message, _ = run.poll()
+                        frac, message, _ = services.run_progress(plan_id)
                         bar.progress(frac, text=message or "working")
                     time.sleep(POLL_S)
                 if run.error is None:
@@ -125,7 +125,7 @@ else:
             c.metric("Realized saving", fmt_seconds(realized["saving_cpu_seconds"]) + " CPU")
             ratio = realized.get("realized_over_predicted")
             d.metric("Realized / predicted", f"{ratio * 100:.0f} %" if ratio is not None else "–")
-            st.dataframe(services.realized_frame(realized), hide_index=True, key="plan_realized")
+            st.dataframe(views.realized_frame(realized), hide_index=True, key="plan_realized")
             st.caption(f"The same {realized['queries']} queries replayed on the zonemaps of the "
                        "snapshot before and after the run.")
         with guard(stop=False):
@@ -142,7 +142,7 @@ if st.session_state.get("flash"):
     st.success(st.session_state.pop("flash"))
 with guard():
     snaps = services.table_snapshots(table)
-st.dataframe(services.snapshots_frame(snaps), hide_index=True, key="snapshots_table")
+st.dataframe(views.snapshots_frame(snaps), hide_index=True, key="snapshots_table")
 older = [str(s) for s, cur in zip(snaps["id"], snaps["current"]) if not bool(cur)]
 if older:
     left, right = st.columns([3, 1])

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from app import charts, components, services
-from app.components import fmt_bytes, fmt_num, guard
+from app import charts, components, services, views
+from app.components import guard
+from app.views import fmt_bytes, fmt_num
 
 st.title("Overview")
 table = components.require_table()
@@ -22,7 +22,7 @@ st.caption(f"Table **{table}** · snapshot `{snap.id}` ({snap.operation}, {snap.
            f"{fmt_bytes(snap.total_bytes)}")
 
 by_column = {m["column"]: m for m in metrics}
-default_cols = services.relevant_columns(metrics, summary)
+default_cols = views.relevant_columns(metrics, summary)
 chosen = st.multiselect("Columns to assess", list(by_column), default=default_cols,
                         help="Defaults to the columns the workload filters on, then the worst "
                              "clustered ones.")
@@ -40,13 +40,13 @@ for start in range(0, len(chosen), per_row):
         m = by_column[name]
         light, reason = m.get("verdict", "grey"), m.get("reason", "")
         with col_box.container(border=True):
-            st.markdown(f"#### `{name}` &nbsp; {components.light_badge(light)}")
+            st.markdown(f"#### `{name}` &nbsp; {views.light_badge(light)}")
             a, b, c = st.columns(3)
             a.metric("Average depth", fmt_num(m["average_depth"]))
             b.metric("Average overlaps", fmt_num(m["average_overlaps"]))
             c.metric("Constant", f"{int(m['total_constant_partition_count']):,}"
                      f" / {int(m['total_partition_count']):,}")
-            text = components.verdict_reason(light, reason)
+            text = views.verdict_reason(light, reason)
             st.markdown(text[:1].upper() + text[1:])
             if m.get("span_share") is not None:
                 st.caption(f"A partition spans {m['span_share'] * 100:.0f} % of the column's "
@@ -84,4 +84,4 @@ with guard(stop=False):
     if plans.empty:
         st.info("No plan yet. Open **Recommendation** to preview what WAIR proposes and store it.")
     else:
-        st.dataframe(services.plans_frame(plans).head(8), hide_index=True, key="overview_plans")
+        st.dataframe(views.plans_frame(plans).head(8), hide_index=True, key="overview_plans")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
-from app import charts, components, services
-from app.components import fmt_bytes, fmt_num, guard
+from app import charts, components, services, views
+from app.components import guard
+from app.views import fmt_bytes, fmt_num
 
 st.title("Partitions")
 table = components.require_table()
@@ -19,7 +19,7 @@ with guard():
     metrics = {m["column"]: m for m in services.analyze(table, sid)}
 
 orderable = [c for c in snap.schema.orderable() if c in metrics] or list(metrics)
-default_col = services.relevant_columns(list(metrics.values()),
+default_col = views.relevant_columns(list(metrics.values()),
                                         services.workload_summary(table, sid), limit=1)
 left, mid, right = st.columns(3)
 column = left.selectbox("Column", orderable,
@@ -32,7 +32,7 @@ with guard():
     clus = services.column_clustering(table, column, sid)
 cz = zm.column(column)
 n = len(zm)
-order = services.partition_order(zm, column, order_by)
+order = views.partition_order(zm, column, order_by)
 positions = charts.sample_positions(n)
 shown = order[positions]
 value = np.asarray(clus["depths"] if color_by == "depth" else clus["overlaps"], dtype=float)
@@ -74,7 +74,7 @@ with guard(stop=False):
     c.metric("Average EP overlap", fmt_num(ep["average_ep_overlap"]))
     d.metric("Average EP depth", fmt_num(ep["average_ep_depth"]))
     deepest_sr = ep.get("deepest_subrange")
-    selected_eps = services.ddep_ep_files(table, column, ep) if sid is None else set()
+    selected_eps = services.ddep_ep_files(table, ep) if sid is None else set()
     st.plotly_chart(charts.ep_regions(ep["ep_files"], deepest_sr, cz.ltype, column, selected_eps),
                     key="partitions_ep")
     if deepest_sr:
@@ -97,6 +97,6 @@ if rows:
     idx = int(frame.iloc[rows[0]]["#"])
     part = snap.partitions[idx]
     st.markdown(f"**Partition #{idx}** `{part.path}` · {part.rows:,} rows · {fmt_bytes(part.bytes)}")
-    st.dataframe(services.partition_zonemaps(part), hide_index=True, key="partitions_zonemaps")
+    st.dataframe(views.partition_zonemaps(part), hide_index=True, key="partitions_zonemaps")
 else:
     st.info("Select a partition in the table to see its zonemaps for every column.")

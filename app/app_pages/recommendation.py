@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from app import charts, components, services
-from app.components import fmt_bytes, fmt_money, fmt_num, fmt_seconds, guard
+from app import charts, components, services, views
+from app.components import guard
+from app.views import fmt_bytes, fmt_seconds
 
 st.title("Recommendation")
 table = components.require_table()
@@ -52,7 +52,7 @@ if submitted:
               "cost_limit": float(cost_limit), "k_max": int(k_max), "eps": float(eps),
               "min_samples": int(min_samples)}
     st.session_state["wair_params"] = params
-engine_params = services.wair_params(params)
+engine_params = views.wair_params(params)
 
 with guard():
     with st.spinner("WAIR is reading the workload window..."):
@@ -72,7 +72,7 @@ else:
              help=f"over the last {int(saving.get('window_queries', 0))} queries")
     be = rec.get("break_even_queries")
     d.metric("Break-even", f"{be:,.0f} queries" if be is not None else "never")
-    st.dataframe(services.cost_table(rec), hide_index=True, key="rec_costs")
+    st.dataframe(views.cost_table(rec), hide_index=True, key="rec_costs")
     st.caption("Cost is paid once; the saving recurs every window of this many queries, so the "
                "rewrite pays back after the break-even number of queries.")
 
@@ -97,7 +97,7 @@ else:
                        "saving) first falls then rises; the dashed line is the cut WAIR chose.")
 
     st.subheader("Groups")
-    st.table(services.groups_frame(rec), hide_index=True)
+    st.table(views.groups_frame(rec), hide_index=True)
     st.caption("Each group is rewritten together with its own ordering (a hybrid layout): "
                "sort on one column, Hilbert over a blend, or a Qd-tree for diffuse savings.")
 
@@ -117,11 +117,11 @@ else:
 st.subheader("Data-driven plans for comparison")
 st.caption("DD reclusters where partitions overlap most; DD-EP is the patent's EP-file "
            "selection. Neither looks at the workload.")
-rows = [services.plan_summary("WAIR", rec)]
+rows = [views.plan_summary("WAIR", rec)]
 for name in ("dd", "dd-ep"):
     try:
-        rows.append(services.plan_summary(name.upper(), services.preview_plan(table, name, {})))
-    except (services.AdvisorError, services.FeatureNotReady, ModuleNotFoundError) as exc:
+        rows.append(views.plan_summary(name.upper(), services.preview_plan(table, name, {})))
+    except services.AdvisorError as exc:
         rows.append({"policy": name.upper(), "decision": f"unavailable: {exc}"})
 cols = st.columns(len(rows))
 for box, row in zip(cols, rows):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import charts, services
+from app import charts, services, views
 from app.components import guard
 
 # small defaults so a run answers in seconds; the form changes them
@@ -14,11 +14,6 @@ st.title("What-if")
 st.caption("Replays a generated table and workload batch by batch under several reclustering "
            "policies, in memory, and adds up what the queries and the reclustering cost "
            "(WAIR section 6). Nothing in the workspace changes.")
-
-if not services.simulator_ready():
-    st.info("The simulator is not part of this build yet, so this page has nothing to show. "
-            "No numbers are made up here: once `engine.api.simulate` exists, this page runs it.")
-    st.stop()
 
 with guard():
     presets = services.presets()
@@ -91,7 +86,7 @@ st.caption(f"Scenario: {result.get('preset')}, {result.get('rows'):,} rows, "
            f"{scenario.get('batches')} batches, {scenario.get('queries'):,} queries. Periods: "
            + "; ".join(f"P{p['period']} {p['predicate']}" + ("" if p.get("recluster") else " (no reclustering)")
                        for p in periods))
-frames = services.simulation_frames(result)
+frames = views.simulation_frames(result)
 cum, per = frames["cumulative"], frames["per_batch"]
 starts, first = [], 1
 for p in periods:

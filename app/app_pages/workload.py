@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
-from app import charts, components, services
-from app.components import fmt_bytes, guard
+from app import charts, components, services, views
+from app.components import guard
+from app.views import fmt_bytes
 
 st.title("Workload")
 table = components.require_table()
@@ -26,15 +26,15 @@ with guard():
     snap = services.snapshot(table, sid)
     zm = snap.zonemaps()
     per_query = services.pruning(table, sid)
-    views = services.workload_views(table, sid)
-freq = views["freq"]
+    shown_views = services.workload_views(table, sid)
+freq = shown_views["freq"]
 
 st.caption(f"{len(frags):,} queries over **{table}** · snapshot `{snap.id}` · "
            f"{len(zm):,} micro-partitions")
 
 left, right = st.columns(2)
 with left:
-    times = views["times"]
+    times = shown_views["times"]
     if times is not None:
         st.plotly_chart(charts.histogram(times, "Queries over time", "time (UTC)", "queries (count)",
                                          nbins=40), key="workload_time")
@@ -51,13 +51,13 @@ with right:
 
 left, right = st.columns(2)
 with left:
-    sel = services.selectivity(per_query)
+    sel = views.selectivity(per_query)
     st.plotly_chart(charts.histogram(sel * 100, "Selectivity distribution",
                                      "estimated share of the table's rows matched (%)",
                                      "queries (count)", nbins=40), key="workload_selectivity")
     st.caption("Small selectivities mean selective filters: those queries gain most from good pruning.")
 with right:
-    waste = views["waste"]
+    waste = shown_views["waste"]
     st.plotly_chart(charts.bar(list(waste.index), [w / 2**20 for w in waste.values],
                                "Wasted bytes per predicated column",
                                "column", "wasted MB (read but not matching)", color="#d62728"),
@@ -66,7 +66,7 @@ with right:
                "the columns each query filters on.")
 
 st.subheader("One query over the partitions")
-labels = views["labels"]
+labels = shown_views["labels"]
 qid = st.selectbox("Query", list(labels), format_func=lambda q: labels[q], key="workload_query")
 frag = next(f for f in frags if f.query_id == qid)
 cols = sorted(frag.predicated_columns, key=lambda c: -int(freq.get(c, 0))) or \
@@ -85,7 +85,7 @@ c.metric("Fully covered", f"{int(scan.fully_covered.sum()):,}")
 d.metric("Boundary", f"{int(scan.boundary.sum()):,}")
 
 cz = zm.column(column)
-order = services.partition_order(zm, column, "min")
+order = views.partition_order(zm, column, "min")
 positions = charts.sample_positions(len(zm))
 shown = order[positions]
 valid = cz.valid[shown]
@@ -97,7 +97,7 @@ fig = charts.partition_segments(
     cz.lo[shown][valid], cz.hi[shown][valid], cz.ltype, column, state[shown][valid],
     charts.STATE_COLORS, title=f"Query {qid}: partitions on {column}",
     y_title="partition (ordered by min; row number)", y=positions[valid],
-    bands=services.query_bands(frag, column, cz.ltype), custom=custom[valid],
+    bands=charts.query_bands(frag, column, cz.ltype), custom=custom[valid],
     hovertemplate="partition #%{customdata[0]}<br>utilization %{customdata[1]:.1f} %<br>%{x}")
 st.plotly_chart(fig, key="workload_query_segments")
 st.caption("Blue bands are the query's ranges on this column. Grey partitions are pruned, green "

@@ -15,8 +15,8 @@ Writes ``bench/results/real_replay.csv`` (one row per policy) and
 
 Usage::
 
-    .venv/bin/python python -m bench.real_replay --rows 200000          # ~5 minutes on 2 cores
-    .venv/bin/python python -m bench.real_replay --rows 1000000 --policies nr,nn,dd,wair
+    .venv/bin/python -m bench.real_replay --rows 200000          # ~5 minutes on 2 cores
+    .venv/bin/python -m bench.real_replay --rows 1000000 --policies nr,nn,dd,wair
 """
 
 from __future__ import annotations
@@ -34,12 +34,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.api.simulate import SHORT_HISTORY, WORKLOAD_AWARE, simulate_scenario  # noqa: E402
-from engine.core.config import load_settings  # noqa: E402
-from engine.sim.policies import LABELS, make_sim_policy  # noqa: E402
 from bench.real_replay.replay import ranks, replay_scenario  # noqa: E402
-from engine.sim.runner import HISTORY_LIMIT  # noqa: E402
+from engine.api.simulate import SHORT_HISTORY, simulate_scenario  # noqa: E402
+from engine.core.config import load_settings  # noqa: E402
+from engine.policy.registry import LABELS, WAIR_FAMILY  # noqa: E402
 from engine.scenarios.presets import build_scenario  # noqa: E402
+from engine.sim.driver import HISTORY_LIMIT  # noqa: E402
+from engine.sim.variants import scenario_policy  # noqa: E402
+from engine.spark.session import get_spark  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
@@ -78,11 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     sim = {n: r.totals() for n, r in sim_runs.items()}
     params = {"dd": dict(tuning["chosen"])} if tuning else {}
 
-    from engine.spark.session import get_spark
-
     spark = get_spark(settings)
-    policies = {n: make_sim_policy(n, scenario, params.get(n)) for n in names}
-    history = {n: (HISTORY_LIMIT if n in WORKLOAD_AWARE else SHORT_HISTORY) for n in names}
+    policies = {n: scenario_policy(n, scenario, params.get(n)) for n in names}
+    history = {n: (HISTORY_LIMIT if n in WAIR_FAMILY else SHORT_HISTORY) for n in names}
     t0 = time.perf_counter()
     real = replay_scenario(settings, scenario, policies, spark, workdir, history=history,
                            queries=args.queries,

@@ -35,21 +35,35 @@ import dataclasses
 import json
 import os
 import time
+from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+import duckdb
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from engine.core.errors import InvalidParameterError
+from engine.plans.plan import Plan
+from engine.policy.base import Policy, PolicyContext, Proposal
+from engine.policy.costmodel import recluster_cost
+from engine.scan.pruning import FragmentScan, analyze_fragment
+from engine.sim.driver import HISTORY_LIMIT, BatchDriver, Rewrite
+from engine.sim.runner import compile_scenario
+from engine.sim.scan import CompiledFragment
+from engine.spark.exact import fragment_sql, sql_literal
+from engine.spark.executor import execute_plan
+from engine.spark.ingest import append_batch, create_table
+from engine.table import fs
+from engine.table.model import Partition, Snapshot, ZoneMaps
+from engine.table.store import TableStore
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyspark.sql import SparkSession
 
     from engine.core.config import Settings
-    from engine.policy.base import Proposal
-    from engine.table.model import Snapshot, ZoneMaps
-    from engine.scenarios.generator import Scenario
+    from engine.scenarios.generator import Batch, Scenario
     from engine.workload.model import ScanFragment
 
 ProgressFn = Callable[[Mapping[str, Any]], None]
@@ -57,11 +71,9 @@ STAGING_TABLE = "replay_ingest"
 
 
 # --------------------------------------------------------------------------- data
-def _filler(ltype: str, width: float, n: int, rng: np.random.Generator) -> "pa.Array":
+def _filler(ltype: str, width: float, n: int, rng: np.random.Generator) -> pa.Array:
     """Payload for a column the scenario has no data for (e.g. ``l_comment``): values of
     about the modelled compressed width, so projections that read it pay for it."""
-    import pyarrow as pa
-
     if ltype == "string":
         if width < 1.0:  # flags and modes: a handful of short codes
             vocab = np.array([f"V{i}" for i in range(7)])
@@ -81,10 +93,8 @@ def _filler(ltype: str, width: float, n: int, rng: np.random.Generator) -> "pa.A
     return pa.array(rng.integers(0, 9, n) / 100.0, pa.float64())
 
 
-def _typed(ltype: str, encoded: np.ndarray) -> "pa.Array":
+def _typed(ltype: str, encoded: np.ndarray) -> pa.Array:
     """A scenario column (encoded by :mod:`engine.core.logical_types`) as a typed Arrow array."""
-    import pyarrow as pa
-
     if encoded.dtype.kind == "U" or ltype == "string":
         return pa.array(encoded.astype(str), pa.string())
     if ltype == "date":
@@ -98,11 +108,9 @@ def _typed(ltype: str, encoded: np.ndarray) -> "pa.Array":
     return pa.array(encoded.astype(np.float64), pa.float64())
 
 
-def batch_table(scenario: "Scenario", start: int, stop: int) -> "pa.Table":
+def batch_table(scenario: "Scenario", start: int, stop: int) -> pa.Table:
     """Rows ``[start, stop)`` of the scenario's dataset as an Arrow table in ingestion order
     (payload columns filled deterministically from the seed and the row range)."""
-    import pyarrow as pa
-
     ds = scenario.dataset
     rng = np.random.default_rng([scenario.spec.seed, 9173, start])
     n = stop - start
@@ -137,8 +145,6 @@ class DuckRunner:
     """A DuckDB connection that profiles every query (its JSON profile is read back after each)."""
 
     def __init__(self, workdir: str, threads: int = 1) -> None:
-        import duckdb
-
         os.makedirs(workdir, exist_ok=True)
         self.con = duckdb.connect()
         self.con.execute(f"SET threads={int(threads)}")
@@ -149,9 +155,6 @@ class DuckRunner:
               columns: Sequence[str] | None = None, profile: bool = True) -> tuple[int, float, float, float]:
         """(matching rows, DuckDB seconds, DuckDB bytes read, wall seconds) of the fragment's
         predicate over ``paths``, reading ``columns`` (the projection) as aggregates."""
-        from engine.spark.exact import fragment_sql, sql_literal
-        from engine.table import fs
-
         if not paths:
             return 0, 0.0, 0.0, 0.0
         files = "[" + ", ".join(sql_literal(fs.local_path(p)) for p in paths) + "]"
@@ -214,18 +217,17 @@ class PolicyReplay:
 
 
 # --------------------------------------------------------------------------- the loop
-class _Lazy(Sequence):
+class _Lazy(SequenceABC):
     """``FragmentScan`` of each window fragment over one snapshot, computed on access."""
 
     def __init__(self, zm: "ZoneMaps", frags: Sequence["ScanFragment"]) -> None:
-        self.zm, self.frags, self.memo = zm, frags, {}
+        self.zm, self.frags = zm, frags
+        self.memo: dict[int, FragmentScan] = {}
 
     def __len__(self) -> int:
         return len(self.frags)
 
     def __getitem__(self, i):  # type: ignore[override]
-        from engine.scan.pruning import analyze_fragment
-
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
@@ -237,7 +239,7 @@ class _Lazy(Sequence):
         return self.memo[i]
 
 
-def _dedupe(proposal: "Proposal") -> "Proposal":
+def _dedupe(proposal: Proposal) -> Proposal:
     """Drop a partition named by two groups from the later one (the simulator rewrites it
     once; the executor refuses such a plan)."""
     seen: set[str] = set()
@@ -250,36 +252,139 @@ def _dedupe(proposal: "Proposal") -> "Proposal":
     return dataclasses.replace(proposal, groups=tuple(groups))
 
 
-class _PolicyState:
-    """One policy's table and loop state (mirrors ``engine.sim.runner._Run``)."""
+class Staging:
+    """Each batch written once as Parquet and ingested once through the table layer into
+    a staging table; every policy's table then commits the new files as an append."""
 
-    def __init__(self, name: str, policy: Any, table: str, history_limit: int) -> None:
-        self.name, self.policy, self.table = name, policy, table
-        self.history_limit = history_limit
-        self.history: list["ScanFragment"] = []
-        self.queries_seen = 0
-        self.pending: list[Any] = []
-        self.period_frags: dict[int, list["ScanFragment"]] = {}
+    def __init__(self, settings: "Settings", scenario: "Scenario", spark: "SparkSession",
+                 workdir: str) -> None:
+        self.settings, self.scenario, self.spark = settings, scenario, spark
+        self.dir = os.path.join(workdir, "batches")
+        os.makedirs(self.dir, exist_ok=True)
+        self.known: set[str] = set()
+        self.batch = -1  # the batch whose files ``parts`` holds
+        self.snapshot: Snapshot | None = None
+        self.parts: list[Partition] = []
+        self.seconds = 0.0
+
+    def new_parts(self, batch: "Batch") -> list[Partition]:
+        """The files ``batch`` ingested (ingesting it on the first call)."""
+        if batch.index != self.batch:
+            src = os.path.join(self.dir, f"batch-{batch.index:04d}.parquet")
+            pq.write_table(batch_table(self.scenario, batch.row_start, batch.row_stop), src)
+            target = int(self.scenario.spec.target_rows)
+            t0 = time.perf_counter()
+            if batch.index == 0:
+                snap = create_table(self.settings, STAGING_TABLE, src, target_rows=target,
+                                    spark=self.spark)
+            else:
+                snap = append_batch(self.settings, STAGING_TABLE, src, spark=self.spark,
+                                    target_rows=target)
+            self.seconds += time.perf_counter() - t0
+            self.parts = [p for p in snap.partitions if p.path not in self.known]
+            self.known.update(p.path for p in self.parts)
+            self.snapshot, self.batch = snap, batch.index
+        return self.parts
+
+
+class ReplayRun(BatchDriver):
+    """One policy's table of real files through the batch protocol of
+    :class:`engine.sim.driver.BatchDriver`: Spark executes its rewrites, DuckDB its queries."""
+
+    def __init__(self, name: str, policy: Policy, settings: "Settings", scenario: "Scenario",
+                 compiled: Mapping[str, CompiledFragment], staging: Staging,
+                 spark: "SparkSession", duck: DuckRunner, history: int, queries: str,
+                 check_all: bool, feedback_per_batch: int | None) -> None:
+        super().__init__(scenario, policy, settings, compiled, history=history,
+                         feedback_per_batch=feedback_per_batch)
+        self.name = name
+        self.table = f"replay_{name.replace('-', '_')}"
+        self.staging, self.spark, self.duck = staging, spark, duck
+        self.queries, self.check_all = queries, check_all
+        self.store = TableStore(settings)
         self.record = PolicyReplay(name)
-        self._zm: tuple[str, Any, "ZoneMaps"] | None = None
+        self.batch_index = -1
+        self._zm: tuple[str, Snapshot, ZoneMaps] | None = None
 
-    def snapshot(self, settings: "Settings") -> tuple["Snapshot", "ZoneMaps"]:
-        from engine.table.store import TableStore
-
-        snap = TableStore(settings).current_snapshot(self.table)
+    def snapshot(self) -> tuple[Snapshot, ZoneMaps]:
+        snap = self.store.current_snapshot(self.table)
         if self._zm is None or self._zm[0] != snap.id:
             self._zm = (snap.id, snap, snap.zonemaps())
         return self._zm[1], self._zm[2]
 
+    def ingest(self, batch: "Batch") -> list[str]:
+        self.batch_index = batch.index
+        parts = self.staging.new_parts(batch)
+        if batch.index == 0:
+            self.store.create(self.table, schema=self.staging.snapshot.schema, partitions=parts,
+                              operation="create", target_rows=int(self.scenario.spec.target_rows),
+                              summary={"source": STAGING_TABLE})
+        else:
+            self.store.commit(self.table, self.store.current_id(self.table), [], list(parts),
+                              "append", {"source": STAGING_TABLE})
+        return [p.path for p in parts]
 
-def _append_to(settings: "Settings", table: str, parts: Sequence[Any]) -> None:
-    from engine.table.store import TableStore
+    def context(self) -> PolicyContext:
+        snap, zm = self.snapshot()
+        window = self.history[-self.history_limit:]
+        return PolicyContext(table=self.table, snapshot_id=snap.id, zonemaps=zm, window=window,
+                             scans=_Lazy(zm, window), settings=self.settings,
+                             queries_seen=self.queries_seen)
 
-    store = TableStore(settings)
-    store.commit(table, store.current_id(table), [], list(parts), "append", {"source": STAGING_TABLE})
+    def query(self, batch: "Batch", fragment: "ScanFragment", compiled: CompiledFragment) -> None:
+        """DuckDB over exactly the files that survive zonemap pruning."""
+        snap, zm = self.snapshot()
+        scan = analyze_fragment(zm, fragment)
+        rb = zm.read_bytes(list(fragment.columns))
+        paths = [str(p) for p in zm.paths[scan.scanned]]
+        q = QueryRun(fragment.query_id, batch.index, batch.period, batch.measured, len(zm),
+                     len(paths), float(rb[scan.scanned].sum()))
+        if self.queries == "all" or (self.queries == "measured" and batch.measured):
+            q.rows, q.duckdb_seconds, q.duckdb_bytes_read, q.wall_seconds = self.duck.count(
+                paths, fragment, [c for c in fragment.columns if c in self.types])
+            if self.check_all:
+                full, _, _, _ = self.duck.count([str(p) for p in zm.paths], fragment, profile=False)
+                if full != q.rows:
+                    raise AssertionError(f"{self.name} {fragment.query_id}: {q.rows} rows over the "
+                                         f"{len(paths)} unpruned files but {full} over all files")
+        self.record.queries.append(q)
+
+    def execute(self, proposal: Proposal, charged: bool) -> Rewrite | None:
+        """Run a proposal with the Spark executor; the rewrite to follow when charged."""
+        proposal = _dedupe(proposal)
+        if not proposal.groups:
+            return None
+        snap, zm = self.snapshot()
+        by_path = {p.path: p for p in snap.partitions}
+        old = [by_path[p] for p in proposal.partitions]
+        now = time.strftime("%Y-%m-%dT%H:%M:%S")
+        plan = Plan(id=len(self.record.reclusters) + len(self.record.uncharged) + 1,
+                    table=self.table, base_snapshot=snap.id, policy=self.name,
+                    params=dict(proposal.params or {}), proposal=proposal, status="running",
+                    created_at=now, created_by="replay", updated_at=now, result=None)
+        result = execute_plan(self.settings, plan, self.spark)
+        layouts: dict[str, int] = {}
+        for g in proposal.groups:
+            layouts[g.layout] = layouts.get(g.layout, 0) + len(g.partitions)
+        run = ReclusterRun(self.batch_index, int(result["partitions_removed"]),
+                           int(result["partitions_added"]), int(result["bytes_read"]),
+                           int(result["bytes_written"]), float(result["seconds"]), layouts)
+        if not charged:
+            self.record.uncharged.append(run)
+            return None
+        self.record.reclusters.append(run)
+        new_snap, _ = self.snapshot()
+        new_parts = [p for p in new_snap.partitions if p.path not in by_path]
+        group_bytes = [sum(by_path[p].bytes for p in g.partitions) for g in proposal.groups]
+        cost_s = sum(recluster_cost(float(b), self.settings).cpu_seconds for b in group_bytes)
+        return Rewrite(ZoneMaps.from_partitions(snap.schema, old),
+                       ZoneMaps.from_partitions(snap.schema, new_parts), cost_s)
+
+    def decided(self, seconds: float) -> None:
+        self.record.decision_seconds += seconds
 
 
-def replay_scenario(settings: "Settings", scenario: "Scenario", policies: Mapping[str, Any],
+def replay_scenario(settings: "Settings", scenario: "Scenario", policies: Mapping[str, Policy],
                     spark: "SparkSession", workdir: str, history: Mapping[str, int] | None = None,
                     queries: str = "measured", progress: ProgressFn | None = None,
                     check_all_files: bool = False, feedback_per_batch: int | None = None
@@ -292,185 +397,28 @@ def replay_scenario(settings: "Settings", scenario: "Scenario", policies: Mappin
     mismatch of the counts raises (pruning must be safe). The workspace of ``settings``
     must be empty of tables named ``replay_*``.
     """
-    from engine.scan.pruning import analyze_fragment
-    from engine.sim.runner import HISTORY_LIMIT, compile_scenario
-    from engine.spark.ingest import append_batch, create_table
-    from engine.table.store import TableStore
-
     if queries not in ("measured", "all", "none"):
         raise InvalidParameterError(f"queries must be measured, all or none, got {queries!r}")
     history = history or {}
-    store = TableStore(settings)
-    stage = os.path.join(workdir, "batches")
-    os.makedirs(stage, exist_ok=True)
+    staging = Staging(settings, scenario, spark, workdir)
     duck = DuckRunner(workdir)
     compiled = compile_scenario(scenario)
-    target = int(scenario.spec.target_rows)
-    states = [_PolicyState(n, p, f"replay_{n.replace('-', '_')}", int(history.get(n, HISTORY_LIMIT)))
-              for n, p in policies.items()]
-    per_batch = feedback_per_batch or max(1, int(np.median([len(b.fragments) for b in scenario.batches
-                                                            if b.fragments] or [1])))
-    types = dict(scenario.schema.columns)
-    known: set[str] = set()
-    ingest_seconds = 0.0
+    runs = [ReplayRun(n, p, settings, scenario, compiled, staging, spark, duck,
+                      int(history.get(n, HISTORY_LIMIT)), queries, check_all_files,
+                      feedback_per_batch)
+            for n, p in policies.items()]
     for batch in scenario.batches:
-        # ---- ingestion: once through the table layer, then shared with every policy table
-        import pyarrow.parquet as pq
-
-        src = os.path.join(stage, f"batch-{batch.index:04d}.parquet")
-        pq.write_table(batch_table(scenario, batch.row_start, batch.row_stop), src)
-        t0 = time.perf_counter()
-        if batch.index == 0:
-            snap = create_table(settings, STAGING_TABLE, src, target_rows=target, spark=spark)
-        else:
-            snap = append_batch(settings, STAGING_TABLE, src, spark=spark, target_rows=target)
-        ingest_seconds += time.perf_counter() - t0
-        new_parts = [p for p in snap.partitions if p.path not in known]
-        known.update(p.path for p in new_parts)
-        for st in states:
-            if batch.index == 0:
-                store.create(st.table, schema=snap.schema, partitions=new_parts, operation="create",
-                             target_rows=target, summary={"source": STAGING_TABLE})
-            else:
-                _append_to(settings, st.table, new_parts)
-        new_paths = [p.path for p in new_parts]
-        period = scenario.period(batch.period)
-        for st in states:
-            _batch_step(settings, scenario, st, batch, period, new_paths, types, spark, duck,
-                        compiled, per_batch, queries, check_all_files, analyze_fragment)
+        for run in runs:
+            run.step(batch)
         if progress is not None:
             progress({"batch": batch.index + 1, "batches": len(scenario.batches),
-                      "ingest_seconds": round(ingest_seconds, 2)})
-    for st in states:
-        _deliver(st, final=True)
-    out = {st.name: st.record for st in states}
+                      "ingest_seconds": round(staging.seconds, 2)})
+    for run in runs:
+        run.finish()
+    out = {run.name: run.record for run in runs}
     for rec in out.values():
-        rec.ingest_seconds = ingest_seconds
+        rec.ingest_seconds = staging.seconds
     return out
-
-
-def _batch_step(settings: "Settings", scenario: "Scenario", st: _PolicyState, batch: Any,
-                period: Any, new_paths: Sequence[str], types: Mapping[str, str],
-                spark: "SparkSession", duck: DuckRunner, compiled: Mapping[str, Any],
-                per_batch: int, queries: str, check_all: bool, analyze_fragment: Any) -> None:
-    from engine.policy.baselines import PeriodInfo
-
-    pol = st.policy
-    if batch.batch == 1 and hasattr(pol, "begin_period"):
-        prev = st.period_frags.get(batch.period - 1) or st.history
-        pol.begin_period(PeriodInfo(
-            period=batch.period, recluster=batch.recluster, oracle_layout=period.oracle_layout,
-            oracle_columns=tuple(period.oracle_columns), history=list(prev),
-            target_rows=scenario.spec.target_rows, types=types))
-    if hasattr(pol, "ingested"):
-        pol.ingested(list(new_paths))
-    if batch.recluster and hasattr(pol, "before_queries"):
-        t0 = time.perf_counter()
-        proposal = pol.before_queries(_context(settings, st))
-        st.record.decision_seconds += time.perf_counter() - t0
-        _execute(settings, st, proposal, batch.index, spark, per_batch,
-                 charged=getattr(pol, "charged", True))
-    run_duck = queries == "all" or (queries == "measured" and batch.measured)
-    for frag in batch.fragments:
-        snap, zm = st.snapshot(settings)
-        scan = analyze_fragment(zm, frag)
-        rb = zm.read_bytes(list(frag.columns))
-        paths = [str(p) for p in zm.paths[scan.scanned]]
-        q = QueryRun(frag.query_id, batch.index, batch.period, batch.measured, len(zm),
-                     len(paths), float(rb[scan.scanned].sum()))
-        if run_duck:
-            q.rows, q.duckdb_seconds, q.duckdb_bytes_read, q.wall_seconds = duck.count(
-                paths, frag, [c for c in frag.columns if c in types])
-            if check_all:
-                full, _, _, _ = duck.count([str(p) for p in zm.paths], frag, profile=False)
-                if full != q.rows:
-                    raise AssertionError(f"{st.name} {frag.query_id}: {q.rows} rows over the "
-                                         f"{len(paths)} unpruned files but {full} over all files")
-        st.record.queries.append(q)
-        cf = compiled[frag.query_id]
-        for p in st.pending:
-            p.add(cf, settings)
-        st.history.append(frag)
-        st.period_frags.setdefault(batch.period, []).append(frag)
-        st.queries_seen += 1
-        _deliver(st)
-    if batch.recluster:
-        t0 = time.perf_counter()
-        proposal = pol.propose(_context(settings, st))
-        st.record.decision_seconds += time.perf_counter() - t0
-        _execute(settings, st, proposal, batch.index, spark, per_batch)
-
-
-def _context(settings: "Settings", st: _PolicyState) -> Any:
-    from engine.policy.base import PolicyContext
-
-    snap, zm = st.snapshot(settings)
-    window = st.history[-st.history_limit:]
-    return PolicyContext(table=st.table, snapshot_id=snap.id, zonemaps=zm, window=window,
-                         scans=_Lazy(zm, window), settings=settings, queries_seen=st.queries_seen)
-
-
-def _execute(settings: "Settings", st: _PolicyState, proposal: "Proposal | None", batch: int,
-             spark: "SparkSession", per_batch: int, charged: bool = True) -> None:
-    """Run a proposal with the Spark executor and start following its realized saving."""
-    from engine.spark.executor import execute_plan
-    from engine.plans.plan import Plan
-    from engine.policy.costmodel import recluster_cost
-    from engine.sim.runner import _Pending
-    from engine.table.model import ZoneMaps
-
-    if proposal is None or not proposal.groups:
-        return
-    proposal = _dedupe(proposal)
-    if not proposal.groups:
-        return
-    snap, zm = st.snapshot(settings)
-    by_path = {p.path: p for p in snap.partitions}
-    old = [by_path[p] for p in proposal.partitions]
-    now = time.strftime("%Y-%m-%dT%H:%M:%S")
-    plan = Plan(id=len(st.record.reclusters) + len(st.record.uncharged) + 1, table=st.table,
-                base_snapshot=snap.id, policy=st.name, params=dict(proposal.params or {}),
-                proposal=proposal, status="running", created_at=now, created_by="replay",
-                updated_at=now, result=None)
-    result = execute_plan(settings, plan, spark)
-    layouts: dict[str, int] = {}
-    for g in proposal.groups:
-        layouts[g.layout] = layouts.get(g.layout, 0) + len(g.partitions)
-    run = ReclusterRun(batch, int(result["partitions_removed"]), int(result["partitions_added"]),
-                       int(result["bytes_read"]), int(result["bytes_written"]),
-                       float(result["seconds"]), layouts)
-    if not charged:
-        st.record.uncharged.append(run)
-        return
-    st.record.reclusters.append(run)
-    new_snap, _ = st.snapshot(settings)
-    old_paths = set(by_path)
-    new_parts = [p for p in new_snap.partitions if p.path not in old_paths]
-    group_bytes = [sum(by_path[p].bytes for p in g.partitions) for g in proposal.groups]
-    cost_s = sum(recluster_cost(float(b), settings).cpu_seconds for b in group_bytes)
-    predicted = float(proposal.predicted_saving.get("cpu_seconds", 0.0) or 0.0)
-    target = int(proposal.predicted_saving.get("window_queries", 0) or 0)
-    scale_to = 0
-    if target <= 0:
-        target = per_batch
-    elif target > per_batch:
-        target, scale_to = per_batch, target
-    st.pending.append(_Pending(predicted, cost_s, ZoneMaps.from_partitions(snap.schema, old),
-                               ZoneMaps.from_partitions(snap.schema, new_parts), target, scale_to))
-
-
-def _deliver(st: _PolicyState, final: bool = False) -> None:
-    from engine.policy.base import Feedback
-
-    keep = []
-    for p in st.pending:
-        if p.n >= p.target or (final and p.n > 0):
-            st.policy.observe(Feedback(predicted_saving_cpu_s=p.predicted_s,
-                                       realized_saving_cpu_s=p.realized_s,
-                                       recluster_cost_cpu_s=p.cost_s, queries=p.scale_to or p.n))
-        elif not final:
-            keep.append(p)
-    st.pending = keep
 
 
 # --------------------------------------------------------------------------- comparison

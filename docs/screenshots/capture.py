@@ -10,7 +10,6 @@ playwright (the same code as tests/test_browser.py), and writes one PNG per page
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,13 +18,14 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
+# the repository and tests/ must be on sys.path first (the script runs from anywhere)
+from test_browser import PAGES, capture_pages, free_port  # noqa: E402
+
+from engine.cli.ui import start_ui, stop_ui, wait_until_ready  # noqa: E402
+from engine.core.config import load_settings  # noqa: E402
+
 
 def main(argv: list[str] | None = None) -> int:
-    from test_browser import PAGES, capture_pages, free_port  # noqa: E402 (tests/ on sys.path)
-
-    from engine.cli.ui import start_ui, wait_until_ready
-    from engine.core.config import load_settings
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", default=".layout-advisor")
     parser.add_argument("--table", default="lineitem")
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = load_settings({"home": args.home})
     port = free_port()
-    proc = start_ui(settings, port=port, table=args.table, block=False, address="127.0.0.1",
+    proc = start_ui(settings, port=port, table=args.table, address="127.0.0.1",
                     quiet=True)
     try:
         if not wait_until_ready(port, timeout_s=90, process=proc):
@@ -49,11 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"errors={f['errors']} -> {f['screenshot']}")
         return 0
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_ui(proc, timeout_s=15)
 
 
 if __name__ == "__main__":

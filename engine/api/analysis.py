@@ -6,14 +6,20 @@ second, except ``pruning(..., exact=True)`` which makes one Spark pass over the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from engine.core.errors import InvalidParameterError
+from engine.core.errors import AdvisorError, InvalidParameterError
+from engine.layout.signatures import projection_2d, savings_signatures
 from engine.metrics import profile as _profile
-from engine.metrics.ep import ep_files, ep_metrics_json
+from engine.metrics.ep import ep_files, ep_groups, ep_metrics_json
 from engine.metrics.overlap import column_clustering as _column_clustering
+from engine.scan.pruning import FragmentScan, analyze_fragment, analyze_workload, fragment_summary
+from engine.spark.exact import exact_scans
+from engine.spark.session import get_spark
+from engine.table.store import TableStore
+from engine.workload.store import WorkloadStore
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -21,15 +27,14 @@ if TYPE_CHECKING:
     from engine.core.config import Settings
     from engine.table.model import Snapshot
 
-__all__ = ["analyze", "ep_metrics", "pruning", "column_clustering", "pruning_scans"]
+__all__ = ["analyze", "ep_metrics", "pruning", "column_clustering", "pruning_scans", "span_shares",
+           "fragment_scan", "ep_files_holding", "signature_projection"]
 
 #: longest depth profile returned as JSON (coarsened beyond, keeping each bucket's peak)
 MAX_PROFILE_SEGMENTS = 2000
 
 
 def _snapshot(settings: "Settings", table: str, snapshot_id: str | None) -> "Snapshot":
-    from engine.table.store import TableStore
-
     store = TableStore(settings)
     if snapshot_id is None:
         return store.current_snapshot(table)
@@ -114,17 +119,10 @@ def column_clustering(settings: "Settings", table: str, column: str,
 def pruning_scans(settings: "Settings", table: str, exact: bool = False,
                   snapshot_id: str | None = None, spark: "SparkSession | None" = None):
     """(snapshot, fragments, FragmentScans) of the table's stored workload."""
-    from engine.scan.pruning import analyze_workload
-    from engine.workload.store import WorkloadStore
-
     snap = _snapshot(settings, table, snapshot_id)
     fragments = list(WorkloadStore(settings).fragments(snap.table or table))
     if exact and fragments:
-        from engine.spark.exact import exact_scans
-
         if spark is None:
-            from engine.spark.session import get_spark
-
             spark = get_spark(settings)
         scans = exact_scans(spark, snap, fragments)
     else:
@@ -134,19 +132,23 @@ def pruning_scans(settings: "Settings", table: str, exact: bool = False,
 
 def pruning(settings: "Settings", table: str, exact: bool = False,
             snapshot_id: str | None = None, per_partition: bool = False,
-            spark: "SparkSession | None" = None) -> list[dict[str, Any]]:
+            spark: "SparkSession | None" = None, selectivity: bool = False) -> list[dict[str, Any]]:
     """One object per scan fragment of the stored workload: ``query_id``, ``ts``,
     ``scanned``, ``pruned``, ``fully_covered``, ``boundary`` (partition counts),
     ``pruning_rate``, ``bytes_scanned`` (projection-aware), ``wasted_bytes`` and
     ``average_utilization``; estimated from zonemaps, or from true matching-row counts
-    with ``exact`` (one Spark pass). ``per_partition`` adds arrays in snapshot order."""
-    from engine.scan.pruning import fragment_summary
-
+    with ``exact`` (one Spark pass). ``per_partition`` adds arrays in snapshot order;
+    ``selectivity`` adds the estimated share of the table's rows each query matches
+    (utilization times rows, over all rows: the dashboard's selectivity histogram)."""
     snap, fragments, scans = pruning_scans(settings, table, exact, snapshot_id, spark)
+    rows_per_part = snap.zonemaps().rows.astype(np.float64)
+    total_rows = float(rows_per_part.sum()) or 1.0
     out = []
     for frag, scan in zip(fragments, scans):
         data = {**fragment_summary(scan), "ts": frag.ts, "exact": bool(exact),
                 "snapshot": snap.id}
+        if selectivity:
+            data["selectivity"] = float((scan.utilization * rows_per_part).sum() / total_rows)
         if per_partition:
             data["per_partition"] = {
                 "scanned": scan.scanned.tolist(),
@@ -156,3 +158,69 @@ def pruning(settings: "Settings", table: str, exact: bool = False,
             }
         out.append(data)
     return out
+
+
+def span_shares(settings: "Settings", table: str,
+                snapshot_id: str | None = None) -> dict[str, float | None]:
+    """Per column, the mean width of a partition's ``[min, max]`` as a share of the column's
+    whole range: near 1 every partition spans everything (no layout helps a filter), near
+    0 partitions are narrow. None for strings and for columns without a known bound."""
+    return _profile.span_shares(_snapshot(settings, table, snapshot_id).zonemaps())
+
+
+def fragment_scan(settings: "Settings", table: str, query_id: str,
+                  snapshot_id: str | None = None) -> FragmentScan:
+    """Per-partition outcome (pruned, scanned, fully covered, utilization) of one query of
+    the stored workload over a snapshot's zonemaps."""
+    snap = _snapshot(settings, table, snapshot_id)
+    frags = WorkloadStore(settings).fragments(snap.table or table)
+    frag = next((f for f in frags if f.query_id == query_id), None)
+    if frag is None:
+        raise AdvisorError(f"query {query_id!r} is not in the workload of {table!r}")
+    return analyze_fragment(snap.zonemaps(), frag)
+
+
+def ep_files_holding(settings: "Settings", table: str, paths: Iterable[str],
+                     ep_file_partitions: int, snapshot_id: str | None = None) -> set[int]:
+    """Indexes of the EP files (``ep_file_partitions`` partitions each, in creation order;
+    patent US 12386863) that hold any of ``paths``, e.g. the partitions of a DD-EP plan."""
+    wanted = set(paths)
+    zm = _snapshot(settings, table, snapshot_id).zonemaps()
+    groups = ep_groups(zm, int(ep_file_partitions))
+    return {int(g) for p, g in zip(zm.paths, groups) if p in wanted}
+
+
+def signature_projection(scatter: Mapping[str, Any]) -> dict[str, Any] | None:
+    """WAIR's savings signatures (section 4.4) and the anchors of its groups in 2-D.
+
+    ``scatter`` is the ``details.scatter`` evidence of a plan (``signatures``, ``columns``,
+    ``anchors``). With two columns the unit vectors are drawn as they are
+    (``explained_variance`` None); with more they are projected on their first two
+    principal axes (:func:`engine.layout.signatures.projection_2d`). None when there is
+    nothing to project (one column, or no scatter).
+
+    Example:
+    >>> out = signature_projection({"signatures": [[1.0, 0.0], [0.0, 1.0]],
+    ...                             "columns": ["a", "b"], "anchors": ["a", "b"]})
+    >>> out["points"].tolist(), out["anchor_names"], out["explained_variance"]
+    ([[1.0, 0.0], [0.0, 1.0]], ['a', 'b'], None)
+    """
+    sig = np.asarray(scatter.get("signatures") or [], dtype=float)
+    cols = list(scatter.get("columns") or [])
+    if sig.ndim != 2 or len(sig) == 0 or sig.shape[1] < 2:
+        return None
+    names = sorted({a for a in scatter.get("anchors", []) if a and a != "diffuse"})
+    anchors = []
+    for name in names:
+        v = np.array([1.0 if c in name.split("+") else 0.0 for c in cols])
+        anchors.append(v / np.linalg.norm(v) if v.any() else v)
+    if sig.shape[1] == 2:  # two columns: the unit vectors themselves, no projection needed
+        return {"points": sig, "anchors": np.asarray(anchors) if anchors else None,
+                "anchor_names": names, "explained_variance": None}
+    points, project = projection_2d(sig)
+    unit = savings_signatures(sig)  # what projection_2d projects
+    centered = unit - unit.mean(axis=0)
+    total = max(float((centered ** 2).sum()), 1e-12)
+    variance = tuple(float((points[:, k] ** 2).sum() / total) for k in range(2))
+    return {"points": points, "anchors": project(np.asarray(anchors)) if anchors else None,
+            "anchor_names": names, "explained_variance": variance}

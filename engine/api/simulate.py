@@ -23,21 +23,26 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from engine.core.errors import InvalidParameterError
-from engine.sim.policies import DEFAULT_POLICIES, LABELS, SIM_POLICIES, make_sim_policy, tune_dd
-from engine.sim.runner import HISTORY_LIMIT, compile_scenario, simulate_policies
-
-#: data-driven baselines ignore the window except for their displayed saving estimate, so
-#: they get a short one (WAIR's initial window); the WAIR family gets the long history
-SHORT_HISTORY = 50
-WORKLOAD_AWARE = ("wair", "fk", "fw", "aggressive", "wair-static")
 from engine.scenarios.presets import build_scenario, list_presets, scenario_parameters
+from engine.policy.registry import DEFAULT_SIM_POLICIES, LABELS, SIM_POLICIES, WAIR_FAMILY
+from engine.sim.driver import HISTORY_LIMIT
+from engine.sim.runner import compile_scenario, simulate_policies
+from engine.sim.tuning import tune_dd
+from engine.sim.variants import scenario_policy
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
-    from engine.sim.records import PolicyRun
     from engine.scenarios.generator import Scenario
+    from engine.sim.records import PolicyRun
 
-__all__ = ["simulate", "simulate_scenario", "list_presets", "scenario_parameters", "simulation_policies"]
+__all__ = ["simulate", "simulate_scenario", "list_presets", "scenario_parameters", "simulation_policies",
+           "DEFAULT_SIMULATION_POLICIES"]
+
+#: the policies :func:`simulate` compares unless told otherwise
+DEFAULT_SIMULATION_POLICIES = DEFAULT_SIM_POLICIES
+#: data-driven baselines ignore the window except for their displayed saving estimate, so
+#: they get a short one (WAIR's initial window); the WAIR family gets the long history
+SHORT_HISTORY = 50
 
 
 def simulation_policies() -> list[dict[str, str]]:
@@ -47,7 +52,7 @@ def simulation_policies() -> list[dict[str, str]]:
 
 def _parse_policies(policies: Sequence[str] | str) -> list[str]:
     if isinstance(policies, str):
-        policies = [p for p in policies.split(",")]
+        policies = policies.split(",")
     names = [p.strip().lower() for p in policies if p and p.strip()]
     if not names:
         raise InvalidParameterError("give at least one policy to simulate")
@@ -105,8 +110,8 @@ def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequ
                                          history=SHORT_HISTORY, compiled=compiled, feedback=feedback)["dd"]
             runs["dd"], tuning = tune_dd(scenario, settings, budget, one)
         else:
-            policy = make_sim_policy(name, scenario, policy_params.get(name))
-            history = HISTORY_LIMIT if name in WORKLOAD_AWARE else SHORT_HISTORY
+            policy = scenario_policy(name, scenario, policy_params.get(name))
+            history = HISTORY_LIMIT if name in WAIR_FAMILY else SHORT_HISTORY
             runs[name] = simulate_policies(scenario, {name: policy}, settings, step, act_every,
                                            history=history, compiled=compiled, feedback=feedback)[name]
         done += 1
@@ -114,7 +119,7 @@ def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequ
 
 
 def simulate(settings: "Settings", preset: str = "tpch", rows: int | None = None,
-             policies: Sequence[str] | str = DEFAULT_POLICIES, seed: int = 0,
+             policies: Sequence[str] | str = DEFAULT_SIM_POLICIES, seed: int = 0,
              overrides: Mapping[str, Any] | None = None,
              progress: Callable[[Mapping[str, Any]], None] | None = None,
              per_batch: bool = True, tune_dd: bool = True, act_every: str = "batch",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from engine.core import logical_types
 from engine.core.config import Settings
 from engine.core.errors import InvalidParameterError
+from engine.plans.gate import require_approver
 from engine.spark import ingest
 from engine.table.model import Snapshot
 from engine.table.store import TableStore
@@ -123,8 +124,13 @@ def table_snapshots(settings: Settings, name: str) -> list[dict]:
 
 
 def rollback_table(settings: Settings, name: str, to_snapshot: str, actor: str | None = None) -> Snapshot:
-    """Publish a new snapshot equal to ``to_snapshot`` (nothing is deleted)."""
-    return TableStore(settings).rollback(name, str(to_snapshot), actor=actor)
+    """Publish a new snapshot equal to ``to_snapshot`` (nothing is deleted), as a
+    configured approver (:func:`engine.plans.gate.require_approver`: the CLI and the
+    dashboard share the rule). A wrong table or snapshot is reported before the approver."""
+    store = TableStore(settings)
+    store.snapshot(name, str(to_snapshot))
+    actor = require_approver(settings, actor, "rollback")
+    return store.rollback(name, str(to_snapshot), actor=actor)
 
 
 def gc_table(settings: Settings, name: str, older_than: str | dt.timedelta = "7d",

@@ -6,15 +6,17 @@ engine's :class:`ScanFragment` objects (for pruning, policies and the dashboard)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from engine.core.config import Settings
+from engine.table.store import TableStore
+from engine.workload.boxes import format_predicate
 from engine.workload.importer import import_log
-from engine.workload.model import ScanFragment
+from engine.workload.model import Range, ScanFragment
 from engine.workload.store import WorkloadStore
 
 __all__ = ["import_workload", "workload_fragments", "show_workload", "workload_version",
-           "clear_workload"]
+           "clear_workload", "predicate_text"]
 
 SHOW_KEYS = ("query_id", "ts", "table", "columns", "boxes")
 
@@ -39,8 +41,6 @@ def show_workload(settings: Settings, table: str) -> list[dict[str, Any]]:
     store = WorkloadStore(settings)
     stored = store.schema(table)
     if stored is None:
-        from engine.table.store import TableStore
-
         TableStore(settings).info(table)  # an unknown table is an error, not an empty list
         return []
     types = dict(stored.columns)
@@ -59,3 +59,15 @@ def workload_version(settings: Settings, table: str) -> str:
 def clear_workload(settings: Settings, table: str) -> None:
     """Forget every imported fragment of ``table``."""
     WorkloadStore(settings).clear(table)
+
+
+def predicate_text(boxes: Sequence[Mapping[str, Mapping[str, Any]]]) -> str:
+    """One line for the ``boxes`` of a :func:`show_workload` row (values as shown there).
+
+    Example:
+    >>> predicate_text([{"l_shipdate": {"min": "1995-01-01", "max": None,
+    ...                                 "min_inclusive": True, "max_inclusive": True}}])
+    'l_shipdate >= 1995-01-01'
+    """
+    return format_predicate([{c: Range(b["min"], b["max"], b["min_inclusive"], b["max_inclusive"])
+                              for c, b in box.items()} for box in boxes])

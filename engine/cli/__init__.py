@@ -8,19 +8,19 @@ its parsers. An :class:`~engine.core.errors.AdvisorError` becomes one line on st
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
 import sys
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
+from engine.cli import analysis, demo, plans, simulate, tables, ui, workload
 from engine.core.config import Settings, load_settings
 from engine.core.errors import AdvisorError
 
-# Sub-command modules, in help order. Each has register(subparsers).
-COMMAND_MODULES = ("demo", "tables", "workload", "analysis", "plans", "simulate", "ui")
+#: the sub-command modules, in help order
+COMMAND_MODULES = (demo, tables, workload, analysis, plans, simulate, ui)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The global flags and every command module's sub-commands."""
     parser = argparse.ArgumentParser(
         prog="layout-advisor",
         description="Workload-aware reclustering advisor for Parquet micro-partitioned tables.")
@@ -29,31 +29,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Spark master URL (default local[*])")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"engine.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"engine.cli.{name}":
-                continue  # command group not built yet
-            raise
+    for module in COMMAND_MODULES:
         module.register(sub)
     return parser
 
 
-def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    """Every read command takes --json."""
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
-
-
-def emit(args: argparse.Namespace, data: Any, text: Callable[[Any], str] | str | None = None) -> None:
-    """Print ``data`` as JSON when --json was given, else as text."""
-    if getattr(args, "json", False) or text is None:
-        print(json.dumps(data, indent=2, default=str))
-    else:
-        print(text(data) if callable(text) else text)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the process exit code (2 for an :class:`AdvisorError`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -66,7 +48,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("layout-advisor: interrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

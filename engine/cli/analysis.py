@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, Mapping, Sequence
 
-from engine.cli import add_json_flag, emit
+from engine import api
+from engine.cli.output import add_json_flag, emit
 from engine.core.fmt import JEDEC_UNITS, human_bytes
 
 LIGHTS = {"green": "GREEN", "amber": "AMBER", "red": "RED", "grey": "GREY"}
@@ -63,19 +64,15 @@ def pruning_text(rows: Sequence[Mapping[str, Any]], table: str) -> str:
 
 
 def _analyze(args: argparse.Namespace, settings: Any) -> int:
-    from engine.api.analysis import analyze
-
-    rows = analyze(settings, args.name, columns=args.columns, snapshot_id=args.snapshot,
-                   ep_file_partitions=args.ep_files)
+    rows = api.analyze(settings, args.name, columns=args.columns, snapshot_id=args.snapshot,
+                       ep_file_partitions=args.ep_files)
     emit(args, rows, analyze_text)
     return 0
 
 
 def _pruning(args: argparse.Namespace, settings: Any) -> int:
-    from engine.api.analysis import pruning
-
-    rows = pruning(settings, args.table, exact=args.exact, snapshot_id=args.snapshot,
-                   per_partition=args.per_partition)
+    rows = api.pruning(settings, args.table, exact=args.exact, snapshot_id=args.snapshot,
+                       per_partition=args.per_partition)
     emit(args, rows, lambda r: pruning_text(r, args.table))
     return 0
 

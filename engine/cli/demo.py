@@ -13,7 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.core.config import Settings
+from engine import api
+from engine.cli.ui import run_ui
+from engine.core.config import CONFIG_FILE_NAME, Settings
 from engine.core.errors import DataFileError
 
 DEMO_TABLE = "lineitem"
@@ -58,8 +60,6 @@ approvers = ["dba"]
 
 def ensure_demo_config(settings: Settings) -> None:
     """Give a fresh demo workspace an approver, so plans can be approved in the dashboard."""
-    from engine.core.config import CONFIG_FILE_NAME
-
     path = Path(settings.home) / CONFIG_FILE_NAME
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,8 +69,6 @@ def ensure_demo_config(settings: Settings) -> None:
 
 def build_demo(settings: Settings, scale: float | None = None) -> None:
     """Create table ``lineitem`` and import its workload unless they already exist."""
-    from engine import api
-
     ensure_demo_config(settings)
 
     if scale:
@@ -97,11 +95,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.no_ui:
         _say("done (--no-ui): start the dashboard with `layout-advisor ui`")
         return 0
-    from engine.cli.ui import start_ui
-
     port = args.port if args.port is not None else settings.ui_port
-    result = start_ui(settings, port=port, table=DEMO_TABLE, block=True, address=args.address)
-    return int(result) if isinstance(result, int) else 0
+    return run_ui(settings, port, table=DEMO_TABLE, address=args.address)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import Any, Callable, Mapping
 
-from engine.cli import add_json_flag, emit
+from engine import api
+from engine.cli.output import add_json_flag, emit
 from engine.core.fmt import human_bytes
 
 
@@ -76,8 +77,6 @@ def _list_text(rows: list[Mapping[str, Any]]) -> str:
 
 
 def _create(args: argparse.Namespace, settings: Any) -> int:
-    from engine import api
-
     params = {"window": args.window, "alpha": args.alpha, "beta": args.beta,
               "cost_limit": args.cost_limit, "k_max": args.k_max, "eps": args.eps,
               "min_samples": args.min_samples, "key": args.key}
@@ -88,8 +87,6 @@ def _create(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _run(args: argparse.Namespace, settings: Any) -> int:
-    from engine import api
-
     def progress(event: Mapping[str, Any]) -> None:
         print(f"[{event['groups_done']}/{event['groups_total']}] {event['message']}",
               file=sys.stderr, flush=True)
@@ -105,8 +102,6 @@ _DECISIONS = {"approve": "approved", "reject": "rejected"}
 def _decide(action: str) -> Callable[[argparse.Namespace, Any], int]:
     """The command of ``plan approve`` / ``plan reject``: record the decision, say who made it."""
     def run(args: argparse.Namespace, settings: Any) -> int:
-        from engine import api
-
         decide = api.approve_plan if action == "approve" else api.reject_plan
         emit(args, decide(settings, args.id, args.actor, args.reason),
              lambda d: f"plan {d['id']} {_DECISIONS[action]} by {args.actor}")
@@ -115,15 +110,13 @@ def _decide(action: str) -> Callable[[argparse.Namespace, Any], int]:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from engine import api
-
     plan = subparsers.add_parser("plan", help="reclustering plans: create, approve, run")
     sub = plan.add_subparsers(dest="plan_command", metavar="ACTION")
     sub.required = True
 
     p = sub.add_parser("create", help="ask a policy for a plan and store it as proposed")
     p.add_argument("table")
-    p.add_argument("--policy", default="wair", choices=("wair", "dd", "dd-ep", "greedy"))
+    p.add_argument("--policy", default="wair", choices=api.policy_names())
     p.add_argument("--window", type=int, help="queries in the sliding window")
     p.add_argument("--alpha", type=float, help="WAIR aggressiveness (eq. 4)")
     p.add_argument("--beta", type=float, help="WAIR performance bonus, CPU-s per pruned partition")

@@ -12,16 +12,19 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from engine.cli import add_json_flag, emit
+from engine import api
+from engine.cli.output import add_json_flag, emit
 
 
 def _mb(n: float) -> str:
+    """Bytes as decimal megabytes, as the WAIR paper's tables report them."""
     return f"{n / 1e6:,.1f}"
 
 
 def summary_text(result: Mapping[str, Any]) -> str:
+    """The scenario in one line, then one row per policy with its reductions against NR."""
     sc = result["scenario"]
     head = (f"{result['preset']}: {sc['rows']:,} rows, {sc['batches']} batches in {len(sc['periods'])} periods, "
             f"{sc['queries']} queries, partitions of {sc['target_rows']} rows (seed {result['seed']})")
@@ -35,8 +38,11 @@ def summary_text(result: Mapping[str, Any]) -> str:
                      _mb(p["total_bytes"]), f"{p['cpu_seconds']:.2f}", f"{p['pruning_rate']:.1%}",
                      "-" if red_b is None else f"{red_b:+.1%}", "-" if red_c is None else f"{red_c:+.1%}"))
     widths = [max(len(str(r[i])) for r in rows + [cols]) for i in range(len(cols))]
-    line = lambda r: "  ".join(str(v).rjust(w) if i else str(v).ljust(w)  # noqa: E731
-                               for i, (v, w) in enumerate(zip(r, widths)))
+
+    def line(r: Sequence[Any]) -> str:
+        return "  ".join(str(v).rjust(w) if i else str(v).ljust(w)
+                         for i, (v, w) in enumerate(zip(r, widths)))
+
     out = [head, "", line(cols), line(tuple("-" * w for w in widths))] + [line(r) for r in rows]
     if result.get("dd_tuning"):
         out.append("")
@@ -72,8 +78,6 @@ def write_csvs(result: Mapping[str, Any], out: Path) -> list[Path]:
 
 
 def _run(args: argparse.Namespace, settings: Any) -> int:
-    from engine import api
-
     overrides = json.loads(args.overrides) if args.overrides else {}
     for key in ("periods", "batches_per_period", "recluster_start", "shifting_rate", "distribution",
                 "distribution_param", "selectivity", "target_rows"):
@@ -101,16 +105,15 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from engine.sim.policies import DEFAULT_POLICIES, SIM_POLICIES
-    from engine.scenarios.presets import PRESETS
-
+    presets = [p["name"] for p in api.list_presets()]
+    policies = [p["name"] for p in api.simulation_policies()]
     p = sub.add_parser("simulate", help="what-if: replay a generated workload against reclustering policies",
                        description="Replay a scenario (WAIR section 6 presets) against policies over an "
                                    "in-memory table and compare their query and reclustering costs.")
-    p.add_argument("--preset", choices=PRESETS, default="tpch")
+    p.add_argument("--preset", choices=presets, default="tpch")
     p.add_argument("--rows", type=int, default=None, help="total rows ingested (default: the preset's)")
-    p.add_argument("--policies", default=",".join(DEFAULT_POLICIES),
-                   help=f"comma-separated, of: {', '.join(SIM_POLICIES)}")
+    p.add_argument("--policies", default=",".join(api.DEFAULT_SIMULATION_POLICIES),
+                   help=f"comma-separated, of: {', '.join(policies)}")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--periods", type=int)
     p.add_argument("--batches-per-period", dest="batches_per_period", type=int)

@@ -5,25 +5,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
-from engine.cli import add_json_flag, emit
+from engine import api
+from engine.cli.output import add_json_flag, aligned, emit
 from engine.core.fmt import human_bytes
 
 
 def _progress(message: str) -> None:
     print(f"[table] {message}", file=sys.stderr, flush=True)
-
-
-def aligned(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence[int] = ()) -> str:
-    """A plain text table with columns padded to their widest cell."""
-    cells = [[str(h) for h in headers]] + [["-" if v is None else str(v) for v in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = []
-    for r in cells:
-        parts = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)]
-        lines.append("  ".join(parts).rstrip())
-    return "\n".join(lines)
 
 
 def _snapshot_summary(snap: Any) -> dict:
@@ -102,8 +92,6 @@ def _gc_text(d: Mapping[str, Any]) -> str:
 
 # ---------------------------------------------------------------------- commands
 def _create(args: argparse.Namespace, settings: Any) -> int:
-    from engine import api
-
     snap = api.create_table(settings, args.name, args.source, order_by=args.order_by,
                             target_rows=args.target_rows, target_mb=args.target_mb,
                             progress=_progress)
@@ -112,23 +100,17 @@ def _create(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _register(args: argparse.Namespace, settings: Any) -> int:
-    from engine import api
-
     snap = api.register_table(settings, args.name, args.path, progress=_progress)
     emit(args, _snapshot_summary(snap), _snapshot_text)
     return 0
 
 
 def _list(args: argparse.Namespace, settings: Any) -> int:
-    from engine import api
-
     emit(args, api.list_tables(settings), _list_text)
     return 0
 
 
 def _show(args: argparse.Namespace, settings: Any) -> int:
-    from engine import api
-
     data = api.show_table(settings, args.name, args.snapshot)
     if args.json:
         emit(args, data)
@@ -143,15 +125,11 @@ def _show(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _snapshots(args: argparse.Namespace, settings: Any) -> int:
-    from engine import api
-
     emit(args, api.table_snapshots(settings, args.name), _snapshots_text)
     return 0
 
 
 def _rollback(args: argparse.Namespace, settings: Any) -> int:
-    from engine import api
-
     snap = api.rollback_table(settings, args.name, args.to, actor=args.actor)
     emit(args, _snapshot_summary(snap),
          lambda d: _snapshot_text(d) + f" - now equal to snapshot {args.to}")
@@ -159,22 +137,15 @@ def _rollback(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _gc(args: argparse.Namespace, settings: Any) -> int:
-    from engine import api
-    from engine.table import fs
-
     older = api.parse_duration(args.older_than)
     files = api.gc_table(settings, args.name, older, dry_run=args.dry_run)
-    total = 0
-    if args.dry_run:
-        total = sum(fs.size(f) for f in files if fs.exists(f))
+    total = api.files_bytes(files) if args.dry_run else None
     emit(args, {"table": args.name, "dry_run": args.dry_run, "older_than": args.older_than,
-                "files": files, "bytes": total if args.dry_run else None}, _gc_text)
+                "files": files, "bytes": total}, _gc_text)
     return 0
 
 
 def _drop(args: argparse.Namespace, settings: Any) -> int:
-    from engine import api
-
     api.drop_table(settings, args.name)
     emit(args, {"table": args.name, "dropped": True}, f"table {args.name} dropped")
     return 0

@@ -3,13 +3,14 @@
 The dashboard runs as a ``streamlit run`` subprocess of this interpreter, headless, with
 the workspace handed over in ``LAYOUT_ADVISOR_HOME`` (and the Spark master in
 ``LAYOUT_ADVISOR_SPARK_MASTER``) so the app resolves exactly the settings the command saw.
-The app script is found through the installed ``app`` package, so the command works from
-any directory.
+The app script is found through the installed ``app`` package's location (without importing
+it: the engine never imports the app), so the command works from any directory.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -23,10 +24,15 @@ from engine.core.errors import EnvironmentCheckError, InvalidParameterError
 
 
 def app_script() -> Path:
-    """Path of ``app/streamlit_app.py`` inside the installed package."""
-    import app  # the dashboard package ships with the engine (pyproject packages: app*)
+    """Path of ``app/streamlit_app.py`` inside the installed package.
 
-    script = Path(app.__file__).resolve().parent / "streamlit_app.py"
+    The dashboard ships with the engine (pyproject packages: ``app*``); its import spec
+    gives the package's folder without running any of its code.
+    """
+    spec = importlib.util.find_spec("app")
+    if spec is None or not spec.submodule_search_locations:
+        raise EnvironmentCheckError("dashboard package 'app' not found; reinstall the package")
+    script = Path(spec.submodule_search_locations[0]).resolve() / "streamlit_app.py"
     if not script.is_file():
         raise EnvironmentCheckError(f"dashboard script not found at {script}; reinstall the package")
     return script
@@ -76,38 +82,47 @@ def wait_until_ready(port: int, timeout_s: float = 60.0, host: str = "127.0.0.1"
     return False
 
 
-def start_ui(settings: Settings, port: int = 8501, table: str | None = None, block: bool = True,
-             address: str | None = None, quiet: bool = False) -> subprocess.Popen | int:
-    """Start the dashboard.
+def start_ui(settings: Settings, port: int = 8501, table: str | None = None,
+             address: str | None = None, quiet: bool = False) -> subprocess.Popen:
+    """Start the dashboard and return its running process (tests, screenshots).
 
-    With ``block`` (the CLI), wait for the server and return its exit code (Ctrl-C stops
-    it cleanly). Without, return the running :class:`subprocess.Popen` (tests, ``demo``).
+    Stop it with :func:`stop_ui`; :func:`run_ui` is the blocking form the commands use.
     """
     if not 0 < int(port) < 65536:
         raise InvalidParameterError(f"--port must be between 1 and 65535, got {port}")
     cmd = streamlit_command(int(port), table, address)
     out = subprocess.DEVNULL if quiet else None
-    process = subprocess.Popen(cmd, env=ui_environment(settings), stdout=out, stderr=out)
-    if not block:
-        return process
+    return subprocess.Popen(cmd, env=ui_environment(settings), stdout=out, stderr=out)
+
+
+def stop_ui(process: subprocess.Popen, timeout_s: float = 10.0) -> None:
+    """Stop the dashboard: terminate it, and kill it if it has not exited within ``timeout_s``."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def run_ui(settings: Settings, port: int, table: str | None = None, address: str | None = None) -> int:
+    """Start the dashboard, print its URL once it answers, and wait for it to exit.
+
+    Returns the server's exit code; Ctrl-C stops it cleanly and returns 0.
+    """
+    process = start_ui(settings, port=port, table=table, address=address)
     try:
         if wait_until_ready(int(port), process=process):
             print(f"Layout Advisor dashboard: http://localhost:{port}  (workspace {settings.home}; "
                   "Ctrl-C to stop)", flush=True)
         return process.wait()
     except KeyboardInterrupt:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_ui(process)
         return 0
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     port = args.port if args.port is not None else settings.ui_port
-    result = start_ui(settings, port=port, table=args.table, block=True, address=args.address)
-    return int(result) if isinstance(result, int) else 0
+    return run_ui(settings, port, table=args.table, address=args.address)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

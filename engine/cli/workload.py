@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
-from engine.cli import add_json_flag, emit
+from engine import api
+from engine.cli.output import add_json_flag, aligned, emit
 
 MAX_SKIPPED_SHOWN = 10
 
@@ -21,51 +22,31 @@ def _import_text(r: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    cells = [list(headers)] + [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers) - 1)]
-    return "\n".join("  ".join([c.ljust(w) for c, w in zip(r, widths)] + [r[-1]]).rstrip()
-                     for r in cells)
-
-
-def _show_text(settings: Any, table: str, rows: list[dict]) -> str:
-    from engine.workload.boxes import format_predicate
-    from engine.workload.model import Range
-
+def _show_text(table: str, rows: list[dict]) -> str:
     if not rows:
         return (f"no workload for {table} (import one with "
                 f"`layout-advisor workload import {table} FILE`)")
-    out = []
-    for r in rows:
-        boxes = [{c: Range(b["min"], b["max"], b["min_inclusive"], b["max_inclusive"])
-                  for c, b in box.items()} for box in r["boxes"]]
-        out.append([r["query_id"], r["ts"] or "-", str(len(r["columns"])),
-                    format_predicate(boxes)])
-    return f"{len(rows)} scan fragments of {table}\n" + _table(
+    out = [[r["query_id"], r["ts"] or "-", str(len(r["columns"])), api.predicate_text(r["boxes"])]
+           for r in rows]
+    return f"{len(rows)} scan fragments of {table}\n" + aligned(
         ["query_id", "ts", "cols", "predicate"], out)
 
 
 def _do_import(args: argparse.Namespace, settings: Any) -> int:
-    from engine.api.workload import import_workload
-
-    report = import_workload(settings, args.table, args.file, dialect=args.dialect,
-                             strict=args.strict, replace=args.replace)
+    report = api.import_workload(settings, args.table, args.file, dialect=args.dialect,
+                                 strict=args.strict, replace=args.replace)
     emit(args, report, _import_text)
     return 0
 
 
 def _do_show(args: argparse.Namespace, settings: Any) -> int:
-    from engine.api.workload import show_workload
-
-    rows = show_workload(settings, args.table)
-    emit(args, rows, lambda data: _show_text(settings, args.table, data))
+    rows = api.show_workload(settings, args.table)
+    emit(args, rows, lambda data: _show_text(args.table, data))
     return 0
 
 
 def _do_clear(args: argparse.Namespace, settings: Any) -> int:
-    from engine.api.workload import clear_workload
-
-    clear_workload(settings, args.table)
+    api.clear_workload(settings, args.table)
     print(f"cleared the workload of {args.table}")
     return 0
 

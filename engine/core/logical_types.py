@@ -28,6 +28,9 @@ import math
 from typing import Any, Iterable
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.types as pat
 
 LOGICAL_TYPES = ("int", "float", "decimal", "date", "timestamp", "string", "bool")
 NUMERIC_TYPES = ("int", "float", "decimal", "bool")
@@ -38,7 +41,6 @@ _EPOCH_TS = dt.datetime(1970, 1, 1)
 
 def logical_type_of_arrow(arrow_type: Any) -> str | None:
     """Map a pyarrow DataType to a logical type name, or None if not orderable here."""
-    import pyarrow.types as pat
 
     if pat.is_boolean(arrow_type):
         return "bool"
@@ -119,8 +121,6 @@ def encode_array(ltype: str, values: Iterable[Any]) -> np.ndarray:
 
 def encode_arrow(ltype: str, array: Any) -> tuple[np.ndarray, np.ndarray]:
     """Encode a pyarrow Array/ChunkedArray fast; returns (encoded, valid_mask)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks() if array.num_chunks else pa.array([], array.type)

@@ -1,8 +1,11 @@
 """Row orderings for reclustering (sort key, Z-order, Hilbert, Qd-tree) and the savings
-signatures that choose among them per group (WAIR section 4.4). Pure numpy/scikit-learn:
-no Spark here; the executor ships a fitted ordering's JSON to Spark workers."""
+signatures that choose among them per group (WAIR section 4.4), and the one "plan group ->
+fitted ordering" (:mod:`engine.layout.groups`) the simulator and the executor share. Pure
+numpy/scikit-learn: no Spark here; the executor ships a fitted ordering's JSON to Spark
+workers."""
 
 from engine.layout.base import KINDS, NotFittedError, Ordering, RankCodec, make_ordering, ordering_from_json
+from engine.layout.groups import build_ordering, ordering_for_group
 from engine.layout.hilbert import Hilbert, hilbert_decode, hilbert_encode
 from engine.layout.qdtree import QdLeaf, QdTree
 from engine.layout.signatures import (
@@ -19,6 +22,7 @@ from engine.layout.zorder import ZOrder, deinterleave_bits, interleave_bits
 
 __all__ = [
     "KINDS", "NotFittedError", "Ordering", "RankCodec", "make_ordering", "ordering_from_json",
+    "build_ordering", "ordering_for_group",
     "Hilbert", "hilbert_decode", "hilbert_encode", "QdLeaf", "QdTree", "Anchor", "LayoutChoice",
     "SavingsClusterer", "dbscan_cosine", "project_2d", "projection_2d", "savings_signatures",
     "SortKey", "ZOrder", "deinterleave_bits", "interleave_bits",

@@ -195,6 +195,7 @@ class Ordering:
 
 
 def _classes() -> dict[str, type[Ordering]]:
+    # imported here: each of these modules imports this one (cycle)
     from engine.layout.hilbert import Hilbert
     from engine.layout.qdtree import QdTree
     from engine.layout.sortkey import SortKey

@@ -36,6 +36,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from engine.core import logical_types
 from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 from engine.layout.base import Ordering, RankCodec, column_arrays
 
@@ -441,8 +442,6 @@ def encode_bounds(params: Mapping[str, Any], types: Mapping[str, str]) -> dict[s
     encoded like the data. Columns not in ``types`` and string columns are left as they are.
     Raises InvalidParameterError naming the column when a value cannot be encoded.
     """
-    from engine.core import logical_types
-
     def enc(col: str, v: Any) -> Any:
         ltype = types.get(str(col))
         if not isinstance(v, str) or ltype is None or logical_types.is_string(ltype):

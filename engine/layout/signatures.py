@@ -47,6 +47,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from engine.core.errors import InvalidParameterError
+from engine.layout.base import NotFittedError
 
 
 def savings_signatures(per_partition_column_savings: np.ndarray) -> np.ndarray:
@@ -109,7 +110,7 @@ def dbscan_cosine(x: np.ndarray, eps: float, min_samples: int, *, exact_max_poin
     ``min_samples`` keep their meaning) and every other row joins the cluster of its nearest
     sampled core point within eps, or is noise. Memory and time stay bounded either way.
     """
-    from sklearn.cluster import DBSCAN
+    from sklearn.cluster import DBSCAN  # scikit-learn: costly import, deferred to first fit
     from sklearn.neighbors import KDTree
 
     if len(x) == 0:
@@ -283,8 +284,6 @@ class SavingsClusterer:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "labels_"):
-            from engine.layout.base import NotFittedError
-
             raise NotFittedError("this SavingsClusterer is not fitted; call fit() first")
 
 
@@ -303,7 +302,7 @@ def projection_2d(signatures: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndar
             return out
 
         return flat(x), flat
-    from sklearn.decomposition import PCA
+    from sklearn.decomposition import PCA  # scikit-learn: costly import, deferred
 
     pca = PCA(n_components=min(2, d), svd_solver="full").fit(x)
 

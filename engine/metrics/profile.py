@@ -13,12 +13,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.core import logical_types
 from engine.metrics.sweep import profile_arrays
+
+if TYPE_CHECKING:
+    from engine.table.model import ZoneMaps
 
 
 def depth_profile(lo: np.ndarray, hi: np.ndarray) -> list[tuple[Any, Any, int]]:
@@ -76,3 +79,18 @@ def decode_segments(ltype: str, starts: np.ndarray, ends: np.ndarray,
     """``[[start, end, depth], ...]`` with decoded JSON-friendly values."""
     return [[decode_value(ltype, s), decode_value(ltype, e), int(d)]
             for s, e, d in zip(starts, ends, depths)]
+
+
+def span_shares(zm: "ZoneMaps") -> dict[str, float | None]:
+    """Per column, the mean width of a partition's ``[min, max]`` as a share of the column's
+    whole range: near 1 every partition spans everything (no layout helps a filter), near
+    0 partitions are narrow. None for strings and for columns without a known bound."""
+    out: dict[str, float | None] = {}
+    for column, cz in zm.columns.items():
+        if cz.ltype == "string" or not cz.valid.any():
+            out[column] = None
+            continue
+        lo, hi = cz.lo[cz.valid], cz.hi[cz.valid]
+        domain = float(hi.max() - lo.min())
+        out[column] = float(np.mean(hi - lo) / domain) if domain > 0 else 0.0
+    return out

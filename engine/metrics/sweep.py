@@ -110,13 +110,6 @@ def overlap_counts(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return Sweep(lo, hi).overlaps()
 
 
-def point_coverage(lo: np.ndarray, hi: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """How many intervals cover each of ``points`` (closed): #(lo <= p) - #(hi < p)."""
-    lo, hi = normalize(lo, hi)
-    return (np.searchsorted(np.sort(lo), points, side="right")
-            - np.searchsorted(np.sort(hi), points, side="left")).astype(np.int64)
-
-
 def range_max(values: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``max(values[left[i]:right[i] + 1])`` for every i (inclusive, left <= right).
 

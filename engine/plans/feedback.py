@@ -1,23 +1,28 @@
-"""Realized versus predicted savings of a run, and the feedback that closes WAIR's loop.
+"""Realized versus predicted savings of a run, and the policy state that carries it forward.
 
 After a plan commits, the same queries are replayed against the zonemaps of the base
 snapshot and of the new one (metadata only, conservative pruning): the bytes each query
 would scan before and after, summed. The difference is the realized saving, in bytes and
-in CPU-seconds priced like equation 3 (a query's measured duration when the log has it,
-else its bytes at scan rate, scaled by the share of its bytes that are no longer read).
+in CPU-seconds priced like equation 3 of WAIR (a query's measured duration when the log has
+it, else its bytes at scan rate, scaled by the share of its bytes that are no longer read).
 
-By default the queries are the window the policy decided on (the last
-``predicted_saving["window_queries"]`` fragments of the table, known at run time); later,
-:func:`measure_realized` can be asked for the queries that arrived after the run.
+The queries are the window the policy decided on (the last
+``predicted_saving["window_queries"]`` fragments of the table, known at run time).
 The result feeds :meth:`Policy.observe` once per run (WAIR's credit, debt and adaptive
-window) and is persisted with the policy's state.
+window, section 4.2) and is persisted with the policy's state. :func:`load_policy` and
+:func:`save_policy_state` are the one place a policy's state is read and written.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from engine.core.jsonable import plain_json
+from engine.plans.store import ControlStore
+from engine.policy.base import Feedback, Policy
 from engine.policy.costmodel import scan_seconds
+from engine.policy.registry import make_policy
+from engine.scan.pruning import analyze_workload
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
@@ -28,8 +33,6 @@ if TYPE_CHECKING:
 def compare_snapshots(settings: "Settings", before: "Snapshot", after: "Snapshot",
                       fragments: Sequence["ScanFragment"]) -> dict[str, Any]:
     """Bytes the fragments scan over ``before`` and ``after``, and the CPU-seconds saved."""
-    from engine.scan.pruning import analyze_workload
-
     frags = list(fragments)
     if not frags:
         return {"queries": 0, "bytes_before": 0.0, "bytes_after": 0.0, "saving_bytes": 0.0,
@@ -62,13 +65,14 @@ def window_fragments(fragments: Sequence["ScanFragment"], n: int) -> list["ScanF
 
 def realized_report(settings: "Settings", before: "Snapshot", after: "Snapshot",
                     fragments: Sequence["ScanFragment"], predicted: Mapping[str, Any],
-                    cost_cpu_seconds: float, scope: str = "window") -> dict[str, Any]:
-    """Realized vs predicted over ``fragments``, as recorded on the plan."""
+                    cost_cpu_seconds: float) -> dict[str, Any]:
+    """Realized vs predicted over ``fragments`` (the decision's window), as recorded on the
+    plan."""
     measured = compare_snapshots(settings, before, after, fragments)
     pred_bytes = float(predicted.get("bytes", 0.0) or 0.0)
     pred_cpu = float(predicted.get("cpu_seconds", 0.0) or 0.0)
     return {
-        "scope": scope,
+        "scope": "window",
         **measured,
         "predicted_saving_bytes": pred_bytes,
         "predicted_saving_cpu_seconds": pred_cpu,
@@ -78,32 +82,51 @@ def realized_report(settings: "Settings", before: "Snapshot", after: "Snapshot",
     }
 
 
-def feed_policy(settings: "Settings", table: str, policy_name: str,
-                params: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Give the run's outcome to the policy (``observe``) and persist its new state.
+def load_policy(control: ControlStore, table: str, name: str,
+                params: Mapping[str, Any] | None, window: int | None = None) -> Policy:
+    """The policy ``name`` built with ``params``, its saved state on ``table`` restored.
+
+    An explicit ``window`` replaces the saved window size (WAIR's ``window_size``): a
+    window the user asks for wins over the adapted one. Without saved state the policy
+    starts from its parameters.
+    """
+    policy = make_policy(name, params)
+    saved = control.policy_state(table, name)
+    if saved:
+        policy.load_state(saved)
+        if window is not None:
+            state = policy.state()
+            state["window_size"] = int(window)
+            policy.load_state(state)
+    return policy
+
+
+def save_policy_state(control: ControlStore, table: str, name: str,
+                      policy: Policy) -> dict[str, Any] | None:
+    """Persist what ``policy`` learned on ``table``; returns the state as saved (JSON-plain,
+    infinities as null), or None for a policy without memory (nothing is stored)."""
+    state = policy.state()
+    if not state:
+        return None
+    plain = plain_json(state, inf_as_none=True)
+    control.save_policy_state(table, name, plain)
+    return plain
+
+
+def feedback_from_report(report: Mapping[str, Any]) -> Feedback:
+    """What :meth:`Policy.observe` learns from a :func:`realized_report`."""
+    return Feedback(predicted_saving_cpu_s=float(report["predicted_saving_cpu_seconds"]),
+                    realized_saving_cpu_s=float(report["saving_cpu_seconds"]),
+                    recluster_cost_cpu_s=float(report["recluster_cost_cpu_seconds"]),
+                    queries=int(report["queries"]))
+
+
+def feed_policy(control: ControlStore, table: str, name: str, params: Mapping[str, Any],
+                report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Give a run's outcome to the policy (``observe``) and persist its new state.
 
     Returns the new state, or None for policies without memory.
     """
-    from engine.plans.store import ControlStore
-    from engine.policy.base import Feedback
-    from engine.policy.registry import make_policy
-
-    policy = make_policy(policy_name, params)
-    if not hasattr(policy, "state") or not hasattr(policy, "load_state"):
-        policy.observe(_feedback(report, Feedback))
-        return None
-    control = ControlStore(settings)
-    saved = control.policy_state(table, policy_name)
-    if saved:
-        policy.load_state(saved)
-    policy.observe(_feedback(report, Feedback))
-    state = policy.state()
-    control.save_policy_state(table, policy_name, state)
-    return state
-
-
-def _feedback(report: Mapping[str, Any], cls: Any) -> Any:
-    return cls(predicted_saving_cpu_s=float(report["predicted_saving_cpu_seconds"]),
-               realized_saving_cpu_s=float(report["saving_cpu_seconds"]),
-               recluster_cost_cpu_s=float(report["recluster_cost_cpu_seconds"]),
-               queries=int(report["queries"]))
+    policy = load_policy(control, table, name, params)
+    policy.observe(feedback_from_report(report))
+    return save_policy_state(control, table, name, policy)

@@ -1,4 +1,4 @@
-"""Plans and their approval gate: states, allowed transitions, staleness.
+"""Plans and their states: proposed, approved, running, and how a plan ends.
 
 A plan is a stored :class:`~engine.policy.base.Proposal` for one base snapshot. Its life:
 
@@ -6,91 +6,38 @@ A plan is a stored :class:`~engine.policy.base.Proposal` for one base snapshot. 
     proposed | approved -> rejected
     proposed | approved -> stale      (the table's current snapshot is no longer the base)
 
-Staleness is checked on every read and before every transition, so a plan made against an
-old snapshot can never run. A ``running`` plan is never marked stale (its own commit moves
-the table); if its runner process died, the next read settles it as ``succeeded`` when the
-current snapshot carries the plan's commit, else ``failed``. Every change is audited.
+Staleness is checked on every read (:class:`PlanBook`), so a plan made against an old
+snapshot can never run. A ``running`` plan is never marked stale (its own commit moves the
+table); if its runner process died, the next read settles it as ``succeeded`` when the
+current snapshot carries the plan's commit, else ``failed``. The transitions people ask for
+(approve, reject, run) and who may ask are the gate's (:mod:`engine.plans.gate`); every
+change is audited by the store (:mod:`engine.plans.store`).
 """
 
 from __future__ import annotations
 
-import getpass
-import math
 import os
 import socket
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from engine.core.jsonable import plain_json
+from engine.core.errors import ApprovalError, SnapshotNotFoundError, TableNotFoundError
 from engine.plans.store import ControlStore, PlanRow
-from engine.core.errors import (ApprovalError, PlanError, SnapshotNotFoundError, StalePlanError,
-                           TableNotFoundError)
-from engine.policy.base import CostEstimate, PlanGroup, Proposal
+from engine.policy.base import PlanGroup, Proposal
+from engine.policy.codec import proposal_from_json, proposal_to_json
+from engine.table.store import TableStore
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
 
 PROPOSED, APPROVED, RUNNING = "proposed", "approved", "running"
 SUCCEEDED, FAILED, REJECTED, STALE = "succeeded", "failed", "rejected", "stale"
-STATES = (PROPOSED, APPROVED, RUNNING, SUCCEEDED, FAILED, REJECTED, STALE)
-FINAL_STATES = frozenset({SUCCEEDED, FAILED, REJECTED, STALE})
 #: states whose plans turn stale when the base snapshot stops being current
 STALEABLE = (PROPOSED, APPROVED)
+#: the actor of transitions nobody asked for (staleness, settling, a run's outcome)
 SYSTEM_ACTOR = "system"
 
 
-# -- proposal <-> JSON -------------------------------------------------------------------
-def group_to_json(group: PlanGroup) -> dict[str, Any]:
-    return {
-        "partitions": list(group.partitions),
-        "layout": group.layout,
-        "columns": list(group.columns),
-        "reason": group.reason,
-        "layout_params": dict(group.layout_params),
-        "predicted_saving_bytes": float(group.predicted_saving_bytes),
-    }
-
-
-def group_from_json(data: Mapping[str, Any]) -> PlanGroup:
-    return PlanGroup(partitions=tuple(data["partitions"]), layout=data["layout"],
-                     columns=tuple(data["columns"]), reason=data.get("reason", ""),
-                     layout_params=dict(data.get("layout_params") or {}),
-                     predicted_saving_bytes=float(data.get("predicted_saving_bytes", 0.0)))
-
-
-def proposal_to_json(proposal: Proposal) -> dict[str, Any]:
-    cost = proposal.estimated_cost
-    return {
-        "policy": proposal.policy,
-        "params": plain_json(dict(proposal.params)),
-        "groups": [group_to_json(g) for g in proposal.groups],
-        "estimated_cost": {"bytes_read": float(cost.bytes_read),
-                           "bytes_written": float(cost.bytes_written),
-                           "cpu_seconds": float(cost.cpu_seconds), "money": float(cost.money)},
-        "predicted_saving": plain_json(dict(proposal.predicted_saving)),
-        "break_even_queries": (None if proposal.break_even_queries is None
-                               else float(proposal.break_even_queries)),
-        "curve": [[int(c), float(v)] for c, v in proposal.curve],
-        "details": plain_json(dict(proposal.details)),
-    }
-
-
-def proposal_from_json(data: Mapping[str, Any]) -> Proposal:
-    cost = data.get("estimated_cost") or {}
-    return Proposal(
-        policy=data["policy"], params=dict(data.get("params") or {}),
-        groups=tuple(group_from_json(g) for g in data.get("groups", [])),
-        estimated_cost=CostEstimate(float(cost.get("bytes_read", 0.0)),
-                                    float(cost.get("bytes_written", 0.0)),
-                                    float(cost.get("cpu_seconds", 0.0)),
-                                    float(cost.get("money", 0.0))),
-        predicted_saving=dict(data.get("predicted_saving") or {}),
-        break_even_queries=data.get("break_even_queries"),
-        curve=tuple((int(c), float(v)) for c, v in data.get("curve", [])),
-        details=dict(data.get("details") or {}))
-
-
-# -- the plan ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Plan:
     """A stored plan (immutable view of one control-store row)."""
@@ -114,10 +61,6 @@ class Plan:
     @property
     def partitions(self) -> tuple[str, ...]:
         return self.proposal.partitions
-
-    @property
-    def is_final(self) -> bool:
-        return self.status in FINAL_STATES
 
     @classmethod
     def from_row(cls, row: PlanRow) -> "Plan":
@@ -143,14 +86,6 @@ class Plan:
         }
 
 
-def default_actor() -> str:
-    """Who is acting when no name was given (the OS user)."""
-    try:
-        return getpass.getuser()
-    except Exception:  # pragma: no cover - no passwd entry in some containers
-        return "unknown"
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -162,21 +97,16 @@ def _pid_alive(pid: int) -> bool:
 
 
 class PlanBook:
-    """The state machine over the control store. All transitions go through here."""
+    """Plans read with their state settled, and the transitions of the plan's life.
+
+    Every read settles staleness and dead runners first; :meth:`move` is the one way a
+    state changes (atomically, audited, refused when someone else moved the plan first).
+    """
 
     def __init__(self, settings: "Settings", control: ControlStore | None = None) -> None:
         self.settings = settings
         self.control = control or ControlStore(settings)
-        self._tables: Any = None
-
-    # -- table access (lazy: the table store is only needed for staleness) --------------
-    @property
-    def tables(self) -> Any:
-        if self._tables is None:
-            from engine.table.store import TableStore
-
-            self._tables = TableStore(self.settings)
-        return self._tables
+        self.tables = TableStore(settings)
 
     def _current_id(self, table: str) -> str | None:
         """The table's current snapshot id (reads only its pointer), None if it is gone."""
@@ -202,11 +132,7 @@ class PlanBook:
             if current != plan.base_snapshot:
                 why = (f"table {plan.table} no longer exists" if current is None else
                        f"table {plan.table} moved from snapshot {plan.base_snapshot} to {current}")
-                try:
-                    return Plan.from_row(self.control.transition(
-                        plan.id, STALEABLE, STALE, SYSTEM_ACTOR, "stale", why))
-                except ApprovalError:  # someone else moved it meanwhile
-                    return Plan.from_row(self.control.get_plan(plan.id))
+                return self._settle(plan, STALEABLE, STALE, "stale", why)
         elif plan.status == RUNNING:
             return self._settle_dead_runner(plan)
         return plan
@@ -227,79 +153,39 @@ class PlanBook:
                    if committed else
                    (FAILED, f"runner pid {job['pid']} died before committing; "
                             "the table is unchanged"))
+        return self._settle(plan, (RUNNING,), to, "settle", why,
+                            result={"error": why} if to == FAILED else {"note": why})
+
+    def _settle(self, plan: Plan, allowed_from: Sequence[str], to: str, action: str, why: str,
+                result: Mapping[str, Any] | None = None) -> Plan:
+        """A system transition found on read; if someone else moved the plan meanwhile,
+        their state stands."""
         try:
-            return Plan.from_row(self.control.transition(
-                plan.id, (RUNNING,), to, SYSTEM_ACTOR, "settle", why,
-                result={"error": why} if to == FAILED else {"note": why}))
+            return self.move(plan.id, allowed_from, to, SYSTEM_ACTOR, action, why, result)
         except ApprovalError:
             return Plan.from_row(self.control.get_plan(plan.id))
 
-    # -- the gate --------------------------------------------------------------------
-    def check_approver(self, actor: str | None) -> str:
-        approvers = tuple(self.settings.approvers)
-        hint = ("set approvers = [\"name\", ...] in layout-advisor.toml or "
-                "LAYOUT_ADVISOR_APPROVERS=name1,name2")
-        if not approvers:
-            raise ApprovalError(f"no approvers are configured; {hint}")
-        if not actor:
-            raise ApprovalError(f"an approver name is required (--as NAME); approvers are: "
-                                f"{', '.join(approvers)}")
-        if actor not in approvers:
-            raise ApprovalError(f"{actor!r} is not an approver; approvers are: "
-                                f"{', '.join(approvers)} ({hint})")
-        return actor
-
-    def approve(self, plan_id: int, actor: str | None, reason: str | None = None) -> Plan:
-        actor = self.check_approver(actor)
-        plan = self.get(plan_id)
-        if plan.status == STALE:
-            raise StalePlanError(f"plan {plan_id} is stale ({self._stale_reason(plan)}); "
-                                 "create a new plan")
-        if plan.status != PROPOSED:
-            raise ApprovalError(f"plan {plan_id} is {plan.status}; only a proposed plan "
-                                "can be approved")
-        return Plan.from_row(self.control.transition(plan_id, (PROPOSED,), APPROVED, actor,
-                                                     "approve", reason))
-
-    def reject(self, plan_id: int, actor: str | None, reason: str | None = None) -> Plan:
-        actor = self.check_approver(actor)
-        plan = self.get(plan_id)
-        if plan.status not in (PROPOSED, APPROVED):
-            raise ApprovalError(f"plan {plan_id} is {plan.status}; only a proposed or "
-                                "approved plan can be rejected")
-        return Plan.from_row(self.control.transition(plan_id, (PROPOSED, APPROVED), REJECTED,
-                                                     actor, "reject", reason))
-
-    def start(self, plan_id: int, actor: str | None = None) -> Plan:
-        """approved -> running, refusing anything else with the reason."""
-        plan = self.get(plan_id)
-        if plan.status == STALE:
-            raise StalePlanError(f"plan {plan_id} is stale and cannot run "
-                                 f"({self._stale_reason(plan)}); create a new plan")
-        if plan.status == PROPOSED:
-            raise ApprovalError(f"plan {plan_id} is not approved; run "
-                                f"`layout-advisor plan approve {plan_id} --as NAME` first")
-        if plan.status == REJECTED:
-            raise ApprovalError(f"plan {plan_id} was rejected and cannot run")
-        if plan.status != APPROVED:
-            raise PlanError(f"plan {plan_id} is {plan.status}; only an approved plan can run")
-        return Plan.from_row(self.control.transition(plan_id, (APPROVED,), RUNNING,
-                                                     actor or default_actor(), "run", None))
-
-    def succeed(self, plan_id: int, result: Mapping[str, Any], actor: str | None = None) -> Plan:
-        return Plan.from_row(self.control.transition(
-            plan_id, (RUNNING,), SUCCEEDED, actor or SYSTEM_ACTOR, "succeed",
-            f"snapshot {result.get('snapshot_id')}", result=result))
-
-    def fail(self, plan_id: int, error: str, result: Mapping[str, Any] | None = None,
-             actor: str | None = None) -> Plan:
-        payload = dict(result or {})
-        payload["error"] = error
-        return Plan.from_row(self.control.transition(
-            plan_id, (RUNNING,), FAILED, actor or SYSTEM_ACTOR, "fail", error, result=payload))
-
-    def _stale_reason(self, plan: Plan) -> str:
+    def stale_reason(self, plan: Plan) -> str:
+        """Why ``plan`` went stale (from its audit entry)."""
         for entry in reversed(self.control.audit(plan.id)):
             if entry["to_status"] == STALE and entry["reason"]:
                 return str(entry["reason"])
         return f"base snapshot {plan.base_snapshot} is no longer current"
+
+    # -- transitions -----------------------------------------------------------------
+    def move(self, plan_id: int, allowed_from: Sequence[str], to: str, actor: str, action: str,
+             reason: str | None = None, result: Mapping[str, Any] | None = None) -> Plan:
+        """``allowed_from -> to``, atomically and audited (ApprovalError if the plan is in
+        another state by now)."""
+        return Plan.from_row(self.control.transition(plan_id, allowed_from, to, actor, action,
+                                                     reason, result=result))
+
+    def succeed(self, plan_id: int, result: Mapping[str, Any]) -> Plan:
+        """running -> succeeded, with the run's result (new snapshot, groups, realized)."""
+        return self.move(plan_id, (RUNNING,), SUCCEEDED, SYSTEM_ACTOR, "succeed",
+                         f"snapshot {result.get('snapshot_id')}", result)
+
+    def fail(self, plan_id: int, error: str) -> Plan:
+        """running -> failed; the error is the plan's result."""
+        return self.move(plan_id, (RUNNING,), FAILED, SYSTEM_ACTOR, "fail", error,
+                         {"error": error})

@@ -220,19 +220,6 @@ class ControlStore:
             self._append_audit(conn, plan_id, actor, action, current, to_status, reason, now)
         return self.get_plan(plan_id)
 
-    def set_result(self, plan_id: int, result: Mapping[str, Any], actor: str = "system",
-                   action: str = "record-result", reason: str | None = None) -> None:
-        """Replace a plan's result (e.g. realized savings measured later), audited."""
-        now = utc_now()
-        with self.transaction() as conn:
-            row = conn.execute("SELECT status FROM plans WHERE id = ?", (int(plan_id),)).fetchone()
-            if row is None:
-                raise PlanNotFoundError(f"no plan with id {plan_id}")
-            conn.execute("UPDATE plans SET result = ?, updated_at = ? WHERE id = ?",
-                         (_dumps(result), now, int(plan_id)))
-            self._append_audit(conn, plan_id, actor, action, row["status"], row["status"],
-                               reason, now)
-
     # -- audit -----------------------------------------------------------------------
     @staticmethod
     def _append_audit(conn: sqlite3.Connection, plan_id: int | None, actor: str, action: str,

@@ -2,8 +2,8 @@
 
 A policy looks at a table snapshot's zonemaps, a window of recent scan fragments with their
 pruning analysis, and its own state, and returns a :class:`Proposal` or None. The same
-policies drive real plans (``engine.plans.plan``) and the simulator (``engine.sim``). After a
-proposal is executed, the caller reports what happened with :meth:`Policy.observe`
+policies drive real plans (``engine.plans.service``) and the simulator (``engine.sim``).
+After a proposal is executed, the caller reports what happened with :meth:`Policy.observe`
 (realized savings feed WAIR's credit and adaptive window).
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class Feedback:
 
 @dataclass(frozen=True)
 class PeriodInfo:
-    """What the simulator tells period-aware baselines at a period start (seed 000, 6.1)."""
+    """What the simulator tells period-aware baselines at a period start (WAIR, section 6.1)."""
 
     period: int
     recluster: bool
@@ -112,7 +113,7 @@ class Policy(ABC):
     ``_`` (``last_decision_``, WAIR's ``state_``); no ``**kwargs``.
 
     Only :meth:`propose` is required. Every other method is a hook with a no-op default, so
-    callers (``engine.plans.service``, ``engine.sim.runner``) call them unconditionally:
+    callers (``engine.plans.service``, ``engine.sim.driver``) call them unconditionally:
 
     * :meth:`decision_window`: how many of the most recent fragments the next decision looks
       at; WAIR closes the windows of queries that ``queries_seen`` completed (section 4.2)
@@ -128,7 +129,9 @@ class Policy(ABC):
     #: whether the simulator charges this policy's rewrites to its cost (the oracle's are not)
     charged: ClassVar[bool] = True
 
-    last_decision_: dict[str, Any]
+    #: what the last decision was and why; policies assign a new dict (this shared default
+    #: is read-only, so no instance can mutate it)
+    last_decision_: Mapping[str, Any] = MappingProxyType({})
 
     @abstractmethod
     def propose(self, ctx: PolicyContext) -> Proposal | None:
@@ -158,7 +161,7 @@ class Policy(ABC):
     @property
     def last_decision(self) -> dict[str, Any]:
         """What the last :meth:`propose` decided and why (``{}`` before the first)."""
-        return dict(getattr(self, "last_decision_", {}) or {})
+        return dict(self.last_decision_)
 
     @classmethod
     def param_names(cls) -> list[str]:

@@ -1,8 +1,8 @@
 """Baseline reclustering policies of WAIR section 6.3: NR, NN, QD and the oracle.
 
-All implement :class:`engine.policy.base.Policy`. Some baselines need facts a policy
-cannot infer from one snapshot, which the simulator (``engine.sim``) provides through
-optional hooks (a policy without them simply never receives those facts):
+All subclass :class:`engine.policy.base.Policy`. Some baselines need facts a policy cannot
+infer from one snapshot, which the batch protocol (``engine.sim.driver``) provides through
+the base class's hooks (every policy receives them; most ignore them):
 
 * ``begin_period(info: PeriodInfo)``: a new period starts; ``info`` carries the period's
   oracle key (the paper "strengthens the baselines that require a predefined sort order
@@ -25,37 +25,25 @@ Policies:
 * :class:`Oracle`: before every batch's queries the whole table is sorted on the current
   period's key (Hilbert over two columns for a mix); its query cost is the reference
   lower bound and its reclustering is not charged.
-* :class:`OracleKeyed`: wraps a keyed policy (DD, DD-EP) so each period gets its oracle key.
+* :class:`OracleKeyed`: gives a keyed policy (DD, DD-EP) each period's oracle key and
+  rewrites its groups in the period's layout.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from engine.core import logical_types
-from engine.policy.base import Feedback, PlanGroup, Policy, PolicyContext, Proposal
+from engine.policy.base import Feedback, PeriodInfo, PlanGroup, Policy, PolicyContext, Proposal
 from engine.policy.costmodel import recluster_cost
 from engine.workload.model import ScanFragment
 
-__all__ = ["PeriodInfo", "NoRecluster", "NewDataSort", "QdTreeRepartition", "Oracle", "OracleKeyed",
+__all__ = ["NoRecluster", "NewDataSort", "QdTreeRepartition", "Oracle", "OracleKeyed",
            "encoded_boxes"]
-
-
-@dataclass(frozen=True)
-class PeriodInfo:
-    """What the simulator tells period-aware baselines at a period start."""
-
-    period: int
-    recluster: bool
-    oracle_layout: str
-    oracle_columns: tuple[str, ...]
-    history: Sequence[ScanFragment] = ()  # the previous period's queries
-    target_rows: int = 0
-    types: Mapping[str, str] = field(default_factory=dict)
 
 
 def _full_proposal(ctx: PolicyContext, policy: str, layout: str, columns: Sequence[str],
@@ -73,7 +61,7 @@ def _full_proposal(ctx: PolicyContext, policy: str, layout: str, columns: Sequen
                                       "window_queries": 0.0})
 
 
-class NoRecluster:
+class NoRecluster(Policy):
     """NR: keeps the data in ingestion order."""
 
     name = "nr"
@@ -81,41 +69,41 @@ class NoRecluster:
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         return None
 
-    def observe(self, feedback: Feedback) -> None:
-        return None
 
+class NewDataSort(Policy):
+    """NN: sort each newly ingested batch on the period's key; old data stays as it is.
 
-class NewDataSort:
-    """NN: sort each newly ingested batch on the period's key; old data stays as it is."""
+    ``key``: fixed key columns (None: each period's oracle key, given by ``begin_period``);
+    ``layout``: the ordering of a fixed key. Learned: ``columns_`` and ``layout_`` (the key
+    in force), ``new_`` (the latest batch's partitions).
+    """
 
     name = "nn"
 
     def __init__(self, key: Sequence[str] | None = None, layout: str = "sort") -> None:
-        self.fixed = tuple(key) if key else None
-        self.columns: tuple[str, ...] = self.fixed or ()
+        self.key = key
         self.layout = layout
-        self._new: list[str] = []
+        self.columns_: tuple[str, ...] = tuple(key) if key else ()
+        self.layout_ = layout
+        self.new_: list[str] = []
 
     def begin_period(self, info: PeriodInfo) -> None:
-        if not self.fixed:
-            self.columns, self.layout = tuple(info.oracle_columns), info.oracle_layout
+        if not self.key:
+            self.columns_, self.layout_ = tuple(info.oracle_columns), info.oracle_layout
 
     def ingested(self, paths: Sequence[str]) -> None:
-        self._new = list(paths)  # only the latest batch: NN clusters data as it arrives
+        self.new_ = list(paths)  # only the latest batch: NN clusters data as it arrives
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         live = set(ctx.zonemaps.paths.tolist())
-        new = [p for p in self._new if p in live]
-        self._new = []
-        if not new or not self.columns:
+        new = [p for p in self.new_ if p in live]
+        self.new_ = []
+        if not new or not self.columns_:
             return None
-        return _full_proposal(ctx, self.name, self.layout, self.columns, new,
+        return _full_proposal(ctx, self.name, self.layout_, self.columns_, new,
                               f"NN: sort the {len(new)} newly ingested partitions by "
-                              f"{', '.join(self.columns)} ({self.layout})",
-                              params={"key": list(self.columns), "layout": self.layout})
-
-    def observe(self, feedback: Feedback) -> None:
-        return None
+                              f"{', '.join(self.columns_)} ({self.layout_})",
+                              params={"key": list(self.columns_), "layout": self.layout_})
 
 
 def encoded_boxes(fragments: Sequence[ScanFragment], types: Mapping[str, str],
@@ -138,7 +126,7 @@ def encoded_boxes(fragments: Sequence[ScanFragment], types: Mapping[str, str],
     return out
 
 
-class QdTreeRepartition:
+class QdTreeRepartition(Policy):
     """QD: a greedy Qd-tree from the previous period's queries, full repartition at period start."""
 
     name = "qd"
@@ -146,13 +134,13 @@ class QdTreeRepartition:
     def __init__(self, max_columns: int = 4, max_leaves: int = 4096) -> None:
         self.max_columns = max_columns
         self.max_leaves = max_leaves
-        self._due: PeriodInfo | None = None
+        self.due_: PeriodInfo | None = None  # the period whose start awaits its repartition
 
     def begin_period(self, info: PeriodInfo) -> None:
-        self._due = info if info.recluster and len(info.history) else None
+        self.due_ = info if info.recluster and len(info.history) else None
 
     def before_queries(self, ctx: PolicyContext) -> Proposal | None:
-        info, self._due = self._due, None
+        info, self.due_ = self.due_, None
         if info is None:
             return None
         uses: Counter[str] = Counter()
@@ -176,60 +164,67 @@ class QdTreeRepartition:
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         return None
 
-    def observe(self, feedback: Feedback) -> None:
-        return None
 
+class Oracle(Policy):
+    """The table fully sorted on the period's key before every batch's queries (uncharged).
 
-class Oracle:
-    """The table fully sorted on the period's key before every batch's queries (uncharged)."""
+    Learned: ``columns_`` and ``layout_``, the period's oracle key."""
 
     name = "oracle"
     charged = False
 
     def __init__(self) -> None:
-        self.columns: tuple[str, ...] = ()
-        self.layout = "sort"
+        self.columns_: tuple[str, ...] = ()
+        self.layout_ = "sort"
 
     def begin_period(self, info: PeriodInfo) -> None:
-        self.columns, self.layout = tuple(info.oracle_columns), info.oracle_layout
+        self.columns_, self.layout_ = tuple(info.oracle_columns), info.oracle_layout
 
     def before_queries(self, ctx: PolicyContext) -> Proposal | None:
-        if not self.columns or len(ctx.zonemaps) == 0:
+        if not self.columns_ or len(ctx.zonemaps) == 0:
             return None
-        return _full_proposal(ctx, self.name, self.layout, self.columns, list(ctx.zonemaps.paths),
-                              f"oracle: the whole table in {self.layout} order of {', '.join(self.columns)}")
+        return _full_proposal(ctx, self.name, self.layout_, self.columns_, list(ctx.zonemaps.paths),
+                              f"oracle: the whole table in {self.layout_} order of "
+                              f"{', '.join(self.columns_)}")
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         return None
 
-    def observe(self, feedback: Feedback) -> None:
-        return None
 
+class OracleKeyed(Policy):
+    """Give a keyed policy (DD, DD-EP) each period's oracle key, in the period's layout.
 
-class OracleKeyed:
-    """Give a keyed policy (DD, DD-EP) each period's oracle key.
-
-    ``factory(key)`` builds the inner policy for a key; a multi-column oracle key (a
-    Hilbert mix) is handed over as its columns' tuple when the inner policy takes it, else
-    as its first column. The inner policy is rebuilt when the key changes (DD "discards its
-    earlier metrics").
+    ``estimator``: the keyed policy as configured (its ``key`` is replaced). At each period
+    whose oracle key differs from the last one, a fresh copy (``estimator_``) is built with
+    ``key`` set to the key's first column (DD "discards its earlier metrics"); for a
+    multi-column key or another layout (a Hilbert mix), its groups are rewritten in the
+    period's layout and columns, as the paper's DD "adopts a Hilbert-composed key".
     """
 
-    def __init__(self, name: str, factory: Callable[[tuple[str, ...], str], Policy]) -> None:
-        self.name = name
-        self._factory = factory
-        self._key: tuple[tuple[str, ...], str] | None = None
-        self.inner: Policy | None = None
+    name = "oracle-keyed"
+
+    def __init__(self, estimator: Policy) -> None:
+        self.estimator = estimator
+        self.key_: tuple[tuple[str, ...], str] | None = None  # (columns, layout) in force
+        self.estimator_: Policy | None = None
 
     def begin_period(self, info: PeriodInfo) -> None:
         key = (tuple(info.oracle_columns), info.oracle_layout)
-        if key != self._key and info.oracle_columns:
-            self._key = key
-            self.inner = self._factory(*key)
+        if key != self.key_ and info.oracle_columns:
+            self.key_ = key
+            params = {**self.estimator.get_params(), "key": key[0][0]}
+            self.estimator_ = type(self.estimator)(**params)
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
-        return self.inner.propose(ctx) if self.inner is not None else None
+        if self.estimator_ is None or self.key_ is None:
+            return None
+        p = self.estimator_.propose(ctx)
+        columns, layout = self.key_
+        if p is None or (layout == "sort" and len(columns) == 1):
+            return p
+        groups = tuple(dataclasses.replace(g, layout=layout, columns=columns) for g in p.groups)
+        return dataclasses.replace(p, groups=groups)
 
     def observe(self, feedback: Feedback) -> None:
-        if self.inner is not None:
-            self.inner.observe(feedback)
+        if self.estimator_ is not None:
+            self.estimator_.observe(feedback)

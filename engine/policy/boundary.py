@@ -1,4 +1,4 @@
-"""Algorithm 1 (seed 000, section 3): recluster the boundary partitions of every query.
+"""Algorithm 1 (WAIR, section 3): recluster the boundary partitions of every query.
 
 For a range predicate ``[l, r]`` on the clustering key, the boundary partitions are those
 whose range covers l, then those whose range covers r; each set is reclustered (sorted and
@@ -38,7 +38,7 @@ import numpy as np
 
 from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
-from engine.policy.base import Feedback, PlanGroup, PolicyContext, Proposal
+from engine.policy.base import PlanGroup, Policy, PolicyContext, Proposal
 from engine.policy.costmodel import money, recluster_cost_groups
 from engine.policy.wair.groups import chunk_members
 from engine.policy.wair.savings import breakdown_for_window
@@ -97,7 +97,7 @@ def boundary_mask(lo: np.ndarray, hi: np.ndarray, valid: np.ndarray, x: Any) -> 
     return (covers & ~degenerate) | ~valid
 
 
-class GreedyBoundaryPolicy:
+class GreedyBoundaryPolicy(Policy):
     """Algorithm 1 as a baseline policy: recluster every boundary partition of the window."""
 
     name = "greedy"
@@ -105,7 +105,9 @@ class GreedyBoundaryPolicy:
     def __init__(self, key: str | None = None, window: int = 50, k_max: int = 64) -> None:
         if window < 1 or k_max < 1:
             raise InvalidParameterError("greedy policy: window and k_max must be >= 1")
-        self.key, self.window, self.k_max = key, window, k_max
+        self.key = key
+        self.window = window
+        self.k_max = k_max
 
     def _key(self, ctx: PolicyContext, window: Sequence[Any]) -> str | None:
         if self.key is not None:
@@ -157,6 +159,3 @@ class GreedyBoundaryPolicy:
                         groups=groups, estimated_cost=cost, predicted_saving=saved,
                         break_even_queries=cost.cpu_seconds / per_query if per_query > 0 else None,
                         details={"boundary_partitions": int(idx.size)})
-
-    def observe(self, feedback: Feedback) -> None:
-        """Algorithm 1 has no state to learn."""

@@ -97,8 +97,3 @@ def recluster_cost_groups(group_bytes: Sequence[float], settings: "Settings") ->
     return CostEstimate(bytes_read=total, bytes_written=total, cpu_seconds=cpu,
                         money=money(cpu, settings))
 
-
-def cost_to_json(cost: CostEstimate) -> dict[str, float]:
-    """A JSON-friendly form of a :class:`CostEstimate`."""
-    return {"bytes_read": cost.bytes_read, "bytes_written": cost.bytes_written,
-            "cpu_seconds": cost.cpu_seconds, "money": cost.money}

@@ -21,7 +21,8 @@ import numpy as np
 from engine.core import logical_types
 from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 from engine.metrics.sweep import Sweep
-from engine.policy.base import Feedback, PlanGroup, PolicyContext, Proposal
+from engine.policy.base import PlanGroup, Policy, PolicyContext, Proposal
+from engine.policy.costmodel import money, recluster_cost, scan_seconds
 
 #: logical types a sort key may have (booleans hold two values: nothing to gain)
 KEY_TYPES = tuple(t for t in logical_types.ORDERABLE_TYPES)
@@ -77,8 +78,6 @@ def data_driven_proposal(ctx: PolicyContext, policy: str, params: Mapping[str, A
                          chosen: np.ndarray, key: str, reason: str,
                          details: Mapping[str, Any]) -> Proposal:
     """One ``sort`` group over the chosen partitions, priced with the shared cost model."""
-    from engine.policy.costmodel import money, recluster_cost, scan_seconds
-
     settings = ctx.settings
     zm = ctx.zonemaps
     total_bytes = float(zm.bytes[chosen].sum())
@@ -98,8 +97,9 @@ def data_driven_proposal(ctx: PolicyContext, policy: str, params: Mapping[str, A
                     break_even_queries=break_even, details=dict(details))
 
 
-class DDPolicy:
-    """Dremio-style data-driven reclustering (see the module docstring)."""
+class DDPolicy(Policy):
+    """Dremio-style data-driven reclustering (see the module docstring); it learns nothing
+    from feedback (``observe`` is the no-op hook)."""
 
     name = "dd"
 
@@ -112,7 +112,6 @@ class DDPolicy:
         self.key = key
         self.depth_threshold = float(depth_threshold)
         self.max_partitions = int(max_partitions)
-        self.last_decision: dict[str, Any] = {}
 
     def select(self, ctx: PolicyContext, key: str) -> tuple[np.ndarray, dict[str, Any]]:
         """Mask of the chosen partitions and the evidence: the K deepest partitions whose
@@ -138,7 +137,7 @@ class DDPolicy:
         chosen, info = self.select(ctx, key)
         k = int(chosen.sum())
         if k == 0:
-            self.last_decision = {"reason": (
+            self.last_decision_ = {"reason": (
                 f"DD: no partition is deeper than {self.depth_threshold:g} on {key} "
                 f"(deepest {info['max_depth']}, average {info['average_depth']:.1f})")}
             return None
@@ -147,10 +146,6 @@ class DDPolicy:
                   f"table average depth {info['average_depth']:.1f}), sorted by {key}")
         params = {"key": key, "depth_threshold": self.depth_threshold,
                   "max_partitions": self.max_partitions}
-        self.last_decision = {"reason": reason}
+        self.last_decision_ = {"reason": reason}
         return data_driven_proposal(ctx, self.name, params, chosen, key, reason,
                                     {"key": key, **info})
-
-    def observe(self, feedback: Feedback) -> None:
-        """Data-driven: what happened does not change the next choice."""
-        return None

@@ -37,7 +37,7 @@ import numpy as np
 from engine.core.errors import InvalidParameterError
 from engine.metrics import profile as _profile
 from engine.metrics.ep import ep_files, subranges
-from engine.policy.base import Feedback, PolicyContext, Proposal
+from engine.policy.base import Policy, PolicyContext, Proposal
 from engine.policy.dd import choose_key, data_driven_proposal
 
 
@@ -168,8 +168,9 @@ def _rank(a: np.ndarray) -> np.ndarray:
     return np.unique(a, return_inverse=True)[1].reshape(-1)
 
 
-class DDEPPolicy:
-    """The patent's data-driven selection as a policy (one ``sort`` group on ``key``)."""
+class DDEPPolicy(Policy):
+    """The patent's data-driven selection as a policy (one ``sort`` group on ``key``); it
+    learns nothing from feedback."""
 
     name = "dd-ep"
 
@@ -189,7 +190,6 @@ class DDEPPolicy:
         self.ep_file_partitions = ep_file_partitions
         self.rounds = int(rounds)
         self.min_depth = float(min_depth)
-        self.last_decision: dict[str, Any] = {}
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         key = choose_key(ctx, self.key)
@@ -220,7 +220,7 @@ class DDEPPolicy:
                 "steps": _abridged(sel.steps)})
             pool = np.setdiff1d(pool, chosen_eps)
         if not picked:
-            self.last_decision = {"reason": (
+            self.last_decision_ = {"reason": (
                 f"DD-EP: no sub-range of {key} is covered deeper than {self.min_depth:g} "
                 f"(sum of the average depths of the EP files of {n_ep} partitions over it)")}
             return None
@@ -231,12 +231,8 @@ class DDEPPolicy:
                   f"{first['deepest_subrange'][2]:g}); seed EP file {first['seed_ep_file']}; "
                   f"{len(picked)} EP files of {n_ep} partitions in {len(rounds)} round(s), "
                   f"{int(chosen.sum())} partitions (threshold {self.partition_threshold} per round)")
-        self.last_decision = {"reason": reason}
+        self.last_decision_ = {"reason": reason}
         params = {"key": key, "partition_threshold": self.partition_threshold,
                   "ep_file_partitions": n_ep, "rounds": self.rounds, "min_depth": self.min_depth}
         return data_driven_proposal(ctx, self.name, params, chosen, key, reason,
                                     {"key": key, "ep_file_partitions": n_ep, "rounds": rounds})
-
-    def observe(self, feedback: Feedback) -> None:
-        """Data-driven: what happened does not change the next choice."""
-        return None

@@ -1,7 +1,5 @@
 """Pruning analysis: which partitions each scan fragment prunes, scans, fully covers.
 
-CONTRACT (other modules code against it; the implementation fills in the functions):
-
 ``analyze_fragment(zonemaps, fragment) -> FragmentScan`` works on the driver with numpy
 only, conservatively (a missing bound means "might match"). Utilization is the estimated
 fraction of a scanned partition's rows that match (uniform within the zonemap range),

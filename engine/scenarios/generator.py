@@ -46,6 +46,7 @@ from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
 from engine.table.model import TableSchema
 from engine.workload.model import Range, ScanFragment
+from engine.workload.sql.render import sql_literal
 
 DISTRIBUTIONS = ("uniform", "gaussian", "zipf", "distinct")
 
@@ -259,24 +260,14 @@ def _zipf_offsets(rng: np.random.Generator, alpha: float, n_max: int, size: int)
     return rng.choice(n_max, size=size, p=p / p.sum())
 
 
-def _fmt_sql_value(ltype: str, v: Any) -> str:
-    if ltype == "date":
-        return f"DATE '{v.isoformat()}'"
-    if ltype == "timestamp":
-        return f"TIMESTAMP '{v.isoformat(sep=' ')}'"
-    if ltype == "string":
-        return "'" + str(v).replace("'", "''") + "'"
-    return repr(v) if isinstance(v, float) else str(v)
-
-
-def range_sql(column: str, ltype: str, r: Range) -> str:
-    """SQL text for one closed range (both ends inclusive -> BETWEEN)."""
+def range_sql(column: str, r: Range) -> str:
+    """SQL text for one bounded range (both ends inclusive -> BETWEEN)."""
+    lo, hi = sql_literal(r.min), sql_literal(r.max)
     if r.min_inclusive and r.max_inclusive:
-        return f"{column} BETWEEN {_fmt_sql_value(ltype, r.min)} AND {_fmt_sql_value(ltype, r.max)}"
+        return f"{column} BETWEEN {lo} AND {hi}"
     lo_op = ">=" if r.min_inclusive else ">"
     hi_op = "<=" if r.max_inclusive else "<"
-    return (f"{column} {lo_op} {_fmt_sql_value(ltype, r.min)} AND "
-            f"{column} {hi_op} {_fmt_sql_value(ltype, r.max)}")
+    return f"{column} {lo_op} {lo} AND {column} {hi_op} {hi}"
 
 
 class _Window:
@@ -393,7 +384,7 @@ class _Generator:
     def fragment(self, q: _LiveQuery, sub: SubWorkload, b: int, period_idx: int, in_period: int,
                  seq: int, regenerated: bool, ts: dt.datetime) -> ScanFragment:
         projected = tuple(dict.fromkeys(list(q.template.columns) + list(q.box)))
-        where = " AND ".join(range_sql(c, self.types[c], r) for c, r in q.box.items())
+        where = " AND ".join(range_sql(c, r) for c, r in q.box.items())
         sql = f"SELECT {', '.join(projected)} FROM {self.ds.table} WHERE {where}"
         qid = f"{self.spec.name}-b{b + 1:03d}-{sub.name}-{seq:02d}-{q.template.name}"
         return ScanFragment(query_id=qid, table=self.ds.table, boxes=(dict(q.box),), columns=projected,

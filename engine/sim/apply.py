@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
+from engine.layout.groups import ordering_for_group
+from engine.policy.base import PlanGroup
 from engine.policy.costmodel import recluster_cost
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
-    from engine.policy.base import PlanGroup
     from engine.sim.table import SimTable
 
 
@@ -41,61 +41,34 @@ class ApplyResult:
 QDTREE_FIT_ROWS = 200_000  # Qd-trees are fitted on a sample of at most this many rows
 
 
-def _ordering_params(table: "SimTable", layout: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The layout parameters the ordering class takes (plans also carry notes for humans),
-    with JSON cut values (ISO dates) encoded like the data."""
-    import inspect
-
-    from engine.layout.base import make_ordering
-
-    if layout == "qdtree":
-        from engine.layout.qdtree import QdTree as cls
-    else:
-        cls = type(make_ordering(layout, ["a", "b"] if layout in ("hilbert", "zorder") else ["a"]))
-    accepted = {n for n, p in inspect.signature(cls).parameters.items()
-                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n != "columns"}
-    out = {k: v for k, v in params.items() if k in accepted}
-    if out.get("cuts"):
-        cuts = []
-        for c in out["cuts"]:
-            c = list(c)
-            ltype = table.types.get(str(c[0]), "float")
-            if isinstance(c[1], str) and ltype != "string":
-                c[1] = logical_types.encode_scalar(ltype, c[1])
-            cuts.append(c)
-        out["cuts"] = cuts
-    return out
-
-
 def order_rows(table: "SimTable", rows: np.ndarray, layout: str, columns: Sequence[str],
-               params: dict | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
-    """``rows`` permuted into the layout's order (an :mod:`engine.layout` ordering), and for
-    a Qd-tree the start offsets of its leaves (each leaf is cut on its own)."""
-    from engine.layout.base import make_ordering
-    from engine.layout.qdtree import scale_min_leaf_rows
+               params: Mapping[str, Any] | None = None, seed: int = 0,
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+    """``rows`` permuted into the layout's order, and for a Qd-tree the start offsets of its
+    leaves (each leaf is cut on its own).
 
+    The ordering is the group's :func:`engine.layout.groups.ordering_for_group`, as on
+    Spark; a sort key (and a one-column curve) is an exact lexicographic sort. A Qd-tree is
+    fitted on a sample of at most :data:`QDTREE_FIT_ROWS` rows, then routes every row.
+    """
     cols = [c for c in columns if c in table.data]
     if not cols:
         raise InvalidParameterError(f"layout {layout} over {list(columns)}: no column with data")
     data = {c: table.data[c][rows] for c in cols}
-    params = _ordering_params(table, layout, params or {})
     if layout == "sort" or len(cols) == 1 and layout in ("hilbert", "zorder"):
         keys = [data[c] for c in reversed(cols)]
         return rows[np.lexsort(keys)], None
-    if layout != "qdtree":
-        ordering = make_ordering(layout, cols, params).fit(data)
-        return rows[ordering.order(data)], None
-    # Qd-tree: fit on a sample (min_leaf_rows scaled to it), route every row to its leaf
+    group = PlanGroup((), layout, tuple(cols), layout_params=dict(params or {}))
     n = len(rows)
-    min_leaf = int(params.get("min_leaf_rows") or table.target_rows)
     fit = data
-    if n > QDTREE_FIT_ROWS:
+    if layout == "qdtree" and n > QDTREE_FIT_ROWS:
         pick = np.sort(np.random.default_rng(seed).choice(n, size=QDTREE_FIT_ROWS, replace=False))
         fit = {c: a[pick] for c, a in data.items()}
-        min_leaf = scale_min_leaf_rows(min_leaf, QDTREE_FIT_ROWS, n)
-    params["min_leaf_rows"] = min_leaf
-    ordering = make_ordering("qdtree", cols, params).fit(fit)
+    ordering = ordering_for_group(group, table.types, fit, group_rows=n,
+                                  default_leaf_rows=table.target_rows)
     perm = ordering.order(data)
+    if layout != "qdtree":
+        return rows[perm], None
     leaf = ordering.keys(data)[perm]
     starts = np.flatnonzero(np.r_[True, leaf[1:] != leaf[:-1]])
     return rows[perm], starts

@@ -1,15 +1,11 @@
 """Run a scenario against policies over in-memory tables.
 
-For each policy, a fresh :class:`SimTable` replays the scenario batch by batch:
-
-1. period start: period-aware baselines get :class:`engine.policy.baselines.PeriodInfo`;
-2. ingestion: the batch's rows are appended in natural order, cut to target size;
-3. ``before_queries`` (QD's full repartition at a period start, the oracle's full sort);
-4. the batch's queries run: each is charged the projection-aware bytes of the partitions
-   its zonemap pruning keeps (:mod:`engine.sim.scan`);
-5. reclustering (only in periods that allow it): the policy gets a
-   :class:`engine.policy.base.PolicyContext` and its proposal is applied in memory
-   (:mod:`engine.sim.apply`) and priced by the shared cost model.
+For each policy, a :class:`SimRun` (the batch protocol of :mod:`engine.sim.driver` over a
+fresh :class:`SimTable`) replays the scenario batch by batch: ingestion appends the
+batch's rows in natural order, cut to target size; each query is charged the
+projection-aware bytes of the partitions its zonemap pruning keeps (:mod:`engine.sim.scan`);
+a proposal is applied in memory (:mod:`engine.sim.apply`) and priced by the shared cost
+model.
 
 When policies decide: once per batch, after its queries (``act_every="batch"``, the
 default). WAIR's paper triggers Algorithm 2 "right after completing each query"; the
@@ -19,18 +15,13 @@ the batch form for every policy so all of them see the same decision points and 
 window; ``act_every="query"`` runs the per-query form (slower; only queries of
 reclustering periods trigger decisions).
 
-Feedback: each executed proposal is followed on later queries: the bytes each would read
-over the rewritten partitions' old zonemaps minus over their replacements, priced at scan
-rate like equation 3. By default (``feedback="batch"``) it is followed for one batch's
-worth of queries (at most its window) and the realized saving is reported extrapolated to
-the window's length (``window_queries``), so predicted and realized are compared per
-window, at the next decision point. The paper compares "after completing a window W of
-queries", but it decides after every query, so windows complete continuously; with
-decisions once per batch, waiting for a whole window of hundreds of queries
-(``feedback="window"``, available) delays WAIR's credit and window updates by dozens of
-batches (see ``bench/README_sim.md`` for the measured effect).
-Then ``observe(Feedback)`` is called (WAIR's credit and window adaptation); pending
-feedback is delivered at the end.
+Feedback (:class:`engine.sim.driver.Pending`): by default (``feedback="batch"``) an
+executed proposal is followed for one batch's worth of queries and its realized saving
+extrapolated to its window. The paper compares "after completing a window W of queries",
+but it decides after every query, so windows complete continuously; with decisions once
+per batch, waiting for a whole window of hundreds of queries (``feedback="window"``,
+available) delays WAIR's credit and window updates by dozens of batches (see
+``bench/README_sim.md`` for the measured effect).
 
 The scan analysis handed to policies (``ctx.scans``) is computed lazily with
 :func:`engine.scan.pruning.analyze_fragment` on the current zonemaps and cached until the
@@ -41,30 +32,27 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence as SequenceABC
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from engine.core.errors import InvalidParameterError
-from engine.policy.base import Feedback, PolicyContext, Proposal
-from engine.policy.baselines import PeriodInfo
+from engine.policy.base import Feedback, Policy, PolicyContext, Proposal
+from engine.policy.baselines import NewDataSort, Oracle
 from engine.policy.costmodel import money, scan_seconds
+from engine.policy.wair import WairPolicy
+from engine.scan.pruning import FragmentScan, analyze_fragment
 from engine.sim.apply import ApplyResult, apply_groups
+from engine.sim.driver import HISTORY_LIMIT, BatchDriver, Pending, Rewrite, check_modes
 from engine.sim.records import BatchRecord, PolicyRun
 from engine.sim.scan import CompiledFragment, compile_fragment, query_cost
 from engine.sim.table import SimTable
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
-    from engine.scan.pruning import FragmentScan
+    from engine.scenarios.generator import Batch, Scenario
     from engine.table.model import ZoneMaps
-    from engine.scenarios.generator import Scenario
     from engine.workload.model import ScanFragment
 
-ACT_MODES = ("batch", "query")
-FEEDBACK_MODES = ("batch", "window")
-HISTORY_LIMIT = 1024  # fragments offered to a policy as its window (most recent last)
 ProgressFn = Callable[[Mapping[str, Any]], None]
 
 
@@ -89,9 +77,7 @@ class ScanCache:
             del self._state[qid]
 
     def scan(self, frag: "ScanFragment", zm: "ZoneMaps", live: np.ndarray,
-             read_bytes: np.ndarray) -> "FragmentScan":
-        from engine.scan.pruning import FragmentScan, analyze_fragment
-
+             read_bytes: np.ndarray) -> FragmentScan:
         upto, spids, cov, util = self._state.get(
             frag.query_id, (0, np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0)))
         fresh = live[live >= upto]
@@ -126,15 +112,15 @@ class ScanCache:
 class LazyScans(SequenceABC):
     """``FragmentScan`` of each window fragment over one zonemaps version, computed on access."""
 
-    def __init__(self, run: "_Run", zm: "ZoneMaps", live: np.ndarray,
+    def __init__(self, run: "SimRun", zm: "ZoneMaps", live: np.ndarray,
                  fragments: Sequence["ScanFragment"]) -> None:
         self._run, self._zm, self._live, self._frags = run, zm, live, fragments
-        self._memo: dict[int, "FragmentScan"] = {}
+        self._memo: dict[int, FragmentScan] = {}
 
     def __len__(self) -> int:
         return len(self._frags)
 
-    def _one(self, i: int) -> "FragmentScan":
+    def _one(self, i: int) -> FragmentScan:
         scan = self._memo.get(i)
         if scan is None:
             f = self._frags[i]
@@ -153,76 +139,50 @@ class LazyScans(SequenceABC):
         return self._one(i)
 
 
-@dataclass
-class _Pending:
-    """An executed proposal whose realized saving is being measured on later queries."""
+class SimRun(BatchDriver):
+    """One policy's pass over the scenario on an in-memory :class:`SimTable`."""
 
-    predicted_s: float
-    cost_s: float
-    old_zm: "ZoneMaps"
-    new_zm: "ZoneMaps"
-    target: int
-    scale_to: int = 0  # extrapolate the realized saving to this many queries (0: no)
-    saved_s: float = 0.0
-    n: int = 0
-
-    @property
-    def realized_s(self) -> float:
-        if self.scale_to and self.n:
-            return self.saved_s * self.scale_to / self.n
-        return self.saved_s
-
-    def add(self, cf: CompiledFragment, settings: "Settings") -> None:
-        before = query_cost(self.old_zm, cf).bytes
-        after = query_cost(self.new_zm, cf).bytes
-        self.saved_s += scan_seconds(before - after, settings)
-        self.n += 1
-
-
-class _Run:
-    """One policy's pass over the scenario."""
-
-    def __init__(self, scenario: "Scenario", name: str, policy: Any, settings: "Settings",
-                 compiled: Mapping[str, CompiledFragment], act_every: str, history: int,
-                 observer: Callable[..., None] | None = None, feedback: str = "batch") -> None:
-        self.sc, self.name, self.policy, self.settings = scenario, name, policy, settings
+    def __init__(self, scenario: "Scenario", name: str, policy: Policy, settings: "Settings",
+                 compiled: Mapping[str, CompiledFragment], act_every: str = "batch",
+                 history: int = HISTORY_LIMIT, observer: Callable[..., None] | None = None,
+                 feedback: str = "batch") -> None:
+        super().__init__(scenario, policy, settings, compiled, history=history,
+                         act_every=act_every, feedback=feedback)
+        self.name = name
         self.observer = observer
-        self.feedback = feedback
-        self.compiled = compiled
-        self.act_every = act_every
-        self.history_limit = history
         ds = scenario.dataset
         self.table = SimTable(ds.schema, ds.data, ds.widths, scenario.spec.target_rows)
-        self.types = dict(ds.schema.columns)
-        self.history: list["ScanFragment"] = []
-        self.queries_seen = 0
-        self.pending: list[_Pending] = []
         self.scans = ScanCache(self.table)
         self._rb_cache: dict[tuple[str, ...], np.ndarray] = {}
         self._rb_version = -1
-        self.run = PolicyRun(name, _policy_params(policy))
+        self.run = PolicyRun(name, run_params(policy))
+        self.rec = BatchRecord(0, 0, 0, False)  # the batch in progress
+        self._pruned_share: list[float] = []  # its queries' pruned shares
 
-    # ------------------------------------------------------------------ helpers
+    # ------------------------------------------------------------------ the table
     def context(self) -> PolicyContext:
         zm, live = self.table.zonemaps()
         window = self.history[-self.history_limit:]
         if len(self.history) > 2 * self.history_limit:
             del self.history[: len(self.history) - self.history_limit]
             self.scans.forget({f.query_id for f in self.history})
-        return PolicyContext(table=self.sc.table, snapshot_id=f"sim-v{self.table.version}", zonemaps=zm,
-                             window=window, scans=LazyScans(self, zm, live, window),
+        return PolicyContext(table=self.scenario.table, snapshot_id=f"sim-v{self.table.version}",
+                             zonemaps=zm, window=window, scans=LazyScans(self, zm, live, window),
                              settings=self.settings, queries_seen=self.queries_seen)
 
-    def execute(self, proposal: Proposal | None, rec: BatchRecord, charged: bool = True) -> None:
-        if proposal is None or not proposal.groups:
-            return
+    def ingest(self, batch: "Batch") -> list[str]:
+        new = self.table.ingest(batch.row_start, batch.row_stop)
+        return [self.table.path(int(p)) for p in new]
+
+    def execute(self, proposal: Proposal, charged: bool) -> Rewrite | None:
+        rec = self.rec
         before_paths = [p for g in proposal.groups for p in g.partitions]
         old_pids = np.unique(np.array([self.table.pid_of(p) for p in before_paths], dtype=np.int64))
         old_zm = self.table.zonemaps_of(old_pids)
         res: ApplyResult = apply_groups(self.table, proposal.groups, self.settings)
         if not charged:
             rec.uncharged_bytes += res.bytes_read + res.bytes_written
-            return
+            return None
         rec.recluster_bytes_read += res.bytes_read
         rec.recluster_bytes_written += res.bytes_written
         rec.recluster_cpu_s += res.cpu_seconds
@@ -231,40 +191,28 @@ class _Run:
         rec.recluster_groups += res.groups
         for k, v in res.layouts.items():
             rec.recluster_layouts[k] = rec.recluster_layouts.get(k, 0) + v
-        predicted = float(proposal.predicted_saving.get("cpu_seconds", 0.0) or 0.0)
-        target = int(proposal.predicted_saving.get("window_queries", 0) or 0)
-        per_batch = max(1, self._queries_per_batch())
-        scale_to = 0
-        if target <= 0:
-            target = per_batch
-        elif self.feedback == "batch" and target > per_batch:
-            target, scale_to = per_batch, target
-        self.pending.append(_Pending(predicted, res.cpu_seconds, old_zm,
-                                     self.table.zonemaps_of(res.new_pids), target, scale_to))
+        return Rewrite(old_zm, self.table.zonemaps_of(res.new_pids), res.cpu_seconds)
 
-    def _queries_per_batch(self) -> int:
-        counts = [len(b.fragments) for b in self.sc.batches if b.fragments]
-        return int(np.median(counts)) if counts else 1
-
-    def deliver(self, final: bool = False) -> None:
-        keep = []
-        for p in self.pending:
-            if p.n >= p.target or (final and p.n > 0):
-                fb = Feedback(predicted_saving_cpu_s=p.predicted_s, realized_saving_cpu_s=p.realized_s,
-                              recluster_cost_cpu_s=p.cost_s, queries=p.scale_to or p.n)
-                self.policy.observe(fb)
-                self.run.feedbacks.append({"predicted_cpu_s": p.predicted_s, "realized_cpu_s": p.realized_s,
-                                           "measured_cpu_s": p.saved_s, "measured_queries": float(p.n),
-                                           "cost_cpu_s": p.cost_s, "queries": float(p.scale_to or p.n)})
-            elif not final:
-                keep.append(p)
-        self.pending = keep
-
-    def decide(self, rec: BatchRecord) -> None:
-        t0 = time.perf_counter()
-        proposal = self.policy.propose(self.context())
-        rec.decision_s += time.perf_counter() - t0
-        self.execute(proposal, rec)
+    def query(self, batch: "Batch", fragment: "ScanFragment", compiled: CompiledFragment) -> None:
+        """Charge the projection-aware bytes of the partitions the query's pruning keeps."""
+        rec, table = self.rec, self.table
+        zm, _ = table.zonemaps()
+        cost = query_cost(zm, compiled, self.read_bytes(zm, compiled.columns))
+        if self.observer is not None:
+            self.observer(batch=batch, fragment=fragment, table=table, cost=cost)
+        rec.queries += 1
+        rec.partitions = cost.total
+        rec.query_bytes += cost.bytes
+        wl = str(fragment.extra.get("workload", "all"))
+        rec.query_bytes_by_workload[wl] = rec.query_bytes_by_workload.get(wl, 0.0) + cost.bytes
+        rec.partitions_scanned += cost.scanned
+        rec.partitions_pruned += cost.total - cost.scanned
+        share = 1.0 - cost.scanned / cost.total if cost.total else 0.0
+        self._pruned_share.append(share)
+        if batch.measured:
+            self.run.query_bytes.append(cost.bytes)
+            self.run.query_pruning.append(share)
+            self.run.query_workload.append(wl)
 
     def read_bytes(self, zm: "ZoneMaps", columns: tuple[str, ...]) -> np.ndarray:
         if self._rb_version != self.table.version:
@@ -274,88 +222,54 @@ class _Run:
             rb = self._rb_cache[columns] = zm.read_bytes(list(columns))
         return rb
 
+    # ------------------------------------------------------------------ records
+    def queries_done(self, batch: "Batch") -> None:
+        rec = self.rec
+        if not batch.fragments:
+            rec.partitions = self.table.n_partitions
+        rec.pruning_rate = float(np.mean(self._pruned_share)) if self._pruned_share else 0.0
+        rec.query_cpu_s = scan_seconds(rec.query_bytes, self.settings)
+        rec.money += money(rec.query_cpu_s, self.settings)
+
+    def decided(self, seconds: float) -> None:
+        self.rec.decision_s += seconds
+
+    def observed(self, pending: Pending, feedback: Feedback) -> None:
+        self.run.feedbacks.append({
+            "predicted_cpu_s": pending.predicted_s, "realized_cpu_s": pending.realized_s,
+            "measured_cpu_s": pending.saved_s, "measured_queries": float(pending.n),
+            "cost_cpu_s": pending.cost_s, "queries": float(pending.scale_to or pending.n)})
+
     # ------------------------------------------------------------------ the loop
-    def go(self, progress: ProgressFn | None, index: int, n_policies: int) -> PolicyRun:
-        sc, table = self.sc, self.table
+    def go(self, progress: ProgressFn | None = None, index: int = 0,
+           n_policies: int = 1) -> PolicyRun:
+        """Every batch of the scenario, then the pending feedback; the run's record."""
+        sc = self.scenario
         t_start = time.perf_counter()
-        period_frags: dict[int, list["ScanFragment"]] = {}
         for batch in sc.batches:
-            period = sc.period(batch.period)
-            rec = BatchRecord(batch.period, batch.batch, batch.index, batch.measured)
-            if batch.batch == 1 and hasattr(self.policy, "begin_period"):
-                prev = period_frags.get(batch.period - 1) or self.history
-                self.policy.begin_period(PeriodInfo(
-                    period=batch.period, recluster=batch.recluster, oracle_layout=period.oracle_layout,
-                    oracle_columns=tuple(period.oracle_columns), history=list(prev),
-                    target_rows=sc.spec.target_rows, types=self.types))
-            new = table.ingest(batch.row_start, batch.row_stop)
-            if hasattr(self.policy, "ingested"):
-                self.policy.ingested([table.path(int(p)) for p in new])
-            if batch.recluster and hasattr(self.policy, "before_queries"):
-                t0 = time.perf_counter()
-                proposal = self.policy.before_queries(self.context())
-                rec.decision_s += time.perf_counter() - t0
-                self.execute(proposal, rec, charged=getattr(self.policy, "charged", True))
-            pruned_share = []
-            for frag in batch.fragments:
-                cf = self.compiled[frag.query_id]
-                zm, _ = table.zonemaps()
-                cost = query_cost(zm, cf, self.read_bytes(zm, cf.columns))
-                if self.observer is not None:
-                    self.observer(batch=batch, fragment=frag, table=table, cost=cost)
-                rec.queries += 1
-                rec.partitions = cost.total
-                rec.query_bytes += cost.bytes
-                wl = str(frag.extra.get("workload", "all"))
-                rec.query_bytes_by_workload[wl] = rec.query_bytes_by_workload.get(wl, 0.0) + cost.bytes
-                rec.partitions_scanned += cost.scanned
-                rec.partitions_pruned += cost.total - cost.scanned
-                share = 1.0 - cost.scanned / cost.total if cost.total else 0.0
-                pruned_share.append(share)
-                if batch.measured:
-                    self.run.query_bytes.append(cost.bytes)
-                    self.run.query_pruning.append(share)
-                    self.run.query_workload.append(wl)
-                for p in self.pending:
-                    p.add(cf, self.settings)
-                self.history.append(frag)
-                period_frags.setdefault(batch.period, []).append(frag)
-                self.queries_seen += 1
-                self.deliver()
-                if self.act_every == "query" and batch.recluster:
-                    self.decide(rec)
-            if not batch.fragments:
-                rec.partitions = table.n_partitions
-            rec.pruning_rate = float(np.mean(pruned_share)) if pruned_share else 0.0
-            rec.query_cpu_s = scan_seconds(rec.query_bytes, self.settings)
-            rec.money += money(rec.query_cpu_s, self.settings)
-            if self.act_every == "batch" and batch.recluster:
-                self.decide(rec)
-            self.run.batches.append(rec)
+            self.rec = BatchRecord(batch.period, batch.batch, batch.index, batch.measured)
+            self._pruned_share = []
+            self.step(batch)
+            self.run.batches.append(self.rec)
             if progress is not None:
                 progress({"policy": self.name, "policy_index": index, "policies": n_policies,
-                          "batch": batch.index + 1, "batches": len(sc.batches), "period": batch.period,
-                          "query_bytes": rec.query_bytes, "recluster_bytes": rec.recluster_bytes})
-        self.deliver(final=True)
+                          "batch": batch.index + 1, "batches": len(sc.batches),
+                          "period": batch.period, "query_bytes": self.rec.query_bytes,
+                          "recluster_bytes": self.rec.recluster_bytes})
+        self.finish()
         self.run.wall_seconds = time.perf_counter() - t_start
         return self.run
 
 
-def _policy_params(policy: Any) -> dict[str, Any]:
-    params = getattr(policy, "params", None)
-    if params is not None and hasattr(params, "to_json"):
-        return dict(params.to_json())
-    if isinstance(params, Mapping):
-        return dict(params)
-    out = {}
-    for k in ("key", "depth_threshold", "max_partitions", "partition_threshold", "columns", "layout"):
-        if hasattr(policy, k):
-            v = getattr(policy, k)
-            out[k] = list(v) if isinstance(v, tuple) else v
-    inner = getattr(policy, "inner", None)
-    if inner is not None:
-        out.update(_policy_params(inner))
-    return out
+def run_params(policy: Policy) -> dict[str, Any]:
+    """The parameters a run reports (``params`` in the simulator's JSON, unchanged since it
+    was first printed): WAIR's validated record; for NN and the oracle the key they start
+    with (empty until a period gives one); nothing for the others."""
+    if isinstance(policy, WairPolicy):
+        return policy.params.to_json()
+    if isinstance(policy, (NewDataSort, Oracle)):
+        return {"columns": list(policy.columns_), "layout": policy.layout_}
+    return {}
 
 
 def compile_scenario(scenario: "Scenario") -> dict[str, CompiledFragment]:
@@ -363,7 +277,7 @@ def compile_scenario(scenario: "Scenario") -> dict[str, CompiledFragment]:
     return {f.query_id: compile_fragment(f, types) for b in scenario.batches for f in b.fragments}
 
 
-def simulate_policies(scenario: "Scenario", policies: Mapping[str, Any], settings: "Settings",
+def simulate_policies(scenario: "Scenario", policies: Mapping[str, Policy], settings: "Settings",
                       progress: ProgressFn | None = None, act_every: str = "batch",
                       history: int = HISTORY_LIMIT,
                       compiled: Mapping[str, CompiledFragment] | None = None,
@@ -373,14 +287,11 @@ def simulate_policies(scenario: "Scenario", policies: Mapping[str, Any], setting
 
     ``observer(batch=, fragment=, table=, cost=)`` is called for every query (tests use it
     to check the charged bytes against a brute-force evaluation)."""
-    if act_every not in ACT_MODES:
-        raise InvalidParameterError(f"act_every must be one of {', '.join(ACT_MODES)}, got {act_every!r}")
-    if feedback not in FEEDBACK_MODES:
-        raise InvalidParameterError(f"feedback must be one of {', '.join(FEEDBACK_MODES)}, got {feedback!r}")
+    check_modes(act_every, feedback)
     compiled = compiled or compile_scenario(scenario)
     out: dict[str, PolicyRun] = {}
     for i, (name, policy) in enumerate(policies.items()):
-        out[name] = _Run(scenario, name, policy, settings, compiled, act_every, history, observer,
-                         feedback).go(
-            progress, i, len(policies))
+        run = SimRun(scenario, name, policy, settings, compiled, act_every, history, observer,
+                     feedback)
+        out[name] = run.go(progress, i, len(policies))
     return out

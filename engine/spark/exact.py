@@ -15,20 +15,24 @@ benchmark to have DuckDB compute the same counts.
 
 from __future__ import annotations
 
-import datetime as dt
 import decimal
 import urllib.parse
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pyarrow.types as pat
 
 from engine.core.errors import ColumnNotFoundError
+from engine.core.logical_types import encode_arrow, encode_scalar, logical_type_of_arrow
 from engine.scan.pruning import FragmentScan, analyze_fragment
 from engine.table import fs
-from engine.core.logical_types import encode_arrow, encode_scalar
+from engine.workload.sql.render import sql_literal
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
     from engine.table.model import Snapshot
     from engine.workload.model import Range, ScanFragment
@@ -46,47 +50,6 @@ def canonical_path(path: str) -> str:
             p = p[1:]
         return fs.normalize(p)
     return fs.normalize(p)
-
-
-def _range_condition(col: "Column", dtype: Any, rng: "Range") -> "Column":
-    from pyspark.sql import functions as F
-
-    def lit(v: Any) -> "Column":
-        if isinstance(v, dt.datetime):
-            return F.lit(v.isoformat(sep=" ")).cast(dtype)  # parsed in the session time zone
-        if isinstance(v, dt.date):
-            return F.lit(v.isoformat()).cast("date")
-        if isinstance(v, decimal.Decimal):
-            return F.lit(v)
-        return F.lit(v)
-
-    cond = col.isNotNull()
-    if rng.min is not None:
-        cond = cond & ((col >= lit(rng.min)) if rng.min_inclusive else (col > lit(rng.min)))
-    if rng.max is not None:
-        cond = cond & ((col <= lit(rng.max)) if rng.max_inclusive else (col < lit(rng.max)))
-    return cond
-
-
-def spark_condition(df: "DataFrame", fragment: "ScanFragment") -> "Column":
-    """The fragment's boxes as one boolean Spark column (never NULL)."""
-    from pyspark.sql import functions as F
-
-    fields = {f.name: f.dataType for f in df.schema.fields}
-    lower = {k.lower(): k for k in fields}
-    if not fragment.boxes:
-        return F.lit(True)
-    any_box = F.lit(False)
-    for box in fragment.boxes:
-        all_cols = F.lit(True)
-        for column, rng in box.items():
-            name = column if column in fields else lower.get(column.lower())
-            if name is None:
-                raise ColumnNotFoundError(
-                    f"query {fragment.query_id}: column {column!r} is not in the table's files")
-            all_cols = all_cols & _range_condition(F.col(f"`{name}`"), fields[name], rng)
-        any_box = any_box | all_cols
-    return F.coalesce(any_box, F.lit(False))
 
 
 def _resolve(fields: Sequence[str], fragment: "ScanFragment", column: str) -> str:
@@ -113,10 +76,6 @@ def _range_mask(array: Any, encoded: Any, rng: "Range") -> np.ndarray:
     """Rows of one column inside ``rng`` (NULL never inside). Values are compared encoded
     with :mod:`engine.core.logical_types` like the estimate does, except decimals: Arrow's decimal to
     float cast is not correctly rounded, so they are compared exactly by Arrow."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.types as pat
-
     if pat.is_decimal(array.type):
         mask = pc.is_valid(array)
         if rng.min is not None:
@@ -151,12 +110,6 @@ def _file_counter(paths: Sequence[str], plan: list[Any], need: np.ndarray | None
     zonemaps prune, or fully cover, for that fragment); a file no fragment needs is not read.
     """
     def count(batches: Any) -> Any:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
-
-        from engine.core.logical_types import logical_type_of_arrow
-
         for batch in batches:
             out_f: list[int] = []
             out_j: list[int] = []
@@ -233,8 +186,7 @@ def exact_counts(spark: "SparkSession", paths: Sequence[str],
     the (file, fragment, count) rows. With ``zonemaps`` (rows following ``paths``) a
     fragment is only evaluated on the files the zonemaps say it scans but does not fully
     cover: pruned files count 0, fully covered files all their rows, as the pruning proves."""
-    import pyarrow.parquet as pq
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     paths = [str(p) for p in paths]
     filesystem, inner = fs.filesystem(paths[0]) if paths else (None, None)
@@ -290,20 +242,6 @@ def exact_scans(spark: "SparkSession", snapshot: "Snapshot",
 
 
 # -- SQL text (DuckDB dialect), for the benchmark and cross-checks ------------------------
-def sql_literal(value: Any) -> str:
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, dt.datetime):
-        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
-    if isinstance(value, dt.date):
-        return f"DATE '{value.isoformat()}'"
-    if isinstance(value, (int, decimal.Decimal)):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
-
-
 def fragment_sql(fragment: "ScanFragment", quote: str = '"') -> str:
     """The fragment's boxes as a SQL boolean expression (TRUE without boxes)."""
     if not fragment.boxes:
@@ -325,7 +263,7 @@ def fragment_sql(fragment: "ScanFragment", quote: str = '"') -> str:
 def duckdb_counts(paths: Sequence[str], fragments: Sequence["ScanFragment"],
                   con: Any = None) -> tuple[dict[str, int], np.ndarray]:
     """The same counts as :func:`exact_counts`, computed by DuckDB in one pass."""
-    import duckdb
+    import duckdb  # costly import: only the benchmark and cross-checks count with DuckDB
 
     con = con or duckdb.connect()
     sums = ", ".join(f"SUM(CASE WHEN {fragment_sql(f)} THEN 1 ELSE 0 END) AS m{i}"

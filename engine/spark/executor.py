@@ -33,10 +33,20 @@ from __future__ import annotations
 import math
 import os
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+import numpy as np
+import pyarrow as pa
+
+from engine.core import logical_types
 from engine.core.errors import ExecutionError, PlanError, StalePlanError
+from engine.layout.base import ordering_from_json
+from engine.layout.groups import ordering_for_group
+from engine.spark import footers_parallel
+from engine.spark.session import get_spark
+from engine.table.store import TableStore
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -110,7 +120,7 @@ def remove_dir(spark: "SparkSession", directory: str) -> None:
 
 # -- checksums ---------------------------------------------------------------------------
 def _checksum_exprs(columns: Sequence[str]) -> list[Any]:
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     cols = [F.col(f"`{c}`") for c in columns]
     return [F.count(F.lit(1)).alias("n"),
@@ -144,32 +154,23 @@ def _sample(df: "DataFrame", columns: Sequence[str], total_rows: int) -> Any:
 def _fit_ordering(df: "DataFrame", group: "PlanGroup", schema: "TableSchema",
                   total_rows: int, rows_per_file: float) -> tuple[dict[str, Any], str, Any,
                                                                   dict[str, Any]]:
-    """Fit the group's ordering on a driver-side sample.
+    """Fit the group's ordering (:func:`engine.layout.groups.ordering_for_group`) on a
+    driver-side sample.
 
     Returns (to_json, key dtype, the sample's keys, what was fitted): the keys give the
-    range boundaries. A Qd-tree's ``min_leaf_rows`` counts rows of the group (default: one
-    output file) and is scaled to the sample the tree is fitted on; its key is the fine key
-    (leaf, rank of the first column), so a leaf larger than a file can be cut along the
-    first column.
+    range boundaries. A Qd-tree's ``min_leaf_rows`` defaults to one output file; its key is
+    the fine key (leaf, rank of the first column), so a leaf larger than a file can be cut
+    along the first column.
     """
-    import numpy as np
-
-    from engine.core import logical_types
-
     cols = list(group.columns)
     types = {c: schema.type_of(c) for c in cols}
     table = _sample(df, cols, total_rows)
     data = {c: logical_types.encode_arrow(types[c], table.column(c))[0] for c in cols}
-    params = dict(group.layout_params or {})
+    ordering = ordering_for_group(group, types, data, group_rows=total_rows,
+                                  default_leaf_rows=max(1, round(rows_per_file)))
     fit: dict[str, Any] = {"sample_rows": table.num_rows}
     if group.layout == "qdtree":
-        from engine.layout.qdtree import scale_min_leaf_rows
-
-        wanted = int(params.get("min_leaf_rows") or max(1, round(rows_per_file)))
-        params["min_leaf_rows"] = scale_min_leaf_rows(wanted, table.num_rows, total_rows)
-        fit["min_leaf_rows"] = params["min_leaf_rows"]
-    ordering = build_ordering(group.layout, cols, params, types).fit(data)
-    if group.layout == "qdtree":
+        fit["min_leaf_rows"] = ordering.min_leaf_rows
         keys = np.asarray(ordering.fine_keys(data))
         fit["leaves"] = int(ordering.n_leaves_)
     else:
@@ -189,8 +190,6 @@ def leaf_cuts(sample_keys: Any, n_leaves: int, group_rows: int, rows_per_file: f
     >>> leaf_cuts([0, 1, 2, 3, 4, 5, 131072, 131073], 2, 8, 3.0)
     [3, 131072]
     """
-    import numpy as np
-
     keys = np.sort(np.asarray(sample_keys, dtype=np.int64))
     leaf = keys >> np.int64(FINE_SHIFT)
     scale = group_rows / max(1, len(keys))
@@ -214,7 +213,7 @@ def hash_targets(spark: "SparkSession", n: int) -> list[int]:
     """Integers ``v_i`` with ``pmod(hash(v_i), n) == i``: ``repartition(n, col)`` (Spark's
     hash partitioning, Murmur3 seed 42) then sends the rows whose column is ``v_i`` to
     partition ``i`` exactly. Found once per n with a tiny job and cached."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     if n in _TARGETS:
         return _TARGETS[n]
@@ -252,7 +251,7 @@ def range_partition(spark: "SparkSession", df: "DataFrame", key: Any, cuts: Sequ
                     n: int) -> "DataFrame":
     """Rows with ``key`` in the i-th range between ``cuts`` go to partition i (nulls to the
     first), in one shuffle and without Spark's sampling pass over all columns."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     targets = hash_targets(spark, n)
     pid = F.when(key.isNull(), F.lit(targets[0]))
@@ -260,56 +259,6 @@ def range_partition(spark: "SparkSession", df: "DataFrame", key: Any, cuts: Sequ
         pid = pid.when(key < F.lit(cut), F.lit(targets[i]))
     pid = pid.otherwise(F.lit(targets[len(cuts)])).cast("long")
     return df.withColumn(PID_COLUMN, pid).repartition(n, F.col(PID_COLUMN)).drop(PID_COLUMN)
-
-
-def _layout_api() -> tuple[Any, Any]:
-    try:
-        from engine.layout import make_ordering, ordering_from_json
-    except ImportError:  # the package may export them only from its base module
-        from engine.layout.base import make_ordering, ordering_from_json
-    return make_ordering, ordering_from_json
-
-
-#: layout_params keys that are notes for humans (WAIR's anchor), not ordering parameters
-NOTE_PARAMS = frozenset({"anchor", "similarity"})
-
-
-def build_ordering(layout: str, columns: Sequence[str], layout_params: Mapping[str, Any],
-                   types: Mapping[str, str] | None = None) -> Any:
-    """An unfitted ordering from a plan group's layout and ``layout_params``.
-
-    Every key must be a parameter of the layout's class or a known note
-    (:data:`NOTE_PARAMS`): a misspelt key silently dropped would run a different layout
-    than the plan shows, so it is a PlanError. Given the columns' logical ``types``, a
-    Qd-tree's cut and query bounds written as JSON strings (ISO dates) are encoded like
-    the data.
-    """
-    import inspect
-
-    from engine.core.errors import InvalidParameterError
-    from engine.layout.base import _classes
-
-    make_ordering, _ = _layout_api()
-    classes = _classes()
-    if layout not in classes:
-        raise PlanError(f"unknown layout {layout!r}; choose one of {', '.join(classes)}")
-    accepted = {n for n, p in inspect.signature(classes[layout]).parameters.items()
-                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n != "columns"}
-    params = dict(layout_params or {})
-    unknown = sorted(k for k in params if k not in accepted and k not in NOTE_PARAMS)
-    if unknown:
-        raise PlanError(f"layout_params {', '.join(map(repr, unknown))} of a {layout} group "
-                        f"are not parameters of that layout (it takes: "
-                        f"{', '.join(sorted(accepted)) or 'none'})")
-    params = {k: v for k, v in params.items() if k in accepted}
-    try:
-        if layout == "qdtree" and types is not None:
-            from engine.layout.qdtree import encode_bounds
-
-            params = encode_bounds(params, types)
-        return make_ordering(layout, list(columns), params)
-    except InvalidParameterError as exc:
-        raise PlanError(f"{layout} group over {', '.join(columns)}: {exc}") from None
 
 
 def _with_key(df: "DataFrame", ordering_json: Mapping[str, Any], dtype: str,
@@ -321,7 +270,7 @@ def _with_key(df: "DataFrame", ordering_json: Mapping[str, Any], dtype: str,
     ordering travels as JSON in the closure and is rebuilt once per task. ``fine``: the
     Qd-tree's :meth:`~engine.layout.qdtree.QdTree.fine_keys` instead of its leaf ids.
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
     from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
     key_type = LongType() if dtype == "long" else DoubleType()
@@ -331,27 +280,18 @@ def _with_key(df: "DataFrame", ordering_json: Mapping[str, Any], dtype: str,
     holder: dict[str, Any] = {}
 
     def keys_of(arrays: Sequence[Any]) -> Any:  # executed in the Python workers
-        import numpy as np
-
-        from engine.core import logical_types as v
-        from engine.spark.executor import _layout_api
-
         if "ordering" not in holder:
-            holder["ordering"] = _layout_api()[1](spec)
-        data = {c: v.encode_arrow(ltypes[c], a)[0] for c, a in zip(cols, arrays)}
+            holder["ordering"] = ordering_from_json(spec)
+        data = {c: logical_types.encode_arrow(ltypes[c], a)[0] for c, a in zip(cols, arrays)}
         ordering = holder["ordering"]
         keys = np.asarray(ordering.fine_keys(data) if fine else ordering.keys(data))
         return keys.astype(np.int64 if dtype == "long" else np.float64, copy=False)
 
     if hasattr(F, "arrow_udf"):
         def compute(*arrays):
-            import pyarrow as pa
-
             return pa.array(keys_of(arrays))
 
-        from pyspark.sql.functions import ArrowUDFType
-
-        import warnings
+        from pyspark.sql.functions import ArrowUDFType  # pyspark: costly import, deferred
 
         with warnings.catch_warnings():  # "prefer type hints": *arrays cannot carry them
             warnings.simplefilter("ignore", UserWarning)
@@ -361,8 +301,6 @@ def _with_key(df: "DataFrame", ordering_json: Mapping[str, Any], dtype: str,
     out_schema = StructType(list(df.schema.fields) + [StructField(KEY_COLUMN, key_type, False)])
 
     def add_key(batches):  # pragma: no cover - pyspark < 4.1 only
-        import pyarrow as pa
-
         for batch in batches:
             arrays = [batch.column(batch.schema.get_field_index(c)) for c in cols]
             yield pa.RecordBatch.from_arrays(
@@ -387,7 +325,7 @@ def rewrite_group(spark: "SparkSession", schema: "TableSchema",
                   target_rows: int | None, target_bytes: int | None, index: int = 0,
                   fault: str = "", cache: bool = CACHE_INPUT) -> GroupResult:
     """Rewrite one group's files into ``out_dir`` and verify them; raises ExecutionError."""
-    from pyspark import StorageLevel
+    from pyspark import StorageLevel  # pyspark: costly import, deferred
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
@@ -441,8 +379,6 @@ def rewrite_group(spark: "SparkSession", schema: "TableSchema",
             if group.layout == "qdtree":
                 cuts = leaf_cuts(sample_keys, fit["leaves"], rows_meta, rows_per_file)
             else:
-                import numpy as np
-
                 cuts = boundaries(np.sort(sample_keys[~np.isnan(sample_keys)]
                                           if sample_keys.dtype.kind == "f" else sample_keys)
                                   .tolist(), n_out)
@@ -503,14 +439,10 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
                  progress: ProgressFn | None = None) -> dict[str, Any]:
     """Rewrite the plan's groups and commit one snapshot; returns the run's result.
 
-    The caller (``engine.api.plans.run_plan``) owns the plan's state transitions; this
+    The caller (``engine.plans.service.run_plan``) owns the plan's state transitions; this
     function owns the files: it writes, verifies, commits, and on any failure removes what
     it wrote before re-raising.
     """
-    from engine.spark.session import get_spark
-    from engine.table.footers import read_partitions
-    from engine.table.store import TableStore
-
     spark = spark or get_spark(settings)
     fault = _fault()
     store = TableStore(settings)
@@ -543,8 +475,8 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
             written.append(out_dir)
             result = rewrite_group(spark, base.schema, [by_path[p] for p in group.partitions],
                                    group, out_dir, info.target_rows, info.target_bytes, i, fault)
-            _, parts = read_partitions(result.files, schema=base.schema, spark=spark,
-                                       first_seq=next_seq)
+            _, parts = footers_parallel.read_partitions(spark, result.files, schema=base.schema,
+                                                        first_seq=next_seq)
             next_seq += len(parts)
             result.bytes_out = sum(p.bytes for p in parts)
             result.files = [p.path for p in parts]

@@ -25,11 +25,16 @@ import math
 import os
 import re
 import shutil
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from engine.core.config import Settings
 from engine.core.errors import (AdvisorError, ColumnNotFoundError, CommitConflictError, DataFileError,
-                           ExecutionError, InvalidParameterError, TableExistsError)
+                                ExecutionError, InvalidParameterError, TableExistsError)
+from engine.spark import footers_parallel
+from engine.spark.session import get_spark
 from engine.table import footers, fs
 from engine.table.model import Partition, Snapshot, TableSchema
 from engine.table.store import TableStore, validate_name
@@ -77,7 +82,7 @@ def source_files(source: str) -> tuple[str, list[str]]:
     empty = [f for f in files if fs.size(f) == 0]
     if empty:
         raise DataFileError(f"{empty[0]}: empty file (0 bytes)")
-    if kind == "parquet" and len(files) <= footers.PARALLEL_THRESHOLD:
+    if kind == "parquet" and len(files) <= footers_parallel.PARALLEL_THRESHOLD:
         for f in files:
             footers.read_arrow_schema(f)  # raises DataFileError naming a corrupt file
     return kind, files
@@ -100,7 +105,7 @@ def _spark_error(source: str, exc: Exception) -> DataFileError:
 
 def read_source(spark: "SparkSession", source: str, kind: str, files: Sequence[str]) -> "DataFrame":
     """A DataFrame over the files, with their natural position (file, split, row) attached."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     try:
         if kind == "csv":
@@ -132,9 +137,6 @@ def _resolve_column(columns: Sequence[str], wanted: str) -> str:
 # ---------------------------------------------------------------------- sizing
 def estimate_rows_for_mb(df: "DataFrame", target_mb: float, total_rows: int) -> int:
     """Rows per file for ``target_mb`` MiB of Parquet, from a sample written with pyarrow."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     if target_mb <= 0:
         raise InvalidParameterError("--target-mb must be positive")
     cols = [c for c in df.columns if not c.startswith("_la_")]
@@ -182,7 +184,7 @@ def _ranked_natural(spark: "SparkSession", df: "DataFrame", label: str) -> tuple
     offset on the driver, and each row's rank is its split's offset plus its position in
     the split. The scan is deterministic, so the ids agree between this job and the write.
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     framed = df.withColumn("_la_mid", F.monotonically_increasing_id())
     try:
@@ -206,7 +208,7 @@ def _ranked_natural(spark: "SparkSession", df: "DataFrame", label: str) -> tuple
 def _ranked_sorted(spark: "SparkSession", df: "DataFrame", order_by: str | None,
                    label: str) -> tuple["DataFrame", int, Callable[[], None]]:
     """Global row numbers after a sort on ``order_by`` (ties keep their natural order)."""
-    from pyspark import StorageLevel
+    from pyspark import StorageLevel  # pyspark: costly import, deferred
     from pyspark.sql import functions as F
 
     data_cols = [c for c in df.columns if c not in _HELPERS]
@@ -244,7 +246,7 @@ def write_micro_partitions(spark: "SparkSession", df: "DataFrame", out_dir: str,
     ``target_rows`` may be a function of the row count (sizing by MB). Returns (the written
     files in row order, rows, rows per file); raises ExecutionError if the cut is not exact.
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     data_cols = [c for c in df.columns if c not in _HELPERS]
     if order_by is None and "_la_file" in df.columns:
@@ -314,8 +316,6 @@ def create_table(settings: Settings, name: str, source: str, order_by: str | Non
         _resolve_column(footers.read_schema(files[0]).names, order_by)
     progress(f"reading {len(files)} {kind.upper()} file(s) from {source}")
     if spark is None:
-        from engine.spark.session import get_spark
-
         progress("starting Spark")
         spark = get_spark(settings)
     out_dir = None
@@ -328,7 +328,7 @@ def create_table(settings: Settings, name: str, source: str, order_by: str | Non
             spark, df, out_dir, lambda n: resolve_target_rows(settings, target_rows, target_mb, df, n),
             order_by, progress, source)
         progress(f"reading the footers of {len(written)} files")
-        schema, parts = footers.read_partitions(written, spark=spark)
+        schema, parts = footers_parallel.read_partitions(spark, written)
         _verify_counts(parts, rows, total)
         snap = store.create(
             name, schema=schema, partitions=parts, operation="create",
@@ -356,8 +356,6 @@ def append_batch(settings: Settings, name: str, source_or_dataframe: "str | Data
     info = store.info(name)
     base = store.current_snapshot(name)
     if spark is None:
-        from engine.spark.session import get_spark
-
         spark = get_spark(settings)
     if isinstance(source_or_dataframe, str):
         label = source_or_dataframe
@@ -375,7 +373,7 @@ def append_batch(settings: Settings, name: str, source_or_dataframe: "str | Data
             missing.append(wanted)
     if missing:
         raise DataFileError(f"{label}: lacks column(s) {', '.join(missing)} of table {name!r}")
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     df = df.select(*[F.col(c).alias(w) for c, w in zip(picked, base.schema.names)],
                    *[c for c in ("_la_file", "_la_block") if c in df.columns])
@@ -383,8 +381,8 @@ def append_batch(settings: Settings, name: str, source_or_dataframe: "str | Data
     out_dir = store.new_data_dir(name, "append")
     try:
         written, total, rows = write_micro_partitions(spark, df, out_dir, rows, order_by, progress, label)
-        _, parts = footers.read_partitions(written, schema=base.schema, spark=spark,
-                                           first_seq=store.next_seq(name))
+        _, parts = footers_parallel.read_partitions(spark, written, schema=base.schema,
+                                                    first_seq=store.next_seq(name))
         _verify_counts(parts, rows, total)
         for _attempt in range(5):  # appends remove nothing: rebase on a concurrent commit
             try:
@@ -416,15 +414,13 @@ def register_table(settings: Settings, name: str, path: str, spark: "SparkSessio
         raise DataFileError(f"{path}: {what}")
     parquet = [f for f in files if f.lower().endswith(PARQUET_SUFFIXES)] or files
     progress(f"reading the footers of {len(parquet)} file(s) under {path}")
-    if spark is None and len(parquet) > footers.PARALLEL_THRESHOLD \
+    if spark is None and len(parquet) > footers_parallel.PARALLEL_THRESHOLD \
             and not settings.spark_master.startswith("local"):
-        from engine.spark.session import get_spark
-
         spark = get_spark(settings)
-    result = footers.read_footers(parquet, spark=spark)
+    result = footers_parallel.read_footers(spark, parquet)
     schema = _union_schema(result.schema, parquet, result)
     if schema != result.schema:
-        result = footers.read_footers(parquet, schema=schema, spark=spark)
+        result = footers_parallel.read_footers(spark, parquet, schema=schema)
     snap = store.create(name, schema=schema, partitions=result.partitions, operation="register",
                         location=_dataset_root(path), managed=False,
                         summary={"source": path, "files": len(parquet),

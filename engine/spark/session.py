@@ -27,7 +27,7 @@ def get_spark(settings: Settings, app_name: str = "layout-advisor") -> "SparkSes
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
     # Python workers (mapInArrow, UDFs) must use this interpreter: it has pyarrow and engine
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession  # pyspark: costly import, deferred to first use
 
     with _LOCK:
         active = SparkSession.getActiveSession()
@@ -53,12 +53,3 @@ def get_spark(settings: Settings, app_name: str = "layout-advisor") -> "SparkSes
         spark.sparkContext.setLogLevel("ERROR")
         return spark
 
-
-def stop_spark() -> None:
-    """Stop the active session (tests and long-running UIs call this on exit)."""
-    from pyspark.sql import SparkSession
-
-    with _LOCK:
-        active = SparkSession.getActiveSession()
-        if active is not None:
-            active.stop()

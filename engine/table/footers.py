@@ -1,9 +1,10 @@
 """Zonemaps from Parquet footers: rows, bytes, per-column min/max/null count and sizes.
 
 Only footers are read, never data pages, so this is cheap: a few hundred files per second
-per core on the driver. With many files (more than :data:`PARALLEL_THRESHOLD`) and a
-SparkSession at hand the footers are read on the executors; the task function then knows
-nothing but the path (no driver-local state), so the same call works on a cluster.
+per core, read here with pyarrow on a few threads. No Spark: for very many files
+:mod:`engine.spark.footers_parallel` passes a ``raw_reader`` that maps :func:`footer_reader`
+over the Spark executors (the reader knows nothing but the path, so that works on a
+cluster).
 
 Row-group statistics are kept too. ``Partition`` has no field for them, so they travel
 beside it: :func:`read_footers` returns them, and :func:`read_partitions` remembers them in a
@@ -18,17 +19,20 @@ import decimal
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
+
+import pyarrow
+import pyarrow.parquet as pq
+import pyarrow.types as pat
 
 from engine.core import logical_types
 from engine.core.errors import DataFileError
 from engine.table import fs
 from engine.table.model import ColumnStats, Partition, TableSchema
 
-if TYPE_CHECKING:
-    import pyarrow
+#: raw footers of many paths, in order: ("ok", path, size, rows, groups) or ("error", path, msg)
+RawReader = Callable[[Sequence[str]], list[tuple]]
 
-PARALLEL_THRESHOLD = 2000  # files; below this the driver reads footers itself
 _THREADS = 8
 _CACHE_LIMIT = 500_000  # files whose row-group stats are remembered for the next commit
 
@@ -54,8 +58,6 @@ class FooterResult:
 
 def table_schema_from_arrow(schema: "pyarrow.Schema") -> TableSchema:
     """Logical types of an Arrow schema; unsupported types (lists, binary...) become 'other'."""
-    import pyarrow.types as pat
-
     cols = []
     for field in schema:
         arrow_type = field.type
@@ -65,16 +67,17 @@ def table_schema_from_arrow(schema: "pyarrow.Schema") -> TableSchema:
     return TableSchema(tuple(cols))
 
 
-def _footer_reader() -> Callable[[str], tuple]:
+def footer_reader() -> Callable[[str], tuple]:
     """Build the function that turns one path into raw footer data.
 
-    It is a closure on purpose: cloudpickle ships it to executors by value, and it uses
-    nothing but its argument and pyarrow, so executors need no state from the driver.
-    Errors come back as values (``("error", path, message)``) so the driver can name the file.
+    It is a closure on purpose: cloudpickle ships it to Spark executors by value, and it
+    uses nothing but its argument and pyarrow, so executors need no state from the driver
+    (hence its own imports). Errors come back as values (``("error", path, message)``) so
+    the driver can name the file.
     """
 
     def read(path: str) -> tuple:
-        import datetime as _dt
+        import datetime as _dt  # imports inside: shipped by value to executors
         import re as _re
 
         import pyarrow.fs as _pafs
@@ -206,12 +209,9 @@ def _to_partition(raw: tuple, schema: TableSchema, seq: int) -> tuple[Partition,
     return Partition(path, int(rows), int(size), stats, seq), rgs
 
 
-def _read_raw(paths: Sequence[str], spark: Any) -> list[tuple]:
-    reader = _footer_reader()
-    if spark is not None and len(paths) > PARALLEL_THRESHOLD:
-        sc = spark.sparkContext
-        slices = max(1, min(len(paths) // 250 + 1, sc.defaultParallelism * 8))
-        return sc.parallelize(list(paths), slices).map(reader).collect()
+def read_raw(paths: Sequence[str]) -> list[tuple]:
+    """The :data:`RawReader` of this process: a few threads for more than 16 files."""
+    reader = footer_reader()
     if len(paths) > 16:
         with ThreadPoolExecutor(max_workers=_THREADS) as pool:
             return list(pool.map(reader, paths))
@@ -224,8 +224,6 @@ def read_schema(path: str) -> TableSchema:
 
 
 def read_arrow_schema(path: str) -> "pyarrow.Schema":
-    import pyarrow.parquet as pq
-
     filesystem, inner = fs.filesystem(path)
     try:
         with filesystem.open_input_file(inner) as handle:
@@ -237,13 +235,14 @@ def read_arrow_schema(path: str) -> "pyarrow.Schema":
         raise DataFileError(f"{path}: not a readable Parquet file ({first})") from None
 
 
-def read_footers(paths: Sequence[str], schema: TableSchema | None = None, spark: Any = None,
-                 first_seq: int = 0) -> FooterResult:
-    """Partitions (in the order of ``paths``) plus their row-group statistics."""
+def read_footers(paths: Sequence[str], schema: TableSchema | None = None, first_seq: int = 0,
+                 raw_reader: RawReader = read_raw) -> FooterResult:
+    """Partitions (in the order of ``paths``) plus their row-group statistics; the footers
+    are read by ``raw_reader`` (default: this process, see module docstring)."""
     paths = [fs.normalize(p) for p in paths]
     if not paths:
         return FooterResult(schema or TableSchema(()), [], {})
-    raws = _read_raw(paths, spark)
+    raws = raw_reader(paths)
     for raw in raws:
         if raw[0] == "error":
             raise DataFileError(f"{raw[1]}: {raw[2]}")
@@ -259,15 +258,15 @@ def read_footers(paths: Sequence[str], schema: TableSchema | None = None, spark:
     return FooterResult(schema, partitions, row_groups)
 
 
-def read_partitions(paths: Sequence[str], schema: TableSchema | None = None, spark: Any = None,
-                    first_seq: int = 0) -> tuple[TableSchema, list[Partition]]:
+def read_partitions(paths: Sequence[str], schema: TableSchema | None = None, first_seq: int = 0,
+                    raw_reader: RawReader = read_raw) -> tuple[TableSchema, list[Partition]]:
     """Read the footers of ``paths``: (schema, partitions in path order).
 
     ``schema`` defaults to the first file's; columns a file lacks get null-only stats.
     Partition ``i`` gets ``created_seq = first_seq + i``. A missing, empty or non-Parquet
     file raises :class:`DataFileError` naming it.
     """
-    result = read_footers(paths, schema, spark, first_seq)
+    result = read_footers(paths, schema, first_seq, raw_reader)
     return result.schema, result.partitions
 
 
@@ -294,7 +293,7 @@ def row_groups_for(partitions: Sequence[Partition], schema: TableSchema) -> dict
         else:
             missing.append(p)
     if missing:
-        raws = _read_raw([p.path for p in missing], None)
+        raws = read_raw([p.path for p in missing])
         for p, raw in zip(missing, raws):
             if raw[0] == "ok":
                 _, rgs = _to_partition(raw, schema, p.created_seq)

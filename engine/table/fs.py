@@ -9,12 +9,12 @@ Metadata (snapshots, pointers, locks) always lives in the local workspace, never
 from __future__ import annotations
 
 import fnmatch
+import glob
 import os
 import re
-from typing import TYPE_CHECKING, Iterable
+import shutil
 
-if TYPE_CHECKING:
-    import pyarrow.fs as pafs
+import pyarrow.fs as pafs
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 _GLOB_CHARS = set("*?[")
@@ -40,7 +40,6 @@ def normalize(path: str) -> str:
 
 def filesystem(path: str) -> "tuple[pafs.FileSystem, str]":
     """(pyarrow filesystem, path inside it) for a local path or URI."""
-    import pyarrow.fs as pafs
 
     if not is_uri(path):
         return pafs.LocalFileSystem(), normalize(path)
@@ -61,7 +60,6 @@ def has_glob(path: str) -> bool:
 def exists(path: str) -> bool:
     if not is_uri(path):
         return os.path.exists(local_path(path))
-    import pyarrow.fs as pafs
 
     fs, inner = filesystem(path)
     return fs.get_file_info(inner).type != pafs.FileType.NotFound
@@ -70,7 +68,6 @@ def exists(path: str) -> bool:
 def is_dir(path: str) -> bool:
     if not is_uri(path):
         return os.path.isdir(local_path(path))
-    import pyarrow.fs as pafs
 
     fs, inner = filesystem(path)
     return fs.get_file_info(inner).type == pafs.FileType.Directory
@@ -111,8 +108,6 @@ def delete_file(path: str) -> None:
 def delete_dir(path: str) -> None:
     """Remove a directory tree; missing directories are fine."""
     if not is_uri(path):
-        import shutil
-
         shutil.rmtree(local_path(path), ignore_errors=True)
         return
     fs, inner = filesystem(path)
@@ -144,7 +139,6 @@ def list_files(root: str, recursive: bool = True, include_hidden: bool = False) 
             out.extend(os.path.join(dirpath, f) for f in filenames
                        if include_hidden or not _hidden(f))
         return sorted(out, key=natural_key)
-    import pyarrow.fs as pafs
 
     fs, inner = filesystem(root)
     prefix = root[: len(root) - len(inner)] if root.endswith(inner) else root.split("://")[0] + "://"
@@ -166,8 +160,6 @@ def expand(pattern: str) -> list[str]:
     if not has_glob(pattern):
         return list_files(pattern) if exists(pattern) else []
     if not is_uri(pattern):
-        import glob
-
         hits: list[str] = []
         for hit in glob.glob(os.path.expanduser(local_path(pattern)), recursive=True):
             hits.extend(list_files(hit) if os.path.isdir(hit) else [normalize(hit)])
@@ -181,7 +173,3 @@ def expand(pattern: str) -> list[str]:
 def natural_key(path: str) -> list:
     """Sort key treating digit runs as numbers: part-2 < part-10."""
     return [int(tok) if tok.isdigit() else tok for tok in re.split(r"(\d+)", path)]
-
-
-def total_size(paths: Iterable[str]) -> int:
-    return sum(size(p) for p in paths)

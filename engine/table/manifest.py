@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from typing import Any, Iterator, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from engine.core import logical_types
 from engine.table.model import ColumnStats, ColumnZoneMap, Partition, TableSchema, ZoneMaps
@@ -26,8 +28,6 @@ BASE_FIELDS = ("path", "rows", "bytes", "created_seq", "rg_file")
 
 
 def arrow_type(ltype: str) -> Any:
-    import pyarrow as pa
-
     return {
         "int": pa.int64(), "float": pa.float64(), "decimal": pa.string(), "date": pa.date32(),
         "timestamp": pa.timestamp("us"), "string": pa.string(), "bool": pa.bool_(),
@@ -47,8 +47,6 @@ def _stat_value(ltype: str, value: Any) -> Any:
 
 
 def manifest_schema(schema: TableSchema) -> Any:
-    import pyarrow as pa
-
     fields = [pa.field("path", pa.string()), pa.field("rows", pa.int64()),
               pa.field("bytes", pa.int64()), pa.field("created_seq", pa.int64()),
               pa.field("rg_file", pa.string())]
@@ -123,7 +121,6 @@ def partitions_to_table(schema: TableSchema, partitions: Sequence[Partition],
     Partitions loaded from a manifest of the same schema are gathered with ``take`` from
     their source tables, so committing a change to a 100k-partition table stays fast.
     """
-    import pyarrow as pa
 
     target = manifest_schema(schema)
     rg_files = rg_files or {}
@@ -159,8 +156,6 @@ def partitions_to_table(schema: TableSchema, partitions: Sequence[Partition],
 
 def _fresh_table(schema: TableSchema, parts: Sequence[Partition],
                  rg_files: Mapping[str, str | None], target: Any) -> Any:
-    import pyarrow as pa
-
     data: dict[str, Any] = {
         "path": [p.path for p in parts], "rows": [int(p.rows) for p in parts],
         "bytes": [int(p.bytes) for p in parts], "created_seq": [int(p.created_seq) for p in parts],
@@ -187,7 +182,6 @@ def table_to_partitions(schema: TableSchema, table: Any) -> tuple[Partition, ...
 
 def table_to_zonemaps(schema: TableSchema, table: Any) -> ZoneMaps:
     """The columnar view straight from Arrow arrays (no per-value Python work)."""
-    import pyarrow.compute as pc
 
     n = table.num_rows
     cols: dict[str, ColumnZoneMap] = {}
@@ -200,8 +194,6 @@ def table_to_zonemaps(schema: TableSchema, table: Any) -> ZoneMaps:
         else:
             enc_type = "float" if ltype == "decimal" else ltype
             if ltype == "decimal":
-                import pyarrow as pa
-
                 lo_arr, hi_arr = pc.cast(lo_arr, pa.float64()), pc.cast(hi_arr, pa.float64())
             lo, lo_valid = logical_types.encode_arrow(enc_type, lo_arr)
             hi, hi_valid = logical_types.encode_arrow(enc_type, hi_arr)
@@ -220,7 +212,6 @@ def table_to_zonemaps(schema: TableSchema, table: Any) -> ZoneMaps:
 
 def row_groups_table(schema: TableSchema, row_groups: Mapping[str, Sequence[Any]]) -> Any:
     """Arrow table of row-group statistics: one row per (path, row group)."""
-    import pyarrow as pa
 
     fields = [pa.field("path", pa.string()), pa.field("row_group", pa.int32()),
               pa.field("rows", pa.int64())]

@@ -1,7 +1,6 @@
 """Tables as chains of immutable snapshots, published by an atomic pointer swap.
 
 Layout of one table in the workspace (``<home>/tables/<name>/``)::
-
     table.json                      TableInfo (name, data location, managed, target size)
     metadata/.lock                  fcntl lock: one committer at a time, across processes
     metadata/current                {"id": "7", "header": "snap-00000007.json"}  (os.replace)
@@ -32,10 +31,11 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
+import pyarrow.parquet as pq
 from engine.core.config import Settings
 from engine.core.errors import (CommitConflictError, DataFileError, InvalidParameterError,
                            SnapshotNotFoundError, TableExistsError, TableNotFoundError)
-from engine.table import fs, manifest
+from engine.table import footers, fs, manifest
 from engine.table.model import Partition, Snapshot, TableSchema
 
 TABLE_FILE = "table.json"
@@ -108,8 +108,6 @@ def _fsync_dir(path: str) -> None:
 
 
 def _write_parquet_atomic(path: str, table: Any) -> None:
-    import pyarrow.parquet as pq
-
     tmp = f"{path}.tmp-{secrets.token_hex(4)}"
     pq.write_table(table, tmp, compression="zstd")
     with open(tmp, "rb+") as handle:
@@ -233,8 +231,6 @@ class TableStore:
         return snap
 
     def _load(self, info: TableInfo, header: dict) -> Snapshot:
-        import pyarrow.parquet as pq
-
         schema = TableSchema.from_json(header["schema"])
         table = pq.read_table(os.path.join(info.metadata_dir, header["manifest"]))
         return self._snapshot_from(header, schema, table)
@@ -273,7 +269,6 @@ class TableStore:
     def row_groups(self, name: str, snapshot_id: str | None = None,
                    paths: Sequence[str] | None = None) -> dict[str, list[dict]]:
         """Row-group statistics of a snapshot's partitions (optionally only ``paths``)."""
-        import pyarrow.parquet as pq
 
         info = self.info(name)
         sid = snapshot_id or self.current_id(name)
@@ -294,7 +289,6 @@ class TableStore:
                  schema: TableSchema, partitions: Sequence[Partition], added: Sequence[Partition],
                  summary: Mapping | None, next_seq: int, manifest_file: str | None = None) -> Snapshot:
         """Write the immutable files of snapshot ``seq``, then swap the pointer (caller locks)."""
-        from engine.table import footers
 
         mdir = info.metadata_dir
         stem = f"snap-{seq:08d}"
@@ -312,7 +306,6 @@ class TableStore:
             manifest_file = f"{stem}.manifest.parquet"
             _write_parquet_atomic(os.path.join(mdir, manifest_file), table)
         else:  # rollback: the older manifest is immutable and can be shared
-            import pyarrow.parquet as pq
 
             table = pq.read_table(os.path.join(mdir, manifest_file))
         header = {
@@ -438,8 +431,6 @@ class TableStore:
 
     # ------------------------------------------------------------------ cleanup
     def _paths_of(self, info: TableInfo, header: dict) -> set[str]:
-        import pyarrow.parquet as pq
-
         table = pq.read_table(os.path.join(info.metadata_dir, header["manifest"]), columns=["path"])
         return set(table.column("path").to_pylist())
 

@@ -21,6 +21,7 @@ import datetime as dt
 import decimal
 from typing import Any, Iterable
 
+from engine.core.logical_types import to_json_value
 from engine.workload.model import Range
 
 Box = dict[str, Range]
@@ -171,8 +172,6 @@ def and_boxes(*parts: list[Box], cap: int = DEFAULT_CAP) -> list[Box]:
 
 
 def _fmt(value: Any, ltype: str) -> str:
-    from engine.core.logical_types import to_json_value
-
     return str(to_json_value(ltype, value))
 
 

@@ -64,6 +64,7 @@ _UNIT_DELTA = {
     "MILLISECOND": dt.timedelta(milliseconds=1), "MICROSECOND": dt.timedelta(microseconds=1),
 }
 _DATE_TYPES = {exp.DataType.Type.DATE, exp.DataType.Type.DATE32}
+# the timestamp type names vary across the supported sqlglot versions (>= 25)
 _TS_TYPES = {getattr(exp.DataType.Type, n) for n in (
     "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMPLTZ", "TIMESTAMPNTZ", "DATETIME", "DATETIME64",
     "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS") if hasattr(exp.DataType.Type, n)}

@@ -30,8 +30,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from engine.core.errors import DataFileError, WorkloadParseError
+from engine.table.store import TableStore
 from engine.workload.model import ScanFragment
 from engine.workload.sql.extract import extract_fragments
+from engine.workload.store import WorkloadStore
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 _MEMO_SIZE = 10_000
@@ -319,9 +321,6 @@ def extract_entries(entries: Iterator[LogEntry], table: str, schema: Any, file: 
 def import_log(settings: Any, table: str, path: str, dialect: str | None = None,
                strict: bool = False, replace: bool = False) -> ImportReport:
     """Import a query log into the table's workload (appended, or replacing it)."""
-    from engine.table.store import TableStore
-    from engine.workload.store import WorkloadStore
-
     schema = TableStore(settings).current_snapshot(table).schema
     entries, sql_file = _load(path, dialect)
     fragments, report = extract_entries(entries, table, schema, str(path), dialect=dialect,

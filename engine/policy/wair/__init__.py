@@ -1,4 +1,4 @@
-"""WAIR, workload-aware incremental reclustering (seed 000, sections 3-4).
+"""WAIR, workload-aware incremental reclustering (the WAIR paper, sections 3-4).
 
 One decision is a pipeline of small steps, each in its own module: ``savings`` (eq. 3, 6),
 ``cut`` (Algorithm 2, eq. 1 and 4), ``state`` (the window of section 4.2, the budgets of

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from engine.core import logical_types
+from engine.layout.signatures import LayoutChoice, SavingsClusterer, savings_signatures
 
 if TYPE_CHECKING:
     from engine.table.model import ZoneMaps
@@ -75,8 +76,6 @@ def assign_fixed(per_column: np.ndarray, columns: Sequence[str], fixed_key: str 
 def assign_hybrid(per_column: np.ndarray, columns: Sequence[str], eps: float,
                   min_samples: int, max_blend: int) -> Assignment:
     """Hybrid layout via the savings-signature clusterer; groups merged by (layout, key)."""
-    from engine.layout.signatures import SavingsClusterer, savings_signatures
-
     sig = np.asarray(savings_signatures(per_column), dtype=np.float64)
     contributions = per_column.sum(axis=0)
     clusterer = SavingsClusterer(eps=eps, min_samples=min_samples, max_blend=max_blend)
@@ -85,13 +84,11 @@ def assign_hybrid(per_column: np.ndarray, columns: Sequence[str], eps: float,
     keyed: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
     anchors: list[str] = [""] * len(labels)
 
-    def add(choice: Any, pos: np.ndarray, label: int | None) -> None:
+    def add(choice: LayoutChoice, pos: np.ndarray, label: int | None) -> None:
         kind, cols = str(choice.kind), tuple(str(c) for c in choice.columns)
         entry = keyed.setdefault((kind, cols), {"members": [], "sim": [], "clusters": []})
         entry["members"].append(pos)
-        sim = getattr(choice, "similarity", None)
-        if sim is not None:
-            entry["sim"].append((float(sim), pos.size))
+        entry["sim"].append((float(choice.similarity), pos.size))
         if label is not None:
             entry["clusters"].append(label)
         name = anchor_name(kind, cols)

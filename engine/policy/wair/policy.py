@@ -1,4 +1,4 @@
-"""WAIR: workload-aware incremental reclustering (seed 000, sections 3-4), as a Policy.
+"""WAIR: workload-aware incremental reclustering (the WAIR paper, sections 3-4), as a Policy.
 
 One decision is a pipeline of small pure steps (each in its own module):
 
@@ -14,7 +14,7 @@ One decision is a pipeline of small pure steps (each in its own module):
 5. chunks: each group in chunks of at most k_max partitions over neighbouring key ranges.
 
 :meth:`WairPolicy.observe` books realized against predicted savings (credit, debt and the
-tally of the window of queries in progress); :meth:`WairPolicy.advance` (called by
+tally of the window of queries in progress); :meth:`WairPolicy.decision_window` (called by
 ``propose`` with ``ctx.queries_seen``) closes completed windows and doubles or halves the
 size -- once per window of queries as in section 4.2, with the deviations documented in
 :mod:`engine.policy.wair.state` (idle windows double, a shortfall halves at once, an optional
@@ -25,9 +25,10 @@ beta = 0, no cost limit and no credit constraint (c = inf); the aggressive varia
 section 6.9 is ``alpha=0.5, credit_allowance_c=10``. The paper gives no initial window
 size; 50 queries covers about three TPC-H batches of 16 queries (section 6.2.1) and adapts
 from there. min_window = 10 stays: with idle windows doubling, the floor is no longer where
-the policy gets stuck (raising it to 25 changed no preset's result by more than 0.1 point). k_max = 64 partitions is 2 GiB at 32 MB partitions (section 6.3), the default
-memory budget, so a chunk sorts in memory. eps = 0.1 (cosine), min_samples = 5 and blends
-of up to 3 columns are the clusterer's defaults.
+the policy gets stuck (raising it to 25 changed no preset's result by more than 0.1 point).
+k_max = 64 partitions is 2 GiB at 32 MB partitions (section 6.3), the default memory budget,
+so a chunk sorts in memory. eps = 0.1 (cosine), min_samples = 5 and blends of up to 3
+columns are the clusterer's defaults.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from engine.core.errors import InvalidParameterError
-from engine.policy.base import Feedback, PlanGroup, PolicyContext, Proposal
+from engine.core.jsonable import finite_or_none
+from engine.policy.base import Feedback, PlanGroup, Policy, PolicyContext, Proposal
 from engine.policy.costmodel import money, recluster_cost_groups
 from engine.policy.wair.cut import algorithm2_cut, thin_curve
 from engine.policy.wair.groups import (Assignment, assign_fixed, assign_hybrid, chunk_members,
@@ -109,11 +111,8 @@ class WairParams:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-safe (infinite limits become None)."""
-        out = dataclasses.asdict(self)
-        for k, v in out.items():
-            if isinstance(v, float) and math.isinf(v):
-                out[k] = None
-        return out
+        return {k: finite_or_none(v) if isinstance(v, float) else v
+                for k, v in dataclasses.asdict(self).items()}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "WairParams":
@@ -128,48 +127,72 @@ class WairParams:
         return cls(**clean)
 
 
-class WairPolicy:
-    """Workload-aware incremental reclustering with hybrid layouts (implements Policy)."""
+class WairPolicy(Policy):
+    """Workload-aware incremental reclustering with hybrid layouts.
+
+    Every knob is a keyword (units and defaults: :class:`WairParams`, which validates them);
+    the learned state is ``state_`` (window, credit and debt) and ``last_decision_``.
+    """
 
     name = "wair"
 
-    def __init__(self, params: WairParams | None = None, **overrides: Any) -> None:
-        base = params or WairParams()
-        if overrides:
-            known = {f.name for f in dataclasses.fields(WairParams)}
-            unknown = sorted(set(overrides) - known)
-            if unknown:
-                raise InvalidParameterError(f"unknown WAIR parameter(s): {', '.join(unknown)}")
-            base = dataclasses.replace(base, **overrides)
-        self.params = base
-        self._state = WairState(window_size=base.window)
-        self.last_decision: dict[str, Any] = {}
+    def __init__(self, window: int = 50, min_window: int = 10, max_window: int = 10_000,
+                 window_tolerance: float = 0.0, early_shrink: bool = True, alpha: float = 1.0,
+                 beta: float = 0.0, cost_limit: float = math.inf,
+                 credit_allowance_c: float = math.inf, k_max: int = 64, eps: float = 0.1,
+                 min_samples: int = 5, max_blend: int = 3, adaptive_window: bool = True,
+                 hybrid: bool = True, fixed_key: str | None = None,
+                 fixed_partitions_per_batch: int | None = None) -> None:
+        self.window = window
+        self.min_window = min_window
+        self.max_window = max_window
+        self.window_tolerance = window_tolerance
+        self.early_shrink = early_shrink
+        self.alpha = alpha
+        self.beta = beta
+        self.cost_limit = cost_limit
+        self.credit_allowance_c = credit_allowance_c
+        self.k_max = k_max
+        self.eps = eps
+        self.min_samples = min_samples
+        self.max_blend = max_blend
+        self.adaptive_window = adaptive_window
+        self.hybrid = hybrid
+        self.fixed_key = fixed_key
+        self.fixed_partitions_per_batch = fixed_partitions_per_batch
+        self.state_ = WairState(window_size=self.params.window)  # validates the keywords
+
+    @property
+    def params(self) -> WairParams:
+        """The keywords as the validated record (raises InvalidParameterError if one is bad)."""
+        return WairParams(**self.get_params())
 
     @property
     def window_size(self) -> int:
-        return self._state.window_size
+        """The current size of the adaptive window, in queries (section 4.2)."""
+        return self.state_.window_size
 
     # ------------------------------------------------------------------ decide
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         """One WAIR decision over the last ``window_size`` fragments of ``ctx.window``.
 
-        Returns None (and says why in :attr:`last_decision`) when nothing pays off or a
+        Returns None (and says why in ``last_decision_``) when nothing pays off or a
         budget blocks it.
         """
         p = self.params
         if len(ctx.window) != len(ctx.scans):
             raise InvalidParameterError(
                 f"context has {len(ctx.window)} fragments but {len(ctx.scans)} pruning results")
-        self.advance(ctx.queries_seen)
-        w = self.window_size
+        w = self.decision_window(ctx.queries_seen)
         window, scans = list(ctx.window[-w:]), list(ctx.scans[-w:])
         zm = ctx.zonemaps
         br = breakdown_for_window(zm, scans, window, ctx.settings, p.beta)
         total = br.total
         candidates = np.flatnonzero(total > 0)
         base = {"window_size": w, "window_queries": br.queries, "candidates": int(candidates.size),
-                "debt_cpu_s": self._state.debt,
-                "credit_cpu_s": _finite(self._state.credit(self._queries(ctx), p.credit_allowance_c))}
+                "debt_cpu_s": self.state_.debt,
+                "credit_cpu_s": finite_or_none(
+                    self.state_.credit(self._queries(ctx), p.credit_allowance_c))}
         if fixed_key := p.fixed_key:
             if fixed_key not in zm.columns:
                 raise InvalidParameterError(
@@ -188,8 +211,8 @@ class WairPolicy:
                               {**base, "cut": cut, "net_cpu_s": best_net}, curve)
         selected = candidates[order[:cut]]
 
-        assignment = self._assign(br.per_column[selected], br.columns)
-        groups, chunk_bytes = self._groups(ctx, window, br, selected, assignment)
+        assignment = _assign(p, br.per_column[selected], br.columns)
+        groups, chunk_bytes = _groups(ctx, p.k_max, window, br, selected, assignment)
         cost = recluster_cost_groups(chunk_bytes, ctx.settings)
         saving_total = float(total[selected].sum())
         details = {**base, "cut": cut, "net_cpu_s": best_net,
@@ -198,11 +221,11 @@ class WairPolicy:
             return self._none(
                 f"after grouping, saving {saving_total:.3g} CPU-s is not above alpha x cost "
                 f"{p.alpha * cost.cpu_seconds:.3g} CPU-s (eq. 4)", details, curve)
-        if not self._state.debt + cost.cpu_seconds < p.cost_limit:
+        if not self.state_.debt + cost.cpu_seconds < p.cost_limit:
             return self._none(
-                f"cost limit: debt {self._state.debt:.3g} + cost {cost.cpu_seconds:.3g} CPU-s "
+                f"cost limit: debt {self.state_.debt:.3g} + cost {cost.cpu_seconds:.3g} CPU-s "
                 f"is not below {p.cost_limit:.3g} (eq. 2)", details, curve)
-        credit = self._state.credit(self._queries(ctx), p.credit_allowance_c)
+        credit = self.state_.credit(self._queries(ctx), p.credit_allowance_c)
         if cost.cpu_seconds > credit:
             return self._none(
                 f"credit budget: cost {cost.cpu_seconds:.3g} CPU-s exceeds credit {credit:.3g} "
@@ -215,9 +238,9 @@ class WairPolicy:
                      "bonus_cpu_seconds": float(br.bonus[selected].sum())}
         per_query = cpu_saving / queries
         details.update(self._evidence(zm, br, selected, assignment, total))
-        self.last_decision = {"action": "propose", "reason": f"{len(selected)} partitions, "
+        self.last_decision_ = {"action": "propose", "reason": f"{len(selected)} partitions, "
                               f"{len(groups)} groups, net {best_net:+.3g} CPU-s", **details}
-        self._state.proposed()
+        self.state_.proposed()
         return Proposal(policy=self.name, params=p.to_json(), groups=tuple(groups),
                         estimated_cost=cost, predicted_saving=predicted,
                         break_even_queries=(cost.cpu_seconds / per_query) if per_query > 0 else None,
@@ -229,41 +252,10 @@ class WairPolicy:
 
     def _none(self, reason: str, details: dict[str, Any],
               curve: list[tuple[int, float]] | None = None) -> None:
-        self.last_decision = {"action": "none", "reason": reason, **details}
+        self.last_decision_ = {"action": "none", "reason": reason, **details}
         if curve:
-            self.last_decision["curve"] = thin_curve(curve, int(details.get("cut", 0)))
+            self.last_decision_["curve"] = thin_curve(curve, int(details.get("cut", 0)))
         return None
-
-    def _assign(self, per_column: np.ndarray, columns: list[str]) -> Assignment:
-        p = self.params
-        if p.hybrid and p.fixed_key is None and len(columns) > 1:
-            return assign_hybrid(per_column, columns, p.eps, p.min_samples, p.max_blend)
-        return assign_fixed(per_column, columns, p.fixed_key)
-
-    def _groups(self, ctx: PolicyContext, window: list, br: SavingsBreakdown,
-                selected: np.ndarray, assignment: Assignment) -> tuple[list[PlanGroup], list[float]]:
-        zm = ctx.zonemaps
-        types = {name: col.ltype for name, col in zm.columns.items()}
-        groups: list[PlanGroup] = []
-        chunk_bytes: list[float] = []
-        for lg in assignment.groups:
-            first = lg.columns[0] if lg.columns else None
-            reason = reason_text(lg.members.size, lg.layout, lg.columns,
-                                 br.per_column[selected[lg.members]].sum(axis=0), br.columns)
-            params: dict[str, Any] = {"anchor": lg.anchor}
-            if lg.similarity is not None:
-                params["similarity"] = lg.similarity
-            if lg.layout == "qdtree":
-                params.update(qdtree_params(window, lg.columns, types, _partition_rows(ctx)))
-            chunks = chunk_members(zm, selected, lg.members, first, self.params.k_max)
-            for i, idx in enumerate(chunks):
-                chunk_bytes.append(float(zm.bytes[idx].sum()))
-                note = reason if len(chunks) == 1 else f"{reason} (chunk {i + 1}/{len(chunks)})"
-                groups.append(PlanGroup(partitions=tuple(str(x) for x in zm.paths[idx]),
-                                        layout=lg.layout, columns=tuple(lg.columns), reason=note,
-                                        layout_params=dict(params),
-                                        predicted_saving_bytes=float(br.bytes_saved[idx].sum())))
-        return groups, chunk_bytes
 
     def _evidence(self, zm: Any, br: SavingsBreakdown, selected: np.ndarray,
                   assignment: Assignment, total: np.ndarray) -> dict[str, Any]:
@@ -290,23 +282,30 @@ class WairPolicy:
     # ------------------------------------------------------------------ learn
     def observe(self, feedback: Feedback) -> None:
         """Book a run's realized saving: credit and debt at once, the window's tally for the
-        comparison when the window of queries in progress completes (:meth:`advance`)."""
-        self._state.record(float(feedback.predicted_saving_cpu_s),
+        comparison when the window of queries in progress completes (:meth:`decision_window`)."""
+        self.state_.record(float(feedback.predicted_saving_cpu_s),
                            float(feedback.realized_saving_cpu_s),
                            float(feedback.recluster_cost_cpu_s), int(feedback.queries))
 
+    def decision_window(self, queries_seen: int) -> int:
+        """The window the next decision looks at: closes the windows of queries completed by
+        ``queries_seen`` (section 4.2, :meth:`advance`) and returns the size. :meth:`propose`
+        calls it; a caller calls it first to analyze only the fragments WAIR will see."""
+        self.advance(queries_seen)
+        return self.window_size
+
     def advance(self, queries_seen: int) -> int:
-        """Close the windows of queries completed by ``queries_seen`` (adapting the size);
-        :meth:`propose` calls it, a caller may call it first to learn the window it will use.
-        Returns the number of windows closed."""
+        """Close the windows of queries completed by ``queries_seen``, doubling or halving
+        the size; returns the number of windows closed."""
         p = self.params
         adapt = p.adaptive_window and p.fixed_partitions_per_batch is None
-        return self._state.advance(int(queries_seen), adapt, p.min_window, p.max_window,
+        return self.state_.advance(int(queries_seen), adapt, p.min_window, p.max_window,
                                    p.window_tolerance, p.early_shrink)
 
     def state(self) -> dict[str, Any]:
-        """JSON-safe state for the plan store."""
-        return {"policy": self.name, "params": self.params.to_json(), **self._state.to_json()}
+        """JSON-safe state for the plan store: the policy's name, its parameters and
+        ``state_`` (:class:`WairState`), one flat object."""
+        return {"policy": self.name, "params": self.params.to_json(), **self.state_.to_json()}
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Restore :meth:`state` output (the current params are kept; the window is clamped
@@ -314,7 +313,42 @@ class WairPolicy:
         restored = WairState.from_json(state)
         p = self.params
         restored.window_size = min(p.max_window, max(p.min_window, restored.window_size))
-        self._state = restored
+        self.state_ = restored
+
+
+def _assign(p: WairParams, per_column: np.ndarray, columns: list[str]) -> Assignment:
+    """Section 4.4's hybrid layouts, or one key (the FK ablation, or a single column)."""
+    if p.hybrid and p.fixed_key is None and len(columns) > 1:
+        return assign_hybrid(per_column, columns, p.eps, p.min_samples, p.max_blend)
+    return assign_fixed(per_column, columns, p.fixed_key)
+
+
+def _groups(ctx: PolicyContext, k_max: int, window: list, br: SavingsBreakdown,
+            selected: np.ndarray, assignment: Assignment) -> tuple[list[PlanGroup], list[float]]:
+    """The plan groups (each layout group in chunks of at most ``k_max`` partitions) and the
+    bytes of each chunk, which the cost model prices as one sort each."""
+    zm = ctx.zonemaps
+    types = {name: col.ltype for name, col in zm.columns.items()}
+    groups: list[PlanGroup] = []
+    chunk_bytes: list[float] = []
+    for lg in assignment.groups:
+        first = lg.columns[0] if lg.columns else None
+        reason = reason_text(lg.members.size, lg.layout, lg.columns,
+                             br.per_column[selected[lg.members]].sum(axis=0), br.columns)
+        params: dict[str, Any] = {"anchor": lg.anchor}
+        if lg.similarity is not None:
+            params["similarity"] = lg.similarity
+        if lg.layout == "qdtree":
+            params.update(qdtree_params(window, lg.columns, types, _partition_rows(ctx)))
+        chunks = chunk_members(zm, selected, lg.members, first, k_max)
+        for i, idx in enumerate(chunks):
+            chunk_bytes.append(float(zm.bytes[idx].sum()))
+            note = reason if len(chunks) == 1 else f"{reason} (chunk {i + 1}/{len(chunks)})"
+            groups.append(PlanGroup(partitions=tuple(str(x) for x in zm.paths[idx]),
+                                    layout=lg.layout, columns=tuple(lg.columns), reason=note,
+                                    layout_params=dict(params),
+                                    predicted_saving_bytes=float(br.bytes_saved[idx].sum())))
+    return groups, chunk_bytes
 
 
 def _partition_rows(ctx: PolicyContext) -> int:
@@ -323,7 +357,4 @@ def _partition_rows(ctx: PolicyContext) -> int:
     rows = ctx.zonemaps.rows
     return int(np.median(rows)) if len(rows) else int(ctx.settings.target_rows)
 
-
-def _finite(x: float) -> float | None:
-    return None if math.isinf(x) else x
 

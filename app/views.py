@@ -1,0 +1,449 @@
+"""Engine results as the frames and labels the pages show. Pure pandas and numpy: no
+Streamlit, no engine call (:mod:`app.services` fetches, this module only reshapes), so
+every function here can be tested on plain data.
+
+The formatters print a dash for a missing value and thousands separators, unlike the
+CLI's :mod:`engine.core.fmt`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from engine.core import logical_types
+
+# --------------------------------------------------------------------------- numbers
+
+
+def fmt_bytes(n: float | None) -> str:
+    """Bytes in the largest unit below 1024 of it, a dash when unknown.
+
+    Example:
+    >>> fmt_bytes(1536), fmt_bytes(None)
+    ('1.5 KB', '–')
+    """
+    if n is None:
+        return "–"
+    n = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1024 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} TB"
+
+
+def fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return "–"
+    s = float(s)
+    if abs(s) < 1:
+        return f"{s * 1000:,.0f} ms"
+    if abs(s) < 120:
+        return f"{s:,.1f} s"
+    if abs(s) < 7200:
+        return f"{s / 60:,.1f} min"
+    return f"{s / 3600:,.1f} h"
+
+
+def fmt_money(m: float | None) -> str:
+    if m is None:
+        return "–"
+    m = float(m)
+    if m == 0:
+        return "$0"
+    if abs(m) < 0.0001:
+        return f"${m:.2g}"
+    return f"${m:,.4f}" if abs(m) < 1 else f"${m:,.2f}"
+
+
+def fmt_num(x: Any, digits: int = 2) -> str:
+    if x is None:
+        return "–"
+    try:
+        return f"{float(x):,.{digits}f}"
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+# --------------------------------------------------------------------------- badges
+
+LIGHT_WORDS = {"green": "Well clustered", "amber": "Partly clustered", "red": "Poorly clustered",
+               "grey": "Unknown"}
+_LIGHT_STYLE = {"green": ("green", ":material/check_circle:"), "amber": ("orange", ":material/warning:"),
+                "red": ("red", ":material/error:"), "grey": ("gray", ":material/help:")}
+STATUS_BADGE = {"proposed": ":blue-badge[proposed]", "approved": ":violet-badge[approved]",
+                "running": ":orange-badge[running]", "succeeded": ":green-badge[succeeded]",
+                "failed": ":red-badge[failed]", "rejected": ":gray-badge[rejected]",
+                "stale": ":gray-badge[stale]"}
+
+
+def light_badge(light: str) -> str:
+    """Markdown for a traffic-light badge (colored, with an icon; no emoji font needed)."""
+    color, icon = _LIGHT_STYLE.get(light, _LIGHT_STYLE["grey"])
+    return f":{color}-badge[{icon} {LIGHT_WORDS.get(light, light)}]"
+
+
+def verdict_reason(light: str, reason: str) -> str:
+    """The engine's reason without its leading verdict words (the badge already says them)."""
+    word = LIGHT_WORDS.get(light, "").lower()
+    if word and reason.lower().startswith(word + ": "):
+        return reason[len(word) + 2:]
+    return reason
+
+
+# --------------------------------------------------------------------------- tables
+
+def snapshot_history(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The table's snapshot history, newest first, with a ``current`` flag (the engine
+    lists the chain oldest first, ending at the current snapshot)."""
+    df = pd.DataFrame([dict(r) for r in rows])
+    if df.empty:
+        return df
+    if "current" not in df.columns:
+        df["current"] = False
+        df.loc[df.index[-1], "current"] = True
+    df["id"] = df["id"].astype(str)
+    return df.iloc[::-1].reset_index(drop=True)
+
+
+def snapshots_frame(snaps: pd.DataFrame) -> pd.DataFrame:
+    keep = [c for c in ("id", "current", "operation", "created_at", "parent", "partition_count",
+                        "partitions", "rows", "bytes") if c in snaps.columns]
+    return snaps[keep]
+
+
+def partition_order(zm: Any, column: str, order_by: str) -> np.ndarray:
+    """Partition indexes in creation order or by the column's min (unknown bounds last)."""
+    n = len(zm)
+    if order_by == "min":
+        cz = zm.column(column)
+        key = np.where(cz.valid, cz.lo, cz.lo.max() if cz.ltype == "string" else np.inf)
+        return np.argsort(key, kind="stable")
+    seq = zm.created_seq if len(zm.created_seq) == n else np.arange(n)
+    return np.argsort(seq, kind="stable")
+
+
+def partition_frame(zm: Any, column: str, clus: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per partition: its file, size, range on ``column``, depth and overlaps."""
+    cz = zm.column(column)
+
+    def show(v: Any) -> Any:
+        return logical_types.decode_scalar(cz.ltype, v)
+
+    return pd.DataFrame({
+        "#": np.arange(len(zm)),
+        "file": [p.rsplit("/", 1)[-1] for p in zm.paths],
+        "rows": zm.rows,
+        "bytes": zm.bytes,
+        f"min {column}": [show(v) if ok else None for v, ok in zip(cz.lo, cz.valid)],
+        f"max {column}": [show(v) if ok else None for v, ok in zip(cz.hi, cz.valid)],
+        "depth": np.asarray(clus["depths"], dtype=float),
+        "overlaps": np.asarray(clus["overlaps"], dtype=float),
+        "created": zm.created_seq if len(zm.created_seq) == len(zm) else np.arange(len(zm)),
+    })
+
+
+def partition_zonemaps(partition: Any) -> pd.DataFrame:
+    """A partition's zonemap for every column (min, max, nulls, compressed bytes)."""
+    rows = [{"column": name, "min": str(st_.min) if st_.min is not None else None,
+             "max": str(st_.max) if st_.max is not None else None,
+             "nulls": st_.null_count, "compressed bytes": st_.compressed_bytes}
+            for name, st_ in partition.columns.items()]
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- workload
+
+def _col(df: pd.DataFrame, *names: str, default: float = 0.0) -> pd.Series:
+    for name in names:
+        if name in df.columns:
+            return df[name].fillna(default)
+    return pd.Series(default, index=df.index, dtype=float)
+
+
+def pruning_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per scan fragment (the API's ``pruning`` with selectivity), predicated
+    columns as one string; which snapshot and whether exact are the page's context."""
+    out = []
+    for r in rows:
+        row = {k: v for k, v in r.items() if k not in ("exact", "snapshot")}
+        row["predicated_columns"] = ", ".join(row.get("predicated_columns") or [])
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def column_frequency(frags: Sequence[Any]) -> pd.Series:
+    """How many queries filter on each column, most frequent first."""
+    counts: dict[str, int] = {}
+    for frag in frags:
+        for col in frag.predicated_columns:
+            counts[col] = counts.get(col, 0) + 1
+    return pd.Series(counts, dtype=int).sort_values(ascending=False)
+
+
+def workload_summary(per_query: pd.DataFrame, frags: Sequence[Any]) -> dict[str, Any]:
+    """Totals of the workload: queries, mean pruning rate, bytes scanned and wasted, the
+    boundary share of scanned partitions, and the predicated-column frequency."""
+    scanned = _col(per_query, "scanned")
+    boundary = _col(per_query, "boundary")
+    return {
+        "queries": int(len(per_query)),
+        "pruning_rate": float(_col(per_query, "pruning_rate").mean()) if len(per_query) else 0.0,
+        "bytes_scanned": float(_col(per_query, "bytes_scanned").sum()),
+        "wasted_bytes": float(_col(per_query, "wasted_bytes", "bytes_wasted").sum()),
+        "boundary_share": float(boundary.sum() / scanned.sum()) if scanned.sum() else 0.0,
+        "column_frequency": column_frequency(frags).to_dict(),
+    }
+
+
+def relevant_columns(metrics: Sequence[Mapping[str, Any]], summary: Mapping[str, Any] | None,
+                     limit: int = 4) -> list[str]:
+    """Columns worth a health card: the workload's predicated ones, then the worst clustered."""
+    known = [m["column"] for m in metrics]
+    picked = [c for c in (summary or {}).get("column_frequency", {}) if c in known][:limit]
+    target = len(picked) if len(picked) >= 3 else (3 if picked else 4)
+    by_depth = sorted(metrics, key=lambda m: -float(m.get("average_depth") or 0))
+    for m in by_depth:
+        if len(picked) >= target:
+            break
+        if m["column"] not in picked and int(m.get("total_constant_partition_count") or 0) < \
+                int(m.get("total_partition_count") or 0):
+            picked.append(m["column"])
+    return picked
+
+
+def query_times(frags: Sequence[Any]) -> pd.Series | None:
+    """Query timestamps (UTC) when the log has them, else None."""
+    ts = pd.to_datetime(pd.Series([f.ts for f in frags]), errors="coerce", utc=True)
+    if ts.notna().sum() == 0:
+        return None
+    return ts.dropna().dt.tz_localize(None)
+
+
+def selectivity(per_query: pd.DataFrame) -> np.ndarray:
+    """Estimated fraction of the table's rows each query matches."""
+    return _col(per_query, "selectivity").to_numpy(dtype=float)
+
+
+def waste_per_column(frags: Sequence[Any], per_query: pd.DataFrame) -> pd.Series:
+    """Wasted bytes summed per predicated column (a query's waste counts for each column)."""
+    wasted = dict(zip(per_query["query_id"].astype(str), _col(per_query, "wasted_bytes", "bytes_wasted")))
+    out: dict[str, float] = {}
+    for frag in frags:
+        w = float(wasted.get(str(frag.query_id), 0.0))
+        for col in frag.predicated_columns:
+            out[col] = out.get(col, 0.0) + w
+    return pd.Series(out, dtype=float).sort_values(ascending=False)
+
+
+def query_labels(frags: Sequence[Any], per_query: pd.DataFrame, limit: int = 2000,
+                 hot_column: str | None = None) -> dict[str, str]:
+    """Query id -> a label for the picker: queries filtering on ``hot_column`` (the
+    workload's most frequent) first, each group most wasteful first."""
+    waste = dict(zip(per_query["query_id"].astype(str), _col(per_query, "wasted_bytes", "bytes_wasted")))
+    ranked = sorted(frags, key=lambda f: (hot_column not in f.predicated_columns,
+                                          -float(waste.get(str(f.query_id), 0.0))))[:limit]
+    out = {}
+    for f in ranked:
+        cols = ", ".join(f.predicated_columns) or "no filter"
+        out[str(f.query_id)] = (f"{f.query_id} · {cols} · wastes "
+                                f"{fmt_bytes(waste.get(str(f.query_id), 0.0))}")
+    return out
+
+
+def workload_views(frags: Sequence[Any], per_query: pd.DataFrame) -> dict[str, Any]:
+    """Column frequency, waste per column, the query picker's labels and the timestamps."""
+    freq = column_frequency(frags)
+    hot = str(freq.index[0]) if len(freq) else None
+    return {"freq": freq, "waste": waste_per_column(frags, per_query),
+            "labels": query_labels(frags, per_query, hot_column=hot),
+            "times": query_times(frags)}
+
+
+# --------------------------------------------------------------------------- plans
+
+def wair_params(form: Mapping[str, Any]) -> dict[str, Any]:
+    """Form values as WAIR parameters (a cost limit of 0 means none)."""
+    out = dict(form)
+    if not out.get("cost_limit"):
+        out.pop("cost_limit", None)
+    return out
+
+
+def proposer_label(actor: str) -> str:
+    """Who stores a plan from the dashboard: the OS user running it, marked as such."""
+    return f"{actor} (dashboard)"
+
+
+def cost_table(rec: Mapping[str, Any]) -> pd.DataFrame:
+    """Reclustering cost against predicted saving, in bytes, CPU-seconds and money."""
+    cost, saving = rec.get("estimated_cost") or {}, rec.get("predicted_saving") or {}
+    return pd.DataFrame([
+        {"": "reclustering cost (once)",
+         "bytes": f"{fmt_bytes(cost.get('bytes_read'))} read + {fmt_bytes(cost.get('bytes_written'))} written",
+         "CPU time": fmt_seconds(cost.get("cpu_seconds")), "money": fmt_money(cost.get("money"))},
+        {"": f"predicted saving per window ({int(saving.get('window_queries') or 0)} queries)",
+         "bytes": f"{fmt_bytes(saving.get('bytes'))} less read",
+         "CPU time": fmt_seconds(saving.get("cpu_seconds")), "money": fmt_money(saving.get("money"))},
+    ])
+
+
+def groups_frame(rec: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per rewrite group: layout, key columns, size, saving and the reason."""
+    rows = []
+    for i, g in enumerate(rec.get("groups") or [], start=1):
+        rows.append({"group": i, "layout": g["layout"], "key columns": ", ".join(g["columns"]),
+                     "partitions": len(g["partitions"]),
+                     "predicted saving per window": fmt_bytes(g.get("predicted_saving_bytes", 0.0)),
+                     "reason": g.get("reason", "")})
+    return pd.DataFrame(rows)
+
+
+def signature_points(scatter: Mapping[str, Any], projection: Mapping[str, Any] | None) -> tuple | None:
+    """The arguments of :func:`app.charts.signatures`: the API's 2-D projection of a plan's
+    savings signatures with cluster labels, axis titles and hover texts (None: nothing)."""
+    if projection is None:
+        return None
+    pts = np.asarray(projection["points"])
+    cols = list(scatter.get("columns") or [])
+    var = projection["explained_variance"]
+    if var is None:
+        axis_names = (f"saving share of {cols[0]} (unit-vector component)",
+                      f"saving share of {cols[1]} (unit-vector component)")
+    else:
+        axis_names = (f"PC1 of the signatures ({var[0] * 100:.0f} % of variance)",
+                      f"PC2 ({var[1] * 100:.0f} % of variance)")
+    n = len(pts)
+    hover = [f"{p.rsplit('/', 1)[-1]} · anchor {a or '-'} · saving {s:.3g} CPU-s"
+             for p, a, s in zip(scatter.get("paths", [""] * n), scatter.get("anchors", [""] * n),
+                                scatter.get("saving_cpu_s", [0.0] * n))]
+    return (pts, np.asarray(scatter.get("labels", [0] * n)), projection["anchors"],
+            projection["anchor_names"], axis_names, hover)
+
+
+def plan_summary(name: str, rec: Mapping[str, Any]) -> dict[str, Any]:
+    """One policy's proposal in a few numbers, for the side-by-side comparison."""
+    if rec.get("status") == "no-action":
+        return {"policy": name, "decision": f"proposes nothing: {rec.get('reason')}"}
+    cost, saving = rec.get("estimated_cost") or {}, rec.get("predicted_saving") or {}
+    be = rec.get("break_even_queries")
+    return {"policy": name, "partitions": int(rec.get("partition_count") or 0),
+            "bytes_written": float(cost.get("bytes_written") or 0.0),
+            "cost_cpu_s": float(cost.get("cpu_seconds") or 0.0),
+            "saving_cpu_s": float(saving.get("cpu_seconds") or 0.0),
+            "decision": _plural(len(rec.get("groups") or []), "group") + (
+                f"; break-even after {be:,.0f} queries" if be is not None
+                else "; no predicted break-even")}
+
+
+def plans_list(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Stored plans, newest first."""
+    df = pd.DataFrame([dict(r) for r in rows])
+    if not df.empty and "id" in df.columns:
+        df = df.sort_values("id", ascending=False).reset_index(drop=True)
+    return df
+
+
+def plans_frame(plans: pd.DataFrame) -> pd.DataFrame:
+    """The columns a human reads in a plan list."""
+    rename = {"id": "plan", "status": "status", "policy": "policy", "groups": "groups",
+              "partitions": "partitions", "estimated_cpu_seconds": "cost (CPU-s)",
+              "predicted_saving_cpu_seconds": "saving per window (CPU-s)",
+              "created_by": "proposed by", "created_at": "created (UTC)",
+              "updated_at": "updated (UTC)"}
+    cols = [c for c in rename if c in plans.columns]
+    return plans[cols].rename(columns=rename)
+
+
+def run_progress(progress: Mapping[str, Any]) -> tuple[float, str, str]:
+    """(fraction done, message, status) of a plan's ``plan_progress``."""
+    total = progress.get("groups_total") or 0
+    frac = (progress.get("groups_done") or 0) / total if total else 0.0
+    return min(1.0, float(frac)), str(progress.get("message") or ""), str(progress.get("status"))
+
+
+def realized_frame(realized: Mapping[str, Any]) -> pd.DataFrame:
+    """Predicted against realized saving of a run, in bytes and CPU time."""
+    return pd.DataFrame([
+        {"": "predicted", "bytes saved": fmt_bytes(realized.get("predicted_saving_bytes")),
+         "CPU time saved": fmt_seconds(realized.get("predicted_saving_cpu_seconds"))},
+        {"": "realized", "bytes saved": fmt_bytes(realized.get("saving_bytes")),
+         "CPU time saved": fmt_seconds(realized.get("saving_cpu_seconds"))},
+    ])
+
+
+def plan_key_columns(plan: Mapping[str, Any]) -> list[str]:
+    """The plan's key columns, in the order its groups name them."""
+    cols: list[str] = []
+    for g in plan.get("groups") or []:
+        for c in g.get("columns") or []:
+            if c not in cols:
+                cols.append(c)
+    return cols
+
+
+def depth_before_after(columns: Sequence[str], before: Sequence[Mapping[str, Any]],
+                       after: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Average and max depth of ``columns`` in two ``analyze`` results (base, result)."""
+    old = {m["column"]: m for m in before}
+    new = {m["column"]: m for m in after}
+    rows = []
+    for c in columns:
+        if c in old and c in new:
+            rows.append({"column": c,
+                         "average depth before": old[c]["average_depth"],
+                         "average depth after": new[c]["average_depth"],
+                         "max depth before": old[c].get("max_depth"),
+                         "max depth after": new[c].get("max_depth"),
+                         "verdict after": new[c].get("verdict")})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- simulator
+
+def simulation_frames(result: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    """Per-batch rows, cumulative CPU-seconds split into query and reclustering cost (over the
+    measured batches, as the totals), and one summary row per policy."""
+    rows = []
+    for name, res in (result.get("policies") or {}).items():
+        for b in res.get("batches") or []:
+            rows.append({"policy": res.get("label", name), "batch": int(b["index"]) + 1,
+                         "period": b["period"], "measured": bool(b["measured"]),
+                         "query": float(b["query_cpu_seconds"]),
+                         "recluster": float(b["recluster_cpu_seconds"]),
+                         "pruning_rate": float(b["pruning_rate"]),
+                         "partitions_rewritten": int(b.get("partitions_rewritten") or 0)})
+    per = pd.DataFrame(rows)
+    cum = per[per["measured"]].copy() if not per.empty else per
+    if not cum.empty:
+        cum["query"] = cum.groupby("policy")["query"].cumsum()
+        cum["recluster"] = cum.groupby("policy")["recluster"].cumsum()
+        cum["total"] = cum["query"] + cum["recluster"]
+    return {"per_batch": per, "cumulative": cum, "summary": _simulation_summary(result)}
+
+
+def _simulation_summary(result: Mapping[str, Any]) -> pd.DataFrame:
+    comp = result.get("comparison") or {}
+    summary = []
+    for name, res in (result.get("policies") or {}).items():
+        c = comp.get(name, {})
+        summary.append({
+            "policy": res.get("label", name),
+            "query CPU-s": res["query_cpu_seconds"], "reclustering CPU-s": res["recluster_cpu_seconds"],
+            "total CPU-s": res["cpu_seconds"], "money ($)": res["money"],
+            "mean pruning rate (%)": 100 * float(res["pruning_rate"]),
+            "partitions rewritten": res["partitions_rewritten"],
+            "total cost vs NR (%)": (None if c.get("cpu_reduction_vs_nr") is None
+                                     else -100 * float(c["cpu_reduction_vs_nr"])),
+        })
+    frame = pd.DataFrame(summary)
+    if not frame.empty:
+        frame = frame.sort_values("total CPU-s").reset_index(drop=True)
+    return frame

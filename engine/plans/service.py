@@ -1,0 +1,301 @@
+"""The plan service: create (or preview), run, and read plans.
+
+This is the only owner of a decision's window and of policy state. One decision:
+
+1. the policy is built from its parameters and its saved state on the table
+   (:func:`engine.plans.feedback.load_policy`);
+2. the window is decided once: the policy's own (:meth:`Policy.decision_window`: WAIR closes
+   the windows its queries completed and answers its adaptive size, section 4.2), else an
+   explicit ``window`` parameter, else WAIR's saved window on the table, so that DD, DD-EP
+   and greedy see the queries WAIR would see and "saving per window" compares like with like;
+3. the window's fragments are analyzed against the current snapshot's zonemaps and the
+   policy proposes; :func:`create_plan` stores the proposal as ``proposed`` and the
+   policy's new state, :func:`preview_plan` stores nothing.
+
+:func:`run_plan` goes through the gate (:mod:`engine.plans.gate`), runs the Spark executor
+(:mod:`engine.spark.executor`), records realized against predicted savings and feeds them
+back to the policy (:mod:`engine.plans.feedback`).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from engine.core.errors import AdvisorError, ExecutionError
+from engine.core.jsonable import plain_json
+from engine.plans import gate
+from engine.plans.feedback import (feed_policy, load_policy, realized_report,
+                                   save_policy_state, window_fragments)
+from engine.plans.plan import Plan, PlanBook
+from engine.plans.store import ControlStore
+from engine.policy.base import Policy, PolicyContext, Proposal
+from engine.policy.codec import proposal_to_json
+from engine.policy.registry import make_policy, plan_params
+from engine.scan.pruning import analyze_workload
+from engine.spark.executor import execute_plan
+from engine.table.model import Snapshot
+from engine.table.store import TableStore
+from engine.workload.store import WorkloadStore
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from engine.core.config import Settings
+
+__all__ = ["decide", "window_size", "saved_window", "Decision", "preview_plan", "create_plan",
+           "run_plan", "start_run", "BackgroundRun", "list_plans", "show_plan", "plan_progress",
+           "audit_log", "policy_state"]
+
+#: the policy whose saved window sizes the decisions of policies without a window of their own
+WINDOW_POLICY = "wair"
+ProgressFn = Callable[[Mapping[str, Any]], None]
+
+
+def _jsonable(value: Any) -> Any:
+    return plain_json(value, inf_as_none=True)
+
+
+# -- deciding ----------------------------------------------------------------------------
+def saved_window(control: ControlStore, table: str) -> int:
+    """WAIR's current sliding-window size on ``table`` (its saved state, else its default):
+    the window of policies that have none of their own."""
+    saved = control.policy_state(table, WINDOW_POLICY) or {}
+    default = make_policy(WINDOW_POLICY).get_params()["window"]
+    try:
+        return int(saved.get("window_size") or default)
+    except (TypeError, ValueError):
+        return int(default)
+
+
+def window_size(policy: Policy, explicit: int | None, control: ControlStore, table: str,
+                queries_seen: int) -> int:
+    """How many of the most recent fragments the decision sees: the policy's own window
+    (WAIR's adaptive one), else the ``window`` asked for, else :func:`saved_window`."""
+    return int(policy.decision_window(queries_seen) or explicit or saved_window(control, table))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One run of a policy: what it saw and what it proposed (None: it declined)."""
+
+    snapshot: Snapshot
+    policy: Policy
+    proposal: Proposal | None
+    params: dict[str, Any]  # the cleaned parameters as given
+
+
+def decide(settings: "Settings", table: str, policy: str,
+           params: Mapping[str, Any] | None) -> Decision:
+    """Run ``policy`` once on the current snapshot of ``table`` (nothing is stored)."""
+    clean = plan_params(policy, params)
+    snapshot = TableStore(settings).current_snapshot(table)
+    table = snapshot.table or table
+    name = policy.lower()
+    # "window" is a parameter of WAIR and greedy; for the others it only sizes the context
+    own_window = "window" in make_policy(name).param_names()
+    policy_params = {k: v for k, v in clean.items() if own_window or k != "window"}
+    control = ControlStore(settings)
+    pol = load_policy(control, table, name, policy_params, window=clean.get("window"))
+    fragments = list(WorkloadStore(settings).fragments(table))
+    window = fragments[-window_size(pol, clean.get("window"), control, table, len(fragments)):]
+    zonemaps = snapshot.zonemaps()
+    scans = analyze_workload(zonemaps, window) if window else []
+    ctx = PolicyContext(table=table, snapshot_id=snapshot.id, zonemaps=zonemaps, window=window,
+                        scans=scans, settings=settings, queries_seen=len(fragments))
+    return Decision(snapshot, pol, pol.propose(ctx), clean)
+
+
+def _no_action(decision: Decision, policy: str) -> dict[str, Any]:
+    """The answer when the policy declines: its reason, curve and evidence."""
+    snap = decision.snapshot
+    why = dict(decision.policy.last_decision_)
+    reason = why.pop("reason", None) or f"policy {policy} proposes nothing for {snap.table}"
+    curve = why.pop("curve", [])
+    return {"id": None, "status": "no-action", "table": snap.table, "base_snapshot": snap.id,
+            "policy": policy, "reason": reason, "curve": [[int(c), float(v)] for c, v in curve],
+            "details": _jsonable(why)}
+
+
+def preview_plan(settings: "Settings", table: str, policy: str = "wair",
+                 params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What :func:`create_plan` would store, without storing anything or touching policy
+    state."""
+    decision = decide(settings, table, policy, params)
+    if decision.proposal is None:
+        return _no_action(decision, policy)
+    proposal, snap = decision.proposal, decision.snapshot
+    p = proposal_to_json(proposal)
+    return {"id": None, "status": "preview", "table": snap.table, "base_snapshot": snap.id,
+            "policy": policy, "params": _jsonable(decision.params),
+            "partition_count": len(proposal.partitions),
+            **{k: v for k, v in p.items() if k not in ("policy", "params")},
+            "effective_params": p["params"]}
+
+
+def create_plan(settings: "Settings", table: str, policy: str = "wair",
+                params: Mapping[str, Any] | None = None,
+                created_by: str | None = None) -> dict[str, Any]:
+    """Store what ``policy`` proposes as a ``proposed`` plan, and the policy's new state."""
+    decision = decide(settings, table, policy, params)
+    if decision.proposal is None:
+        return _no_action(decision, policy)
+    snap = decision.snapshot
+    control = ControlStore(settings)
+    save_policy_state(control, snap.table, policy.lower(), decision.policy)
+    plan_id = control.insert_plan(snap.table, snap.id, policy, _jsonable(decision.params),
+                                  proposal_to_json(decision.proposal),
+                                  created_by or gate.default_actor())
+    return show_plan(settings, plan_id)
+
+
+# -- running -----------------------------------------------------------------------------
+def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
+             spark: "SparkSession | None" = None, actor: str | None = None) -> dict[str, Any]:
+    """Run an approved, non-stale plan; returns its result (new snapshot, groups, realized).
+
+    On failure the plan becomes ``failed``, nothing is committed, and an ExecutionError
+    (or the AdvisorError that caused it) is raised.
+    """
+    book = PlanBook(settings)
+    plan = gate.start(book, int(id), actor)
+    control = book.control
+    control.start_job(plan.id, len(plan.groups))
+
+    def on_progress(event: Mapping[str, Any]) -> None:
+        control.set_progress(plan.id, int(event["groups_done"]), int(event["groups_total"]),
+                             int(event["rows"]), int(event["bytes"]), str(event["message"]))
+        if progress is not None:
+            progress(event)
+
+    try:
+        result = execute_plan(settings, plan, spark=spark, progress=on_progress)
+    except BaseException as exc:
+        message = str(exc) or type(exc).__name__
+        book.fail(plan.id, message)
+        if isinstance(exc, AdvisorError):
+            raise
+        if isinstance(exc, Exception):
+            raise ExecutionError(f"plan {plan.id} failed, nothing was committed: "
+                                 f"{type(exc).__name__}: {message}") from exc
+        raise
+    result["realized"] = _realized(settings, control, plan, result["snapshot_id"])
+    book.succeed(plan.id, result)
+    return result
+
+
+def _realized(settings: "Settings", control: ControlStore, plan: Plan,
+              snapshot_id: str) -> dict[str, Any]:
+    """Realized vs predicted over the decision's window; fed to the policy. Never fails
+    the run (the data is committed by now): errors are recorded instead."""
+    try:
+        store = TableStore(settings)
+        before = store.snapshot(plan.table, plan.base_snapshot)
+        after = store.snapshot(plan.table, snapshot_id)
+        predicted = plan.proposal.predicted_saving
+        n = int(predicted.get("window_queries", 0) or 0)
+        frags = window_fragments(WorkloadStore(settings).fragments(plan.table), n)
+        report = realized_report(settings, before, after, frags, predicted,
+                                 plan.proposal.estimated_cost.cpu_seconds)
+        state = feed_policy(control, plan.table, plan.policy, plan.params, report)
+        if state is not None:
+            report["policy_state"] = _jsonable({k: v for k, v in state.items()
+                                                if k != "history"})
+        return report
+    except Exception as exc:  # noqa: BLE001 - the commit is done; report, do not fail
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+class BackgroundRun:
+    """:func:`run_plan` in a daemon thread, for a caller that must not block (the dashboard).
+
+    Progress goes to the control store as for any run (read it with :func:`plan_progress`,
+    from any process); a failure is recorded on the plan by :func:`run_plan` and kept here
+    in :attr:`error` (the first transition's refusal too, e.g. a plan not approved).
+    """
+
+    def __init__(self, settings: "Settings", plan_id: int, actor: str | None = None,
+                 spark: "SparkSession | None" = None) -> None:
+        self.plan_id, self.actor = int(plan_id), actor
+        self.result: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+        self._settings, self._spark = settings, spark
+        self._thread = threading.Thread(target=self._work, name=f"plan-{plan_id}", daemon=True)
+
+    def _work(self) -> None:
+        try:
+            self.result = run_plan(self._settings, self.plan_id, spark=self._spark,
+                                   actor=self.actor)
+        except BaseException as exc:  # handed to the caller, who shows AdvisorErrors plainly
+            self.error = exc
+
+    def start(self) -> "BackgroundRun":
+        self._thread.start()
+        return self
+
+    @property
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def wait(self, timeout_s: float | None = None) -> None:
+        self._thread.join(timeout_s)
+
+    def progress(self) -> dict[str, Any]:
+        """:func:`plan_progress` of this run's plan."""
+        return plan_progress(self._settings, self.plan_id)
+
+
+def start_run(settings: "Settings", id: int, actor: str | None = None,
+              spark: "SparkSession | None" = None) -> BackgroundRun:
+    """Start :func:`run_plan` in a background daemon thread and return at once."""
+    return BackgroundRun(settings, id, actor, spark).start()
+
+
+# -- reading -----------------------------------------------------------------------------
+def list_plans(settings: "Settings", table: str | None = None) -> list[dict[str, Any]]:
+    """All plans (of ``table``), oldest first, in summary form (statuses refreshed)."""
+    out = []
+    for plan in PlanBook(settings).list(table):
+        cost = plan.proposal.estimated_cost
+        out.append({"id": plan.id, "status": plan.status, "table": plan.table,
+                    "base_snapshot": plan.base_snapshot, "policy": plan.policy,
+                    "groups": len(plan.groups), "partitions": len(plan.partitions),
+                    "estimated_cpu_seconds": cost.cpu_seconds,
+                    "predicted_saving_cpu_seconds":
+                        float(plan.proposal.predicted_saving.get("cpu_seconds", 0.0) or 0.0),
+                    "created_at": plan.created_at, "created_by": plan.created_by,
+                    "updated_at": plan.updated_at})
+    return out
+
+
+def show_plan(settings: "Settings", id: int) -> dict[str, Any]:
+    """Everything about one plan: groups, cost, saving, curve, audit, progress, result."""
+    book = PlanBook(settings)
+    plan = book.get(int(id))
+    data = plan.to_json()
+    data["audit"] = book.control.audit(plan.id)
+    data["progress"] = book.control.progress(plan.id)
+    return data
+
+
+def plan_progress(settings: "Settings", id: int) -> dict[str, Any]:
+    """The running (or last) job's progress and the plan's status."""
+    book = PlanBook(settings)
+    plan = book.get(int(id))
+    prog = book.control.progress(plan.id) or {}
+    return {"id": plan.id, "status": plan.status, **{k: prog.get(k) for k in (
+        "groups_done", "groups_total", "rows", "bytes", "message", "started_at",
+        "updated_at")}}
+
+
+def audit_log(settings: "Settings", plan_id: int | None = None) -> list[dict[str, Any]]:
+    """Append-only audit entries (of one plan), oldest first."""
+    if plan_id is not None:
+        PlanBook(settings).get(int(plan_id))  # PlanNotFoundError for a wrong id
+    return ControlStore(settings).audit(None if plan_id is None else int(plan_id))
+
+
+def policy_state(settings: "Settings", table: str, policy: str = "wair") -> dict[str, Any] | None:
+    """The persisted memory of ``policy`` on ``table`` (WAIR: window, credit, history)."""
+    return ControlStore(settings).policy_state(table, policy)
