@@ -13,7 +13,7 @@ from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
 from engine.scenarios.generator import Distribution
 from engine.scenarios.presets import (MONTH_DAYS, build_scenario, list_presets,
-                                     scenario_parameters)
+                                      scenario_parameters)
 
 
 def _enc(ltype, v):

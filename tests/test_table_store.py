@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.core.errors import (CommitConflictError, DataFileError, InvalidParameterError,
-                           SnapshotNotFoundError, TableExistsError, TableNotFoundError)
+                                SnapshotNotFoundError, TableExistsError, TableNotFoundError)
 from engine.table import footers, store as store_mod
 from engine.spark.ingest import register_table
 from engine.table.store import TableStore

@@ -10,7 +10,7 @@ import pytest
 from engine.core.config import Settings
 from engine.policy.base import PolicyContext
 from engine.policy.boundary import (GreedyBoundaryPolicy, algorithm1, covering, potential,
-                                  recluster_at, table_potential)
+                                    recluster_at, table_potential)
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.workload.model import Range, ScanFragment
 

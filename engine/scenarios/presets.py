@@ -43,8 +43,8 @@ from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
 from engine.table.model import TableSchema
 from engine.scenarios.generator import (Dataset, Distribution, ExtraPredicate, PeriodSpec,
-                                       QueryTemplate, Scenario, ScenarioSpec, SubWorkload,
-                                       generate, month_starts)
+                                        QueryTemplate, Scenario, ScenarioSpec, SubWorkload,
+                                        generate, month_starts)
 
 DAY = 1.0
 MONTH_DAYS = 30.44

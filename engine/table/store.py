@@ -32,9 +32,10 @@ from dataclasses import asdict, dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
 import pyarrow.parquet as pq
+
 from engine.core.config import Settings
 from engine.core.errors import (CommitConflictError, DataFileError, InvalidParameterError,
-                           SnapshotNotFoundError, TableExistsError, TableNotFoundError)
+                                SnapshotNotFoundError, TableExistsError, TableNotFoundError)
 from engine.table import footers, fs, manifest
 from engine.table.model import Partition, Snapshot, TableSchema
 
