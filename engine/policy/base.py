@@ -32,6 +32,15 @@ class PlanGroup:
     ``partitions`` are file paths; ``layout`` one of LAYOUT_KINDS; ``columns`` the key
     columns in priority order; ``layout_params`` anything the ordering needs beyond the
     columns (e.g. a Qd-tree's cut candidates); ``reason`` says why, for a human.
+
+    The executor's contract (agreed for the whole-table designs, issues 11-13): a layout
+    kind joins LAYOUT_KINDS when :func:`engine.layout.groups.ordering_for_group` can build
+    it and the executor can write it (PAW adds ``"paw"``: rows routed to the partition
+    tree's leaves; PTO adds ``"binpack"``: no reordering, files packed to size). Besides
+    the ordering's own parameters, ``layout_params`` may carry the physical design the
+    executor honours for the group's output: ``target_file_bytes`` (file size),
+    ``row_group_bytes`` (Parquet row-group size) and ``partition_by`` (a column: no output
+    file straddles two of its values). Absent keys keep today's behaviour.
     """
 
     partitions: tuple[str, ...]

@@ -1,0 +1,1 @@
+"""Table formats behind one interface (:class:`engine.table.formats.base.TableFormat`)."""

@@ -1,0 +1,82 @@
+"""The one table interface the engine uses, whatever format stores the table.
+
+Agreed interface for the lakehouse issue (16), used by the executor (cost issue 11), the
+trust issue (10: gc guards, integrity checks) and the planners (15: zonemaps at scale).
+Metrics, pruning, planning, the executor, the simulator's real replay and the dashboard
+call only this; they must not know which format they are on.
+
+Three implementations: ``native`` (the workspace's snapshot chain, :mod:`engine.table.store`),
+``iceberg`` (pyiceberg; the embedded default is a SQL catalog on SQLite in the workspace),
+``delta`` (deltalake / delta-rs). Each reads partitions and per-column statistics from the
+format's own metadata (Iceberg manifests, the Delta log's file statistics), Parquet footers
+only where the metadata lacks a column's statistics.
+
+Snapshot ids are strings: the native format's "1", "2", ...; Iceberg's snapshot ids; Delta
+versions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Sequence
+
+from engine.table.model import Partition, Snapshot
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """One entry of a table's history, as the format records it."""
+
+    id: str
+    parent: str | None
+    created_at: str  # ISO-8601 UTC
+    operation: str  # the format's word: create, append, replace/rewrite, overwrite, restore ...
+    actor: str | None = None
+    summary: Mapping[str, Any] = field(default_factory=dict)
+
+
+class TableFormat(ABC):
+    """A table's partitions, history and atomic commits, through its own format.
+
+    ``commit_rewrite`` is the only write the reclustering executor needs: it atomically
+    replaces exactly ``removed`` files with ``added`` ones (same rows, new order). It raises
+    :class:`engine.core.errors.CommitConflictError` when any removed file is no longer live
+    (a concurrent writer deleted or rewrote it); files appended concurrently by others
+    survive. A crash at any point leaves the table at its previous snapshot.
+    """
+
+    #: "native" | "iceberg" | "delta"
+    format_name: ClassVar[str]
+
+    @abstractmethod
+    def current_snapshot(self) -> Snapshot:
+        """The live snapshot: partitions with rows, bytes and per-column statistics."""
+
+    @abstractmethod
+    def snapshot(self, snapshot_id: str) -> Snapshot:
+        """An older snapshot by id (SnapshotNotFoundError if the format no longer has it)."""
+
+    @abstractmethod
+    def history(self) -> list[SnapshotInfo]:
+        """Every snapshot the format still knows, oldest first."""
+
+    @abstractmethod
+    def data_location(self) -> str:
+        """Where new data files of a rewrite go (a folder path or URI)."""
+
+    @abstractmethod
+    def commit_rewrite(self, base_snapshot_id: str, removed: Sequence[str],
+                       added: Sequence[Partition], properties: Mapping[str, str]) -> Snapshot:
+        """Replace ``removed`` with ``added`` in one atomic commit on top of the current
+        snapshot; ``properties`` (plan id, policy, approver) go into the snapshot summary."""
+
+    @abstractmethod
+    def rollback(self, to_snapshot_id: str, actor: str | None = None) -> Snapshot:
+        """Make an older snapshot current again, through the format's own mechanism."""
+
+    @abstractmethod
+    def expire(self, older_than: dt.timedelta, dry_run: bool = True) -> list[str]:
+        """Files no retained snapshot references, deleted unless ``dry_run``; never the
+        output of a run that has not committed yet."""
