@@ -177,7 +177,8 @@ def partition_segments(lo: np.ndarray, hi: np.ndarray, ltype: str, column: str,
         hi_v = hi_v if hi_v is not None else edge_hi
         if lo_v is None or hi_v is None:
             continue
-        fig.add_vrect(x0=lo_v, x1=hi_v, fillcolor="#1f77b4", opacity=0.12, line_width=0, layer="below")
+        fig.add_vrect(x0=lo_v, x1=hi_v, fillcolor="#1f77b4", opacity=0.25, layer="below",
+                      line=dict(color="#1f77b4", width=1.5, dash="dash"))
     fig.update_xaxes(type=axis_type(ltype))
     fig.update_yaxes(tickformat="d")
     fig.update_layout(legend_title_text="", legend=dict(orientation="h", y=-0.15))

@@ -9,7 +9,7 @@ from typing import Iterator
 
 import streamlit as st
 
-from app import services
+from app import glossary, services, views
 
 TABLE_KEY = "table"
 SNAPSHOT_KEY = "snapshot_choice"
@@ -22,7 +22,7 @@ def guard(stop: bool = True) -> Iterator[None]:
     try:
         yield
     except services.AdvisorError as exc:
-        st.error(str(exc))
+        st.error(views.md_text(exc))
         if stop:
             st.stop()
 
@@ -33,7 +33,7 @@ def sidebar_pickers(default_table: str | None = None) -> None:
         try:
             tables = services.list_tables()
         except services.AdvisorError as exc:
-            st.error(f"Cannot list tables: {exc}")
+            st.error(f"Cannot list tables: {views.md_text(exc)}")
             return
         if not tables:
             st.info("No table in this workspace yet. Create one with "
@@ -49,7 +49,7 @@ def sidebar_pickers(default_table: str | None = None) -> None:
         try:
             snaps = services.table_snapshots(st.session_state[TABLE_KEY])
         except services.AdvisorError as exc:
-            st.error(str(exc))
+            st.error(views.md_text(exc))
             return
         options = [CURRENT] + [str(s) for s in snaps["id"]] if not snaps.empty else [CURRENT]
         labels = {CURRENT: "current"}
@@ -62,7 +62,19 @@ def sidebar_pickers(default_table: str | None = None) -> None:
             st.session_state[SNAPSHOT_KEY] = CURRENT
         st.selectbox("Snapshot", options, key=SNAPSHOT_KEY, format_func=lambda o: labels.get(o, o),
                      help="Read an older version of the table; plans always start from the current one.")
-        st.caption(f"Workspace: `{services.home()}`")
+        st.caption(f"Workspace: {views.md_text(services.home())}")
+        glossary_drawer()
+
+
+def glossary_drawer() -> None:
+    """Every term the pages use, in plain words with its paper reference, searchable."""
+    with st.expander("Glossary", icon=":material/menu_book:"):
+        needle = st.text_input("Find a term", key="glossary_search", placeholder="e.g. boundary")
+        terms = glossary.search(needle or "")
+        if not terms:
+            st.caption("No term matches.")
+        for term in terms:
+            st.markdown(f"**{term.name}**: {term.meaning} *({term.source})*")
 
 
 def selected_table() -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import streamlit as st
 
@@ -24,7 +25,11 @@ def _table_from_argv() -> str | None:
     return known.table
 
 
-st.set_page_config(page_title="Layout Advisor", page_icon=":material/view_column:", layout="wide")
+#: a local file, not a ":material/...:" name: Streamlit fetches those favicons from the
+#: internet, which fails offline
+ICON = Path(__file__).parent / "assets" / "icon.png"
+
+st.set_page_config(page_title="Layout Advisor", page_icon=str(ICON), layout="wide")
 
 PAGES = [
     st.Page("app_pages/overview.py", title="Overview", icon=":material/monitor_heart:", default=True),

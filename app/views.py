@@ -8,6 +8,7 @@ CLI's :mod:`engine.core.fmt`.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -49,14 +50,45 @@ def fmt_seconds(s: float | None) -> str:
 
 
 def fmt_money(m: float | None) -> str:
+    """Money with sensible rounding: cents, and "< $0.01" rather than ``$1.2e-06``.
+
+    Example:
+    >>> fmt_money(1.2e-06), fmt_money(0), fmt_money(0.456), fmt_money(1234.5), fmt_money(-0.004)
+    ('< $0.01', '$0', '$0.46', '$1,234.50', '> -$0.01')
+    """
     if m is None:
         return "–"
     m = float(m)
     if m == 0:
         return "$0"
-    if abs(m) < 0.0001:
-        return f"${m:.2g}"
-    return f"${m:,.4f}" if abs(m) < 1 else f"${m:,.2f}"
+    if abs(m) < 0.01:
+        return "< $0.01" if m > 0 else "> -$0.01"
+    return f"${m:,.2f}" if m > 0 else f"-${-m:,.2f}"
+
+
+#: characters that start Markdown or Streamlit syntax anywhere in a line: emphasis, code,
+#: links and images (``[``), HTML and autolinks, math, strikethrough, and backslash itself
+_MARKDOWN_ACTIVE = re.compile(r"([\\`*\[\]<>$~])")
+#: ``_`` only emphasises at a word boundary; ``:`` starts a Streamlit directive or emoji
+#: (``:red[``, ``:material/x:``) or a URL scheme (``http://``) when a non-space follows
+_MARKDOWN_CONTEXT = re.compile(r"((?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=\S))")
+#: a line start that makes a heading, quote, list or numbered list
+_MARKDOWN_LINE_START = re.compile(r"^([#>+\-]|\d+[.)])")
+
+
+def md_text(value: Any) -> str:
+    r"""A user-supplied string (a name, reason, path, SQL, error message) made inert for
+    Streamlit's Markdown: what Markdown, GitHub autolinks or Streamlit's directives
+    (``:color[...]``, ``:material/...:``, ``$math$``) would interpret is escaped, line breaks
+    become spaces, and the rest is left as typed, so it always shows as the text it is.
+
+    Example:
+    >>> print(md_text("![x](http://e/x.png) **bob** no_such_table"))
+    !\[x\](http\://e/x.png) \*\*bob\*\* no_such_table
+    """
+    text = " ".join(str(value).split()).replace("www.", "www\\.")
+    text = _MARKDOWN_CONTEXT.sub(r"\\\1", _MARKDOWN_ACTIVE.sub(r"\\\1", text))
+    return _MARKDOWN_LINE_START.sub(r"\\\1", text)
 
 
 def fmt_num(x: Any, digits: int = 2) -> str:
@@ -177,6 +209,53 @@ def pruning_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         row["predicated_columns"] = ", ".join(row.get("predicated_columns") or [])
         out.append(row)
     return pd.DataFrame(out)
+
+
+#: the workload table's columns: source column -> (label, scale); fractions become percentages
+_QUERY_TABLE = {
+    "query_id": ("query", None), "ts": ("time", None), "predicated_columns": ("filters on", None),
+    "partitions": ("partitions", None), "scanned": ("scanned", None), "pruned": ("pruned", None),
+    "fully_covered": ("fully covered", None), "boundary": ("boundary", None),
+    "pruning_rate": ("pruned (%)", 100.0), "selectivity": ("rows matching (%)", 100.0),
+    "average_utilization": ("utilization (%)", 100.0), "bytes_scanned": ("bytes scanned", 1.0),
+    "wasted_bytes": ("bytes wasted", 1.0),
+}
+
+
+def queries_table(per_query: pd.DataFrame) -> pd.DataFrame:
+    """The workload's per-query table as shown: whole bytes, percentages like the other
+    pages (not fractions), readable headers, in the order of ``per_query``.
+
+    Example:
+    >>> df = pd.DataFrame([{"query_id": "q1", "pruning_rate": 0.56, "bytes_scanned": 904097.4}])
+    >>> queries_table(df).to_dict("records")
+    [{'query': 'q1', 'pruned (%)': 56.0, 'bytes scanned': 904097}]
+    """
+    out = pd.DataFrame(index=per_query.index)
+    for source, (label, scale) in _QUERY_TABLE.items():
+        if source not in per_query.columns:
+            continue
+        col = per_query[source]
+        if scale == 1.0:
+            col = col.fillna(0).round().astype("int64")
+        elif scale is not None:
+            col = (col * scale).round(1)
+        out[label] = col
+    return out.reset_index(drop=True)
+
+
+def picked_row(state: Any) -> int | None:
+    """The row index a single-row dataframe selection state holds, else None.
+
+    Example:
+    >>> picked_row({"selection": {"rows": [2], "columns": []}}), picked_row(None)
+    (2, None)
+    """
+    try:
+        rows = list(state["selection"]["rows"])
+    except (KeyError, TypeError):
+        return None
+    return int(rows[0]) if rows else None
 
 
 def column_frequency(frags: Sequence[Any]) -> pd.Series:

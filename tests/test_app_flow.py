@@ -95,8 +95,10 @@ def test_store_approve_run_rollback(engine_settings):
     assert any("stale" in e.value for e in at.error)
     assert api.show_plan(engine_settings, second)["status"] == "stale"
 
-    # 5. Roll back to the base snapshot in one click
+    # 5. Roll back to the base snapshot, confirmed
     at.selectbox(key="rollback_target").set_value(str(base)).run()
+    assert at.button(key="rollback").disabled  # asks for confirmation first
+    at.checkbox(key="rollback_confirm").check().run()
     at.button(key="rollback").click().run()
     assert not at.exception
     snaps = api.table_snapshots(engine_settings, "flow")

@@ -50,7 +50,7 @@ else:
     status = plan["status"]
     st.markdown(f"### Plan {plan['id']} · {views.STATUS_BADGE.get(status, status)}")
     st.caption(f"{plan['policy']} on `{plan['table']}` from snapshot `{plan['base_snapshot']}` · "
-               f"proposed by {plan.get('created_by') or 'unknown'} at {plan['created_at'][:19]} UTC")
+               f"proposed by {views.md_text(plan.get('created_by') or 'unknown')} at {plan['created_at'][:19]} UTC")
     cost, saving = plan["estimated_cost"], plan["predicted_saving"]
     a, b, c, d = st.columns(4)
     a.metric("Partitions to rewrite", f"{plan['partition_count']:,}", help=f"{len(plan['groups'])} groups")
@@ -72,17 +72,20 @@ else:
     if status in ("proposed", "approved"):
         reason = st.text_input("Reason (recorded in the audit log)", key="decision_reason")
         left, mid, right = st.columns(3)
-        if status == "proposed" and left.button("Approve", type="primary", disabled=actor is None,
-                                                key="approve"):
+        approve_slot, reject_slot = left.empty(), mid.empty()
+        if status == "proposed" and approve_slot.button("Approve", type="primary",
+                                                        disabled=actor is None, key="approve"):
             with guard(stop=False):
                 services.approve_plan(plan_id, actor, reason)
                 st.rerun()
-        if mid.button("Reject", disabled=actor is None, key="reject"):
+        if reject_slot.button("Reject", disabled=actor is None, key="reject"):
             with guard(stop=False):
                 services.reject_plan(plan_id, actor, reason)
                 st.rerun()
         if status == "approved" and right.button("Run now", type="primary", disabled=actor is None,
                                                  key="run"):
+            # while it runs, nothing else may change the plan: the buttons are drawn disabled
+            reject_slot.button("Reject", disabled=True, key="reject_running")
             with st.status(f"Running plan {plan_id} on Spark...", expanded=True) as box:
                 bar = st.progress(0.0, text="starting (the first run starts Spark, ~15 s)")
                 run = services.start_run(plan_id, actor)
@@ -98,7 +101,7 @@ else:
                     box.update(label=f"Plan {plan_id} failed", state="error")
             if run.error is not None:
                 if isinstance(run.error, services.AdvisorError):
-                    st.error(str(run.error))
+                    st.error(views.md_text(run.error))
                 else:
                     raise run.error
             else:
@@ -114,7 +117,7 @@ else:
                    "written).")
         realized = result.get("realized") or {}
         if "error" in realized:
-            st.warning(f"Realized savings could not be measured: {realized['error']}")
+            st.warning(f"Realized savings could not be measured: {views.md_text(realized['error'])}")
         elif realized:
             a, b, c, d = st.columns(4)
             a.metric("Bytes scanned by the window", fmt_bytes(realized["bytes_after"]),
@@ -148,7 +151,9 @@ if older:
     left, right = st.columns([3, 1])
     target = left.selectbox("Roll back to", older, key="rollback_target")
     right.write("")
-    if right.button("Roll back", disabled=actor is None, key="rollback"):
+    sure = st.checkbox(f"I want snapshot {target} to become the current version",
+                       key="rollback_confirm", disabled=actor is None)
+    if right.button("Roll back", disabled=actor is None or not sure, key="rollback"):
         with guard(stop=False):
             services.rollback_table(table, target, actor)
             st.session_state["flash"] = (f"Snapshot `{target}` is current again (published as a "

@@ -40,7 +40,7 @@ for start in range(0, len(chosen), per_row):
         m = by_column[name]
         light, reason = m.get("verdict", "grey"), m.get("reason", "")
         with col_box.container(border=True):
-            st.markdown(f"#### `{name}` &nbsp; {views.light_badge(light)}")
+            st.markdown(f"#### {views.md_text(name)} &nbsp; {views.light_badge(light)}")
             a, b, c = st.columns(3)
             a.metric("Average depth", fmt_num(m["average_depth"]))
             b.metric("Average overlaps", fmt_num(m["average_overlaps"]))

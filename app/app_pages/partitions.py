@@ -96,7 +96,7 @@ rows = event.selection.rows if event is not None and hasattr(event, "selection")
 if rows:
     idx = int(frame.iloc[rows[0]]["#"])
     part = snap.partitions[idx]
-    st.markdown(f"**Partition #{idx}** `{part.path}` · {part.rows:,} rows · {fmt_bytes(part.bytes)}")
+    st.markdown(f"**Partition #{idx}** {views.md_text(part.path)} · {part.rows:,} rows · {fmt_bytes(part.bytes)}")
     st.dataframe(views.partition_zonemaps(part), hide_index=True, key="partitions_zonemaps")
 else:
     st.info("Select a partition in the table to see its zonemaps for every column.")

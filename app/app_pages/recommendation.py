@@ -59,7 +59,7 @@ with guard():
         rec = services.preview_plan(table, "wair", engine_params)
 
 if rec.get("status") == "no-action":
-    st.info(f"WAIR proposes nothing right now: {rec.get('reason')}")
+    st.info(f"WAIR proposes nothing right now: {views.md_text(rec.get('reason'))}")
 else:
     cost, saving = rec["estimated_cost"], rec["predicted_saving"]
     st.subheader("Cost against saving")
@@ -106,10 +106,10 @@ else:
         with guard(stop=False):
             plan = services.create_plan(table, "wair", engine_params, actor)
             if plan.get("id") is None:
-                st.info(f"Nothing stored: {plan.get('reason')}")
+                st.info(f"Nothing stored: {views.md_text(plan.get('reason'))}")
             else:
                 st.session_state["selected_plan"] = plan["id"]
-                st.success(f"Plan {plan['id']} stored as **proposed** by {actor}. "
+                st.success(f"Plan {plan['id']} stored as **proposed** by {views.md_text(actor)}. "
                            "An approver reviews and runs it on **Approve and run**.")
                 st.page_link("app_pages/approve_run.py", label="Go to Approve and run",
                              icon=":material/task_alt:")
@@ -128,10 +128,10 @@ for box, row in zip(cols, rows):
     with box.container(border=True):
         st.markdown(f"**{row['policy']}**")
         if "partitions" not in row:
-            st.write(row.get("decision", ""))
+            st.markdown(views.md_text(row.get("decision", "")))
             continue
         st.metric("Partitions rewritten", f"{row['partitions']:,}")
         st.metric("Bytes written", fmt_bytes(row["bytes_written"]))
         st.metric("Cost", fmt_seconds(row["cost_cpu_s"]) + " CPU")
         st.metric("Predicted saving per window", fmt_seconds(row["saving_cpu_s"]) + " CPU")
-        st.caption(row.get("decision", ""))
+        st.caption(views.md_text(row.get("decision", "")))

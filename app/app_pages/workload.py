@@ -67,6 +67,13 @@ with right:
 
 st.subheader("One query over the partitions")
 labels = shown_views["labels"]
+# a row clicked in the "All queries" table (previous run) selects that query here, once
+picked = views.picked_row(st.session_state.get("workload_table"))
+if picked is not None and picked != st.session_state.get("workload_table_applied"):
+    st.session_state["workload_table_applied"] = picked
+    picked_id = str(per_query["query_id"].iloc[picked]) if picked < len(per_query) else None
+    if picked_id in labels:
+        st.session_state["workload_query"] = picked_id
 qid = st.selectbox("Query", list(labels), format_func=lambda q: labels[q], key="workload_query")
 frag = next(f for f in frags if f.query_id == qid)
 cols = sorted(frag.predicated_columns, key=lambda c: -int(freq.get(c, 0))) or \
@@ -114,4 +121,6 @@ st.caption(f"Estimated from zonemaps (uniform values within a partition). Read "
            f"{fmt_bytes(float((scan.read_bytes * (1 - scan.utilization))[scan.scanned].sum()))}.")
 
 st.subheader("All queries")
-st.dataframe(per_query, hide_index=True, key="workload_table", height=300)
+st.caption("Click a row to draw that query over the partitions above.")
+st.dataframe(views.queries_table(per_query), hide_index=True, key="workload_table", height=300,
+             on_select="rerun", selection_mode="single-row")

@@ -1,0 +1,152 @@
+"""What a DBA meets on the dashboard beyond the numbers: user strings shown as text, a
+glossary for every term, readable workload tables, clicks that select, guarded buttons,
+and no request to the internet for the page icon."""
+
+from __future__ import annotations
+
+import doctest
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import glossary, views
+from app_workspace import build_table, engine_settings  # noqa: F401 (fixture)
+from engine import api
+
+APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
+TIMEOUT = 120
+
+
+# ------------------------------------------------------------------ pure views, no Spark
+@pytest.mark.parametrize("module", [views, glossary], ids=["views", "glossary"])
+def test_docstring_examples_run(module):
+    failed, tried = doctest.testmod(module)
+    assert tried > 0 and failed == 0
+
+
+@pytest.mark.parametrize("text", [
+    "![pixel](http://evil.example/p.png)", "[click](http://evil.example)", "**bold** _it_",
+    "<img src=x onerror=alert(1)>", ":red[alarm] :material/warning:", "$x^2$", "a`b`c",
+    "# heading\n- item", "see www.evil.example", "<http://evil.example>", "~~gone~~",
+    "1. first", "> quoted",
+])
+def test_md_text_leaves_no_markdown(text):
+    out = views.md_text(text)
+
+    def escaped(i: int) -> bool:
+        return i > 0 and out[i - 1] == "\\" and not escaped(i - 1)
+
+    for i, ch in enumerate(out):
+        if ch in "[]`*<>$~":
+            assert escaped(i), (text, out, i)
+        if ch == ":" and i + 1 < len(out) and not out[i + 1].isspace():
+            assert escaped(i), (text, out, i)
+        if ch == "_" and not (0 < i < len(out) - 1 and out[i - 1].isalnum() and out[i + 1].isalnum()):
+            assert escaped(i), (text, out, i)
+    assert out[0] not in "#>-+" and "www." not in out and "\n" not in out
+    assert out.replace("\\", "") == " ".join(text.split())
+
+
+def test_md_text_keeps_ordinary_text_as_typed():
+    assert views.md_text("no table named 'no_such_table'; tables are: bare") == \
+        "no table named 'no_such_table'; tables are: bare"
+
+
+def test_money_is_never_scientific():
+    assert views.fmt_money(1.2e-06) == "< $0.01"
+    assert views.fmt_money(0.004) == "< $0.01"
+    assert views.fmt_money(12.345) == "$12.35"
+    assert "e" not in views.fmt_money(3e-9)
+
+
+def test_queries_table_shows_whole_bytes_and_percentages():
+    per_query = pd.DataFrame([
+        {"query_id": "q1", "partitions": 100, "scanned": 44, "pruned": 56, "pruning_rate": 0.56,
+         "bytes_scanned": 904097.4, "wasted_bytes": 853251.83, "selectivity": 0.02495,
+         "average_utilization": 0.056239, "predicated_columns": "l_shipdate"},
+    ])
+    out = views.queries_table(per_query)
+    row = out.iloc[0]
+    assert row["pruned (%)"] == 56.0 and row["rows matching (%)"] == 2.5
+    assert row["utilization (%)"] == 5.6
+    assert row["bytes scanned"] == 904097 and out["bytes scanned"].dtype.kind == "i"
+    assert row["bytes wasted"] == 853252
+    assert list(out.columns[:2]) == ["query", "filters on"]
+
+
+def test_glossary_explains_the_terms_the_pages_use():
+    names = " ".join(t.name.lower() for t in glossary.TERMS)
+    for word in ("overlap depth", "overlap width", "boundary", "utilization", "alpha", "beta",
+                 "k_max", "dbscan", "ep file", "hybrid layout", "qd-tree", "window",
+                 "credit", "cost limit", "dd-ep"):
+        assert word in names, word
+    assert all(t.source and t.meaning for t in glossary.TERMS)
+    assert [t.name for t in glossary.search("BOUNDARY")][0] == "Boundary partition"
+
+
+def test_page_icon_is_a_local_file():
+    source = Path(APP).read_text()
+    assert ":material/" not in source.split("st.set_page_config", 1)[1].split(")", 1)[0]
+    assert (Path(APP).parent / "assets" / "icon.png").is_file()
+
+
+# ------------------------------------------------------------------ pages (AppTest, Spark)
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory, spark) -> Path:
+    home = tmp_path_factory.mktemp("dba") / "home"
+    build_table(home, "lineitem", rows=4000, queries=40)
+    return home
+
+
+def open_page(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["table"] = "lineitem"
+    at.run()
+    if page:
+        at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.spark
+def test_glossary_drawer_in_the_sidebar(workspace, engine_settings):
+    at = open_page()
+    assert any(e.label == "Glossary" for e in at.sidebar.expander)
+    at.sidebar.text_input(key="glossary_search").input("utilization").run()
+    shown = " ".join(m.value for m in at.sidebar.markdown)
+    assert "**Utilization**" in shown and "WAIR §4.1" in shown
+    assert "**Snapshot**" not in shown
+
+
+@pytest.mark.spark
+def test_a_proposer_name_with_markdown_renders_as_text(workspace, engine_settings):
+    evil = "![x](http://evil.example/p.png) [site](http://evil.example)"
+    plan = api.create_plan(engine_settings, "lineitem", "wair", created_by=evil)
+    assert plan["id"] is not None, plan
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["table"] = "lineitem"
+    at.session_state["selected_plan"] = plan["id"]
+    at.run()
+    at.switch_page("app_pages/approve_run.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = [c.value for c in at.caption if "proposed by" in c.value]
+    assert captions, [c.value for c in at.caption]
+    assert "![x](" not in captions[0] and "[site](" not in captions[0]
+    assert views.md_text(evil) in captions[0]
+
+
+@pytest.mark.spark
+def test_workload_table_in_percent_and_a_click_selects_the_query(workspace, engine_settings):
+    at = open_page("workload")
+    table = next(f.value for f in at.dataframe if "pruned (%)" in f.value.columns)
+    rows = api.pruning(engine_settings, "lineitem", selectivity=True)
+    assert table["pruned (%)"].tolist() == [round(r["pruning_rate"] * 100, 1) for r in rows]
+    assert table["bytes scanned"].dtype.kind == "i"
+    # a selection on the table (as a click leaves it in session state) picks that query
+    third = rows[2]["query_id"]
+    at.session_state["workload_table"] = {"selection": {"rows": [2], "columns": []}}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="workload_query").value == third
