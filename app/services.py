@@ -113,6 +113,23 @@ def analyze(table: str, snapshot_id: str | None = None) -> list[dict[str, Any]]:
     return _analyze(home(), table, sid)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _predicate_scope(home_: str, table: str, column: str, snapshot_id: str,
+                     where: str) -> dict[str, Any]:
+    mask = api.predicate_partitions(settings(), table, where, snapshot_id=snapshot_id)
+    scoped = api.analyze(settings(), table, columns=[column], snapshot_id=snapshot_id,
+                         where=where)[0]
+    return {"mask": mask, "metrics": scoped}
+
+
+def predicate_scope(table: str, column: str, where: str,
+                    snapshot_id: str | None = None) -> dict[str, Any]:
+    """The partitions a SQL predicate may touch (``mask``) and ``column``'s clustering
+    metrics over just those (Snowflake's clustering depth with a predicate)."""
+    sid = snapshot_id or current_snapshot_id(table)
+    return _predicate_scope(home(), table, column, sid, where)
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def _column_clustering(home_: str, table: str, column: str, snapshot_id: str) -> dict[str, Any]:
     return dict(api.column_clustering(settings(), table, column, snapshot_id=snapshot_id))

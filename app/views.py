@@ -182,6 +182,21 @@ def partition_frame(zm: Any, column: str, clus: Mapping[str, Any]) -> pd.DataFra
     })
 
 
+def filter_partitions(frame: pd.DataFrame, mask: Any, min_depth: float = 0.0) -> pd.DataFrame:
+    """The rows of :func:`partition_frame` a predicate's ``mask`` keeps (None: all) and
+    at least ``min_depth`` deep; the ``#`` column keeps each partition's table index.
+
+    Example:
+    >>> f = pd.DataFrame({"#": [0, 1, 2], "depth": [1.0, 5.0, 9.0]})
+    >>> filter_partitions(f, [True, True, False], 2)["#"].tolist()
+    [1]
+    """
+    keep = frame["depth"] >= min_depth
+    if mask is not None:
+        keep &= np.asarray(mask, dtype=bool)[frame["#"].to_numpy()]
+    return frame[keep.to_numpy()]
+
+
 def partition_zonemaps(partition: Any) -> pd.DataFrame:
     """A partition's zonemap for every column (min, max, nulls, compressed bytes)."""
     rows = [{"column": name, "min": str(st_.min) if st_.min is not None else None,

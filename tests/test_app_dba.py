@@ -150,3 +150,67 @@ def test_workload_table_in_percent_and_a_click_selects_the_query(workspace, engi
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="workload_query").value == third
+
+
+# ------------------------------------------------------------------ depth over a predicate
+WHERE = "l_shipdate between date '1993-01-01' and date '1993-06-30'"
+
+
+def _touching(settings, lo: str, hi: str) -> int:
+    """Partitions whose l_shipdate zonemap meets [lo, hi], counted by hand from the
+    partitions' own statistics (not through the pruning evaluator)."""
+    import datetime as dt
+
+    snap = api.load_snapshot(settings, "lineitem")
+    low, high = dt.date.fromisoformat(lo), dt.date.fromisoformat(hi)
+    stats = [p.columns["l_shipdate"] for p in snap.partitions]
+    return sum(1 for s in stats if s.min is None or s.max is None or (s.min <= high and s.max >= low))
+
+
+@pytest.mark.spark
+def test_analyze_where_scopes_metrics_to_the_partitions_a_predicate_touches(workspace,
+                                                                            engine_settings):
+    whole = api.analyze(engine_settings, "lineitem", columns="l_shipdate")[0]
+    scoped = api.analyze(engine_settings, "lineitem", columns="l_shipdate", where=WHERE)[0]
+    expected = _touching(engine_settings, "1993-01-01", "1993-06-30")
+    assert 0 < expected < whole["total_partition_count"]
+    assert scoped["where_partition_count"] == scoped["total_partition_count"] == expected
+    assert scoped["where"] == WHERE
+    # the scope is a subset of the table: its depth can only be at most the table's deepest
+    assert scoped["average_depth"] <= max(d for _, _, d in whole["depth_profile"])
+    mask = api.predicate_partitions(engine_settings, "lineitem", WHERE)
+    assert int(mask.sum()) == expected
+
+
+@pytest.mark.parametrize("where, message", [
+    ("nosuch > 3", "unknown column 'nosuch'"),
+    ("l_shipdate >", "is not a SQL predicate"),
+    ("1 = 1", "constrains no column"),
+])
+@pytest.mark.spark
+def test_analyze_where_refuses_bad_predicates_in_one_line(workspace, engine_settings, capsys,
+                                                         where, message):
+    from engine.cli import main
+
+    code = main(["--home", str(workspace), "analyze", "lineitem", "--where", where])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.spark
+def test_partitions_page_filters_by_predicate_and_depth(workspace, engine_settings):
+    at = open_page("partitions")
+    at.selectbox(key="partitions_column").set_value("l_shipdate").run()
+    total = len(next(f.value for f in at.dataframe if "depth" in f.value.columns))
+    at.text_input(key="partitions_where").input(WHERE).run()
+    assert not at.exception, [e.value for e in at.exception]
+    expected = _touching(engine_settings, "1993-01-01", "1993-06-30")
+    touched = [m.value for m in at.metric if m.label == "Partitions it may touch"]
+    assert touched == [f"{expected:,} of {total:,}"]
+    frame = next(f.value for f in at.dataframe if "depth" in f.value.columns)
+    assert len(frame) == expected
+    deep = float(frame["depth"].median())
+    at.number_input(key="partitions_min_depth").set_value(deep).run()
+    frame = next(f.value for f in at.dataframe if "depth" in f.value.columns)
+    assert 0 < len(frame) <= expected and (frame["depth"] >= deep).all()

@@ -87,9 +87,34 @@ with guard(stop=False):
     else:
         st.caption("Each segment is one EP file's data region; no sub-range is deeper than another.")
 
+st.subheader("Depth over a predicate")
+where = st.text_input(
+    "Only the partitions a predicate may touch (SQL, like a WHERE clause)", key="partitions_where",
+    placeholder=f"{column} between ... and ...",
+    help="Scopes the metrics below and the partition table to the partitions whose zonemaps "
+         "do not rule the predicate out, like Snowflake's SYSTEM$CLUSTERING_DEPTH(table, "
+         "columns, predicate).").strip()
+scope = None
+if where:
+    with guard(stop=False):
+        scope = services.predicate_scope(table, column, where, sid)
+        scoped = scope["metrics"]
+        whole = metrics[column]
+        a, b, c = st.columns(3)
+        a.metric("Partitions it may touch", f"{scoped['where_partition_count']:,} of {n:,}")
+        b.metric(f"Average depth of {column} there", fmt_num(scoped["average_depth"]),
+                 delta=fmt_num(scoped["average_depth"] - whole["average_depth"]),
+                 delta_color="inverse", help=f"whole table: {fmt_num(whole['average_depth'])}")
+        c.metric("Average overlaps there", fmt_num(scoped["average_overlaps"]),
+                 help=f"whole table: {fmt_num(whole['average_overlaps'])}")
+
 st.subheader("All partitions")
 st.caption("Click a row to see that partition's zonemaps for every column. Click a header to sort.")
 frame = services.partition_table(table, column, sid)
+min_depth = st.number_input("Only partitions at least this deep", min_value=0.0, value=0.0,
+                            step=1.0, key="partitions_min_depth")
+frame = views.filter_partitions(frame, scope["mask"] if scope else None, min_depth)
+st.caption(f"{len(frame):,} of {n:,} partitions shown.")
 event = st.dataframe(frame, hide_index=True, key="partitions_table", on_select="rerun",
                      selection_mode="single-row", height=320)
 rows = event.selection.rows if event is not None and hasattr(event, "selection") else []

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from engine.core.errors import AdvisorError, InvalidParameterError
+from engine.core.errors import AdvisorError, InvalidParameterError, WorkloadParseError
 from engine.layout.signatures import projection_2d, savings_signatures
 from engine.metrics import profile as _profile
 from engine.metrics.ep import ep_files, ep_groups, ep_metrics_json
@@ -19,15 +19,16 @@ from engine.scan.pruning import FragmentScan, analyze_fragment, analyze_workload
 from engine.spark.exact import exact_scans
 from engine.spark.session import get_spark
 from engine.table.store import TableStore
+from engine.workload.sql.extract import extract_fragments
 from engine.workload.store import WorkloadStore
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from engine.core.config import Settings
-    from engine.table.model import Snapshot
+    from engine.table.model import Snapshot, ZoneMaps
 
-__all__ = ["analyze", "ep_metrics", "pruning", "column_clustering", "pruning_scans", "span_shares",
+__all__ = ["analyze", "predicate_partitions", "ep_metrics", "pruning", "column_clustering", "pruning_scans", "span_shares",
            "fragment_scan", "ep_files_holding", "signature_projection"]
 
 #: longest depth profile returned as JSON (coarsened beyond, keeping each bucket's peak)
@@ -52,20 +53,53 @@ def _columns(snapshot: "Snapshot", columns: Sequence[str] | str | None) -> list[
     return [snapshot.schema.resolve(c) for c in columns]
 
 
+def predicate_partitions(settings: "Settings", table: str, where: str,
+                         snapshot_id: str | None = None) -> np.ndarray:
+    """Boolean mask over a snapshot's partitions (table order): those a SQL predicate may
+    touch. See :func:`_predicate_mask`."""
+    return _predicate_mask(_snapshot(settings, table, snapshot_id), where)
+
+
+def _predicate_mask(snap: "Snapshot", where: str) -> np.ndarray:
+    """Which partitions of ``snap`` a SQL predicate may touch (its zonemaps do not rule it
+    out): the partitions Snowflake's ``SYSTEM$CLUSTERING_DEPTH(table, cols, predicate)``
+    measures. The predicate is read like a query's WHERE clause (same parser, same
+    conservative pruning); one that constrains no column of the table is refused."""
+    sql = f'SELECT * FROM "{snap.table}" WHERE {where}'
+    try:
+        fragments = extract_fragments(sql, snap.table, snap.schema, "where")
+    except WorkloadParseError as exc:
+        raise InvalidParameterError(f"--where {where!r} is not a SQL predicate: {exc}") from None
+    if not fragments or not fragments[0].predicated_columns:
+        raise InvalidParameterError(
+            f"--where {where!r} constrains no column of table {snap.table!r}; columns are: "
+            f"{', '.join(snap.schema.names)}")
+    return analyze_fragment(snap.zonemaps(), fragments[0]).scanned
+
+
 def analyze(settings: "Settings", table: str, columns: Sequence[str] | str | None = None,
             snapshot_id: str | None = None, ep_file_partitions: int | None = None,
-            max_segments: int = MAX_PROFILE_SEGMENTS) -> list[dict[str, Any]]:
+            max_segments: int = MAX_PROFILE_SEGMENTS, where: str | None = None) -> list[dict[str, Any]]:
     """One object per column: the Snowflake-style fields (``total_partition_count``,
     ``total_constant_partition_count``, ``average_overlaps``, ``average_depth``,
     ``partition_depth_histogram``), ``depth_profile`` as ``[[start, end, depth], ...]``,
     ``deepest_ranges``, ``unknown_partition_count``, a traffic-light ``verdict`` with its
-    ``reason``; with ``ep_file_partitions`` also an ``ep`` summary (patent metrics)."""
+    ``reason``; with ``ep_file_partitions`` also an ``ep`` summary (patent metrics).
+
+    With ``where`` (a SQL predicate) the metrics cover only the partitions it may touch
+    (:func:`predicate_partitions`), and each object says so in ``where`` and
+    ``where_partition_count``; ``total_partition_count`` is then that subset's size."""
     snap = _snapshot(settings, table, snapshot_id)
-    zm = snap.zonemaps()
+    zm: "ZoneMaps" = snap.zonemaps()
+    if where:
+        zm = zm.subset(_predicate_mask(snap, where))
     out = []
     for column in _columns(snap, columns):
         data = _column_clustering(zm, column).to_json(max_segments=max_segments)
         data["snapshot"] = snap.id
+        if where:
+            data["where"] = where
+            data["where_partition_count"] = len(zm)
         if ep_file_partitions:
             ep = ep_metrics_json(ep_files(zm, column, int(ep_file_partitions)), max_subranges=0)
             data["ep"] = {k: ep[k] for k in ("ep_file_partitions", "ep_file_count",

@@ -65,7 +65,7 @@ def pruning_text(rows: Sequence[Mapping[str, Any]], table: str) -> str:
 
 def _analyze(args: argparse.Namespace, settings: Any) -> int:
     rows = api.analyze(settings, args.name, columns=args.columns, snapshot_id=args.snapshot,
-                       ep_file_partitions=args.ep_files)
+                       ep_file_partitions=args.ep_files, where=args.where)
     emit(args, rows, analyze_text)
     return 0
 
@@ -94,6 +94,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ep-files", dest="ep_files", type=_positive, metavar="N",
                    help="also the patent's EP-file metrics, N partitions per EP file")
     p.add_argument("--snapshot", help="snapshot id (default: current)")
+    p.add_argument("--where", metavar="PREDICATE",
+                   help="only the partitions a SQL predicate may touch, e.g. "
+                        "\"l_shipdate between date '1995-01-01' and date '1995-03-31'\" "
+                        "(like Snowflake's SYSTEM$CLUSTERING_DEPTH with a predicate)")
     add_json_flag(p)
     p.set_defaults(func=_analyze)
 

@@ -119,6 +119,19 @@ class ZoneMaps:
                 total += self.columns[name].compressed_bytes
         return np.where(total > 0, total, self.bytes.astype(np.float64))
 
+    def subset(self, keep: np.ndarray) -> "ZoneMaps":
+        """The zonemaps of the partitions ``keep`` selects (a boolean mask or indices), in
+        table order: what a predicate-scoped metric (Snowflake's
+        ``SYSTEM$CLUSTERING_DEPTH(table, cols, predicate)``) is computed over."""
+        keep = np.asarray(keep)
+        idx = np.flatnonzero(keep) if keep.dtype == bool else keep.astype(np.int64)
+        columns = {name: ColumnZoneMap(c.ltype, c.lo[idx], c.hi[idx], c.valid[idx],
+                                       c.null_count[idx], c.compressed_bytes[idx])
+                   for name, c in self.columns.items()}
+        seq = self.created_seq[idx] if len(self.created_seq) == len(self.paths) else self.created_seq
+        return ZoneMaps(paths=self.paths[idx], rows=self.rows[idx], bytes=self.bytes[idx],
+                        columns=columns, created_seq=seq)
+
     @classmethod
     def from_partitions(cls, schema: TableSchema, partitions: Sequence[Partition]) -> "ZoneMaps":
         """Build the columnar view from Partition objects (fine up to ~10^5 partitions)."""
