@@ -275,6 +275,22 @@ def default_proposer() -> str:
     return views.proposer_label(api.default_actor())
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def _trend(home_: str, table: str, current: str, wkey: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    return pd.DataFrame(api.clustering_trend(settings(), table, columns=list(columns)))
+
+
+def clustering_trend(table: str, columns: list[str]) -> pd.DataFrame:
+    """Average depth per column and the workload's pruning per snapshot, oldest first."""
+    return _trend(home(), table, current_snapshot_id(table), workload_key(table), tuple(columns))
+
+
+def reclustering_history(table: str) -> pd.DataFrame:
+    """The runs of ``table``'s plans with predicted against measured and realized figures
+    (not cached: the control store is the live truth)."""
+    return views.history_frame(api.reclustering_history(settings(), table))
+
+
 def list_plans(table: str | None = None) -> pd.DataFrame:
     """Stored plans, newest first (not cached: the control store is the live truth)."""
     return views.plans_list(api.list_plans(settings(), table=table))

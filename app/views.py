@@ -437,6 +437,46 @@ def plan_summary(name: str, rec: Mapping[str, Any]) -> dict[str, Any]:
                 else "; no predicted break-even")}
 
 
+def history_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The reclustering history as shown: predicted beside measured, readable units.
+
+    Example:
+    >>> history_frame([{"plan": 1, "policy": "wair", "status": "succeeded", "finished_at":
+    ...     "2026-01-01T10:00:00+00:00", "partitions_rewritten": 43, "bytes_written": 3357300,
+    ...     "predicted_cost_cpu_seconds": 0.087, "predicted_cost_money": 1.2e-06,
+    ...     "measured_seconds": 14.9, "predicted_saving_cpu_seconds": 0.158,
+    ...     "realized_saving_cpu_seconds": 0.15, "new_snapshot": "2"}]).iloc[0].to_dict()
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'plan': 1, 'policy': 'wair', 'status': 'succeeded', 'finished': '2026-01-01 10:00:00',
+     'new snapshot': '2', 'partitions': 43, 'written': '3.2 MB', 'predicted cost': '87 ms CPU',
+     'measured time': '14.9 s', 'predicted cost ($)': '< $0.01',
+     'predicted saving / window': '158 ms CPU', 'realized saving': '150 ms CPU'}
+    """
+    out = []
+    for r in rows:
+        out.append({
+            "plan": r["plan"], "policy": r["policy"], "status": r["status"],
+            "finished": str(r.get("finished_at") or "")[:19].replace("T", " "),
+            "new snapshot": r.get("new_snapshot") or "–",
+            "partitions": r.get("partitions_rewritten"),
+            "written": fmt_bytes(r.get("bytes_written")),
+            "predicted cost": fmt_seconds(r.get("predicted_cost_cpu_seconds")) + " CPU",
+            "measured time": fmt_seconds(r.get("measured_seconds")),
+            "predicted cost ($)": fmt_money(r.get("predicted_cost_money")),
+            "predicted saving / window": fmt_seconds(r.get("predicted_saving_cpu_seconds")) + " CPU",
+            "realized saving": (fmt_seconds(r["realized_saving_cpu_seconds"]) + " CPU"
+                                if r.get("realized_saving_cpu_seconds") is not None else "–"),
+        })
+    return pd.DataFrame(out)
+
+
+def trend_series(trend: pd.DataFrame, columns: Sequence[str]) -> dict[str, tuple[list, list]]:
+    """Average depth per column across snapshots, for :func:`app.charts.lines`."""
+    xs = [f"{s} · {op}" for s, op in zip(trend["snapshot"], trend["operation"])]
+    return {c: (xs, trend[f"{c}.average_depth"].tolist()) for c in columns
+            if f"{c}.average_depth" in trend}
+
+
 def plans_list(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Stored plans, newest first."""
     df = pd.DataFrame([dict(r) for r in rows])

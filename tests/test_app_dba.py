@@ -214,3 +214,43 @@ def test_partitions_page_filters_by_predicate_and_depth(workspace, engine_settin
     at.number_input(key="partitions_min_depth").set_value(deep).run()
     frame = next(f.value for f in at.dataframe if "depth" in f.value.columns)
     assert 0 < len(frame) <= expected and (frame["depth"] >= deep).all()
+
+
+# ------------------------------------------------------------------ trend and history
+@pytest.mark.spark
+def test_trend_and_reclustering_history_after_a_run(workspace, engine_settings, spark):
+    plan = api.create_plan(engine_settings, "lineitem", "wair", created_by="carol")
+    assert plan["id"] is not None, plan
+    api.approve_plan(engine_settings, plan["id"], "alice")
+    result = api.run_plan(engine_settings, plan["id"], spark=spark)
+    key = plan["groups"][0]["columns"][0]
+
+    trend = api.clustering_trend(engine_settings, "lineitem", columns=[key])
+    assert [r["operation"] for r in trend][-1] == "recluster" and trend[-1]["current"]
+    before = next(r for r in trend if r["snapshot"] == plan["base_snapshot"])
+    after = trend[-1]
+    assert after["snapshot"] == result["snapshot_id"]
+    # the rewrite of the workload's boundary partitions: the workload reads less, and the
+    # key's clustering does not get worse (its table-wide average may not move on a small
+    # table where only some partitions were rewritten)
+    assert after["bytes_scanned"] < before["bytes_scanned"]
+    assert after["pruning_rate"] > before["pruning_rate"]
+    assert after[f"{key}.average_depth"] <= before[f"{key}.average_depth"]
+    # the trend's numbers are analyze's numbers for each snapshot
+    for row in (before, after):
+        m = api.analyze(engine_settings, "lineitem", columns=key, snapshot_id=row["snapshot"])[0]
+        assert row[f"{key}.average_depth"] == m["average_depth"]
+
+    history = api.reclustering_history(engine_settings, "lineitem")
+    run = next(h for h in history if h["plan"] == plan["id"])
+    assert run["status"] == "succeeded" and run["new_snapshot"] == result["snapshot_id"]
+    assert run["partitions_rewritten"] == result["partitions_removed"]
+    assert run["measured_seconds"] == result["seconds"]
+    assert run["realized_saving_cpu_seconds"] == result["realized"]["saving_cpu_seconds"]
+
+    at = open_page("approve_run")
+    shown = next(f.value for f in at.dataframe if "realized saving" in f.value.columns)
+    assert plan["id"] in shown["plan"].tolist()
+    at = open_page()
+    assert any(c.proto.spec and "Average depth per snapshot" in c.proto.spec
+               for c in at.get("plotly_chart"))

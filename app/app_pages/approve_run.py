@@ -140,6 +140,16 @@ else:
         with guard(stop=False):
             st.dataframe(services.audit_log(plan_id), hide_index=True, key="plan_audit")
 
+st.subheader("Reclustering history")
+with guard(stop=False):
+    history = services.reclustering_history(table)
+    if history.empty:
+        st.caption("No plan has run on this table yet.")
+    else:
+        st.dataframe(history, hide_index=True, key="reclustering_history")
+        st.caption("Every run with its predicted cost beside the measured time, and the "
+                   "predicted saving per window beside the realized one.")
+
 st.subheader("Snapshot history")
 if st.session_state.get("flash"):
     st.success(st.session_state.pop("flash"))

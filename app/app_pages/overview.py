@@ -78,6 +78,22 @@ else:
     st.caption(f"{summary['boundary_share'] * 100:.1f} % of scanned partitions are boundary "
                "partitions (only partly inside the query range): the waste a recluster removes.")
 
+st.subheader("Trend across snapshots")
+with guard(stop=False):
+    trend = services.clustering_trend(table, chosen)
+    if len(trend) < 2:
+        st.caption("One snapshot so far: the trend appears after the first reclustering run.")
+    else:
+        st.plotly_chart(charts.lines(views.trend_series(trend, chosen),
+                                     "Average depth per snapshot (lower is better)",
+                                     "snapshot", "average depth", mode="lines+markers"),
+                        key="overview_trend")
+        if trend["pruning_rate"].notna().all():
+            first, last = trend["pruning_rate"].iloc[0], trend["pruning_rate"].iloc[-1]
+            st.caption(f"The workload's average pruning rate went from {first * 100:.1f} % on "
+                       f"snapshot {trend['snapshot'].iloc[0]} to {last * 100:.1f} % on "
+                       f"snapshot {trend['snapshot'].iloc[-1]}.")
+
 st.subheader("Latest plans and runs")
 with guard(stop=False):
     plans = services.list_plans(table)

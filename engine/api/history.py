@@ -1,0 +1,101 @@
+"""History façade: how a table's clustering moved across its snapshots, and what every
+reclustering run cost and saved.
+
+The two questions Snowflake answers with ``SYSTEM$CLUSTERING_INFORMATION`` over time and
+``AUTOMATIC_CLUSTERING_HISTORY``: is the table getting better or worse, and what did the
+rewrites buy. Metadata only (each snapshot's zonemaps, the stored workload, the plan store).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from engine.core.errors import InvalidParameterError
+from engine.metrics.overlap import column_clustering
+from engine.plans.service import list_plans, show_plan
+from engine.scan.pruning import analyze_workload
+from engine.table.store import TableStore
+from engine.workload.store import WorkloadStore
+
+if TYPE_CHECKING:
+    from engine.core.config import Settings
+
+__all__ = ["clustering_trend", "reclustering_history"]
+
+#: snapshots the trend covers by default (the newest), each costing one pass over the workload
+DEFAULT_TREND_SNAPSHOTS = 20
+
+
+def clustering_trend(settings: "Settings", table: str, columns: Sequence[str] | str | None = None,
+                     last: int = DEFAULT_TREND_SNAPSHOTS) -> list[dict[str, Any]]:
+    """One row per snapshot (oldest first, the newest ``last``): its id, time, operation,
+    partitions, rows, per column ``average_depth`` and ``average_overlaps``, and how the
+    stored workload prunes on it (``pruning_rate``, the mean share of partitions a query
+    skips, and ``bytes_scanned``, the workload's total; None without a workload)."""
+    if last < 1:
+        raise InvalidParameterError(f"last must be >= 1, got {last}")
+    store = TableStore(settings)
+    current = store.current_snapshot(table)
+    names = _columns(current, columns)
+    fragments = list(WorkloadStore(settings).fragments(current.table or table))
+    rows = []
+    for entry in store.history(table)[-last:]:
+        snap = store.snapshot(table, str(entry["id"]))
+        zm = snap.zonemaps()
+        row: dict[str, Any] = {"snapshot": snap.id, "created_at": snap.created_at,
+                               "operation": snap.operation, "current": snap.id == current.id,
+                               "partitions": snap.partition_count, "rows": snap.total_rows}
+        for name in names:
+            summary = column_clustering(zm, name).to_json(max_segments=1)
+            row[f"{name}.average_depth"] = summary["average_depth"]
+            row[f"{name}.average_overlaps"] = summary["average_overlaps"]
+        row.update(_workload_on(zm, fragments))
+        rows.append(row)
+    return rows
+
+
+def _columns(snapshot: Any, columns: Sequence[str] | str | None) -> list[str]:
+    if columns is None:
+        return snapshot.schema.orderable()
+    if isinstance(columns, str):
+        columns = [c.strip() for c in columns.split(",") if c.strip()]
+    return [snapshot.schema.resolve(c) for c in columns]
+
+
+def _workload_on(zm: Any, fragments: Sequence[Any]) -> dict[str, float | None]:
+    if not fragments or not len(zm):
+        return {"pruning_rate": None, "bytes_scanned": None}
+    scans = analyze_workload(zm, fragments)
+    pruned = [1.0 - float(s.scanned.sum()) / len(zm) for s in scans]
+    return {"pruning_rate": float(np.mean(pruned)),
+            "bytes_scanned": float(sum(s.bytes_scanned for s in scans))}
+
+
+def reclustering_history(settings: "Settings", table: str) -> list[dict[str, Any]]:
+    """Every plan of ``table`` that ran (succeeded or failed), oldest first: what it
+    rewrote, the predicted cost and saving beside what the run measured and realized."""
+    out = []
+    for summary in list_plans(settings, table):
+        if summary["status"] not in ("succeeded", "failed", "running"):
+            continue
+        plan = show_plan(settings, summary["id"])
+        result = plan.get("result") or {}
+        realized = result.get("realized") or {}
+        cost, saving = plan["estimated_cost"], plan["predicted_saving"]
+        out.append({
+            "plan": plan["id"], "policy": plan["policy"], "status": plan["status"],
+            "finished_at": plan["updated_at"], "base_snapshot": plan["base_snapshot"],
+            "new_snapshot": result.get("snapshot_id"),
+            "partitions_rewritten": result.get("partitions_removed", plan["partition_count"]),
+            "bytes_read": result.get("bytes_read"), "bytes_written": result.get("bytes_written"),
+            "predicted_cost_cpu_seconds": cost["cpu_seconds"],
+            "predicted_cost_money": cost["money"],
+            "measured_seconds": result.get("seconds"),
+            "predicted_saving_cpu_seconds": saving.get("cpu_seconds"),
+            "realized_saving_cpu_seconds": realized.get("saving_cpu_seconds"),
+            "realized_saving_bytes": realized.get("saving_bytes"),
+            "error": result.get("error") if plan["status"] == "failed" else None,
+        })
+    return out
