@@ -59,7 +59,10 @@ with guard():
         rec = services.preview_plan(table, "wair", engine_params)
 
 if rec.get("status") == "no-action":
-    st.info(f"WAIR proposes nothing right now: {views.md_text(rec.get('reason'))}")
+    explanation = rec.get("explanation") or {}
+    st.info(f"**WAIR proposes nothing right now.** {views.md_text(explanation.get('why', ''))}\n\n"
+            f"**What would change it:** {views.md_text(explanation.get('what_would_change', ''))}")
+    st.caption(f"Technical reason: {views.md_text(rec.get('reason'))}")
 else:
     cost, saving = rec["estimated_cost"], rec["predicted_saving"]
     st.subheader("Cost against saving")

@@ -32,6 +32,7 @@ from engine.plans.plan import Plan, PlanBook
 from engine.plans.store import ControlStore
 from engine.policy.base import Policy, PolicyContext, Proposal
 from engine.policy.codec import proposal_to_json
+from engine.policy.explain import explain_no_action
 from engine.policy.registry import make_policy, plan_params
 from engine.scan.pruning import analyze_workload
 from engine.spark.executor import execute_plan
@@ -111,11 +112,12 @@ def _no_action(decision: Decision, policy: str) -> dict[str, Any]:
     """The answer when the policy declines: its reason, curve and evidence."""
     snap = decision.snapshot
     why = dict(decision.policy.last_decision_)
+    explanation = explain_no_action(decision.policy.name, why)
     reason = why.pop("reason", None) or f"policy {policy} proposes nothing for {snap.table}"
     curve = why.pop("curve", [])
     return {"id": None, "status": "no-action", "table": snap.table, "base_snapshot": snap.id,
-            "policy": policy, "reason": reason, "curve": [[int(c), float(v)] for c, v in curve],
-            "details": _jsonable(why)}
+            "policy": policy, "reason": reason, "explanation": explanation,
+            "curve": [[int(c), float(v)] for c, v in curve], "details": _jsonable(why)}
 
 
 def preview_plan(settings: "Settings", table: str, policy: str = "wair",

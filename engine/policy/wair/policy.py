@@ -207,8 +207,12 @@ class WairPolicy(Policy):
         if p.fixed_partitions_per_batch is not None:
             cut = min(p.fixed_partitions_per_batch, candidates.size)
         elif best_net >= 0:
+            cut_saving = float(total[candidates][order[:cut]].sum())
             return self._none(f"best cut {cut} has net cost {best_net:+.3g} CPU-s >= 0",
-                              {**base, "cut": cut, "net_cpu_s": best_net}, curve)
+                              {**base, "cut": cut, "net_cpu_s": best_net,
+                               "cut_saving_cpu_s": cut_saving,
+                               "cut_cost_cpu_s": best_net + cut_saving / p.alpha,
+                               "alpha": p.alpha}, curve)
         selected = candidates[order[:cut]]
 
         assignment = _assign(p, br.per_column[selected], br.columns)

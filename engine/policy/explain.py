@@ -1,0 +1,86 @@
+"""A declined decision in plain words: why nothing is proposed, and what would change it.
+
+A DBA who reads "best cut 1 has net cost +0.000967 CPU-s >= 0" learns nothing. This turns
+a policy's ``last_decision_`` (its reason and evidence: the window, the candidates, the
+cost and saving at Algorithm 2's best cut, the budgets of equations 2 and 5) into two
+sentences. The technical reason stays beside it for those who want it.
+
+Example:
+>>> e = explain_no_action("wair", {"reason": "best cut 3 has net cost +0.5 CPU-s >= 0",
+...     "window_size": 50, "window_queries": 50, "candidates": 12, "cut": 3,
+...     "net_cpu_s": 0.5, "cut_saving_cpu_s": 1.5, "cut_cost_cpu_s": 2.0, "alpha": 1.0})
+>>> print(e["why"])
+Rewriting the 3 most useful partitions would cost 2 CPU-s but save only 1.5 CPU-s over the last 50 queries (75% of its cost).
+>>> print(e["what_would_change"])
+It pays off after about 67 queries like these: WAIR doubles its window after a quiet window, so it will look that far back; or set alpha below 1 to act on smaller gains.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+
+def explain_no_action(policy: str, decision: Mapping[str, Any]) -> dict[str, str]:
+    """``{"why": ..., "what_would_change": ...}`` for a policy that proposed nothing."""
+    reason = str(decision.get("reason") or f"policy {policy} proposes nothing")
+    if policy != "wair":
+        return {"why": _sentence(reason),
+                "what_would_change": "More partitions deeper than the policy's threshold, or a "
+                                     "lower threshold."}
+    queries = int(decision.get("window_queries") or 0)
+    if reason.startswith("no boundary partition"):
+        return _no_candidates(queries)
+    if "cut_cost_cpu_s" in decision:
+        return _not_worth_it(decision, queries)
+    if reason.startswith("after grouping"):
+        return {"why": "Once the partitions are grouped by layout, the rewrite costs more than "
+                       f"alpha times what it would save over the last {queries} queries (eq. 4).",
+                "what_would_change": "More queries that read these partitions, or a lower "
+                                     "alpha."}
+    if reason.startswith("cost limit"):
+        return {"why": "Earlier rewrites have not yet paid back their cost, and this one would "
+                       "push the unpaid total over the cost limit (eq. 2).",
+                "what_would_change": "Realized savings from past rewrites as queries arrive, or "
+                                     "a higher cost_limit."}
+    if reason.startswith("credit budget"):
+        return {"why": "The rewrite costs more than the credit earned so far: realized savings "
+                       "minus past costs plus c per query seen (eq. 5).",
+                "what_would_change": "More queries (each adds c of credit) or realized savings "
+                                     "from past rewrites; or a higher credit_allowance_c."}
+    return {"why": _sentence(reason), "what_would_change": "A change in the workload."}
+
+
+def _no_candidates(queries: int) -> dict[str, str]:
+    if queries == 0:
+        return {"why": "There are no queries in the window to learn from.",
+                "what_would_change": "Import the table's query log (layout-advisor workload "
+                                     "import)."}
+    return {"why": f"None of the last {queries} queries reads a partition it only partly needs: "
+                   "the current layout already serves them.",
+            "what_would_change": "New queries on other value ranges or columns; the policy "
+                                 "looks again at every decision."}
+
+
+def _not_worth_it(decision: Mapping[str, Any], queries: int) -> dict[str, str]:
+    cut = int(decision.get("cut") or 0)
+    cost = float(decision["cut_cost_cpu_s"])
+    saving = float(decision.get("cut_saving_cpu_s") or 0.0)
+    alpha = float(decision.get("alpha") or 1.0)
+    share = f" ({saving / cost:.0%} of its cost)" if cost > 0 else ""
+    why = (f"Rewriting the {cut} most useful partition{'s' if cut != 1 else ''} would cost "
+           f"{cost:.3g} CPU-s but save only {saving:.3g} CPU-s over the last {queries} "
+           f"queries{share}.")
+    if saving > 0 and queries > 0:
+        needed = math.ceil(alpha * cost / saving * queries)
+        change = (f"It pays off after about {needed:,} queries like these: WAIR doubles its "
+                  "window after a quiet window, so it will look that far back; or set alpha "
+                  "below 1 to act on smaller gains.")
+    else:
+        change = "Queries that read these partitions; or set alpha below 1."
+    return {"why": why, "what_would_change": change}
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return (text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")) if text else text
