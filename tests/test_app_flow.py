@@ -46,7 +46,8 @@ def frame_with(at: AppTest, column: str):
 def test_store_approve_run_rollback(engine_settings):
     from engine import api
 
-    # 1. Recommendation stores the plan as proposed (two plans: the second goes stale later)
+    # 1. Recommendation stores the plan as proposed; a second click stores no duplicate, and a
+    #    second plan (greedy Algorithm 1's, which goes stale later) comes from the API
     rec = AppTest.from_file(APP, default_timeout=300)
     rec.session_state["table"] = "flow"
     rec.run()
@@ -56,6 +57,9 @@ def test_store_approve_run_rollback(engine_settings):
         pytest.fail("WAIR proposed nothing on the flow table: " + " ".join(i.value for i in rec.info))
     rec.button(key="rec_store").click().run()
     rec.button(key="rec_store").click().run()
+    assert len(api.list_plans(engine_settings, "flow")) == 1
+    assert any("Already stored as plan" in i.value for i in rec.info)
+    assert api.create_plan(engine_settings, "flow", "greedy")["id"] is not None
     plans = api.list_plans(engine_settings, "flow")
     assert [p["status"] for p in plans] == ["proposed", "proposed"]
     first, second = plans[0]["id"], plans[1]["id"]

@@ -110,6 +110,10 @@ else:
             plan = services.create_plan(table, "wair", engine_params, actor)
             if plan.get("id") is None:
                 st.info(f"Nothing stored: {views.md_text(plan.get('reason'))}")
+            elif plan.get("duplicate_of") is not None:
+                st.session_state["selected_plan"] = plan["id"]
+                st.info(f"Already stored as plan {plan['id']} ({plan['status']}): the same "
+                        "partitions with the same layouts; nothing new was stored.")
             else:
                 st.session_state["selected_plan"] = plan["id"]
                 st.success(f"Plan {plan['id']} stored as **proposed** by {views.md_text(actor)}. "

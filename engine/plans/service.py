@@ -139,17 +139,36 @@ def preview_plan(settings: "Settings", table: str, policy: str = "wair",
 def create_plan(settings: "Settings", table: str, policy: str = "wair",
                 params: Mapping[str, Any] | None = None,
                 created_by: str | None = None) -> dict[str, Any]:
-    """Store what ``policy`` proposes as a ``proposed`` plan, and the policy's new state."""
+    """Store what ``policy`` proposes as a ``proposed`` plan, and the policy's new state.
+
+    A proposal identical to a plan still waiting on the same snapshot (same policy, same
+    groups: partitions, layouts, keys) is not stored twice: the answer is that plan, with
+    ``duplicate_of`` set to its id, and no policy state changes."""
     decision = decide(settings, table, policy, params)
     if decision.proposal is None:
         return _no_action(decision, policy)
     snap = decision.snapshot
+    proposal = proposal_to_json(decision.proposal)
+    twin = _waiting_twin(settings, snap.table, snap.id, policy, proposal)
+    if twin is not None:
+        return {**show_plan(settings, twin), "duplicate_of": twin}
     control = ControlStore(settings)
     save_policy_state(control, snap.table, policy.lower(), decision.policy)
     plan_id = control.insert_plan(snap.table, snap.id, policy, _jsonable(decision.params),
-                                  proposal_to_json(decision.proposal),
-                                  created_by or gate.default_actor())
+                                  proposal, created_by or gate.default_actor())
     return show_plan(settings, plan_id)
+
+
+def _waiting_twin(settings: "Settings", table: str, snapshot_id: str, policy: str,
+                  proposal: Mapping[str, Any]) -> int | None:
+    """The id of a proposed or approved plan on ``snapshot_id`` whose groups equal
+    ``proposal``'s, else None."""
+    for plan in PlanBook(settings).list(table):
+        if (plan.status in ("proposed", "approved") and plan.base_snapshot == snapshot_id
+                and plan.policy == policy
+                and proposal_to_json(plan.proposal)["groups"] == proposal["groups"]):
+            return plan.id
+    return None
 
 
 # -- running -----------------------------------------------------------------------------
