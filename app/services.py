@@ -291,6 +291,17 @@ def reclustering_history(table: str) -> pd.DataFrame:
     return views.history_frame(api.reclustering_history(settings(), table))
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def _lint(home_: str, table: str, wkey: str) -> pd.DataFrame:
+    return pd.DataFrame(api.lint_workload(settings(), table),
+                        columns=["query_id", "kind", "column", "predicate", "reason", "rewrite"])
+
+
+def workload_lint(table: str) -> pd.DataFrame:
+    """Predicates of the stored queries that cannot prune, with the reason and a rewrite."""
+    return _lint(home(), table, workload_key(table))
+
+
 def list_plans(table: str | None = None) -> pd.DataFrame:
     """Stored plans, newest first (not cached: the control store is the live truth)."""
     return views.plans_list(api.list_plans(settings(), table=table))

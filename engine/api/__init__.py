@@ -29,8 +29,8 @@ from engine.api.tables import (
     table_snapshots,
 )
 from engine.api.workload import (
-    clear_workload, import_workload, predicate_text, show_workload, workload_fragments,
-    workload_version,
+    clear_workload, import_workload, lint_workload, predicate_text, show_workload,
+    workload_fragments, workload_version,
 )
 
 __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__,

@@ -12,11 +12,12 @@ from engine.core.config import Settings
 from engine.table.store import TableStore
 from engine.workload.boxes import format_predicate
 from engine.workload.importer import import_log
+from engine.workload.lint import lint_sql
 from engine.workload.model import Range, ScanFragment
 from engine.workload.store import WorkloadStore
 
 __all__ = ["import_workload", "workload_fragments", "show_workload", "workload_version",
-           "clear_workload", "predicate_text"]
+           "clear_workload", "predicate_text", "lint_workload"]
 
 SHOW_KEYS = ("query_id", "ts", "table", "columns", "boxes")
 
@@ -71,3 +72,20 @@ def predicate_text(boxes: Sequence[Mapping[str, Mapping[str, Any]]]) -> str:
     """
     return format_predicate([{c: Range(b["min"], b["max"], b["min_inclusive"], b["max_inclusive"])
                               for c, b in box.items()} for box in boxes])
+
+
+def lint_workload(settings: Settings, table: str) -> list[dict[str, Any]]:
+    """The stored queries whose predicates cannot prune, one finding per predicate:
+    ``{"query_id", "kind", "column", "predicate", "reason", "rewrite"}``, in log order
+    (:mod:`engine.workload.lint`)."""
+    schema = TableStore(settings).current_snapshot(table).schema
+    by_query: dict[str, tuple[str, bool]] = {}
+    for frag in WorkloadStore(settings).fragments(table):
+        sql, ranged = by_query.get(frag.query_id, (frag.sql or "", False))
+        by_query[frag.query_id] = (sql or frag.sql or "", ranged or bool(frag.predicated_columns))
+    out = []
+    for query_id, (sql, ranged) in by_query.items():
+        if sql:
+            out.extend(f.to_json() for f in lint_sql(sql, table, schema, query_id,
+                                                     has_ranges=ranged))
+    return out

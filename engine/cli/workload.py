@@ -51,6 +51,25 @@ def _do_clear(args: argparse.Namespace, settings: Any) -> int:
     return 0
 
 
+def _do_lint(args: argparse.Namespace, settings: Any) -> int:
+    findings = api.lint_workload(settings, args.table)
+    emit(args, findings, lint_text)
+    return 0
+
+
+def lint_text(findings: list[dict[str, Any]]) -> str:
+    """One block per finding: the query, the predicate, why it cannot prune, the rewrite."""
+    if not findings:
+        return "every filtering query has a predicate zonemaps can prune with"
+    lines = [f"{len(findings)} predicate(s) cannot prune:"]
+    for f in findings:
+        lines.append(f"{f['query_id']}  {f['kind']}  {f['predicate']}")
+        lines.append(f"    why: {f['reason']}")
+        if f.get("rewrite"):
+            lines.append(f"    rewrite: {f['rewrite']}")
+    return "\n".join(lines)
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("workload", help="import query logs into scan fragments; show them")
     sub = parser.add_subparsers(dest="workload_command", metavar="ACTION")
@@ -72,6 +91,12 @@ def register(subparsers: Any) -> None:
     show.add_argument("table", metavar="TABLE")
     add_json_flag(show)
     show.set_defaults(func=_do_show)
+
+    lint = sub.add_parser("lint", help="queries whose predicates cannot prune, and the rewrite "
+                                       "that would let them")
+    lint.add_argument("table", metavar="TABLE")
+    add_json_flag(lint)
+    lint.set_defaults(func=_do_lint)
 
     clear = sub.add_parser("clear", help="forget the imported workload of TABLE")
     clear.add_argument("table", metavar="TABLE")
