@@ -302,6 +302,13 @@ def workload_lint(table: str) -> pd.DataFrame:
     return _lint(home(), table, workload_key(table))
 
 
+def plan_impact(table: str, plan: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    """A plan's (or preview's) predicted effect per query and per filtered column."""
+    window = int((plan.get("predicted_saving") or {}).get("window_queries") or 0) or None
+    impact = api.plan_impact(settings(), table, plan["groups"], window_queries=window)
+    return views.impact_frames(impact)
+
+
 def list_plans(table: str | None = None) -> pd.DataFrame:
     """Stored plans, newest first (not cached: the control store is the live truth)."""
     return views.plans_list(api.list_plans(settings(), table=table))

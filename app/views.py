@@ -477,6 +477,40 @@ def trend_series(trend: pd.DataFrame, columns: Sequence[str]) -> dict[str, tuple
             if f"{c}.average_depth" in trend}
 
 
+def impact_frames(impact: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    """The predicted effect as two tables: per query (largest saving first) and per column.
+
+    Example:
+    >>> f = impact_frames({"queries": [{"query_id": "q1", "partitions_before": 10,
+    ...     "partitions_after": 4, "bytes_before": 1000.0, "bytes_after": 400.0}],
+    ...     "columns": [{"column": "a", "depth_before": 9.0, "depth_after": 2.0,
+    ...                  "queries_filtering": 3}]})
+    >>> f["queries"].iloc[0].to_dict()["bytes saved (%)"], f["columns"].iloc[0].to_dict()["effect"]
+    (60.0, 'better')
+    """
+    q = pd.DataFrame(impact["queries"])
+    if not q.empty:
+        saved = q["bytes_before"] - q["bytes_after"]
+        q = pd.DataFrame({
+            "query": q["query_id"], "partitions before": q["partitions_before"],
+            "partitions after": q["partitions_after"],
+            "bytes before": q["bytes_before"].round().astype("int64"),
+            "bytes after": q["bytes_after"].round().astype("int64"),
+            "bytes saved (%)": np.where(q["bytes_before"] > 0,
+                                        (saved / q["bytes_before"].where(q["bytes_before"] > 0, 1)
+                                         * 100).round(1), 0.0),
+        }).sort_values("bytes saved (%)", ascending=False, kind="stable")
+    c = pd.DataFrame(impact["columns"])
+    if not c.empty:
+        change = c["depth_after"] - c["depth_before"]
+        c = pd.DataFrame({
+            "column": c["column"], "queries filtering it": c["queries_filtering"],
+            "depth before": c["depth_before"].round(2), "depth after": c["depth_after"].round(2),
+            "effect": np.where(change < -1e-9, "better", np.where(change > 1e-9, "worse", "same")),
+        })
+    return {"queries": q, "columns": c}
+
+
 def plans_list(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Stored plans, newest first."""
     df = pd.DataFrame([dict(r) for r in rows])

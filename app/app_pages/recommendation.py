@@ -99,6 +99,22 @@ else:
             st.caption("Taking candidates in order of benefit, the net cost (rewrite cost minus "
                        "saving) first falls then rises; the dashed line is the cut WAIR chose.")
 
+    st.subheader("Predicted effect")
+    with guard(stop=False):
+        impact = services.plan_impact(table, rec)
+        left, right = st.columns([3, 2])
+        left.dataframe(impact["queries"], hide_index=True, key="rec_impact_queries", height=260)
+        left.caption("Per query of the window: partitions and bytes read on the current layout "
+                     "and after the plan, predicted from zonemaps (values uniform within a "
+                     "partition). Click a header to sort.")
+        right.dataframe(impact["columns"], hide_index=True, key="rec_impact_columns")
+        worse = impact["columns"][impact["columns"]["effect"] == "worse"] \
+            if not impact["columns"].empty else impact["columns"]
+        right.caption("Average depth of every column the workload filters, before and after: "
+                      + (f"the rewrite mixes the rows of {', '.join(worse['column'])}, so queries "
+                         "filtering them may read more (a side effect)." if len(worse) else
+                         "no filtered column gets worse."))
+
     st.subheader("Groups")
     st.table(views.groups_frame(rec), hide_index=True)
     st.caption("Each group is rewritten together with its own ordering (a hybrid layout): "
