@@ -127,3 +127,27 @@ def test_bad_parameters_are_named():
         PawTree(b_min=10, alpha=1).fit(grid_data(), [])
     with pytest.raises(InvalidParameterError, match="delta"):
         PawTree(b_min=10, delta="x").fit(grid_data(), [])
+
+
+def test_the_layout_ordering_routes_like_the_tree():
+    from engine.layout.base import ordering_from_json
+    from engine.layout.paw import PawOrdering
+
+    rng = np.random.default_rng(5)
+    data = {"x": rng.integers(0, 100, 5000).astype(float), "y": rng.integers(0, 100, 5000).astype(float)}
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
+    for psi in ("printed", "text"):
+        t = PawTree(b_min=100, delta=0.01, psi=psi, refine=True).fit(data, queries)
+        o = PawOrdering(["x", "y"], tree=t.router_json()).fit(data)
+        new = {"x": np.r_[data["x"], [-1.0, 200.0, np.nan]], "y": np.r_[data["y"], [50.0, 15.0, 3.0]]}
+        assert np.array_equal(o.keys(new), t.leaf_of(new))
+        back = ordering_from_json(o.to_json())
+        assert np.array_equal(back.keys(new), o.keys(new))
+        assert (back.fine_keys(new) >> 17).tolist() == o.keys(new).tolist()
+
+
+def test_a_paw_ordering_without_its_tree_is_refused():
+    from engine.layout.paw import PawOrdering
+
+    with pytest.raises(InvalidParameterError, match="partition tree"):
+        PawOrdering(["x"]).fit({"x": np.arange(3.0)})

@@ -296,6 +296,20 @@ class PawTree:
         """Each leaf's descriptor box (for an IP: its parent's box, minus the GP′ siblings)."""
         return [self._nodes[lf.node].box.to_bounds(self.columns) for lf in self.leaves_]
 
+    def router_json(self) -> dict[str, Any]:
+        """The routing tree as :class:`engine.layout.paw.PawOrdering` takes it (``tree``)."""
+        nodes: list[dict[str, Any]] = []
+        for node in self._nodes:
+            if node.kind == "leaf":
+                nodes.append({"leaf": node.leaf, "rows": node.rows, "irregular": node.irregular})
+            elif node.kind == "axis":
+                nodes.append({"dim": node.split.dim, "value": node.split.value, "op": node.split.op,
+                              "children": list(node.children)})
+            else:
+                nodes.append({"boxes": [self._nodes[c].box.to_bounds(self.columns) for c in node.children[:-1]],
+                              "children": list(node.children)})
+        return {"columns": list(self.columns), "nodes": nodes}
+
     def summary(self) -> dict[str, Any]:
         """JSON-plain tree statistics."""
         rows = [lf.rows for lf in self.leaves_]
