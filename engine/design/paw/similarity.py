@@ -119,7 +119,8 @@ def perturb(queries: Sequence[DBox], delta: float, domain: Domain,
         lo = q.lo + rng.uniform(-delta, delta, q.d) * length
         hi = q.hi + rng.uniform(-delta, delta, q.d) * length
         lo, hi = np.where(np.isinf(q.lo), q.lo, lo), np.where(np.isinf(q.hi), q.hi, hi)
-        mid = (lo + hi) / 2
-        lo, hi = np.where(lo > hi, mid, lo), np.where(lo > hi, mid, hi)
+        crossed = lo > hi  # both ends finite there
+        mid = np.where(crossed, (np.where(crossed, lo, 0) + np.where(crossed, hi, 0)) / 2, 0)
+        lo, hi = np.where(crossed, mid, lo), np.where(crossed, mid, hi)
         out.append(DBox(lo, hi, q.lo_inc.copy(), q.hi_inc.copy()))
     return out
