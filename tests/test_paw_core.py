@@ -151,3 +151,20 @@ def test_a_paw_ordering_without_its_tree_is_refused():
 
     with pytest.raises(InvalidParameterError, match="partition tree"):
         PawOrdering(["x"]).fit({"x": np.arange(3.0)})
+
+
+def test_delta_similarity_by_matching_with_replicated_history():
+    from engine.design.paw import is_delta_similar
+    from engine.design.paw.similarity import perturb
+
+    qh = [DBox.closed([0, 0], [10, 10]), DBox.closed([50, 50], [60, 60])]
+    qf = [DBox.closed([1, 0], [11, 10]), DBox.closed([0, 1], [10, 11]),
+          DBox.closed([49, 50], [60, 61]), DBox.closed([51, 50], [61, 60])]
+    assert is_delta_similar(qh, qf, 1.0)  # each history query matched exactly twice
+    assert not is_delta_similar(qh, qf, 0.5)
+    assert not is_delta_similar(qh, qf[:3], 5.0)  # |Q_F| not a multiple of |Q_H|
+    lopsided = qf[:2] + [DBox.closed([1, 1], [11, 11]), DBox.closed([50, 50], [60, 60])]
+    assert not is_delta_similar(qh, lopsided, 1.0)  # three near q1: q1 would be used 3 times
+    rng = np.random.default_rng(0)
+    moved = perturb(qh, 0.03, DOMAIN, rng)
+    assert is_delta_similar(qh, moved, 0.03, DOMAIN) and min_similar_delta(qh, moved, DOMAIN) <= 0.03
