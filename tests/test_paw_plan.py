@@ -104,3 +104,8 @@ def test_cli_design_paw_json_and_bad_delta(settings, lineitem, capsys):
     assert "PAW" in text and "Qd-tree" in text and "k-d tree" in text
     assert main(["--home", home, "design", "paw", "lineitem", "--delta", "lots"]) == 2
     assert "delta" in capsys.readouterr().err
+    assert main(["--home", home, "plan", "create", "lineitem", "--policy", "paw", "--json"]) == 0
+    created = json.loads(capsys.readouterr().out)
+    assert created["status"] == "proposed" and created["groups"][0]["layout"] == "paw"
+    assert main(["--home", home, "plan", "create", "lineitem", "--policy", "paw", "--alpha", "1"]) == 2
+    assert "alpha must be > 1" in capsys.readouterr().err
