@@ -68,14 +68,14 @@ def test_overlapping_expansion_fails_and_alg3_falls_back_to_alg2():
     assert np.round(g4.boxes[0].lo[0], 2) == 84.89 and np.round(g4.boxes[0].hi[0], 2) == 89.11
     queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3, Q4)]
     t = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(grid_data(), queries)
-    assert t._nodes[0].kind == "axis"  # Alg. 1 returned ∅ at the root, Alg. 2 split it
+    assert t.nodes_[0].kind == "axis"  # Alg. 1 returned ∅ at the root, Alg. 2 split it
     assert all(lf.rows >= B_MIN for lf in t.leaves_)
 
 
 def test_alg3_printed_psi_takes_the_group_split_at_the_root():
     queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
     t = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(grid_data(), queries)
-    assert t._nodes[0].kind == "group"
+    assert t.nodes_[0].kind == "group"
     assert sorted(lf.rows for lf in t.leaves_) == [100, 100, 112, 9_688]
     assert t.cost(queries) == 312
 
@@ -115,7 +115,7 @@ def test_rows_outside_the_fitted_domain_route_and_are_found():
 def test_text_psi_uses_axis_splits_on_large_partitions():
     queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
     t = PawTree(b_min=B_MIN, delta=0.0).fit(grid_data(), queries)
-    assert t._nodes[0].kind == "axis"
+    assert t.nodes_[0].kind == "axis"
     assert all(lf.rows >= B_MIN for lf in t.leaves_)
     assert t.cost(queries) < 30_000
 

@@ -66,9 +66,9 @@ def test_kd_tree_halves_by_median_round_robin():
     data = {"x": g[0].ravel(), "y": g[1].ravel()}
     t = kd_tree(data, b_min=32, columns=("x", "y"))
     assert sorted(lf.rows for lf in t.leaves_) == [32] * 8
-    root = t._nodes[0]
+    root = t.nodes_[0]
     assert root.split.dim == 0 and root.split.value == 8.0
-    assert t._nodes[root.children[0]].split.dim == 1
+    assert t.nodes_[root.children[0]].split.dim == 1
 
 
 def test_lower_bounds_and_qdtree_baseline():

@@ -90,7 +90,7 @@ def design_paw(sample: Mapping[str, np.ndarray], history: Sequence[Mapping[str, 
     x = np.column_stack([sample[c] for c in cols])
     scale = int(table_rows) / n
     future = [q.to_bounds(cols) for q in tree.extended_]
-    lb_h = lower_bounds(x, [tree._dbox(q) for q in history], b_fit)
+    lb_h = lower_bounds(x, [tree.as_box(q) for q in history], b_fit)
     lb_f = lower_bounds(x, tree.extended_, b_fit)
 
     def per_query(total: float, m: int) -> float:

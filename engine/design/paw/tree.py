@@ -54,7 +54,9 @@ class PawLeaf:
 
 
 @dataclass
-class _Node:
+class PawNode:
+    """A node of the tree: its descriptor box, fit rows, kind and children (ids into ``nodes_``)."""
+
     box: DBox
     rows: int
     kind: str = "leaf"  # leaf | axis | group
@@ -109,14 +111,15 @@ class PawTree:
         x = np.column_stack([np.asarray(data[c], dtype=np.float64) for c in self.columns])
         self.domain_ = (x.min(axis=0), x.max(axis=0)) if len(x) else (np.zeros(x.shape[1]),) * 2
         self._domain_len = np.where(self.domain_[1] > self.domain_[0], self.domain_[1] - self.domain_[0], 1.0)
-        history = [self._dbox(q) for q in queries]
+        history = [self.as_box(q) for q in queries]
         self.delta_ = (estimate_delta(history, self.domain_) if self.delta == "auto" and len(history) >= 2
                        else 0.0 if self.delta == "auto" else float(self.delta))
         self.extended_ = [extend(q, self.delta_, self.domain_) for q in history]
         self._build(x, data)
         return self
 
-    def _dbox(self, q: Mapping[str, Any] | DBox) -> DBox:
+    def as_box(self, q: Mapping[str, Any] | DBox) -> DBox:
+        """A query box over this tree's dimensions (a DBox is returned as is)."""
         return q if isinstance(q, DBox) else DBox.from_bounds(q, self.columns)
 
     def _allowed(self, n: int) -> tuple[bool, bool]:
@@ -134,12 +137,12 @@ class PawTree:
         q_all = stack(self.extended_, x.shape[1])
         mbr = DBox.closed(self.domain_[0], self.domain_[1])
         splitter = AxisSplitter(self.columns, {c: x[:, j] for j, c in enumerate(self.columns)}, self.extended_)
-        self._nodes: list[_Node] = [_Node(DBox.everything(x.shape[1]), len(x))]
-        todo = [(0, np.arange(len(x)), np.flatnonzero(touching(q_all, self._nodes[0].box)))]
+        self.nodes_: list[PawNode] = [PawNode(DBox.everything(x.shape[1]), len(x))]
+        todo = [(0, np.arange(len(x)), np.flatnonzero(touching(q_all, self.nodes_[0].box)))]
         refine: list[tuple[int, np.ndarray]] = []
         while todo:
             nid, idx, qidx = todo.pop()
-            node = self._nodes[nid]
+            node = self.nodes_[nid]
             children = self._split(node, x, idx, qidx, splitter, mbr)
             if not children:
                 if not node.irregular:
@@ -147,8 +150,8 @@ class PawTree:
                 continue
             for child, cidx in children:
                 child.depth = node.depth + 1
-                node.children.append(len(self._nodes))
-                self._nodes.append(child)
+                node.children.append(len(self.nodes_))
+                self.nodes_.append(child)
                 if not child.irregular:
                     cq = qidx[touching(tuple(a[qidx] for a in q_all), child.box)]
                     todo.append((node.children[-1], cidx, cq))
@@ -157,8 +160,8 @@ class PawTree:
                 self._kd(nid, x, idx)
         self._number_leaves()
 
-    def _split(self, node: _Node, x: np.ndarray, idx: np.ndarray, qidx: np.ndarray,
-               splitter: AxisSplitter, mbr: DBox) -> list[tuple[_Node, np.ndarray]]:
+    def _split(self, node: PawNode, x: np.ndarray, idx: np.ndarray, qidx: np.ndarray,
+               splitter: AxisSplitter, mbr: DBox) -> list[tuple[PawNode, np.ndarray]]:
         """Alg. 3 at one node: the cheapest split Ψ allows if it beats |Q(P)|·|P|, else []."""
         try_group, try_axis = self._allowed(len(idx))
         if not len(qidx):
@@ -180,14 +183,14 @@ class PawTree:
             return self._apply_group(node, best, idx, mbr)
         return []
 
-    def _apply_axis(self, node: _Node, s: AxisSplit, x: np.ndarray, idx: np.ndarray) -> list[tuple[_Node, np.ndarray]]:
+    def _apply_axis(self, node: PawNode, s: AxisSplit, x: np.ndarray, idx: np.ndarray) -> list[tuple[PawNode, np.ndarray]]:
         node.kind, node.split = "axis", s
         col = x[idx, s.dim]
         left = col < s.value if s.op == "lt" else col <= s.value
         lbox, rbox = _halves(node.box, s)
-        return [(_Node(lbox, int(left.sum())), idx[left]), (_Node(rbox, int((~left).sum())), idx[~left])]
+        return [(PawNode(lbox, int(left.sum())), idx[left]), (PawNode(rbox, int((~left).sum())), idx[~left])]
 
-    def _apply_group(self, node: _Node, g: GroupSplit, idx: np.ndarray, mbr: DBox) -> list[tuple[_Node, np.ndarray]]:
+    def _apply_group(self, node: PawNode, g: GroupSplit, idx: np.ndarray, mbr: DBox) -> list[tuple[PawNode, np.ndarray]]:
         node.kind = "group"
         out = []
         for box, members in zip(g.boxes, g.members):
@@ -197,8 +200,8 @@ class PawTree:
             lo_inc = np.where(box.lo <= mbr.lo, node.box.lo_inc, box.lo_inc)
             hi = np.where(box.hi >= mbr.hi, node.box.hi, box.hi)
             hi_inc = np.where(box.hi >= mbr.hi, node.box.hi_inc, box.hi_inc)
-            out.append((_Node(DBox(lo, hi, lo_inc, hi_inc), int(members.sum())), idx[members]))
-        out.append((_Node(node.box, int(g.ip.sum()), irregular=True), idx[g.ip]))
+            out.append((PawNode(DBox(lo, hi, lo_inc, hi_inc), int(members.sum())), idx[members]))
+        out.append((PawNode(node.box, int(g.ip.sum()), irregular=True), idx[g.ip]))
         return out
 
     def _kd(self, nid: int, x: np.ndarray, idx: np.ndarray) -> None:
@@ -207,7 +210,7 @@ class PawTree:
         todo = [(nid, idx)]
         while todo:
             nid, idx = todo.pop()
-            node = self._nodes[nid]
+            node = self.nodes_[nid]
             if len(idx) < 2 * b:
                 continue
             for k in range(d):
@@ -219,8 +222,8 @@ class PawTree:
                     kids = self._apply_axis(node, AxisSplit(dim, v, "lt", 0.0), x, idx)
                     for child, cidx in kids:
                         child.depth = node.depth + 1
-                        node.children.append(len(self._nodes))
-                        self._nodes.append(child)
+                        node.children.append(len(self.nodes_))
+                        self.nodes_.append(child)
                         todo.append((node.children[-1], cidx))
                     break
 
@@ -229,7 +232,7 @@ class PawTree:
         order = [0]
         while order:
             nid = order.pop()
-            node = self._nodes[nid]
+            node = self.nodes_[nid]
             if node.kind == "leaf":
                 node.leaf = len(leaves)
                 leaves.append(PawLeaf(len(leaves), nid, node.rows, node.irregular))
@@ -249,7 +252,7 @@ class PawTree:
         todo = [(0, np.arange(len(x)))]
         while todo:
             nid, idx = todo.pop()
-            node = self._nodes[nid]
+            node = self.nodes_[nid]
             if node.kind == "leaf":
                 out[idx] = node.leaf
             elif node.kind == "axis":
@@ -260,7 +263,7 @@ class PawTree:
             else:
                 rest = idx
                 for child in node.children[:-1]:
-                    inside = self._nodes[child].box.contains(x[rest])
+                    inside = self.nodes_[child].box.contains(x[rest])
                     todo.append((child, rest[inside]))
                     rest = rest[~inside]
                 todo.append((node.children[-1], rest))
@@ -268,19 +271,19 @@ class PawTree:
 
     def leaves_for(self, box: Mapping[str, Any] | DBox) -> np.ndarray:
         """Ids of the leaves a query box reaches (descriptor test; the IP by box subtraction)."""
-        q = self._dbox(box)
+        q = self.as_box(box)
         hits: list[int] = []
-        todo = [0] if q.intersects(self._nodes[0].box) else []
+        todo = [0] if q.intersects(self.nodes_[0].box) else []
         while todo:
-            node = self._nodes[todo.pop()]
+            node = self.nodes_[todo.pop()]
             if node.kind == "leaf":
                 hits.append(node.leaf)
                 continue
             rect = node.children if node.kind == "axis" else node.children[:-1]
-            todo += [c for c in rect if q.intersects(self._nodes[c].box)]
+            todo += [c for c in rect if q.intersects(self.nodes_[c].box)]
             if node.kind == "group":
                 part = q.intersect(node.box)
-                if not covered(part, [self._nodes[c].box for c in rect]):
+                if not covered(part, [self.nodes_[c].box for c in rect]):
                     todo.append(node.children[-1])
         return np.asarray(sorted(hits), dtype=np.int64)
 
@@ -294,19 +297,19 @@ class PawTree:
 
     def leaf_boxes(self) -> list[dict[str, list[Any]]]:
         """Each leaf's descriptor box (for an IP: its parent's box, minus the GP′ siblings)."""
-        return [self._nodes[lf.node].box.to_bounds(self.columns) for lf in self.leaves_]
+        return [self.nodes_[lf.node].box.to_bounds(self.columns) for lf in self.leaves_]
 
     def router_json(self) -> dict[str, Any]:
         """The routing tree as :class:`engine.layout.paw.PawOrdering` takes it (``tree``)."""
         nodes: list[dict[str, Any]] = []
-        for node in self._nodes:
+        for node in self.nodes_:
             if node.kind == "leaf":
                 nodes.append({"leaf": node.leaf, "rows": node.rows, "irregular": node.irregular})
             elif node.kind == "axis":
                 nodes.append({"dim": node.split.dim, "value": node.split.value, "op": node.split.op,
                               "children": list(node.children)})
             else:
-                nodes.append({"boxes": [self._nodes[c].box.to_bounds(self.columns) for c in node.children[:-1]],
+                nodes.append({"boxes": [self.nodes_[c].box.to_bounds(self.columns) for c in node.children[:-1]],
                               "children": list(node.children)})
         return {"columns": list(self.columns), "nodes": nodes}
 
