@@ -7,11 +7,13 @@ Each area lives in its own module (``tables``, ``workload``, ``analysis``, ``pla
 
 from __future__ import annotations
 
-from engine.api import analysis, files, history, impact, plans, simulate as _simulate, tables, workload
+from engine.api import (analysis, design, files, history, impact, plans, simulate as _simulate, tables,
+                        workload)
 from engine.api.analysis import (
     analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, predicate_partitions,
     pruning, pruning_scans, signature_projection, span_shares,
 )
+from engine.api.design import design_paw
 from engine.api.files import files_bytes
 from engine.api.history import clustering_trend, reclustering_history
 from engine.api.impact import plan_impact
@@ -35,5 +37,5 @@ from engine.api.workload import (
 )
 
 __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__,
-           *_simulate.__all__, *files.__all__, *history.__all__,
-           *impact.__all__]
+           *_simulate.__all__, *files.__all__, *history.__all__, *impact.__all__,
+           *design.__all__]

@@ -27,7 +27,7 @@ import numpy as np
 
 from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 
-KINDS = ("sort", "zorder", "hilbert", "qdtree")
+KINDS = ("sort", "zorder", "hilbert", "qdtree", "paw")
 
 
 class NotFittedError(InvalidParameterError, AttributeError):
@@ -197,11 +197,12 @@ class Ordering:
 def _classes() -> dict[str, type[Ordering]]:
     # imported here: each of these modules imports this one (cycle)
     from engine.layout.hilbert import Hilbert
+    from engine.layout.paw import PawOrdering
     from engine.layout.qdtree import QdTree
     from engine.layout.sortkey import SortKey
     from engine.layout.zorder import ZOrder
 
-    return {"sort": SortKey, "zorder": ZOrder, "hilbert": Hilbert, "qdtree": QdTree}
+    return {"sort": SortKey, "zorder": ZOrder, "hilbert": Hilbert, "qdtree": QdTree, "paw": PawOrdering}
 
 
 def make_ordering(layout: str, columns: Sequence[str], params: Mapping[str, Any] | None = None) -> Ordering:

@@ -1,0 +1,253 @@
+"""PAW replication (seed 001, PAW_PTO.md §5 goals G1-G9): logical and physical cost of PAW
+against the greedy Qd-tree, the k-d tree and the lower bounds, on generated data.
+
+    PYTHONPATH=. python bench/paw_replication.py --quick      # 200k x 8-D, seeds 0-3
+    PYTHONPATH=. python bench/paw_replication.py --full       # 1M rows (G9 at full size)
+
+Defaults (PAW Table III, PAW_PTO.md §1): 50 history + 50 future queries over the first 4
+dimensions, side lengths U(0, γ·len] with γ = 10%, δ = 1%, b_min = 0.167% of the rows.
+Costs are mean rows read per future query (eq. 2 / |Q_F|). Results go to
+bench/results/paw_*.csv; the write-up is bench/README_paw.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import statistics
+import time
+from typing import Callable
+
+import numpy as np
+
+from engine.design.paw import DBox, PawTree
+from engine.design.paw.baselines import kd_tree, lower_bounds, qdtree, qdtree_cost
+from engine.design.paw.descriptors import PreciseDescriptors
+from engine.design.paw.similarity import perturb
+from engine.design.paw.tuner import tune_storage
+
+GAMMA, QDIMS, NQ = 0.10, 4, 50
+RESULTS = os.path.join(os.path.dirname(__file__), "results")
+
+
+# -- generators (Table III, decided in PAW_PTO.md §1) -------------------------------------
+def uniform_queries(rng: np.random.Generator, d: int, qdims: int, n: int) -> list[DBox]:
+    out = []
+    for _ in range(n):
+        lo, hi = np.full(d, -np.inf), np.full(d, np.inf)
+        w = rng.uniform(0, GAMMA, qdims)
+        lo[:qdims] = rng.uniform(0, 1 - w)
+        hi[:qdims] = lo[:qdims] + w
+        out.append(DBox.closed(lo, hi))
+    return out
+
+
+def skewed_queries(rng: np.random.Generator, d: int, qdims: int, n: int, centers: int = 10) -> list[DBox]:
+    c = rng.uniform(GAMMA, 1 - GAMMA, (centers, qdims))
+    out = []
+    for i in range(n):
+        mid = np.clip(c[i % centers] + rng.normal(0, 0.1 * GAMMA, qdims), 0, 1)
+        w = rng.uniform(0, GAMMA, qdims)
+        lo, hi = np.full(d, -np.inf), np.full(d, np.inf)
+        lo[:qdims], hi[:qdims] = mid - w / 2, mid + w / 2
+        out.append(DBox.closed(lo, hi))
+    return out
+
+
+class Case:
+    """Data, columns, history and future workloads of one run."""
+
+    def __init__(self, n: int, d: int, seed: int, delta: float, skewed: bool = False,
+                 random_future: float = 0.0, qdims: int = QDIMS) -> None:
+        rng = np.random.default_rng(seed)
+        self.x = rng.uniform(0, 1, (n, d))
+        self.cols = [f"a{j}" for j in range(d)]
+        self.data = {c: self.x[:, j] for j, c in enumerate(self.cols)}
+        gen = skewed_queries if skewed else uniform_queries
+        self.history = gen(rng, d, qdims, NQ)
+        domain = (np.zeros(d), np.ones(d))
+        self.future = perturb(self.history, delta, domain, rng)
+        k = int(round(random_future * NQ))
+        if k:
+            self.future[:k] = uniform_queries(rng, d, qdims, k)
+        self.b = max(1, int(round(n * 0.00167)))
+        self.delta = delta
+
+    def bounds(self, qs: list[DBox]) -> list[dict]:
+        return [q.to_bounds(self.cols) for q in qs]
+
+
+def mean_cost(cost: Callable[[list], float], qs: list) -> float:
+    return cost(qs) / max(1, len(qs))
+
+
+def file_mbrs(x: np.ndarray, leaf: np.ndarray, b: int, cols: list[str]) -> tuple[np.ndarray, ...]:
+    """Physical files: each leaf cut by a k-d tree into files of < 2·b rows; their min/max."""
+    lo, hi, rows = [], [], []
+    for lf in np.unique(leaf):
+        part = x[leaf == lf]
+        if len(part) >= 2 * b:
+            sub = kd_tree({c: part[:, j] for j, c in enumerate(cols)}, b, cols).leaf_of(
+                {c: part[:, j] for j, c in enumerate(cols)})
+        else:
+            sub = np.zeros(len(part), dtype=np.int64)
+        for s in np.unique(sub):
+            f = part[sub == s]
+            lo.append(f.min(axis=0)), hi.append(f.max(axis=0)), rows.append(len(f))
+    return np.array(lo), np.array(hi), np.array(rows, dtype=np.float64)
+
+
+def physical_cost(files: tuple[np.ndarray, ...], qs: list[DBox]) -> float:
+    """Mean rows of the files whose min/max box meets each query (zonemap pruning only)."""
+    lo, hi, rows = files
+    total = 0.0
+    for q in qs:
+        meets = np.all((lo <= q.hi) & (hi >= q.lo), axis=1)
+        total += rows[meets].sum()
+    return total / len(qs)
+
+
+# -- experiments ---------------------------------------------------------------------------
+def logical_run(n: int, d: int, seed: int, delta: float, psi: str = "text", alpha: float = 3.0,
+                physical: bool = False, **kw) -> dict:
+    c = Case(n, d, seed, delta, **kw)
+    t0 = time.perf_counter()
+    paw = PawTree(b_min=c.b, delta=delta, psi=psi, alpha=alpha, columns=c.cols).fit(c.data, c.bounds(c.history))
+    t_paw = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    qd = qdtree(c.data, c.bounds(c.history), c.b, c.cols)
+    t_qd = time.perf_counter() - t0
+    kd = kd_tree(c.data, c.b, c.cols)
+    lb, lb_b = lower_bounds(c.x, c.future, c.b)
+    row = {"n": n, "d": d, "seed": seed, "delta": delta, "psi": psi, "alpha": alpha,
+           "paw": mean_cost(paw.cost, c.future), "qd": mean_cost(lambda q: qdtree_cost(qd, q), c.bounds(c.future)),
+           "kd": mean_cost(kd.cost, c.future), "lb_b": lb_b / NQ, "lb": lb / NQ,
+           "paw_build_s": t_paw, "qd_build_s": t_qd, "paw_leaves": paw.n_leaves_, "qd_leaves": qd.n_leaves_,
+           "ip_share": sum(lf.rows for lf in paw.leaves_ if lf.irregular) / n}
+    if physical:
+        row["paw_phys"] = physical_cost(file_mbrs(c.x, paw.leaf_of(c.data), c.b, c.cols), c.future)
+        row["qd_phys"] = physical_cost(file_mbrs(c.x, qd.leaf_of(c.data), c.b, c.cols), c.future)
+    return row
+
+
+def unknown_run(n: int, d: int, seed: int, skewed: bool) -> dict:
+    c = Case(n, d, seed, 0.01, skewed=skewed)
+    known = PawTree(b_min=c.b, delta=0.01, columns=c.cols).fit(c.data, c.bounds(c.history))
+    auto = PawTree(b_min=c.b, delta="auto", refine=True, columns=c.cols).fit(c.data, c.bounds(c.history))
+    return {"seed": seed, "skewed": skewed, "paw": mean_cost(known.cost, c.future),
+            "paw_unknown": mean_cost(auto.cost, c.future), "delta_auto": auto.delta_}
+
+
+def random_run(n: int, d: int, seed: int, share: float) -> dict:
+    c = Case(n, d, seed, 0.01, random_future=share)
+    paw = PawTree(b_min=c.b, delta=0.01, refine=True, columns=c.cols).fit(c.data, c.bounds(c.history))
+    kd = kd_tree(c.data, c.b, c.cols)
+    return {"seed": seed, "random": share, "paw": mean_cost(paw.cost, c.future), "kd": mean_cost(kd.cost, c.future)}
+
+
+def precise_run(n: int, seed: int) -> dict:
+    """Skewed 2-D points (an OSM stand-in: 20 Gaussian clusters), 2-D skewed queries."""
+    rng = np.random.default_rng(seed)
+    centers = rng.uniform(0.1, 0.9, (20, 2))
+    x = np.clip(centers[rng.integers(0, 20, n)] + rng.normal(0, 0.03, (n, 2)), 0, 1)
+    cols = ["lon", "lat"]
+    data = {"lon": x[:, 0], "lat": x[:, 1]}
+    hist = skewed_queries(rng, 2, 2, NQ)
+    future = perturb(hist, 0.01, (np.zeros(2), np.ones(2)), rng)
+    b = max(1, int(round(n * 0.00167)))
+    tree = PawTree(b_min=b, delta=0.01, columns=cols).fit(data, [q.to_bounds(cols) for q in hist])
+    return {"seed": seed, **{f"nmbr{k}": PreciseDescriptors(tree, data, k).cost(future) / NQ for k in (1, 2, 3, 5)}}
+
+
+def tuner_run(n: int, d: int, seed: int, delta: float) -> dict:
+    c = Case(n, d, seed, delta)
+    paw = PawTree(b_min=c.b, delta=delta, columns=c.cols).fit(c.data, c.bounds(c.history))
+    costs = np.array([paw.query_cost(q) for q in paw.extended_])
+    row = {"seed": seed, "delta": delta}
+    for budget in (0.0, 0.05, 0.1, 0.2, 0.4, 1.0):
+        t = tune_storage(c.x, paw.extended_, costs, c.b, int(budget * n))
+        row[f"b{int(budget * 100)}"] = float(np.mean([t.query_cost(q, paw.query_cost(q)) for q in c.future]))
+    row["lb_b"] = lower_bounds(c.x, c.future, c.b)[1] / NQ
+    return row
+
+
+def write_csv(name: str, rows: list[dict]) -> None:
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, f"paw_{name}.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def med(rows: list[dict], f: Callable[[dict], float]) -> float:
+    return statistics.median(f(r) for r in rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="1M rows (default: --quick, 200k)")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--seeds", type=int, default=4)
+    args = ap.parse_args()
+    n = 1_000_000 if args.full else 200_000
+    d, seeds = 8, range(args.seeds)
+
+    sweep = [logical_run(n, d, s, delta, physical=delta in (0.0, 0.01)) for delta in (0.0, 0.005, 0.01, 0.02, 0.05)
+             for s in seeds]
+    write_csv("sweep", sweep)
+    print("G1/G2/G3 sweep (mean rows per future query, median over seeds):")
+    for delta in (0.0, 0.005, 0.01, 0.02, 0.05):
+        rs = [r for r in sweep if r["delta"] == delta]
+        print(f"  δ={delta:.3f}: PAW {med(rs, lambda r: r['paw']):8.0f}  Qd {med(rs, lambda r: r['qd']):8.0f}  "
+              f"kd {med(rs, lambda r: r['kd']):8.0f}  LB_b {med(rs, lambda r: r['lb_b']):6.0f}  "
+              f"LB {med(rs, lambda r: r['lb']):6.1f}  Qd/PAW min {min(r['qd'] / r['paw'] for r in rs):5.2f} "
+              f"mean {statistics.mean(r['qd'] / r['paw'] for r in rs):5.2f}  PAW/LB_b {med(rs, lambda r: r['paw'] / r['lb_b']):4.2f}  "
+              f"kd/PAW {med(rs, lambda r: r['kd'] / r['paw']):5.1f}  IP share {med(rs, lambda r: r['ip_share']):.2f}")
+        if "paw_phys" in rs[0]:
+            print(f"           physical: PAW {med(rs, lambda r: r['paw_phys']):8.0f}  Qd {med(rs, lambda r: r['qd_phys']):8.0f}"
+                  f"  PAW/Qd {med(rs, lambda r: r['paw_phys'] / r['qd_phys']):.2f}")
+    two = [logical_run(n, d, s, 0.01, qdims=2) for s in seeds]
+    print(f"  2 query dims, δ=1%: PAW/LB_b {med(two, lambda r: r['paw'] / r['lb_b']):.2f}, "
+          f"Qd/PAW {med(two, lambda r: r['qd'] / r['paw']):.2f}")
+
+    psi_rows = [logical_run(n, d, 0, 0.01, psi=psi, alpha=a) for psi in ("text", "printed") for a in (2, 3, 5, 10)]
+    write_csv("psi", psi_rows)
+    print("Ψ readings, δ=1%, seed 0 (rows/query, build s, IP share):")
+    for r in psi_rows:
+        print(f"  {r['psi']:7s} α={r['alpha']:>4}: {r['paw']:7.0f}  {r['paw_build_s']:6.1f} s  {r['ip_share']:.2f}")
+
+    unk = [unknown_run(n, d, s, sk) for sk in (False, True) for s in seeds]
+    write_csv("unknown", unk)
+    for sk in (False, True):
+        rs = [r for r in unk if r["skewed"] == sk]
+        print(f"G5 PAW-unknown {'skewed ' if sk else 'uniform'}: unknown/PAW {med(rs, lambda r: r['paw_unknown'] / r['paw']):.2f}"
+              f" (δ′ median {med(rs, lambda r: r['delta_auto']):.3f})")
+
+    pre = [precise_run(n, s) for s in seeds]
+    write_csv("precise", pre)
+    print(f"G6 precise descriptors (skewed 2-D): N_mbr 1/2/3/5 = "
+          + " / ".join(f"{med(pre, lambda r, k=k: r[f'nmbr{k}']):.0f}" for k in (1, 2, 3, 5))
+          + f"; 3 vs 1: {100 * (1 - med(pre, lambda r: r['nmbr3'] / r['nmbr1'])):.1f}% less")
+
+    tun = [tuner_run(n, d, s, delta) for delta in (0.0, 0.01) for s in seeds]
+    write_csv("tuner", tun)
+    for delta in (0.0, 0.01):
+        rs = [r for r in tun if r["delta"] == delta]
+        steps = [med(rs, lambda r, k=k: r[f"b{k}"]) for k in (0, 5, 10, 20, 40, 100)]
+        print(f"G7 storage tuner δ={delta}: budget 0/5/10/20/40/100% -> " + " / ".join(f"{v:.0f}" for v in steps)
+              + f"; LB_b {med(rs, lambda r: r['lb_b']):.0f}; +20%: {100 * (1 - steps[3] / steps[0]):.1f}% less")
+
+    rnd = [random_run(n, d, s, share) for share in (0.0, 0.5, 1.0) for s in seeds]
+    write_csv("random", rnd)
+    for share in (0.0, 0.5, 1.0):
+        rs = [r for r in rnd if r["random"] == share]
+        print(f"G8 random future {int(share * 100)}%: PAW/kd {med(rs, lambda r: r['paw'] / r['kd']):.2f}")
+
+    build = [r for r in sweep if r["delta"] == 0.01]
+    print(f"G9 build at {n} x {d} x {NQ}: PAW {med(build, lambda r: r['paw_build_s']):.1f} s, "
+          f"Qd {med(build, lambda r: r['qd_build_s']):.1f} s, ratio {med(build, lambda r: r['paw_build_s'] / r['qd_build_s']):.1f}")
+
+
+if __name__ == "__main__":
+    main()

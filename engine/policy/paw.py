@@ -1,0 +1,83 @@
+"""The ``paw`` policy: one full-table group laid out by a PAW partition tree (seed 001).
+
+A DBA uses it when creating or migrating a table, or when the workload drifted too far for
+incremental repair: the whole table is re-partitioned so that future queries *similar* to
+the window's (δ-similar, PAW Def. 2) stay cheap. The tree is designed here, on a sample of
+the snapshot's files (:mod:`engine.design.paw`), and travels in the plan as the group's
+``layout_params["tree"]`` (layout ``paw``), so what is approved is exactly what runs.
+
+Parameters: ``delta`` (a fraction of each column's domain, or ``"auto"``: δ′ from the two
+halves of the window, §IV-E), ``b_min_rows`` (rows of the table per partition at least;
+default the median file's rows), ``alpha`` and ``psi`` (the split policy Ψ, PAW_PTO.md §6
+decision 1), ``refine`` (k-d refinement of large rectangular leaves), ``max_columns`` (query
+dimensions), ``fit_rows`` (the design sample).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from engine.core.errors import InvalidParameterError
+from engine.design.paw.designer import design_for_table
+from engine.design.paw.tree import PSI
+from engine.policy.base import Policy, PolicyContext, Proposal
+from engine.policy.baselines import _full_proposal
+
+
+def parse_delta(delta: Any) -> float | str:
+    """``"auto"`` or a fraction >= 0 (a CLI string like ``"0.01"`` included)."""
+    if isinstance(delta, str) and delta.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = float(delta)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"delta must be a fraction of the domain (e.g. 0.01) or 'auto', got {delta!r}") from None
+    if not value >= 0:
+        raise InvalidParameterError(f"delta must be >= 0, got {delta!r}")
+    return value
+
+
+class PawPolicy(Policy):
+    """PAW: a whole-table partition tree robust to δ-similar future workloads."""
+
+    name = "paw"
+
+    def __init__(self, delta: Any = "auto", b_min_rows: int | None = None, alpha: float = 3.0,
+                 psi: str = "text", refine: bool = True, max_columns: int = 4,
+                 fit_rows: int = 200_000, seed: int = 0) -> None:
+        self.delta = parse_delta(delta)
+        self.b_min_rows = b_min_rows
+        self.alpha = float(alpha)
+        self.psi = psi
+        self.refine = refine if isinstance(refine, bool) else str(refine).lower() in ("1", "true", "yes")
+        self.max_columns = int(max_columns)
+        self.fit_rows = int(fit_rows)
+        self.seed = int(seed)
+        if psi not in PSI:
+            raise InvalidParameterError(f"psi must be one of {', '.join(PSI)}, got {psi!r}")
+        if self.alpha <= 1:
+            raise InvalidParameterError(f"alpha must be > 1, got {alpha}")
+        if b_min_rows is not None and int(b_min_rows) < 1:
+            raise InvalidParameterError(f"b_min_rows must be >= 1, got {b_min_rows}")
+
+    def propose(self, ctx: PolicyContext) -> Proposal | None:
+        design = design_for_table(ctx.zonemaps, ctx.window, delta=self.delta, b_min_rows=self.b_min_rows,
+                                  alpha=self.alpha, psi=self.psi, refine=self.refine,
+                                  max_columns=self.max_columns, fit_rows=self.fit_rows, seed=self.seed)
+        if design is None:
+            self.last_decision_ = {"action": "none", "reason": "no window query constrains a numeric, "
+                                   "date or timestamp column of the table"}
+            return None
+        cols = list(design.tree.columns)
+        summary, costs = design.to_json()["summary"], design.costs
+        reason = (f"PAW: full repartition into {summary['leaves']} partitions over {', '.join(cols)} "
+                  f"(δ = {summary['delta']:.4g}, b_min = {design.b_min_rows} rows); predicted rows per "
+                  f"worst-case future query {costs['paw']['worst_future']:.0f} vs Qd-tree "
+                  f"{costs['qdtree']['worst_future']:.0f}")
+        notes = {"summary": summary, "costs": costs}
+        proposal = _full_proposal(ctx, self.name, "paw", cols, list(ctx.zonemaps.paths), reason,
+                                  layout_params={"tree": design.tree.router_json(), "design": notes},
+                                  params=self.get_params())
+        self.last_decision_ = {"action": "propose", "reason": reason}
+        return dataclasses.replace(proposal, details={"paw": design.to_json()})

@@ -1,0 +1,170 @@
+"""PAW core: the hand-checked 100x100 grid cases of PAW_PTO.md §5 (items 1-5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.core.errors import InvalidParameterError
+from engine.design.paw import DBox, PawTree, dist_box, estimate_delta, min_similar_delta, multi_group_split
+
+B_MIN = 100
+REGION = DBox.closed([0, 0], [99, 99])
+DOMAIN = (np.zeros(2), np.full(2, 100.0))
+
+
+def grid() -> np.ndarray:
+    g = np.meshgrid(np.arange(100.0), np.arange(100.0), indexing="ij")
+    return np.stack(g, -1).reshape(-1, 2)
+
+
+def grid_data() -> dict[str, np.ndarray]:
+    g = grid()
+    return {"x": g[:, 0], "y": g[:, 1]}
+
+
+Q1, Q2, Q3 = DBox.closed([10, 10], [19, 19]), DBox.closed([50, 50], [59, 59]), DBox.closed([80, 10], [84, 19])
+Q4 = DBox.closed([86, 10], [88, 19])
+
+
+def box(lo, hi) -> dict:
+    return {"x": (lo[0], hi[0]), "y": (lo[1], hi[1])}
+
+
+def test_def1_box_distance():
+    assert dist_box(DBox.closed([0, 5], [10, 8]), DBox.closed([1, 5], [12, 9])) == 2.0
+    # normalised by the domain length: 2 / 100
+    assert dist_box(DBox.closed([0, 5], [10, 8]), DBox.closed([1, 5], [12, 9]), DOMAIN) == pytest.approx(0.02)
+
+
+def test_delta_prime_examples():
+    h1 = [DBox.closed([0, 0], [10, 10]), DBox.closed([50, 50], [60, 60])]
+    h2 = [DBox.closed([52, 49], [61, 60]), DBox.closed([1, 0], [12, 9])]
+    assert min_similar_delta(h1, h2) == 2.0
+    assert min_similar_delta(h1, h2, DOMAIN) == pytest.approx(0.02)
+    assert estimate_delta(h1 + h2, DOMAIN) == pytest.approx(0.02)
+    far = [DBox.closed([0, 0], [10, 10]), DBox.closed([90, 90], [100, 100])]
+    assert min_similar_delta(h1, far) == 40.0
+
+
+def test_delta_prime_drops_the_oldest_query_when_odd():
+    h = [DBox.closed([70, 70], [71, 71]), DBox.closed([0, 0], [10, 10]), DBox.closed([0, 0], [13, 10])]
+    assert estimate_delta(h) == 3.0
+
+
+def test_multi_group_split_sizes_and_cost():
+    g = multi_group_split(grid(), REGION, [Q1, Q2, Q3], B_MIN, np.full(2, 99.0))
+    assert g is not None
+    assert g.sizes == [100, 100, 112]
+    assert int(g.ip.sum()) == 9_688
+    assert g.cost == 312
+    gp3 = g.boxes[2]
+    assert np.round(gp3.lo, 2).tolist() == [78.67, 7.0] and np.round(gp3.hi, 2).tolist() == [85.33, 22.0]
+
+
+def test_overlapping_expansion_fails_and_alg3_falls_back_to_alg2():
+    assert multi_group_split(grid(), REGION, [Q1, Q2, Q3, Q4], B_MIN, np.full(2, 99.0)) is None
+    g4 = multi_group_split(grid(), REGION, [Q4], B_MIN, np.full(2, 99.0))
+    assert np.round(g4.boxes[0].lo[0], 2) == 84.89 and np.round(g4.boxes[0].hi[0], 2) == 89.11
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3, Q4)]
+    t = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(grid_data(), queries)
+    assert t.nodes_[0].kind == "axis"  # Alg. 1 returned ∅ at the root, Alg. 2 split it
+    assert all(lf.rows >= B_MIN for lf in t.leaves_)
+
+
+def test_alg3_printed_psi_takes_the_group_split_at_the_root():
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
+    t = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(grid_data(), queries)
+    assert t.nodes_[0].kind == "group"
+    assert sorted(lf.rows for lf in t.leaves_) == [100, 100, 112, 9_688]
+    assert t.cost(queries) == 312
+
+
+def test_overfitting_demo():
+    """A future query two cells off q1 reads GP1 + IP (9,788) with δ = 0, but 196 with δ = 2."""
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
+    future = box([12, 10], [21, 19])
+    t0 = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(grid_data(), queries)
+    assert t0.query_cost(future) == 9_788
+    t2 = PawTree(b_min=B_MIN, delta=2 / 99, psi="printed").fit(grid_data(), queries)
+    assert t2.query_cost(box([8, 8], [21, 21])) == 196
+    assert t2.query_cost(future) == 196
+
+
+def test_ip_is_reached_only_outside_the_groups():
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
+    t = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(grid_data(), queries)
+    ip = next(lf.id for lf in t.leaves_ if lf.irregular)
+    assert ip not in t.leaves_for(box([11, 11], [18, 18]))
+    assert ip in t.leaves_for(box([30, 30], [31, 31]))
+    # q1 spans y 10..19 only, so a y-open query over x 10..19 also reads the IP
+    assert ip in t.leaves_for({"x": (10.0, 19.0)})
+
+
+def test_rows_outside_the_fitted_domain_route_and_are_found():
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
+    t = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(grid_data(), queries)
+    new = {"x": np.array([-5.0, 150.0, 15.0]), "y": np.array([15.0, -3.0, 15.0])}
+    leaves = t.leaf_of(new)
+    assert (leaves >= 0).all()
+    for i in range(3):
+        q = {"x": (new["x"][i], new["x"][i]), "y": (new["y"][i], new["y"][i])}
+        assert leaves[i] in t.leaves_for(q)
+
+
+def test_text_psi_uses_axis_splits_on_large_partitions():
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
+    t = PawTree(b_min=B_MIN, delta=0.0).fit(grid_data(), queries)
+    assert t.nodes_[0].kind == "axis"
+    assert all(lf.rows >= B_MIN for lf in t.leaves_)
+    assert t.cost(queries) < 30_000
+
+
+def test_bad_parameters_are_named():
+    with pytest.raises(InvalidParameterError, match="psi"):
+        PawTree(b_min=10, psi="bogus").fit(grid_data(), [])
+    with pytest.raises(InvalidParameterError, match="alpha"):
+        PawTree(b_min=10, alpha=1).fit(grid_data(), [])
+    with pytest.raises(InvalidParameterError, match="delta"):
+        PawTree(b_min=10, delta="x").fit(grid_data(), [])
+
+
+def test_the_layout_ordering_routes_like_the_tree():
+    from engine.layout.base import ordering_from_json
+    from engine.layout.paw import PawOrdering
+
+    rng = np.random.default_rng(5)
+    data = {"x": rng.integers(0, 100, 5000).astype(float), "y": rng.integers(0, 100, 5000).astype(float)}
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
+    for psi in ("printed", "text"):
+        t = PawTree(b_min=100, delta=0.01, psi=psi, refine=True).fit(data, queries)
+        o = PawOrdering(["x", "y"], tree=t.router_json()).fit(data)
+        new = {"x": np.r_[data["x"], [-1.0, 200.0, np.nan]], "y": np.r_[data["y"], [50.0, 15.0, 3.0]]}
+        assert np.array_equal(o.keys(new), t.leaf_of(new))
+        back = ordering_from_json(o.to_json())
+        assert np.array_equal(back.keys(new), o.keys(new))
+        assert (back.fine_keys(new) >> 17).tolist() == o.keys(new).tolist()
+
+
+def test_a_paw_ordering_without_its_tree_is_refused():
+    from engine.layout.paw import PawOrdering
+
+    with pytest.raises(InvalidParameterError, match="partition tree"):
+        PawOrdering(["x"]).fit({"x": np.arange(3.0)})
+
+
+def test_delta_similarity_by_matching_with_replicated_history():
+    from engine.design.paw import is_delta_similar
+    from engine.design.paw.similarity import perturb
+
+    qh = [DBox.closed([0, 0], [10, 10]), DBox.closed([50, 50], [60, 60])]
+    qf = [DBox.closed([1, 0], [11, 10]), DBox.closed([0, 1], [10, 11]),
+          DBox.closed([49, 50], [60, 61]), DBox.closed([51, 50], [61, 60])]
+    assert is_delta_similar(qh, qf, 1.0)  # each history query matched exactly twice
+    assert not is_delta_similar(qh, qf, 0.5)
+    assert not is_delta_similar(qh, qf[:3], 5.0)  # |Q_F| not a multiple of |Q_H|
+    lopsided = qf[:2] + [DBox.closed([1, 1], [11, 11]), DBox.closed([50, 50], [60, 60])]
+    assert not is_delta_similar(qh, lopsided, 1.0)  # three near q1: q1 would be used 3 times
+    rng = np.random.default_rng(0)
+    moved = perturb(qh, 0.03, DOMAIN, rng)
+    assert is_delta_similar(qh, moved, 0.03, DOMAIN) and min_similar_delta(qh, moved, DOMAIN) <= 0.03
