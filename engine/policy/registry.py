@@ -43,6 +43,7 @@ from engine.policy.baselines import NewDataSort, NoRecluster, Oracle, OracleKeye
 from engine.policy.boundary import GreedyBoundaryPolicy
 from engine.policy.dd import DDPolicy
 from engine.policy.dd_ep import DDEPPolicy
+from engine.policy.pto import PtoPolicy
 from engine.policy.wair import WairPolicy
 
 #: the policies a plan can use, by name
@@ -51,6 +52,7 @@ PLAN_POLICIES: dict[str, type[Policy]] = {
     "dd": DDPolicy,
     "dd-ep": DDEPPolicy,
     "greedy": GreedyBoundaryPolicy,  # WAIR's Algorithm 1
+    "pto": PtoPolicy,  # PTO's whole-table design (seed 002)
 }
 
 #: the simulator's variants, in display order, and their labels

@@ -28,7 +28,7 @@ import numpy as np
 from engine.core.errors import InvalidParameterError
 from engine.design.pto import candidates as cand
 from engine.design.pto import goodturing, labels, model
-from engine.design.pto.data import EncodedBox, TableData
+from engine.design.pto.data import EncodedBox, TableData, load_table
 from engine.design.pto.features import Featurizer
 from engine.design.pto.goodturing import GtStep
 from engine.design.pto.stats import WorkloadStats
@@ -185,6 +185,17 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
     seconds["model"] = time.perf_counter() - t3
     seconds["total"] = time.perf_counter() - t0
     return PtoRun(config, stats, partitions, sorts, grid, gt, sample, frags, order, seconds)
+
+
+def run_on_files(paths: Sequence[str], types: dict[str, str], table_bytes: int,
+                 fragments: Sequence[ScanFragment], config: PtoConfig = PtoConfig()) -> PtoRun:
+    """PTO over a snapshot's Parquet files: only the columns the fragments filter on are
+    read (the others can neither prune nor be candidates)."""
+    cols = sorted({c for f in fragments for c in f.predicated_columns if c in types})
+    if not cols:
+        raise InvalidParameterError("no fragment of the workload filters on a column of the table; "
+                                    "PTO needs scan fragments with predicates (import a workload)")
+    return run(load_table(paths, cols, types, table_bytes), fragments, config)
 
 
 def _ranked(cands: list[Candidate]) -> list[Candidate]:
