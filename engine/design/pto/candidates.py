@@ -70,10 +70,6 @@ class Layout:
     tfs_bytes: int
     rgs_bytes: int
 
-    @property
-    def row_groups_per_file(self) -> int:
-        return max(1, round(self.tfs_bytes / max(1, self.rgs_bytes)))
-
     def describe(self) -> dict[str, Any]:
         return {"partition_by": self.partition, "sort": self.sort.label, "sort_kind": self.sort.kind,
                 "sort_columns": list(self.sort.columns), "target_file_bytes": int(self.tfs_bytes),

@@ -142,15 +142,19 @@ def bernoulli_sample(table: TableData, rate: float, seed: int) -> TableData:
     return table.take(keep)
 
 
-def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig = PtoConfig()) -> PtoRun:
-    """PTO on ``table`` (its predicated columns, all rows) for ``fragments``."""
+def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig = PtoConfig(),
+        gt: dict[tuple[str, ...], list[GtStep]] | None = None) -> PtoRun:
+    """PTO on ``table`` (its predicated columns, all rows) for ``fragments``.
+
+    ``gt``: Algorithm 2's results of an earlier run on the same table with the same
+    ``rate_min``, ``seed`` and ``gt_mode`` (reused and extended; the bench's variants)."""
     t0 = time.perf_counter()
     seconds: dict[str, float] = {}
     stats = WorkloadStats.compute(table, fragments)
     partitions = cand.partition_candidates(stats, table.types, table.n_table, config.top_k,
                                            config.min_table_rows, config.min_parts, config.max_parts)
     seconds["stats"] = time.perf_counter() - t0
-    gt: dict[tuple[str, ...], list[GtStep]] = {}
+    gt = {} if gt is None else gt
 
     def clust(cols: tuple[str, ...]) -> float:
         if cols not in gt:
