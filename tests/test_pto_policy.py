@@ -130,3 +130,11 @@ def test_grid_is_scaled_to_the_table(settings, table):
     grid = d["tfs_grid"]
     assert len(grid) == 5 and all(b == 2 * a for a, b in zip(grid, grid[1:]))
     assert grid[-1] <= 512 * MB
+
+
+def test_pto_policy_declines_without_predicates(settings):
+    snap = make_table(settings, "bare2", n=2_000, rows_per_file=500)
+    WorkloadStore(settings).append("bare2", [ScanFragment("q", "bare2", (), ("l_quantity",))], snap.schema)
+    out = api.preview_plan(settings, "bare2", policy="pto")
+    assert "no fragment of the workload filters" in out["reason"]
+    assert api.list_plans(settings, "bare2") == []

@@ -53,6 +53,10 @@ class PtoPolicy(Policy):
             self.last_decision_ = {"reason": "PTO needs a table with files and an imported workload"}
             return None
         types = {c: z.ltype for c, z in zm.columns.items()}
+        if not any(c in types for f in ctx.window for c in f.predicated_columns):
+            self.last_decision_ = {"reason": "PTO: no fragment of the workload filters on a column "
+                                             "of the table, so no layout can skip anything"}
+            return None
         run = run_on_files(list(zm.paths), types, int(zm.bytes.sum()), list(ctx.window), self.config())
         self.run_ = run
         lay = run.choice.layout

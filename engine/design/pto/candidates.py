@@ -28,6 +28,7 @@ Example (Table 5's counts):
 from __future__ import annotations
 
 import itertools
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -40,6 +41,7 @@ PARTITION_TYPES = ("int", "string", "date")
 #: row groups per file of the RGS candidates: RGS = TFS / n (section 3.2.5 with 2i, Fig. 3)
 ROW_GROUPS_PER_FILE = (1, 2, 4, 6, 8, 10)
 MAX_SHORTLIST = 8
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,9 @@ def sort_candidates(stats: WorkloadStats, types: dict[str, str],
     """
     ranked = shortlist(stats, threshold)
     short, cut = ranked[:max_columns], ranked[max_columns:]
+    if cut:
+        log.info("PTO sort shortlist capped at %d columns (2^%d - 1 subsets); cut: %s",
+                 max_columns, max_columns, ", ".join(cut))
     if not short:
         return SortCandidates([BINPACK], [], cut)
     subsets = [s for r in range(1, len(short) + 1) for s in itertools.combinations(short, r)]
