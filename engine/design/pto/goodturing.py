@@ -96,12 +96,17 @@ def estimate(sampler: Callable[[float], np.ndarray], n_table: int, rate_min: flo
         rate = min(max_rate, rate * 10.0)
 
 
-def group_codes(data: Mapping[str, np.ndarray], columns: Sequence[str]) -> np.ndarray:
-    """One int64 code per row, equal iff the rows agree on every column (a GROUP BY key)."""
+def group_codes(data: Mapping[str, np.ndarray], columns: Sequence[str],
+                cache: dict | None = None) -> np.ndarray:
+    """One int64 code per row, equal iff the rows agree on every column (a GROUP BY key).
+    ``cache`` keeps each column's factorisation across the power set's subsets."""
     n = len(next(iter(data.values())))
     codes = np.zeros(n, dtype=np.int64)
+    cache = {} if cache is None else cache
     for col in columns:
-        uniq, inv = np.unique(data[col], return_inverse=True)
+        if ("factor", col) not in cache:
+            cache[("factor", col)] = np.unique(data[col], return_inverse=True)
+        uniq, inv = cache[("factor", col)]
         # mixed radix, then compacted again: stays below n * NDV, far inside int64
         mixed = codes * len(uniq) + inv.reshape(-1).astype(np.int64)
         codes = np.unique(mixed, return_inverse=True)[1].reshape(-1).astype(np.int64)
@@ -119,10 +124,11 @@ def bernoulli_sampler(codes: np.ndarray, seed: int = 0) -> Callable[[float], np.
 
 
 def avg_dist_clust_size(data: Mapping[str, np.ndarray], columns: Sequence[str], n_table: int,
-                        rate_min: float = 1e-5, seed: int = 0, gt_mode: str = "sizes") -> list[GtStep]:
+                        rate_min: float = 1e-5, seed: int = 0, gt_mode: str = "sizes",
+                        cache: dict | None = None) -> list[GtStep]:
     """Algorithm 2 for one column set over in-memory rows (the whole table or a sample of
     it: ``n_table`` is the table's cardinality, rates are relative to the rows given)."""
-    return estimate(bernoulli_sampler(group_codes(data, columns), seed), n_table, rate_min,
+    return estimate(bernoulli_sampler(group_codes(data, columns, cache), seed), n_table, rate_min,
                     gt_mode=gt_mode)
 
 

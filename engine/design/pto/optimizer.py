@@ -159,7 +159,7 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
     def clust(cols: tuple[str, ...]) -> float:
         if cols not in gt:
             gt[cols] = goodturing.avg_dist_clust_size(table.data, cols, table.n_table, config.rate_min,
-                                                      config.seed, config.gt_mode)
+                                                      config.seed, config.gt_mode, table.cache)
         return gt[cols][-1].avg_orig
 
     t1 = time.perf_counter()
