@@ -96,30 +96,43 @@ def estimate(sampler: Callable[[float], np.ndarray], n_table: int, rate_min: flo
         rate = min(max_rate, rate * 10.0)
 
 
-def group_codes(data: Mapping[str, np.ndarray], columns: Sequence[str],
-                cache: dict | None = None) -> np.ndarray:
-    """One int64 code per row, equal iff the rows agree on every column (a GROUP BY key).
-    ``cache`` keeps each column's factorisation across the power set's subsets."""
-    n = len(next(iter(data.values())))
-    codes = np.zeros(n, dtype=np.int64)
+def column_factor(data: Mapping[str, np.ndarray], column: str, cache: dict | None = None
+                  ) -> tuple[int, np.ndarray]:
+    """(number of distinct values, each row's value index) of one column, memoised."""
     cache = {} if cache is None else cache
+    if ("factor", column) not in cache:
+        uniq, inv = np.unique(data[column], return_inverse=True)
+        cache[("factor", column)] = (len(uniq), inv.reshape(-1).astype(np.int64))
+    return cache[("factor", column)]
+
+
+def group_codes(data: Mapping[str, np.ndarray], columns: Sequence[str], cache: dict | None = None,
+                rows: np.ndarray | None = None) -> np.ndarray:
+    """One int64 code per row (of ``rows``, default all), equal iff the rows agree on every
+    column (a GROUP BY key): mixed radix over the columns' factorisations, compacted only
+    when the radix product would leave int64."""
+    n = len(next(iter(data.values()))) if rows is None else len(rows)
+    codes = np.zeros(n, dtype=np.int64)
     for col in columns:
-        if ("factor", col) not in cache:
-            cache[("factor", col)] = np.unique(data[col], return_inverse=True)
-        uniq, inv = cache[("factor", col)]
-        # mixed radix, then compacted again: stays below n * NDV, far inside int64
-        mixed = codes * len(uniq) + inv.reshape(-1).astype(np.int64)
-        codes = np.unique(mixed, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        k, inv = column_factor(data, col, cache)
+        if len(codes) and (int(codes.max()) + 1) * k >= 2 ** 62:
+            codes = np.unique(codes, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        codes = codes * k + (inv if rows is None else inv[rows])
     return codes
 
 
-def bernoulli_sampler(codes: np.ndarray, seed: int = 0) -> Callable[[float], np.ndarray]:
-    """A sampler for :func:`estimate` over per-row group codes (``TABLESAMPLE BERNOULLI``)."""
+def bernoulli_sampler(data: Mapping[str, np.ndarray], columns: Sequence[str], seed: int = 0,
+                      cache: dict | None = None) -> Callable[[float], np.ndarray]:
+    """A sampler for :func:`estimate`: ``TABLESAMPLE BERNOULLI(rate)`` then ``GROUP BY
+    columns COUNT(*)``; only the sampled rows are grouped, as in the paper's SQL."""
     rng = np.random.default_rng(seed)
+    n = len(next(iter(data.values())))
 
     def sample(rate: float) -> np.ndarray:
-        kept = codes[rng.random(len(codes)) < rate]
-        return np.unique(kept, return_counts=True)[1] if len(kept) else np.zeros(0, np.int64)
+        rows = np.flatnonzero(rng.random(n) < rate)
+        if not len(rows):
+            return np.zeros(0, np.int64)
+        return np.unique(group_codes(data, columns, cache, rows), return_counts=True)[1]
     return sample
 
 
@@ -128,8 +141,7 @@ def avg_dist_clust_size(data: Mapping[str, np.ndarray], columns: Sequence[str], 
                         cache: dict | None = None) -> list[GtStep]:
     """Algorithm 2 for one column set over in-memory rows (the whole table or a sample of
     it: ``n_table`` is the table's cardinality, rates are relative to the rows given)."""
-    return estimate(bernoulli_sampler(group_codes(data, columns, cache), seed), n_table, rate_min,
-                    gt_mode=gt_mode)
+    return estimate(bernoulli_sampler(data, columns, seed, cache), n_table, rate_min, gt_mode=gt_mode)
 
 
 def exact_avg_dist_clust_size(data: Mapping[str, np.ndarray], columns: Sequence[str]) -> float:
