@@ -150,8 +150,9 @@ def gt_check(table: TableData, r: PtoRun) -> dict:
     return {"subsets": n, "within_2x": within, "gt_s": t_gt, "fixed_s": t_fixed}
 
 
-def bench_table(name: str, table: TableData, frags: list, label: str, c_file: float, c_rg: float) -> dict:
-    cfg = {"label": label, "c_file": c_file, "c_rg": c_rg}
+def bench_table(name: str, table: TableData, frags: list, label: str, c_file: float, c_rg: float,
+                max_sample_rows: int | None = None) -> dict:
+    cfg = {"label": label, "c_file": c_file, "c_rg": c_rg, "max_sample_rows": max_sample_rows}
     t0 = time.perf_counter()
     r = run(table, frags, PtoConfig(**cfg))
     t_pto = time.perf_counter() - t0
@@ -197,6 +198,8 @@ def main() -> None:
     ap.add_argument("--sf", type=float, default=0.1)
     ap.add_argument("--label", choices=("cost", "skip"), default="cost")
     ap.add_argument("--tables", default=",".join(TABLES))
+    ap.add_argument("--max-sample-rows", dest="max_sample_rows", type=int, default=None,
+                    help="cap the label sample (default: Algorithm 2's convergence rate)")
     ap.add_argument("--no-calibrate", dest="calibrate", action="store_false",
                     help="use the default open costs instead of measuring them with DuckDB")
     args = ap.parse_args()
@@ -212,7 +215,7 @@ def main() -> None:
             if table is None:
                 print(f"{name}: no fragment with a predicate")
                 continue
-            res = bench_table(name, table, frags, args.label, c_file, c_rg)
+            res = bench_table(name, table, frags, args.label, c_file, c_rg, args.max_sample_rows)
             rows.append(res)
             print(f"\n{name}: {res['rows']} rows, {res['fragments']} fragments, PTO {res['pto_s']:.1f} s "
                   f"(labels {res['label_s']:.2f} s, lightweight {res['light_label_s']:.2f} s), "

@@ -260,3 +260,16 @@ def test_string_and_date_bounds_encode_like_sql():
     f = ScanFragment("q", "t", ({"s": Range("b", "c", False, True), "d": Range(dt.date(2020, 1, 2), None)},), ("s",))
     stats = WorkloadStats.compute(t, [f])
     assert stats.fragments[0].selectivity == 25.0  # only ("c", 2020-01-04)
+
+
+def test_label_sample_cap_is_a_parameter():
+    from engine.design.pto.optimizer import PtoConfig, run
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    t = TableData({"a": rng.integers(0, 50, n).astype(float), "u": np.arange(n, dtype=float)},
+                  {"a": "int", "u": "int"}, n, n, n * 20)
+    frags = _frags([("a",), ("u",), ("a", "u")])
+    assert run(t, frags).sample.n_rows == n  # "u" is unique: Algorithm 2 needs the whole table
+    capped = run(t, frags, PtoConfig(max_sample_rows=5_000))
+    assert 4_000 < capped.sample.n_rows < 6_000 and capped.sample.n_table == n

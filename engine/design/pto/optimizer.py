@@ -54,6 +54,9 @@ class PtoConfig:
     min_parts: int = 10
     max_parts: int = 4_000
     lightweight: bool = False
+    #: ours: at most this many rows in the label sample (None: Algorithm 2's rate, as the
+    #: paper); small tables with near-unique column sets only converge at a 100% sample
+    max_sample_rows: int | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -171,6 +174,8 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
     seconds["good_turing"] = time.perf_counter() - t1
     grid = list(config.tfs_grid or cand.scaled_tfs_grid(table.table_bytes))
     rate = sample_rate(gt, table, grid, config.row_groups_per_file)
+    if config.max_sample_rows:
+        rate = min(rate, config.max_sample_rows / max(1, table.n_rows))
     sample = bernoulli_sample(table, rate, config.seed)
     frags = fragments_for_labels(stats, config.lightweight)
     t2 = time.perf_counter()
