@@ -10,5 +10,6 @@ The modules follow the paper's pipeline (spec: ``PAW_PTO.md`` section 2, decisio
 * :mod:`.labels`: skipping benefit on a downscaled in-memory sample, Algorithm 3;
 * :mod:`.model`: gradient-boosted trees on the 12 training layouts and the choice;
 * :mod:`.expert`: the human-expert heuristic, Algorithm 4;
-* :mod:`.optimizer`: the whole run and the baselines (default, expert, lightweight, exhaustive).
+* :mod:`.optimizer`: the whole run (and the lightweight variant);
+* :mod:`.baselines`: the default layout, the human expert and exhaustive search, measured alike.
 """
