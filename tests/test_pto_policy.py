@@ -123,6 +123,11 @@ def test_cli_design_pto_text_json_and_errors(settings, table, capsys):
     with pytest.raises(SystemExit) as exc:
         main([*home, "design", "pto", "lineitem", "--top-k", "0"])
     assert exc.value.code == 2
+    capsys.readouterr()
+    assert main([*home, "plan", "create", "lineitem", "--policy", "pto", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["status"] == "proposed" and plan["policy"] == "pto"
+    assert plan["groups"][0]["layout_params"]["target_file_bytes"] > 0
 
 
 def test_grid_is_scaled_to_the_table(settings, table):
