@@ -1,8 +1,12 @@
-"""Whole-table designs: preview a layout for a table without storing a plan.
+"""Whole-table designs: how a table should be laid out at all, previewed without storing.
 
-``# --- PAW`` (issue 12): the PAW partition tree for the table's current snapshot and its
-workload, with the predicted rows per query beside the Qd-tree, the k-d tree and the lower
-bounds. Storing it as a plan is ``create_plan(settings, table, "paw", params)``.
+The façade of :mod:`engine.design` for the CLI and the dashboard, one section per design:
+
+* ``# --- PAW`` (issue 12): the PAW partition tree for the table's current snapshot and its
+  workload, with the predicted rows per query beside the Qd-tree, the k-d tree and the lower
+  bounds; ``create_plan(settings, table, "paw", params)`` stores it as a plan.
+* ``# --- PTO`` (issue 13): partition column, sort scheme, file and row-group size predicted
+  by PTO; the ``pto`` policy (:mod:`engine.policy.pto`) stores the same design as a plan.
 """
 
 from __future__ import annotations
@@ -11,14 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from engine.core.jsonable import plain_json
 from engine.design.paw.designer import design_for_table
+from engine.design.pto import baselines as pto_baselines
+from engine.design.pto.optimizer import PtoConfig, run_on_files
 from engine.policy.paw import PawPolicy
+from engine.policy.pto import design_details
 from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
 
-__all__ = ["design_paw"]
+__all__ = ["design_paw", "design_pto"]
 
 
 # --- PAW
@@ -46,3 +53,29 @@ def design_paw(settings: "Settings", table: str, delta: Any = "auto", b_min_rows
     if design is None:
         out["reason"] = "no query of the workload constrains a numeric, date or timestamp column"
     return plain_json(out)
+
+
+# --- PTO
+def design_pto(settings: "Settings", table: str, top_k: int = 3, label: str = "cost",
+               lightweight: bool = False, exhaustive: bool = False) -> dict[str, Any]:
+    """PTO's design for ``table`` from its imported workload (seed 002).
+
+    Returns the ranked candidates (``predicted`` for every one, ``measured`` for the
+    labelled training layouts), the ``choice`` and its ``reason``, and the baselines
+    measured with the same label on the same sample: the layout as ingested
+    (``default``), the human expert (Algorithm 4) and, with ``exhaustive``, the best of
+    every candidate labelled (PTO's regret). Nothing is stored: ``plan create TABLE
+    --policy pto`` stores the design as a proposed plan.
+    """
+    snapshot = TableStore(settings).current_snapshot(table)
+    zm = snapshot.zonemaps()
+    fragments = list(WorkloadStore(settings).fragments(snapshot.table))
+    types = dict(snapshot.schema.columns)
+    config = PtoConfig(top_k=int(top_k), label=label, lightweight=bool(lightweight))
+    run = run_on_files(list(zm.paths), types, int(zm.bytes.sum()), fragments, config)
+    file_bytes = float(zm.bytes.mean()) if len(zm) else 0.0
+    found = [pto_baselines.default_layout(run, file_bytes), pto_baselines.human_expert(run)]
+    if exhaustive:
+        found.append(pto_baselines.exhaustive(run))
+    return {"table": snapshot.table, "snapshot_id": snapshot.id, "fragments": len(fragments),
+            **design_details(run), "baselines": [m.to_json() for m in found]}

@@ -16,7 +16,7 @@ from engine.core.config import Settings, load_settings
 from engine.core.errors import AdvisorError
 
 #: the sub-command modules, in help order
-COMMAND_MODULES = (demo, tables, workload, analysis, plans, design, simulate, ui)
+COMMAND_MODULES = (demo, tables, workload, analysis, design, plans, simulate, ui)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,6 +1,10 @@
-"""Whole-table layout design (issue 12: PAW; PTO joins at merge).
+"""Whole-table physical design: how a table should be laid out at all.
 
-Sits between ``layout`` and ``policy``: a designer builds a partitioning of a table from
-its data and workload (using ``layout`` orderings such as the greedy Qd-tree), and a policy
-turns the design into a plan.
+Where :mod:`engine.policy` decides *which partitions to repair*, a design answers the
+DBA's other question from the workload and the data: a partitioning robust to workloads
+that drift (PAW, :mod:`.paw`, issue 12) or the partition column, sort scheme, target file
+size and row-group size predicted from sampled layouts (PTO, :mod:`.pto`, issue 13).
+The layer sits above :mod:`engine.layout` (it uses the orderings, e.g. the greedy
+Qd-tree) and below :mod:`engine.policy` (the ``paw`` and ``pto`` policies turn a design
+into a plan).
 """

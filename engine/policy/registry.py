@@ -44,6 +44,7 @@ from engine.policy.boundary import GreedyBoundaryPolicy
 from engine.policy.dd import DDPolicy
 from engine.policy.dd_ep import DDEPPolicy
 from engine.policy.paw import PawPolicy
+from engine.policy.pto import PtoPolicy
 from engine.policy.wair import WairPolicy
 
 #: the policies a plan can use, by name
@@ -53,6 +54,7 @@ PLAN_POLICIES: dict[str, type[Policy]] = {
     "dd-ep": DDEPPolicy,
     "greedy": GreedyBoundaryPolicy,  # WAIR's Algorithm 1
     "paw": PawPolicy,  # PAW (seed 001): a whole-table partition tree, issue 12
+    "pto": PtoPolicy,  # PTO's whole-table design (seed 002)
 }
 
 #: the simulator's variants, in display order, and their labels

@@ -1,0 +1,247 @@
+"""PTO replication on TPC-H (seed 002; goals P1-P7 of PAW_PTO.md section 5).
+
+Generates TPC-H with ``tpchgen-cli`` at ``--sf`` (default 0.1: lineitem 600k rows), takes
+the 22 TPC-H queries (validation parameters of the specification) through the project's
+own SQL importer to per-table scan fragments, runs PTO per table and measures every
+layout on the *full* table in memory, from file and row-group min/max (the metric of
+PAW_PTO.md section 5): skipped rows (``skip``) and the scan-cost saving (``cost``,
+decision 6). Baselines: Def_opt (the paper's partition column where it names one,
+input order, the largest TFS of the grid, one row group per file), the human expert
+(Algorithm 4), lightweight PTO, exhaustive search on the sample (regret), ablations and
+top-k 1/2/3. P8 (the executor writes the chosen layout) waits for the executor's
+``partition_by`` / ``target_file_bytes`` / ``row_group_bytes`` support.
+
+Run: ``PYTHONPATH=. python bench/pto_replication.py --sf 0.1`` (about 5 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from engine.core import logical_types
+from engine.design.pto import baselines, goodturing, labels
+from engine.design.pto.candidates import BINPACK, Layout, MB
+from engine.design.pto.data import TableData
+from engine.design.pto.optimizer import PtoConfig, PtoRun, run
+from engine.table.model import TableSchema
+from engine.workload.sql.extract import extract_fragments
+
+TABLES = ("lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region")
+#: Def_opt's partition columns (section 4.1.2)
+DEF_OPT = {"lineitem": "l_shipdate", "orders": "o_orderdate", "customer": "c_mktsegment", "part": "p_brand"}
+
+Q = {
+    1: "select l_returnflag, l_linestatus, sum(l_quantity) from lineitem where l_shipdate <= date '1998-09-02' group by l_returnflag, l_linestatus",
+    2: "select s_acctbal, s_name from part, supplier, partsupp, nation, region where p_partkey = ps_partkey and s_suppkey = ps_suppkey and p_size = 15 and p_type like '%BRASS' and s_nationkey = n_nationkey and n_regionkey = r_regionkey and r_name = 'EUROPE'",
+    3: "select l_orderkey, sum(l_extendedprice) from customer, orders, lineitem where c_mktsegment = 'BUILDING' and c_custkey = o_custkey and l_orderkey = o_orderkey and o_orderdate < date '1995-03-15' and l_shipdate > date '1995-03-15' group by l_orderkey",
+    4: "select o_orderpriority, count(*) from orders where o_orderdate >= date '1993-07-01' and o_orderdate < date '1993-10-01' and exists (select * from lineitem where l_orderkey = o_orderkey and l_commitdate < l_receiptdate) group by o_orderpriority",
+    5: "select n_name, sum(l_extendedprice) from customer, orders, lineitem, supplier, nation, region where c_custkey = o_custkey and l_orderkey = o_orderkey and l_suppkey = s_suppkey and c_nationkey = s_nationkey and s_nationkey = n_nationkey and n_regionkey = r_regionkey and r_name = 'ASIA' and o_orderdate >= date '1994-01-01' and o_orderdate < date '1995-01-01' group by n_name",
+    6: "select sum(l_extendedprice * l_discount) from lineitem where l_shipdate >= date '1994-01-01' and l_shipdate < date '1995-01-01' and l_discount between 0.05 and 0.07 and l_quantity < 24",
+    7: "select n1.n_name, n2.n_name, sum(l_extendedprice) from supplier, lineitem, orders, customer, nation n1, nation n2 where s_suppkey = l_suppkey and o_orderkey = l_orderkey and c_custkey = o_custkey and s_nationkey = n1.n_nationkey and c_nationkey = n2.n_nationkey and ((n1.n_name = 'FRANCE' and n2.n_name = 'GERMANY') or (n1.n_name = 'GERMANY' and n2.n_name = 'FRANCE')) and l_shipdate between date '1995-01-01' and date '1996-12-31' group by n1.n_name, n2.n_name",
+    8: "select o_orderdate, sum(l_extendedprice) from part, supplier, lineitem, orders, customer, nation n1, nation n2, region where p_partkey = l_partkey and s_suppkey = l_suppkey and l_orderkey = o_orderkey and o_custkey = c_custkey and c_nationkey = n1.n_nationkey and n1.n_regionkey = r_regionkey and r_name = 'AMERICA' and s_nationkey = n2.n_nationkey and o_orderdate between date '1995-01-01' and date '1996-12-31' and p_type = 'ECONOMY ANODIZED STEEL' group by o_orderdate",
+    9: "select n_name, sum(l_extendedprice) from part, supplier, lineitem, partsupp, orders, nation where s_suppkey = l_suppkey and ps_suppkey = l_suppkey and ps_partkey = l_partkey and p_partkey = l_partkey and o_orderkey = l_orderkey and s_nationkey = n_nationkey and p_name like '%green%' group by n_name",
+    10: "select c_custkey, sum(l_extendedprice) from customer, orders, lineitem, nation where c_custkey = o_custkey and l_orderkey = o_orderkey and o_orderdate >= date '1993-10-01' and o_orderdate < date '1994-01-01' and l_returnflag = 'R' and c_nationkey = n_nationkey group by c_custkey",
+    11: "select ps_partkey, sum(ps_supplycost * ps_availqty) from partsupp, supplier, nation where ps_suppkey = s_suppkey and s_nationkey = n_nationkey and n_name = 'GERMANY' group by ps_partkey",
+    12: "select l_shipmode, count(*) from orders, lineitem where o_orderkey = l_orderkey and l_shipmode in ('MAIL', 'SHIP') and l_commitdate < l_receiptdate and l_shipdate < l_commitdate and l_receiptdate >= date '1994-01-01' and l_receiptdate < date '1995-01-01' group by l_shipmode",
+    13: "select c_custkey, count(o_orderkey) from customer left outer join orders on c_custkey = o_custkey and o_comment not like '%special%requests%' group by c_custkey",
+    14: "select sum(l_extendedprice) from lineitem, part where l_partkey = p_partkey and l_shipdate >= date '1995-09-01' and l_shipdate < date '1995-10-01'",
+    15: "select l_suppkey, sum(l_extendedprice) from lineitem where l_shipdate >= date '1996-01-01' and l_shipdate < date '1996-04-01' group by l_suppkey",
+    16: "select p_brand, p_type, p_size, count(distinct ps_suppkey) from partsupp, part where p_partkey = ps_partkey and p_brand <> 'Brand#45' and p_type not like 'MEDIUM POLISHED%' and p_size in (49, 14, 23, 45, 19, 3, 36, 9) group by p_brand, p_type, p_size",
+    17: "select sum(l_extendedprice) from lineitem, part where p_partkey = l_partkey and p_brand = 'Brand#23' and p_container = 'MED BOX'",
+    18: "select c_name, o_orderkey, sum(l_quantity) from customer, orders, lineitem where c_custkey = o_custkey and o_orderkey = l_orderkey group by c_name, o_orderkey",
+    19: "select sum(l_extendedprice) from lineitem, part where p_partkey = l_partkey and ((p_brand = 'Brand#12' and p_container in ('SM CASE', 'SM BOX', 'SM PACK', 'SM PKG') and l_quantity >= 1 and l_quantity <= 11 and p_size between 1 and 5 and l_shipmode in ('AIR', 'AIR REG') and l_shipinstruct = 'DELIVER IN PERSON') or (p_brand = 'Brand#23' and p_container in ('MED BAG', 'MED BOX', 'MED PKG', 'MED PACK') and l_quantity >= 10 and l_quantity <= 20 and p_size between 1 and 10 and l_shipmode in ('AIR', 'AIR REG') and l_shipinstruct = 'DELIVER IN PERSON') or (p_brand = 'Brand#34' and p_container in ('LG CASE', 'LG BOX', 'LG PACK', 'LG PKG') and l_quantity >= 20 and l_quantity <= 30 and p_size between 1 and 15 and l_shipmode in ('AIR', 'AIR REG') and l_shipinstruct = 'DELIVER IN PERSON'))",
+    20: "select s_name from supplier, nation, partsupp, part, lineitem where s_suppkey = ps_suppkey and ps_partkey = p_partkey and p_name like 'forest%' and l_partkey = ps_partkey and l_suppkey = ps_suppkey and l_shipdate >= date '1994-01-01' and l_shipdate < date '1995-01-01' and s_nationkey = n_nationkey and n_name = 'CANADA'",
+    21: "select s_name, count(*) from supplier, lineitem l1, orders, nation where s_suppkey = l1.l_suppkey and o_orderkey = l1.l_orderkey and o_orderstatus = 'F' and l1.l_receiptdate > l1.l_commitdate and s_nationkey = n_nationkey and n_name = 'SAUDI ARABIA' group by s_name",
+    22: "select c_custkey, c_acctbal from customer where substring(c_phone, 1, 2) in ('13', '31', '23', '29', '30', '18', '17') and c_acctbal > 0.00",
+}
+
+
+def calibrate(tmp: Path, n: int = 1_000_000, k: int = 500, runs: int = 7) -> tuple[float, float]:
+    """Decision 6's open costs in row-equivalents, measured with DuckDB on this machine.
+
+    The same ``n`` rows as 1 file of 10 row groups (the base), 1 file of ``k`` row groups,
+    and ``k`` files of one row group each: c_rg = extra seconds per extra row group, c_file
+    = extra seconds per extra file at the same row-group count, both over the base's
+    seconds per row (minimum of ``runs``; one DuckDB thread)."""
+    import duckdb
+
+    rng = np.random.default_rng(0)
+    t = pa.table({c: rng.integers(0, 1_000_000, n) for c in "abcd"})
+    d = tmp / "calib"
+    (d / "many").mkdir(parents=True, exist_ok=True)
+    pq.write_table(t, d / "base.parquet", row_group_size=n // 10)
+    pq.write_table(t, d / "rgs.parquet", row_group_size=n // k)
+    for i in range(k):
+        pq.write_table(t.slice(i * (n // k), n // k), d / "many" / f"{i}.parquet")
+    con = duckdb.connect()
+    con.execute("SET threads = 1")
+
+    def secs(glob: str) -> float:
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            con.execute(f"SELECT sum(a + b) FROM read_parquet('{glob}') WHERE c >= 0").fetchall()
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    base, rgs, many = secs(str(d / "base.parquet")), secs(str(d / "rgs.parquet")), secs(str(d / "many" / "*.parquet"))
+    per_row = base / n
+    c_rg = max(0.0, (rgs - base) / (k - 10)) / per_row
+    c_file = max(0.0, (many - rgs) / (k - 1)) / per_row
+    print(f"calibration (DuckDB, 1 thread, {n} rows): 1 file x 10 row groups {base * 1e3:.1f} ms, "
+          f"1 x {k} {rgs * 1e3:.1f} ms, {k} files x 1 {many * 1e3:.1f} ms -> c_file {c_file:.0f}, "
+          f"c_rg {c_rg:.0f} row-equivalents")
+    return c_file, c_rg
+
+
+def ltype(t: pa.DataType) -> str | None:
+    if pa.types.is_string_view(t):
+        return "string"
+    return logical_types.logical_type_of_arrow(t)
+
+
+def generate(sf: float, out: Path) -> None:
+    exe = Path(sys.executable).parent / "tpchgen-cli"
+    subprocess.run([str(exe), "parquet", "-s", str(sf), f"--output-dir={out}"], check=True,
+                   capture_output=True)
+
+
+def load(out: Path, name: str) -> tuple[TableData, TableSchema, list]:
+    path = out / f"{name}.parquet"
+    arrow = pq.read_table(path)
+    types = {f.name: lt for f in arrow.schema if (lt := ltype(f.type))}
+    schema = TableSchema(tuple(types.items()))
+    frags = [f for qid, sql in Q.items() for f in extract_fragments(sql, name, schema, f"Q{qid}")]
+    cols = sorted({c for f in frags for c in f.predicated_columns})
+    table = TableData.from_arrow(arrow.select(cols), types, arrow.num_rows, path.stat().st_size) \
+        if cols else None
+    return table, schema, frags
+
+
+def full_label(layout: Layout, table: TableData, r: PtoRun, label: str) -> float:
+    """The layout's label on the full table (rate 1: sizes not downscaled)."""
+    frags = [list(f.boxes) for f in r.stats.fragments]
+    return labels.label_layout(layout, table, frags, label, r.config.c_file, r.config.c_rg)
+
+
+def gt_check(table: TableData, r: PtoRun) -> dict:
+    """P4: GT against fixed-rate sampling at the final rate and the exact value."""
+    within, n, t_gt, t_fixed = 0, 0, 0.0, 0.0
+    for cols, steps in list(r.gt.items())[:30]:
+        exact = goodturing.exact_avg_dist_clust_size(table.data, cols)
+        t0 = time.perf_counter()
+        goodturing.avg_dist_clust_size(table.data, cols, table.n_table, r.config.rate_min)
+        t_gt += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        goodturing.avg_dist_clust_size(table.data, cols, table.n_table, steps[-1].rate)
+        t_fixed += time.perf_counter() - t0
+        est = steps[-1].avg_orig
+        within += int(exact / 2 <= est <= exact * 2)
+        n += 1
+    return {"subsets": n, "within_2x": within, "gt_s": t_gt, "fixed_s": t_fixed}
+
+
+def bench_table(name: str, table: TableData, frags: list, label: str, c_file: float, c_rg: float,
+                max_sample_rows: int | None = None) -> dict:
+    cfg = {"label": label, "c_file": c_file, "c_rg": c_rg, "max_sample_rows": max_sample_rows}
+    t0 = time.perf_counter()
+    r = run(table, frags, PtoConfig(**cfg))
+    t_pto = time.perf_counter() - t0
+    grid = r.tfs_grid
+    res: dict = {"table": name, "rows": table.n_table, "fragments": len(frags),
+                 "pto_s": t_pto, "label_s": r.seconds["labels"], "sample_rate": r.sample_rate}
+    pto = r.choice.layout
+    d_part = DEF_OPT.get(name) if DEF_OPT.get(name) in table.data else None
+    default = Layout(d_part, BINPACK, grid[-1], grid[-1])
+    expert = baselines.human_expert(r).layout
+    t1 = time.perf_counter()
+    light = run(table, frags, PtoConfig(**cfg, lightweight=True), gt=r.gt)
+    res["light_label_s"] = light.seconds["labels"]
+    res["gt_s"] = r.seconds["good_turing"]
+    # exhaustive search on the sample: every candidate labelled (P3)
+    preds = np.array([c.predicted for c in r.candidates])
+    truth = np.array([baselines.measure(r, c.layout) for c in r.candidates])
+    best = max(range(len(truth)), key=lambda i: (round(truth[i], 9), r.candidates[i].layout.tfs_bytes,
+                                                  r.candidates[i].layout.rgs_bytes))
+    ex = baselines.Measured("exhaustive", r.candidates[best].layout, float(truth[best]), len(truth))
+    res["exhaustive_s"] = time.perf_counter() - t1
+    res["regret"] = ex.label - float(truth[0])  # candidates[0] is PTO's choice
+    res["spearman"] = float(np.corrcoef(np.argsort(np.argsort(preds)), np.argsort(np.argsort(truth)))[0, 1]) \
+        if len(preds) > 2 and preds.std() > 0 and truth.std() > 0 else float("nan")
+    # ablations (P6): one parameter from PTO's choice, the others as Def_opt
+    best_part = Layout(pto.partition, BINPACK, grid[-1], grid[-1])
+    best_sort = Layout(d_part, pto.sort, grid[-1], grid[-1])
+    sizes = Layout(d_part, BINPACK, pto.tfs_bytes, pto.rgs_bytes)
+    topk = {k: run(table, frags, PtoConfig(**cfg, top_k=k), gt=r.gt).choice.layout for k in (1, 2)}
+    layouts = {"default": default, "expert": expert, "pto": pto, "light": light.choice.layout,
+               "exhaustive": ex.layout, "part_only": best_part, "sort_only": best_sort,
+               "sizes_only": sizes, "top1": topk[1], "top2": topk[2]}
+    for k, lay in layouts.items():
+        res[f"{k}_skip"] = full_label(lay, table, r, "skip")
+        res[f"{k}_cost"] = full_label(lay, table, r, "cost")
+    res["layouts"] = {k: lay.describe() for k, lay in layouts.items()}
+    res["gt"] = gt_check(table, r)
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sf", type=float, default=0.1)
+    ap.add_argument("--label", choices=("cost", "skip"), default="cost")
+    ap.add_argument("--tables", default=",".join(TABLES))
+    ap.add_argument("--max-sample-rows", dest="max_sample_rows", type=int, default=None,
+                    help="cap the label sample (default: Algorithm 2's convergence rate)")
+    ap.add_argument("--no-calibrate", dest="calibrate", action="store_false",
+                    help="use the default open costs instead of measuring them with DuckDB")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        t0 = time.perf_counter()
+        generate(args.sf, out)
+        print(f"tpchgen-cli SF {args.sf}: {time.perf_counter() - t0:.1f} s")
+        c_file, c_rg = calibrate(out) if args.calibrate else (labels.C_FILE_ROWS, labels.C_RG_ROWS)
+        rows = []
+        for name in args.tables.split(","):
+            table, _, frags = load(out, name)
+            if table is None:
+                print(f"{name}: no fragment with a predicate")
+                continue
+            res = bench_table(name, table, frags, args.label, c_file, c_rg, args.max_sample_rows)
+            rows.append(res)
+            print(f"\n{name}: {res['rows']} rows, {res['fragments']} fragments, PTO {res['pto_s']:.1f} s "
+                  f"(labels {res['label_s']:.2f} s, lightweight {res['light_label_s']:.2f} s), "
+                  f"sample {res['sample_rate']:.2%}, exhaustive {res['exhaustive_s']:.1f} s")
+            for k, lay in res["layouts"].items():
+                print(f"  {k:10s} skip {res[k + '_skip']:6.2f}%  cost {res[k + '_cost']:8.2f}%  "
+                      f"part={lay['partition_by']} sort={lay['sort']} tfs={lay['target_file_bytes'] / MB:.3g}MB "
+                      f"rgs={lay['row_group_bytes'] / MB:.3g}MB")
+            g = res["gt"]
+            print(f"  regret {res['regret']:.2f} pp, Spearman {res['spearman']:.2f}; GT within 2x of exact "
+                  f"{g['within_2x']}/{g['subsets']}, GT {g['gt_s']:.2f} s vs fixed rate {g['fixed_s']:.2f} s")
+        print("\n| table | rows | frags | Def_opt skip | Expert skip | PTO skip | light | exhaustive | "
+              "PTO cost | Def_opt cost | Expert cost | regret (pp) | Spearman |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for x in rows:
+            print(f"| {x['table']} | {x['rows']} | {x['fragments']} | {x['default_skip']:.1f} | "
+                  f"{x['expert_skip']:.1f} | {x['pto_skip']:.1f} | {x['light_skip']:.1f} | "
+                  f"{x['exhaustive_skip']:.1f} | {x['pto_cost']:.1f} | {x['default_cost']:.1f} | "
+                  f"{x['expert_cost']:.1f} | {x['regret']:.2f} | {x['spearman']:.2f} |")
+        print("\n| table | part only | sort only | TFS+RGS only | ALL (PTO) | top-1 | top-2 | top-3 |"
+              "\n|---|---|---|---|---|---|---|---|")
+        for x in rows:
+            print(f"| {x['table']} | {x['part_only_skip']:.1f} | {x['sort_only_skip']:.1f} | "
+                  f"{x['sizes_only_skip']:.1f} | {x['pto_skip']:.1f} | {x['top1_skip']:.1f} | "
+                  f"{x['top2_skip']:.1f} | {x['pto_skip']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

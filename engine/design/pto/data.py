@@ -1,0 +1,126 @@
+"""The table as PTO sees it: predicated columns in memory and fragments as encoded boxes.
+
+Every column is encoded to float64 (:mod:`engine.core.logical_types`); strings become
+ranks among the column's sorted distinct values, so min/max statistics, sorting and
+Z-ordering work on one numeric representation. A fragment's boxes become per-column
+closed or open intervals on that representation (a string bound becomes an inclusive
+rank bound). NULLs are NaN: they never match a predicate, as in SQL.
+
+Example:
+>>> import pyarrow as pa
+>>> t = TableData.from_arrow(pa.table({"s": ["b", "a", "c", "b"]}), {"s": "string"})
+>>> t.data["s"].tolist(), t.n_rows
+([1.0, 0.0, 2.0, 1.0], 4)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from engine.core import logical_types
+from engine.table import fs
+from engine.workload.model import Range, ScanFragment
+
+#: one encoded box: column -> (low, low inclusive, high, high inclusive); +-inf for open ends
+EncodedBox = Mapping[str, tuple[float, bool, float, bool]]
+
+
+@dataclass
+class TableData:
+    """Encoded rows of some columns of a table, plus what PTO needs to know of the table."""
+
+    data: dict[str, np.ndarray]
+    types: dict[str, str]  # logical type of every column of the schema
+    n_rows: int  # rows held here
+    n_table: int = 0  # the table's cardinality (0: same as n_rows)
+    table_bytes: int = 0  # the table's compressed size
+    dictionaries: dict[str, np.ndarray] = field(default_factory=dict)  # string column -> sorted values
+    #: derived arrays memoised per instance (row orders of the labels), never compared
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.n_table = self.n_table or self.n_rows
+
+    @property
+    def bytes_per_row(self) -> float:
+        return self.table_bytes / self.n_table if self.n_table else 0.0
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table, types: Mapping[str, str], n_table: int = 0,
+                   table_bytes: int = 0) -> "TableData":
+        data: dict[str, np.ndarray] = {}
+        dicts: dict[str, np.ndarray] = {}
+        for name in table.column_names:
+            ltype = types.get(name)
+            if ltype is None:
+                continue
+            values, valid = logical_types.encode_arrow(ltype, table.column(name))
+            if logical_types.is_string(ltype):
+                uniq, inv = np.unique(values[valid], return_inverse=True)
+                ranks = np.full(len(values), np.nan)
+                ranks[valid] = inv.reshape(-1)
+                data[name], dicts[name] = ranks, uniq
+            else:
+                data[name] = values
+        return cls(data, dict(types), table.num_rows, n_table, table_bytes, dicts)
+
+    def take(self, rows: np.ndarray) -> "TableData":
+        """The rows ``rows`` (a sample), keeping the table's cardinality and size."""
+        return TableData({c: v[rows] for c, v in self.data.items()}, self.types, len(rows),
+                         self.n_table, self.table_bytes, self.dictionaries)
+
+    def encode_fragment(self, fragment: ScanFragment) -> list[dict[str, tuple[float, bool, float, bool]]]:
+        """The fragment's boxes over the columns held here (others cannot prune: dropped);
+        a fragment without a predicate is one unconstrained box (it reads everything)."""
+        if not fragment.boxes:
+            return [{}]
+        out = []
+        for box in fragment.boxes:
+            enc = {c: self._encode_range(c, r) for c, r in box.items() if c in self.data}
+            out.append(enc)
+        return out
+
+    def _encode_range(self, column: str, r: Range) -> tuple[float, bool, float, bool]:
+        ltype = self.types[column]
+        if logical_types.is_string(ltype):
+            uniq = self.dictionaries.get(column, np.zeros(0, dtype=np.str_))
+            lo, hi = -math.inf, math.inf
+            if r.min is not None:
+                side = "left" if r.min_inclusive else "right"
+                lo = float(np.searchsorted(uniq, str(r.min), side=side))
+            if r.max is not None:
+                side = "right" if r.max_inclusive else "left"
+                hi = float(np.searchsorted(uniq, str(r.max), side=side)) - 1.0
+            return lo, True, hi, True
+        lo = -math.inf if r.min is None else float(logical_types.encode_scalar(ltype, r.min))
+        hi = math.inf if r.max is None else float(logical_types.encode_scalar(ltype, r.max))
+        return lo, bool(r.min_inclusive), hi, bool(r.max_inclusive)
+
+
+def load_table(paths: Sequence[str], columns: Sequence[str], types: Mapping[str, str],
+               table_bytes: int = 0) -> TableData:
+    """Read ``columns`` of the Parquet files ``paths`` (a snapshot's files) into memory."""
+    parts = [pq.read_table(fs.local_path(p), columns=list(columns)) for p in paths]
+    table = pa.concat_tables(parts) if parts else pa.table({c: [] for c in columns})
+    return TableData.from_arrow(table, types, table.num_rows, table_bytes)
+
+
+def row_matches(data: Mapping[str, np.ndarray], boxes: Sequence[EncodedBox]) -> np.ndarray:
+    """Rows matching any box (the fragment's rowsOut), exact."""
+    n = len(next(iter(data.values()))) if data else 0
+    hit = np.zeros(n, dtype=bool)
+    for box in boxes:
+        ok = np.ones(n, dtype=bool)
+        for col, (lo, lo_in, hi, hi_in) in box.items():
+            v = data[col]
+            with np.errstate(invalid="ignore"):
+                ok &= (v >= lo) if lo_in else (v > lo)
+                ok &= (v <= hi) if hi_in else (v < hi)
+        hit |= ok
+    return hit

@@ -1,0 +1,189 @@
+"""Labels: the skipping benefit of a layout on a downscaled in-memory sample (PTO Alg. 3).
+
+The sample is rewritten in memory (``PAW_PTO.md`` section 2): identity-partitioned on the
+partition column, ordered inside each partition by the sort scheme (bin-packing keeps the
+sample's order), cut into near-equal files of at most TFS' rows and row groups of at most
+RGS' rows, where TFS' and RGS' are TFS and RGS (bytes -> rows through the table's mean
+compressed bytes per row) times the sampling rate |sample| / |table| (Alg. 3 lines 1-3).
+A fragment reads the row groups whose file *and* row-group min/max may match one of its
+boxes; skip% = 1 - rowsIn / |sample| (section 3.1; this metadata count replaces Presto's
+EXPLAIN ANALYZE rowsIn).
+
+Two labels (decision 6): ``"skip"`` is the mean skip% over the fragments (the paper's);
+``"cost"`` (default) is a scan-cost saving in percent,
+100 x (1 - (rowsIn / |sample| + (c_file x files opened + c_rg x row groups read) / |table|)),
+with the per-file and per-row-group open costs in row-equivalents of the full table
+(``c_file``, ``c_rg``). Without the overhead term the smallest files always win.
+
+Example (the label toy of ``PAW_PTO.md`` section 5: x = 0..99, fragment 10 <= x <= 20):
+>>> import numpy as np
+>>> from engine.design.pto.data import TableData
+>>> from engine.workload.model import Range, ScanFragment
+>>> t = TableData({"x": np.arange(100.0)}, {"x": "int"}, 100)
+>>> boxes = [t.encode_fragment(ScanFragment("q", "t", ({"x": Range(10, 20)},), ("x",)))]
+>>> place(t, None, "sort", ("x",), file_rows=25, rg_rows=25).skip_percent(boxes)
+75.0
+>>> place(t, None, "sort", ("x",), file_rows=25, rg_rows=5).skip_percent(boxes)
+85.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from engine.core.errors import InvalidParameterError
+from engine.design.pto.candidates import Layout
+from engine.design.pto.data import EncodedBox, TableData
+from engine.layout.base import make_ordering
+
+LABELS = ("cost", "skip")
+#: default open costs in row-equivalents (decision 6): DuckDB on this 2-core machine, one
+#: thread, measured 450-7,400 rows a file and 0-50 rows a row group across runs (the
+#: machine is shared; bench/pto_replication.py calibrates on every run, README_pto.md)
+C_FILE_ROWS = 2_000.0
+C_RG_ROWS = 50.0
+#: fewer rows than this in a downscaled row group raises the sampling rate (ours)
+MIN_RG_ROWS = 8
+
+
+def chunk_starts(n: int, max_rows: int) -> np.ndarray:
+    """Start offsets of ceil(n / max_rows) near-equal chunks (the executor's cut; the same
+    rule as ``engine.sim.table.cut_points``, which sits in a higher layer).
+
+    Example:
+    >>> chunk_starts(10, 4).tolist()
+    [0, 3, 6]
+    """
+    if n <= 0:
+        return np.zeros(0, dtype=np.int64)
+    k = -(-n // max(1, max_rows))
+    return (np.arange(k, dtype=np.int64) * n) // k
+
+
+@dataclass
+class Placement:
+    """A layout written in memory: row ids in stored order, file and row-group starts."""
+
+    table: TableData
+    rows: np.ndarray  # row ids in stored order
+    file_starts: np.ndarray  # offsets into rows
+    rg_starts: np.ndarray  # offsets into rows (every file start is a row-group start)
+
+    @property
+    def n_files(self) -> int:
+        return len(self.file_starts)
+
+    @property
+    def n_row_groups(self) -> int:
+        return len(self.rg_starts)
+
+    def _stats(self, starts: np.ndarray, column: str) -> tuple[np.ndarray, np.ndarray]:
+        v = self.table.data[column][self.rows]
+        with np.errstate(invalid="ignore"):
+            return np.fmin.reduceat(v, starts), np.fmax.reduceat(v, starts)
+
+    def _may_match(self, starts: np.ndarray, boxes: Sequence[EncodedBox]) -> np.ndarray:
+        may = np.zeros(len(starts), dtype=bool)
+        for box in boxes:
+            ok = np.ones(len(starts), dtype=bool)
+            for col, (lo, lo_in, hi, hi_in) in box.items():
+                mn, mx = self._stats(starts, col)
+                with np.errstate(invalid="ignore"):
+                    ok &= (mx >= lo) if lo_in else (mx > lo)
+                    ok &= (mn <= hi) if hi_in else (mn < hi)
+            may |= ok
+        return may
+
+    def scan(self, boxes: Sequence[EncodedBox]) -> tuple[int, int, int]:
+        """(rows read, files opened, row groups read) of one fragment, from min/max only."""
+        if not len(self.rows):
+            return 0, 0, 0
+        file_may = self._may_match(self.file_starts, boxes)
+        rg_file = np.searchsorted(self.file_starts, self.rg_starts, side="right") - 1
+        rg_read = self._may_match(self.rg_starts, boxes) & file_may[rg_file]
+        rg_rows = np.diff(np.append(self.rg_starts, len(self.rows)))
+        return int(rg_rows[rg_read].sum()), int(file_may.sum()), int(rg_read.sum())
+
+    def skip_percent(self, fragments: Sequence[Sequence[EncodedBox]]) -> float:
+        """Mean skip% over the fragments (the paper's label)."""
+        n = max(1, len(self.rows))
+        return float(np.mean([100.0 * (1 - self.scan(b)[0] / n) for b in fragments])) if fragments else 0.0
+
+    def cost_percent(self, fragments: Sequence[Sequence[EncodedBox]], c_file: float = C_FILE_ROWS,
+                     c_rg: float = C_RG_ROWS) -> float:
+        """Mean scan-cost saving in percent (decision 6's label)."""
+        n, n_table = max(1, len(self.rows)), max(1, self.table.n_table)
+        vals = []
+        for b in fragments:
+            rows, files, rgs = self.scan(b)
+            vals.append(100.0 * (1 - rows / n - (c_file * files + c_rg * rgs) / n_table))
+        return float(np.mean(vals)) if vals else 0.0
+
+    def label(self, fragments: Sequence[Sequence[EncodedBox]], label: str = "cost",
+              c_file: float = C_FILE_ROWS, c_rg: float = C_RG_ROWS) -> float:
+        if label not in LABELS:
+            raise InvalidParameterError(f"label must be one of {', '.join(LABELS)}, got {label!r}")
+        if label == "skip":
+            return self.skip_percent(fragments)
+        return self.cost_percent(fragments, c_file, c_rg)
+
+
+def place(table: TableData, partition: str | None, kind: str, columns: Sequence[str],
+          file_rows: int, rg_rows: int) -> Placement:
+    """Rewrite ``table``'s rows in memory: partition, order, cut (Alg. 3 lines 4-7)."""
+    n = table.n_rows
+    rows, seg = ordered_rows(table, partition, kind, tuple(columns))
+    bounds = np.append(seg, n)
+    files = [bounds[i] + chunk_starts(int(bounds[i + 1] - bounds[i]), file_rows) for i in range(len(seg))]
+    file_starts = np.concatenate(files) if files else np.zeros(0, dtype=np.int64)
+    fb = np.append(file_starts, n)
+    rgs = [fb[i] + chunk_starts(int(fb[i + 1] - fb[i]), rg_rows) for i in range(len(file_starts))]
+    rg_starts = np.concatenate(rgs) if rgs else np.zeros(0, dtype=np.int64)
+    return Placement(table, rows, file_starts, rg_starts)
+
+
+def ordered_rows(table: TableData, partition: str | None, kind: str,
+                 columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Row ids in stored order and the start of each partition (memoised on ``table``:
+    the candidate space repeats each (partition, sort) pair for every TFS x RGS)."""
+    key = ("order", partition, kind, columns)
+    if key in table.cache:
+        return table.cache[key]
+    n = table.n_rows
+    rows = np.arange(n, dtype=np.int64)
+    if kind != "binpack" and columns and n:
+        rows = make_ordering(kind, columns).fit(table.data).order(table.data).astype(np.int64)
+    seg = np.zeros(1, dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
+    if partition is not None and n:
+        pv = table.data[partition][rows]
+        keep = np.argsort(pv, kind="stable")  # NULL (NaN) partition last
+        rows, pv = rows[keep], pv[keep]
+        change = np.flatnonzero((pv[1:] != pv[:-1]) & ~(np.isnan(pv[1:]) & np.isnan(pv[:-1]))) + 1
+        seg = np.concatenate([[0], change]).astype(np.int64)
+    table.cache[key] = (rows, seg)
+    return rows, seg
+
+
+def layout_rows(layout: Layout, table: TableData) -> tuple[int, int]:
+    """TFS' and RGS' in rows of ``table`` (a sample): bytes -> rows of the full table via
+    the mean compressed bytes per row, times |sample| / |table| (Alg. 3 lines 1-3)."""
+    bpr = table.bytes_per_row or 1.0
+    rate = table.n_rows / max(1, table.n_table)
+    file_rows = max(1, int(round(layout.tfs_bytes / bpr * rate)))
+    rg_rows = max(1, min(file_rows, int(round(layout.rgs_bytes / bpr * rate))))
+    return file_rows, rg_rows
+
+
+def place_layout(layout: Layout, table: TableData) -> Placement:
+    file_rows, rg_rows = layout_rows(layout, table)
+    return place(table, layout.partition, layout.sort.kind, layout.sort.columns, file_rows, rg_rows)
+
+
+def label_layout(layout: Layout, table: TableData, fragments: Sequence[Sequence[EncodedBox]],
+                 label: str = "cost", c_file: float = C_FILE_ROWS, c_rg: float = C_RG_ROWS) -> float:
+    """Algorithm 3: the layout's label on the sample ``table``."""
+    return place_layout(layout, table).label(fragments, label, c_file, c_rg)
+

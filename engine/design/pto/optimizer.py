@@ -1,0 +1,212 @@
+"""One PTO run for one table: candidates, Good-Turing, sample, labels, model, choice.
+
+The pipeline of PTO section 3 (Figure 1) over the table's rows in memory:
+
+1. workload statistics (:mod:`.stats`);
+2. the average distinct sort-cluster size of every shortlisted column subset and every
+   partition candidate (Algorithm 2, :mod:`.goodturing`);
+3. candidates: partition columns, sort schemes, TFS x RGS (:mod:`.candidates`);
+4. a Bernoulli sample at the largest convergence rate over all those column sets
+   (``PAW_PTO.md`` section 2 decides the max, the pseudocode returns the last subset's),
+   raised until the smallest downscaled row group holds ``MIN_RG_ROWS`` rows (ours);
+5. labels of the 12 training layouts on the sample (Algorithm 3, :mod:`.labels`);
+6. features (Figure 4), ``GradientBoostingRegressor``, predictions for every candidate
+   and the choice (:mod:`.model`).
+
+``lightweight=True`` is PTO's lightweight variant (section 4.5): labels use one fragment
+per distinct filter-column set (the first occurrence).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from engine.core.errors import InvalidParameterError
+from engine.design.pto import candidates as cand
+from engine.design.pto import goodturing, labels, model
+from engine.design.pto.data import EncodedBox, TableData, load_table
+from engine.design.pto.features import Featurizer
+from engine.design.pto.goodturing import GtStep
+from engine.design.pto.stats import WorkloadStats
+from engine.workload.model import ScanFragment
+
+
+@dataclass(frozen=True)
+class PtoConfig:
+    """PTO's parameters (defaults: section 4.1.3 and ``PAW_PTO.md`` section 2)."""
+
+    top_k: int = 3
+    label: str = "cost"
+    c_file: float = labels.C_FILE_ROWS
+    c_rg: float = labels.C_RG_ROWS
+    threshold: float = 0.05
+    max_shortlist: int = cand.MAX_SHORTLIST
+    rate_min: float = 1e-5
+    gt_mode: str = "sizes"
+    decimal_forces_sort: bool = True
+    tfs_grid: tuple[int, ...] | None = None  # None: scaled to the table
+    row_groups_per_file: tuple[int, ...] = cand.ROW_GROUPS_PER_FILE
+    min_table_rows: int = 10_000
+    min_parts: int = 10
+    max_parts: int = 4_000
+    lightweight: bool = False
+    #: ours: at most this many rows in the label sample (None: Algorithm 2's rate, as the
+    #: paper); small tables with near-unique column sets only converge at a 100% sample
+    max_sample_rows: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.top_k < 1:
+            raise InvalidParameterError(f"top_k must be >= 1, got {self.top_k}")
+        if self.label not in labels.LABELS:
+            raise InvalidParameterError(f"label must be one of {', '.join(labels.LABELS)}, got {self.label!r}")
+
+
+@dataclass
+class Candidate:
+    """One candidate layout with its prediction and, if labelled, its measured label."""
+
+    layout: cand.Layout
+    predicted: float
+    measured: float | None = None
+
+    @property
+    def score(self) -> float:
+        return self.measured if self.measured is not None else self.predicted
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.layout.describe(), "predicted": round(self.predicted, 4),
+                "measured": None if self.measured is None else round(self.measured, 4),
+                "training": self.measured is not None}
+
+
+@dataclass
+class PtoRun:
+    """Everything one run decided, with its evidence."""
+
+    config: PtoConfig
+    stats: WorkloadStats
+    partitions: list[str | None]
+    sorts: cand.SortCandidates
+    tfs_grid: list[int]
+    gt: dict[tuple[str, ...], list[GtStep]]
+    sample: TableData
+    label_fragments: list[list[EncodedBox]]
+    candidates: list[Candidate]  # ranked, best first
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def choice(self) -> Candidate:
+        return self.candidates[0]
+
+    @property
+    def sample_rate(self) -> float:
+        return self.sample.n_rows / max(1, self.sample.n_table)
+
+    def reason(self) -> str:
+        c = self.choice
+        how = "measured on the sample" if c.measured is not None else "predicted by the model"
+        lay = c.layout
+        return (f"PTO: partition by {lay.partition or 'nothing'}, {lay.sort.label}, files of "
+                f"{lay.tfs_bytes / cand.MB:.3g} MB, row groups of {lay.rgs_bytes / cand.MB:.3g} MB: the "
+                f"best {self.config.label} label ({c.score:.2f}%, {how}) of {len(self.candidates)} "
+                f"candidates, {sum(x.measured is not None for x in self.candidates)} labelled")
+
+
+def fragments_for_labels(stats: WorkloadStats, lightweight: bool) -> list[list[EncodedBox]]:
+    """The fragments labels are measured on: all, or one per distinct filter-column set."""
+    seen: set[frozenset[str]] = set()
+    out = []
+    for f in stats.fragments:
+        if lightweight and f.columns in seen:
+            continue
+        seen.add(f.columns)
+        out.append(list(f.boxes))
+    return out
+
+
+def sample_rate(gt: dict[tuple[str, ...], list[GtStep]], table: TableData, tfs_grid: Sequence[int],
+                per_file: Sequence[int]) -> float:
+    """The largest convergence rate, raised so that the smallest downscaled row group
+    holds ``labels.MIN_RG_ROWS`` rows; at most 1."""
+    rate = max((steps[-1].rate for steps in gt.values()), default=1.0)
+    min_rgs_rows = min(tfs_grid) / max(per_file) / (table.bytes_per_row or 1.0)
+    return float(min(1.0, max(rate, labels.MIN_RG_ROWS / max(min_rgs_rows, 1e-9))))
+
+
+def bernoulli_sample(table: TableData, rate: float, seed: int) -> TableData:
+    if rate >= 1.0:
+        return table
+    keep = np.flatnonzero(np.random.default_rng(seed).random(table.n_rows) < rate)
+    return table.take(keep)
+
+
+def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig = PtoConfig(),
+        gt: dict[tuple[str, ...], list[GtStep]] | None = None) -> PtoRun:
+    """PTO on ``table`` (its predicated columns, all rows) for ``fragments``.
+
+    ``gt``: Algorithm 2's results of an earlier run on the same table with the same
+    ``rate_min``, ``seed`` and ``gt_mode`` (reused and extended; the bench's variants)."""
+    t0 = time.perf_counter()
+    seconds: dict[str, float] = {}
+    stats = WorkloadStats.compute(table, fragments)
+    partitions = cand.partition_candidates(stats, table.types, table.n_table, config.top_k,
+                                           config.min_table_rows, config.min_parts, config.max_parts)
+    seconds["stats"] = time.perf_counter() - t0
+    gt = {} if gt is None else gt
+
+    def clust(cols: tuple[str, ...]) -> float:
+        if cols not in gt:
+            gt[cols] = goodturing.avg_dist_clust_size(table.data, cols, table.n_table, config.rate_min,
+                                                      config.seed, config.gt_mode, table.cache)
+        return gt[cols][-1].avg_orig
+
+    t1 = time.perf_counter()
+    for p in partitions:
+        if p is not None:
+            clust((p,))
+    sorts = cand.sort_candidates(stats, table.types, clust, config.top_k, config.threshold,
+                                 config.max_shortlist, config.decimal_forces_sort)
+    seconds["good_turing"] = time.perf_counter() - t1
+    grid = list(config.tfs_grid or cand.scaled_tfs_grid(table.table_bytes))
+    rate = sample_rate(gt, table, grid, config.row_groups_per_file)
+    if config.max_sample_rows:
+        rate = min(rate, config.max_sample_rows / max(1, table.n_rows))
+    sample = bernoulli_sample(table, rate, config.seed)
+    frags = fragments_for_labels(stats, config.lightweight)
+    t2 = time.perf_counter()
+    train = cand.training_layouts(partitions, sorts.schemes, grid, config.row_groups_per_file, config.seed)
+    y = np.array([labels.label_layout(x, sample, frags, config.label, config.c_file, config.c_rg)
+                  for x in train])
+    seconds["labels"] = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    feats = Featurizer(stats, table.types, table.n_table,
+                       {k: v[-1].avg_orig for k, v in gt.items()})
+    space = cand.enumerate_layouts(partitions, sorts.schemes, grid, config.row_groups_per_file)
+    predicted = model.fit(feats.matrix(train), y, config.seed).predict(feats.matrix(space))
+    measured = {x: float(v) for x, v in zip(train, y)}
+    cands = [Candidate(x, float(p), measured.get(x)) for x, p in zip(space, predicted)]
+    order = _ranked(cands)
+    seconds["model"] = time.perf_counter() - t3
+    seconds["total"] = time.perf_counter() - t0
+    return PtoRun(config, stats, partitions, sorts, grid, gt, sample, frags, order, seconds)
+
+
+def run_on_files(paths: Sequence[str], types: dict[str, str], table_bytes: int,
+                 fragments: Sequence[ScanFragment], config: PtoConfig = PtoConfig()) -> PtoRun:
+    """PTO over a snapshot's Parquet files: only the columns the fragments filter on are
+    read (the others can neither prune nor be candidates)."""
+    cols = sorted({c for f in fragments for c in f.predicated_columns if c in types})
+    if not cols:
+        raise InvalidParameterError("no fragment of the workload filters on a column of the table; "
+                                    "PTO needs scan fragments with predicates (import a workload)")
+    return run(load_table(paths, cols, types, table_bytes), fragments, config)
+
+
+def _ranked(cands: list[Candidate]) -> list[Candidate]:
+    """Best first by the choice's rule (:func:`model.rank_key`)."""
+    return sorted(cands, key=lambda c: model.rank_key(c.layout, c.score))

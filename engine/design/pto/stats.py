@@ -1,0 +1,97 @@
+"""Workload statistics from the table's scan fragments (PTO section 3.1, Table 1).
+
+Per fragment: its filter columns (``predicated_columns``) and its selectivity =
+rowsOut / tableCardinality x 100%, with rowsOut an exact count of matching rows over the
+data at hand. Per column: the filter-column frequency f(c) (fragments whose filter uses c)
+and avgSel(c) (mean selectivity over those fragments). Per column set S: the union
+statistics of Figure 4 (fragments using any column of S). NDV: an exact count of distinct
+non-NULL values at our scale (``PAW_PTO.md`` section 2; PTO reads Iceberg ``$files``).
+
+Example:
+>>> import numpy as np
+>>> from engine.workload.model import Range, ScanFragment
+>>> from engine.design.pto.data import TableData
+>>> t = TableData({"x": np.arange(100.0)}, {"x": "int"}, 100)
+>>> f = ScanFragment("q1", "t", ({"x": Range(10, 19)},), ("x",))
+>>> s = WorkloadStats.compute(t, [f])
+>>> s.freq["x"], s.avg_sel["x"], s.ndv["x"]
+(1, 10.0, 100)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from engine.design.pto.data import EncodedBox, TableData, row_matches
+from engine.workload.model import ScanFragment
+
+
+@dataclass(frozen=True)
+class FragmentStat:
+    """One scan fragment as PTO uses it."""
+
+    query_id: str
+    columns: frozenset[str]  # filter columns held in the data
+    boxes: tuple[EncodedBox, ...]
+    selectivity: float  # percent
+
+
+@dataclass(frozen=True)
+class UnionStats:
+    """Statistics of the fragments using any column of a set (Figure 4's sort vector)."""
+
+    n_queries: int
+    avg_sel: float
+    min_sel: float
+    max_sel: float
+    median_sel: float
+
+
+@dataclass
+class WorkloadStats:
+    """f(c), avgSel(c), NDV(c) and the per-fragment facts of one table's workload."""
+
+    fragments: list[FragmentStat]
+    freq: dict[str, int]
+    avg_sel: dict[str, float]
+    ndv: dict[str, int]
+
+    @classmethod
+    def compute(cls, table: TableData, fragments: Sequence[ScanFragment]) -> "WorkloadStats":
+        stats = []
+        n = max(1, table.n_rows)
+        for f in fragments:
+            boxes = tuple(table.encode_fragment(f))
+            sel = 100.0 * float(row_matches(table.data, boxes).sum()) / n
+            cols = frozenset(c for c in f.predicated_columns if c in table.data)
+            stats.append(FragmentStat(f.query_id, cols, boxes, sel))
+        freq: dict[str, int] = {}
+        sums: dict[str, float] = {}
+        for s in stats:
+            for c in s.columns:
+                freq[c] = freq.get(c, 0) + 1
+                sums[c] = sums.get(c, 0.0) + s.selectivity
+        avg = {c: sums[c] / freq[c] for c in freq}
+        ndv = {c: int(len(np.unique(v[~np.isnan(v)]))) for c, v in table.data.items()}
+        return cls(stats, freq, avg, ndv)
+
+    def rank_key(self, column: str) -> tuple[int, float]:
+        """The <major, minor> sort key of section 3.2.2: f(c), then 100 - avgSel(c)."""
+        return self.freq.get(column, 0), 100.0 - self.avg_sel.get(column, 100.0)
+
+    def ranked(self, columns: Iterable[str]) -> list[str]:
+        """``columns`` in descending (f(c), 100 - avgSel(c)); name breaks ties (determinism)."""
+        return sorted(columns, key=lambda c: (-self.rank_key(c)[0], -self.rank_key(c)[1], c))
+
+    def union(self, columns: Iterable[str]) -> UnionStats:
+        """#UnionQueries and the avg/min/max/median selectivity of fragments using any of
+        ``columns`` (zeros when none does)."""
+        cols = set(columns)
+        sel = np.array([s.selectivity for s in self.fragments if s.columns & cols])
+        if not len(sel):
+            return UnionStats(0, 0.0, 0.0, 0.0, 0.0)
+        return UnionStats(len(sel), float(sel.mean()), float(sel.min()), float(sel.max()),
+                          float(np.median(sel)))

@@ -1,0 +1,145 @@
+"""PTO end to end on a real table of Parquet files: API, policy, stored plan, CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import numpy as np
+import pytest
+
+from engine import api
+from engine.cli import main
+from engine.design.pto.candidates import MB
+from engine.design.pto.optimizer import PtoConfig, run_on_files
+from engine.core.errors import InvalidParameterError
+from engine.policy.registry import make_policy, policy_names
+from engine.table.store import TableStore
+from engine.workload.model import Range, ScanFragment
+from engine.workload.store import WorkloadStore
+from tests.plan_helpers import EPOCH, make_table
+
+
+def _fragments(n: int = 30, seed: int = 0) -> list[ScanFragment]:
+    """Ship-date ranges (most), order-date ranges and quantity bounds."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        lo = EPOCH + dt.timedelta(days=int(rng.integers(0, 3000)))
+        box = {"l_shipdate": Range(lo, lo + dt.timedelta(days=30))}
+        if i % 3 == 0:
+            o = EPOCH + dt.timedelta(days=int(rng.integers(0, 2300)))
+            box = {"l_orderdate": Range(o, o + dt.timedelta(days=60))}
+        if i % 5 == 0:
+            box["l_quantity"] = Range(None, 10.0)
+        out.append(ScanFragment(f"q{i}", "lineitem", (box,), tuple(box)))
+    return out
+
+
+@pytest.fixture
+def table(settings):
+    snap = make_table(settings, "lineitem", n=12_000, rows_per_file=1_000)
+    WorkloadStore(settings).append("lineitem", _fragments(), snap.schema)
+    return snap
+
+
+def test_design_pto_ranks_candidates_and_beats_the_default(settings, table):
+    d = api.design_pto(settings, "lineitem")
+    assert d["fragments"] == 30
+    # both date columns pass the guardrails (NDV within 10..4,000, 12,000 rows); quantity is a float
+    assert d["partition_candidates"] == ["l_shipdate", "l_orderdate", None]
+    assert len(d["sort_candidates"]) == 3
+    n_cands = 3 * len(set(d["sort_candidates"])) * 5 * 6
+    assert len(d["candidates"]) == n_cands
+    labelled = [c for c in d["candidates"] if c["measured"] is not None]
+    assert len(labelled) == 3 * len(set(d["sort_candidates"]))
+    assert d["choice"] == d["candidates"][0]
+    assert d["choice"]["partition_by"] in d["partition_candidates"]
+    assert "PTO: partition by" in d["reason"]
+    by_name = {b["name"]: b for b in d["baselines"]}
+    assert set(by_name) == {"default", "human expert"}
+    assert d["choice"]["predicted"] is not None
+    # the chosen layout, measured, is better than the table as ingested (dates trail order)
+    assert max(c["measured"] for c in labelled) > by_name["default"]["measured"]
+    json.dumps(d)  # JSON-plain
+
+
+def test_skip_label_and_lightweight_variant(settings, table):
+    snap = TableStore(settings).current_snapshot("lineitem")
+    zm = snap.zonemaps()
+    types = dict(snap.schema.columns)
+    frags = _fragments()
+    full = run_on_files(list(zm.paths), types, int(zm.bytes.sum()), frags, PtoConfig(label="skip"))
+    light = run_on_files(list(zm.paths), types, int(zm.bytes.sum()), frags,
+                         PtoConfig(label="skip", lightweight=True))
+    assert len(light.label_fragments) < len(full.label_fragments) == 30
+    # one fragment per distinct filter-column set: {ship}, {order}, {ship, qty}, {order, qty}
+    assert len(light.label_fragments) == 4
+    measured = [c.measured for c in full.candidates if c.measured is not None]
+    assert all(0.0 <= m <= 100.0 for m in measured)  # skip% is a share of the rows
+    assert max(measured) > 0.0  # some labelled layout skips rows for these range queries
+
+
+def test_pto_policy_proposal_and_stored_plan(settings, table):
+    assert "pto" in policy_names()
+    assert make_policy("pto", {"top_k": 2, "label": "skip"}).get_params() == \
+        {"top_k": 2, "label": "skip", "lightweight": False, "seed": 0}
+    out = api.create_plan(settings, "lineitem", policy="pto")
+    plan = api.show_plan(settings, out["id"])
+    assert plan["status"] == "proposed" and plan["policy"] == "pto"
+    groups = plan["groups"]
+    assert len(groups) == 1
+    g = groups[0]
+    assert len(g["partitions"]) == 12  # the whole table
+    assert g["layout"] in ("sort", "zorder", "binpack")
+    params = g["layout_params"]
+    assert params["target_file_bytes"] > 0 and 0 < params["row_group_bytes"] <= params["target_file_bytes"]
+    details = plan["details"]
+    choice = details["choice"]
+    assert params["target_file_bytes"] == choice["target_file_bytes"]
+    assert params.get("partition_by") == choice["partition_by"]
+    assert list(g["columns"]) == choice["sort_columns"]
+    assert len(details["candidates"]) > 12
+
+
+def test_pto_needs_predicates(settings):
+    snap = make_table(settings, "bare", n=2_000, rows_per_file=500)
+    WorkloadStore(settings).append("bare", [ScanFragment("q", "bare", (), ("l_quantity",))], snap.schema)
+    with pytest.raises(InvalidParameterError, match="filters on a column"):
+        api.design_pto(settings, "bare")
+
+
+def test_cli_design_pto_text_json_and_errors(settings, table, capsys):
+    home = ["--home", str(settings.home)]
+    assert main([*home, "design", "pto", "lineitem", "--top-k", "2", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert len(d["partition_candidates"]) <= 3 and d["label"] == "cost"
+    assert main([*home, "design", "pto", "lineitem", "--label", "skip"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("PTO: partition by") and "baselines" in text and "human expert" in text
+    assert main([*home, "design", "pto", "nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("layout-advisor: error:") and len(err.strip().splitlines()) == 1
+    with pytest.raises(SystemExit) as exc:
+        main([*home, "design", "pto", "lineitem", "--top-k", "0"])
+    assert exc.value.code == 2
+    capsys.readouterr()
+    assert main([*home, "plan", "create", "lineitem", "--policy", "pto", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["status"] == "proposed" and plan["policy"] == "pto"
+    assert plan["groups"][0]["layout_params"]["target_file_bytes"] > 0
+
+
+def test_grid_is_scaled_to_the_table(settings, table):
+    d = api.design_pto(settings, "lineitem")
+    grid = d["tfs_grid"]
+    assert len(grid) == 5 and all(b == 2 * a for a, b in zip(grid, grid[1:]))
+    assert grid[-1] <= 512 * MB
+
+
+def test_pto_policy_declines_without_predicates(settings):
+    snap = make_table(settings, "bare2", n=2_000, rows_per_file=500)
+    WorkloadStore(settings).append("bare2", [ScanFragment("q", "bare2", (), ("l_quantity",))], snap.schema)
+    out = api.preview_plan(settings, "bare2", policy="pto")
+    assert "no fragment of the workload filters" in out["reason"]
+    assert api.list_plans(settings, "bare2") == []
