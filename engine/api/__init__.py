@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from engine.api import analysis, files, plans, simulate as _simulate, tables, workload
 from engine.api.analysis import (
-    analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, pruning,
-    pruning_scans, signature_projection, span_shares,
+    analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, iter_pruning,
+    pruning, pruning_scans, signature_projection, span_shares,
 )
 from engine.api.files import files_bytes
 from engine.api.plans import (
