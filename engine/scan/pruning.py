@@ -434,7 +434,11 @@ def _fragment_candidates(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> np.n
         if best is None:  # no restricting column in this box
             return None
         parts.append(best)
-    out = np.unique(np.concatenate(parts)) if len(parts) > 1 else np.unique(parts[0])
+    # a window of the sorted endpoints holds each partition once and the always-candidates
+    # are disjoint from it: one box needs a sort, several a sort and a de-duplication
+    out = np.sort(parts[0]) if len(parts) == 1 else np.sort(np.concatenate(parts))
+    if len(parts) > 1 and out.size:
+        out = out[np.concatenate(([True], out[1:] != out[:-1]))]
     return out if out.size < len(zonemaps) else None
 
 
