@@ -53,6 +53,10 @@ ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ("a", "b", "c", "d")
 PART_BYTES = 32 * 1024 * 1024  # WAIR section 6.3: 32 MB partitions
 TABLE = "events"
+FIELDS = ["code", "partitions", "queries", "depth", "qwidth", "runs", "selected", "groups",
+          "wall_s_min", "wall_s_median", "cpu_s_min", "cpu_s_median", "peak_rss_mb_min",
+          "peak_rss_mb_median", "load_metadata_s", "load_workload_s", "prune_window_s",
+          "decide_s", "distinct_queries", "scanned_per_query", "boundary_per_query"]
 
 
 # ---------------------------------------------------------------------- setup (untimed)
@@ -128,11 +132,13 @@ print(json.dumps({"in_process_s": time.perf_counter() - t0, "peak_rss_mb": ru.ru
 """ % TABLE
 
 
-def run_child(home: str, window: int) -> dict:
+def run_child(home: str, window: int, code: Path = ROOT) -> dict:
+    """One cold ``plan create`` in a fresh interpreter running the engine found in ``code``
+    (this tree by default; another checkout, e.g. main, for a side-by-side ratio)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", CHILD, home, str(window)], capture_output=True,
-                         text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                         text=True, env={**os.environ, "PYTHONPATH": str(code)}, cwd=str(code))
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
@@ -185,6 +191,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="10,000 partitions x 1,000 queries")
+    ap.add_argument("--code", type=Path, default=ROOT,
+                    help="source tree whose engine the timed child runs (default: this one)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     if args.quick:
@@ -201,11 +209,11 @@ def main() -> None:
         print(f"setup {time.perf_counter() - t:.1f} s", flush=True)
         runs = []
         for i in range(args.runs):
-            runs.append(run_child(home, args.queries))
+            runs.append(run_child(home, args.queries, args.code))
             print(f"run {i + 1}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                                               for k, v in runs[-1].items()), flush=True)
-        split = phases(home, args.queries)
-    row = {"partitions": args.partitions, "queries": args.queries, "depth": args.depth,
+        split = phases(home, args.queries) if args.code == ROOT else {}
+    row = {"code": str(args.code), "partitions": args.partitions, "queries": args.queries, "depth": args.depth,
            "qwidth": args.qwidth, "runs": len(runs), "selected": runs[-1]["partitions"],
            "groups": runs[-1]["groups"]}
     for key in ("wall_s", "cpu_s", "peak_rss_mb"):
@@ -217,9 +225,9 @@ def main() -> None:
         print(f"{k:>20}: {v}")
     if not args.no_write:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        new = not RESULTS.exists() or not RESULTS.read_text().startswith("partitions,queries,depth")
+        new = not RESULTS.exists() or not RESULTS.read_text().startswith("code,partitions,queries,depth")
         with RESULTS.open("w" if new else "a", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(row))
+            w = csv.DictWriter(fh, fieldnames=FIELDS, restval="")
             if new:
                 w.writeheader()
             w.writerow(row)
