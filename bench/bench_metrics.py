@@ -1,5 +1,10 @@
-"""Clustering metrics of one column over N synthetic partitions vs ``numpy.sort`` of the 2N
-endpoints, in the same run (goal: within 5x).
+"""Clustering metrics of one column over N synthetic partitions vs a stable argsort of the
+2N endpoints, in the same run (goal: within 3x; issue 15).
+
+The yardstick is ``numpy.argsort(kind="stable")``: the sort the sweep needs (it orders
+partitions, not just values, and ties must keep their order). ``numpy.sort`` of the values
+is printed beside it for reference only: this CPU runs it as a SIMD value sort that no
+algorithm needing positions can use, so ratios against it overstate the metrics' cost.
 
 The partitions imitate ingestion order with a trailing key: partition i covers
 ``[base_i - spread_i, base_i]`` with ``base_i`` growing with i and spreads up to a
@@ -55,7 +60,8 @@ def main(argv: list[str] | None = None) -> None:
         lo, hi = lo[perm], hi[perm]
     endpoints = np.concatenate([lo, hi])
 
-    t_sort = best_of(args.repeat, lambda: np.sort(endpoints))
+    t_values = best_of(args.repeat, lambda: np.sort(endpoints))  # reference only
+    t_sort = best_of(args.repeat, lambda: np.argsort(endpoints, kind="stable"))
     t_over = best_of(args.repeat, lambda: overlap_counts(lo, hi))
     t_depth = best_of(args.repeat, lambda: depth_histogram(partition_depths(lo, hi)))
     t_prof = best_of(args.repeat, lambda: profile_arrays(lo, hi))
@@ -69,7 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     total = best_of(args.repeat, all_metrics)
     depths = partition_depths(lo, hi)
     rows = [
-        ("numpy_sort_endpoints", t_sort, 1.0),
+        ("numpy_argsort_stable_endpoints", t_sort, 1.0),
+        ("numpy_sort_values (reference)", t_values, t_values / t_sort),
         ("overlap_counts", t_over, t_over / t_sort),
         ("partition_depths+histogram", t_depth, t_depth / t_sort),
         ("depth_profile", t_prof, t_prof / t_sort),
@@ -79,14 +86,16 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{args.partitions:,} partitions in {order} ({2 * args.partitions:,} endpoints), "
           f"average depth {depths.mean():.1f}, max {depths.max()}; best of {args.repeat}")
     for name, secs, ratio in rows:
-        print(f"  {name:28s} {secs * 1000:9.1f} ms   {ratio:5.2f}x sort")
-    print(f"goal: all metrics within 5x of numpy.sort -> {'MET' if total / t_sort <= 5 else 'MISSED'}")
-    header = ["partitions", "order", "step", "seconds", "ratio_to_sort", "machine"]
+        print(f"  {name:31s} {secs * 1000:9.1f} ms   {ratio:5.2f}x stable argsort")
+    print("goal: all metrics within 3x of numpy.argsort(kind='stable') -> "
+          f"{'MET' if total / t_sort <= 3 else 'MISSED'}")
+    header = ["partitions", "order", "step", "seconds", "ratio_to_stable_argsort", "machine"]
     kept: list[list[str]] = []
     if RESULTS.exists():  # keep the other configurations' rows, replace this one's
         with RESULTS.open(newline="") as fh:
-            kept = [r for r in list(csv.reader(fh))[1:]
-                    if r[:2] != [str(args.partitions), order]]
+            old = list(csv.reader(fh))
+        if old and old[0] == header:  # rows measured against another yardstick are dropped
+            kept = [r for r in old[1:] if r[:2] != [str(args.partitions), order]]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     with RESULTS.open("w", newline="") as fh:
         w = csv.writer(fh)

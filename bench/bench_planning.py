@@ -1,175 +1,233 @@
-"""Planning time of WAIR at scale (goal: < 10 s at 100,000 partitions, 10,000 queries).
+"""WAIR planning end to end as a user waits for it (issue 15).
 
-Synthetic, metadata only (no files, no Spark): a table of N partitions with four numeric
-columns in [0, 1]
+What is timed: a **cold process** running ``plan create`` through the public API
+(``engine.api.create_plan``): Python start and imports (scikit-learn included), loading
+the snapshot's metadata (manifest Parquet -> numpy zonemaps), reading the stored workload,
+pruning every fragment of the window against the zonemaps (sparse, index-driven,
+identical fragments pruned once), WAIR's streamed savings, Algorithm 2, the groups, and
+storing the proposed plan. Wall time and CPU time are measured by this parent around the
+child; peak RSS is the child's own ``ru_maxrss``. Each setting runs three times: min and
+median are reported.
 
-* ``a`` follows ingestion order with some jitter (each partition spans ~``--width``);
-* ``b`` is randomly placed but narrow (a column clustered by an earlier WAIR run);
-* ``c``, ``d`` are wide (unclustered);
+The table is metadata only (no data files; nothing reads them to plan): a native table
+whose manifest has N partitions over four float columns in [0, 1]:
 
-and a window of Q range queries: 60% on ``a``, 25% on ``b``, 15% on ``a`` and ``b``, each
-about ``--qwidth`` wide. Pruning results (:class:`engine.scan.pruning.FragmentScan`) are computed
-with numpy for a pool of ``--pool`` distinct queries and shared by the Q fragments (dense
-per-query arrays for 10,000 x 100,000 would need ~18 GB); the planner still processes every
-fragment of the window independently, so the timing is that of Q distinct scans.
+* ``a`` in ingestion order, each partition about ``--depth`` / N wide (so about ``depth``
+  partitions overlap any value: a table clustered on ``a``);
+* ``b`` narrow (``depth`` / N wide) at random places (clustered by an earlier run);
+* ``c``, ``d`` wide (half the domain: unclustered).
 
-Timed: the equation-3 savings pass, Algorithm 2's cut, and ``WairPolicy.propose`` end to end
-(savings + cut + gates + signatures/DBSCAN + grouping + chunking + evidence).
+The workload holds Q **distinct** range queries (no two share a box): 60% on ``a``, 25%
+on ``b``, 15% on ``a`` and ``b``, each ``--qwidth`` wide (times U(0.5, 1.5)), projecting
+``a`` and ``b``, with a measured duration of 0.1-10 s; the window is the last W of them.
 
 Usage::
 
-    .venv/bin/python bench/bench_planning.py --quick            # 10,000 x 1,000
-    .venv/bin/python bench/bench_planning.py                    # 100,000 x 10,000
+    .venv/bin/python bench/bench_planning.py --quick        # 10,000 x 1,000
+    .venv/bin/python bench/bench_planning.py --partitions 100000 --queries 10000
+    .venv/bin/python bench/bench_planning.py --partitions 1000000 --queries 100000
 
-Writes ``bench/results/planning.csv`` (one row per run, appended) and prints a summary.
+Writes ``bench/results/planning.csv`` (one row per setting, appended) and prints it.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-
-from engine.core.config import Settings
-from engine.policy.base import PolicyContext
-from engine.policy.wair import WairPolicy, algorithm2_cut
-from engine.policy.wair.savings import breakdown_for_window
-from engine.scan.pruning import FragmentScan
-from engine.table.model import ColumnZoneMap, ZoneMaps
-from engine.workload.model import Range, ScanFragment
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 RESULTS = Path(__file__).parent / "results" / "planning.csv"
+ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ("a", "b", "c", "d")
-PART_BYTES = 32 * 1024 * 1024  # section 6.3: 32 MB partitions
+PART_BYTES = 32 * 1024 * 1024  # WAIR section 6.3: 32 MB partitions
+TABLE = "events"
+FIELDS = ["code", "partitions", "queries", "depth", "qwidth", "runs", "selected", "groups",
+          "wall_s_min", "wall_s_median", "cpu_s_min", "cpu_s_median", "peak_rss_mb_min",
+          "peak_rss_mb_median", "load_metadata_s", "load_workload_s", "prune_window_s",
+          "decide_s", "distinct_queries", "scanned_per_query", "boundary_per_query"]
 
 
-def synthetic_zonemaps(n: int, width: float, rng: np.random.Generator) -> ZoneMaps:
-    """Columnar zonemaps for n partitions (built directly: no Partition objects)."""
-    centers = {
-        "a": np.linspace(0, 1, n) + rng.normal(0, width, n),
-        "b": rng.uniform(0, 1, n),
-        "c": rng.uniform(0, 1, n),
-        "d": rng.uniform(0, 1, n),
-    }
-    widths = {"a": width, "b": width, "c": 0.5, "d": 0.5}
-    cols = {}
-    for c in COLUMNS:
-        w = widths[c] * rng.uniform(0.5, 1.5, n)
-        lo = centers[c] - w / 2
-        cols[c] = ColumnZoneMap("float", lo, lo + w, np.ones(n, dtype=bool),
-                                np.zeros(n, dtype=np.int64),
-                                np.full(n, PART_BYTES // 4, dtype=np.int64))
-    return ZoneMaps(paths=np.array([f"part-{i:07d}.parquet" for i in range(n)], dtype=object),
-                    rows=np.full(n, 1_000_000, dtype=np.int64),
-                    bytes=np.full(n, PART_BYTES, dtype=np.int64), columns=cols,
-                    created_seq=np.arange(n, dtype=np.int64))
+# ---------------------------------------------------------------------- setup (untimed)
+def synthetic_bounds(n: int, depth: float, rng: np.random.Generator) -> dict[str, tuple]:
+    """(lo, hi) per column for n partitions (see the module docstring)."""
+    w = depth / n
+    a = np.linspace(0, 1, n) + rng.normal(0, w, n)
+    b = rng.uniform(0, 1, n)
+    out = {}
+    for c, center, width in (("a", a, w), ("b", b, w), ("c", rng.uniform(0, 1, n), 0.5),
+                             ("d", rng.uniform(0, 1, n), 0.5)):
+        span = width * rng.uniform(0.5, 1.5, n)
+        out[c] = (center - span / 2, center + span / 2)
+    return out
 
 
-def synthetic_box(qwidth: float, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
-    r = rng.uniform()
-    cols = ("a",) if r < 0.60 else ("b",) if r < 0.85 else ("a", "b")
-    box = {}
-    for c in cols:
-        lo = rng.uniform(0, 1 - qwidth)
-        box[c] = (lo, lo + qwidth * rng.uniform(0.5, 1.5))
-    return box
+def write_table(settings, n: int, depth: float, rng: np.random.Generator) -> None:
+    """A native table of n partitions: created with one partition through the store, then
+    its manifest replaced by the generated one (same format), so setup stays seconds."""
+    from engine.table import manifest
+    from engine.table.model import ColumnStats, Partition, TableSchema
+    from engine.table.store import TableStore
+
+    schema = TableSchema(tuple((c, "float") for c in COLUMNS))
+    one = Partition("/nonexistent/part-0.parquet", 1, 1, {c: ColumnStats(0.0, 1.0, 0, 1) for c in COLUMNS})
+    snap = TableStore(settings).create(TABLE, schema=schema, partitions=[one],
+                                       operation="register", managed=False, location="/nonexistent")
+    info = TableStore(settings).info(TABLE)
+    header = json.loads(Path(info.metadata_dir, f"snap-{int(snap.id):08d}.json").read_text())
+    data: dict = {"path": pa.array([f"/nonexistent/part-{i:07d}.parquet" for i in range(n)]),
+                  "rows": np.full(n, 1_000_000), "bytes": np.full(n, PART_BYTES),
+                  "created_seq": np.arange(n), "rg_file": pa.nulls(n, pa.string())}
+    for i, (c, (lo, hi)) in enumerate(synthetic_bounds(n, depth, rng).items()):
+        data.update({f"c{i}_min": lo, f"c{i}_max": hi, f"c{i}_nulls": np.zeros(n, np.int64),
+                     f"c{i}_cbytes": np.full(n, PART_BYTES // 4)})
+    pq.write_table(pa.Table.from_pydict(data, schema=manifest.manifest_schema(schema)),
+                   os.path.join(info.metadata_dir, header["manifest"]))
 
 
-def scan_of(zm: ZoneMaps, qid: str, box: dict[str, tuple[float, float]],
-            read_bytes: np.ndarray) -> FragmentScan:
-    """Zonemap pruning of one box, utilization estimated as uniform within the ranges."""
-    n = len(zm)
-    scanned = np.ones(n, dtype=bool)
-    covered = np.ones(n, dtype=bool)
-    util = np.ones(n, dtype=np.float32)
-    for c, (l, r) in box.items():
-        lo, hi = zm.columns[c].lo, zm.columns[c].hi
-        scanned &= (lo <= r) & (hi >= l)
-        covered &= (lo >= l) & (hi <= r)
-        frac = (np.minimum(hi, r) - np.maximum(lo, l)) / np.maximum(hi - lo, 1e-12)
-        util *= np.clip(frac, 0.0, 1.0).astype(np.float32)
-    util[~scanned] = 0.0
-    util[covered] = 1.0
-    return FragmentScan(qid, scanned, covered & scanned, util, read_bytes, tuple(box))
+def write_workload(settings, q: int, qwidth: float, rng: np.random.Generator) -> None:
+    """Q distinct range queries (see the module docstring), stored as the table's workload."""
+    from engine.table.model import TableSchema
+    from engine.workload.model import Range, ScanFragment
+    from engine.workload.store import WorkloadStore
 
-
-def run(n: int, q: int, pool: int, width: float, qwidth: float, seed: int,
-        hybrid: bool) -> dict[str, float]:
-    rng = np.random.default_rng(seed)
-    t0 = time.perf_counter()
-    zm = synthetic_zonemaps(n, width, rng)
-    read_bytes = zm.read_bytes(["a", "b"])  # the queries project two of four columns
-    boxes = [synthetic_box(qwidth, rng) for _ in range(pool)]
-    pool_scans = [scan_of(zm, f"t{i}", b, read_bytes) for i, b in enumerate(boxes)]
-    frags, scans = [], []
+    frags = []
     for j in range(q):
-        k = j % pool
-        frags.append(ScanFragment(f"q{j}", "t", ({c: Range(lo, hi) for c, (lo, hi) in boxes[k].items()},),
-                                  ("a", "b")))
-        s = pool_scans[k]
-        scans.append(FragmentScan(f"q{j}", s.scanned, s.fully_covered, s.utilization,
-                                  s.read_bytes, s.predicated_columns))
-    t_build = time.perf_counter() - t0
-    settings = Settings()
-    pairs = sum(int(s.boundary.sum()) for s in pool_scans) * q / pool
+        r = rng.uniform()
+        cols = ("a",) if r < 0.60 else ("b",) if r < 0.85 else ("a", "b")
+        box = {}
+        for c in cols:
+            lo = float(rng.uniform(0, 1 - qwidth))
+            box[c] = Range(lo, lo + qwidth * float(rng.uniform(0.5, 1.5)))
+        frags.append(ScanFragment(f"q{j}", TABLE, (box,), ("a", "b"),
+                                  ts=f"2026-01-01T00:00:{j % 60:02d}+00:00",
+                                  duration_ms=float(rng.uniform(100, 10_000))))
+    WorkloadStore(settings).replace(TABLE, frags, TableSchema(tuple((c, "float") for c in COLUMNS)))
 
-    t0 = time.perf_counter()
-    br = breakdown_for_window(zm, scans, frags, settings)
-    t_savings = time.perf_counter() - t0
-    cand = np.flatnonzero(br.total > 0)
-    t0 = time.perf_counter()
-    _, cut, _ = algorithm2_cut(br.total[cand], zm.bytes[cand].astype(float), settings, 64)
-    t_cut = time.perf_counter() - t0
 
+# ---------------------------------------------------------------------- the timed child
+CHILD = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+from engine.api import create_plan
+from engine.core.config import load_settings
+home, window = sys.argv[1], int(sys.argv[2])
+settings = load_settings({"home": home})
+plan = create_plan(settings, %r, "wair", {"window": window, "max_window": max(window, 10)})
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"in_process_s": time.perf_counter() - t0, "peak_rss_mb": ru.ru_maxrss / 1024,
+                  "partitions": plan.get("partition_count", len(plan.get("partitions", []))),
+                  "status": plan.get("status"), "groups": len(plan.get("groups", []))}))
+""" % TABLE
+
+
+def run_child(home: str, window: int, code: Path = ROOT) -> dict:
+    """One cold ``plan create`` in a fresh interpreter running the engine found in ``code``
+    (this tree by default; another checkout, e.g. main, for a side-by-side ratio)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    if hybrid:  # a planning service imports scikit-learn once; time it apart
-        import sklearn.cluster  # noqa: F401
-    t_import = time.perf_counter() - t0
-    policy = WairPolicy(window=q, max_window=max(q, 10), min_window=min(10, q), hybrid=hybrid)
-    ctx = PolicyContext("t", "s", zm, frags, scans, settings, queries_seen=q)
-    t0 = time.perf_counter()
-    prop = policy.propose(ctx)
-    t_propose = time.perf_counter() - t0
-    return {"partitions": n, "queries": q, "pool": pool, "hybrid": int(hybrid),
-            "boundary_pairs": int(pairs), "candidates": int(cand.size), "cut": cut,
-            "selected": len(prop.partitions) if prop else 0,
-            "groups": len(prop.groups) if prop else 0,
-            "layouts": ";".join(sorted({f"{g.layout}:{'+'.join(g.columns)}" for g in prop.groups})) if prop else "",
-            "build_s": round(t_build, 3), "sklearn_import_s": round(t_import, 3), "savings_s": round(t_savings, 3), "cut_s": round(t_cut, 3),
-            "propose_s": round(t_propose, 3)}
+    out = subprocess.run([sys.executable, "-c", CHILD, home, str(window)], capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": str(code)}, cwd=str(code))
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode != 0:
+        raise SystemExit(f"plan create failed:\n{out.stderr}")
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    data["wall_s"] = wall
+    data["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return data
+
+
+def phases(home: str, window: int) -> dict:
+    """One in-process pass split by phase (after the timed runs; imports excluded)."""
+    from engine.core.config import load_settings
+    from engine.plans.service import decide
+    from engine.scan.pruning import analyze_workload
+    from engine.table.store import TableStore
+    from engine.workload.store import WorkloadStore
+
+    settings = load_settings({"home": home})
+    t = time.perf_counter()
+    snap = TableStore(settings).current_snapshot(TABLE)
+    zm = snap.zonemaps()
+    t_meta = time.perf_counter() - t
+    t = time.perf_counter()
+    frags = WorkloadStore(settings).fragments(TABLE)[-window:]
+    t_wl = time.perf_counter() - t
+    t = time.perf_counter()
+    scans = analyze_workload(zm, frags)
+    scanned = boundary = distinct = 0
+    for s, _ in scans.distinct():
+        distinct += 1
+        scanned += s.scanned_count
+        boundary += int((~s.covered).sum())
+    t_prune = time.perf_counter() - t
+    t = time.perf_counter()
+    decide(settings, TABLE, "wair", {"window": window, "max_window": max(window, 10)})
+    t_decide = time.perf_counter() - t
+    return {"load_metadata_s": round(t_meta, 2), "load_workload_s": round(t_wl, 2),
+            "prune_window_s": round(t_prune, 2), "decide_s": round(t_decide, 2),
+            "distinct_queries": distinct, "scanned_per_query": round(scanned / max(distinct, 1), 1),
+            "boundary_per_query": round(boundary / max(distinct, 1), 1)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--partitions", type=int, default=100_000)
-    ap.add_argument("--queries", type=int, default=10_000)
-    ap.add_argument("--pool", type=int, default=200, help="distinct query scans shared by the window")
-    ap.add_argument("--width", type=float, default=0.02, help="partition range width on a and b")
-    ap.add_argument("--qwidth", type=float, default=0.02, help="query range width")
+    ap.add_argument("--queries", type=int, default=10_000, help="distinct queries = the window")
+    ap.add_argument("--depth", type=float, default=8.0, help="partitions overlapping a value on a, b")
+    ap.add_argument("--qwidth", type=float, default=0.001, help="query range width (domain [0, 1])")
+    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="10,000 partitions x 1,000 queries")
-    ap.add_argument("--no-hybrid", action="store_true", help="FK: one key, no signatures/DBSCAN")
+    ap.add_argument("--code", type=Path, default=ROOT,
+                    help="source tree whose engine the timed child runs (default: this one)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     if args.quick:
         args.partitions, args.queries = 10_000, 1_000
-    hybrid = not args.no_hybrid and importlib.util.find_spec("engine.layout.signatures") is not None
-    row = run(args.partitions, args.queries, min(args.pool, args.queries), args.width,
-              args.qwidth, args.seed, hybrid)
+    sys.path.insert(0, str(ROOT))
+    from engine.core.config import load_settings
+
+    with tempfile.TemporaryDirectory(prefix="bench-planning-") as home:
+        settings = load_settings({"home": home})
+        rng = np.random.default_rng(args.seed)
+        t = time.perf_counter()
+        write_table(settings, args.partitions, args.depth, rng)
+        write_workload(settings, args.queries, args.qwidth, rng)
+        print(f"setup {time.perf_counter() - t:.1f} s", flush=True)
+        runs = []
+        for i in range(args.runs):
+            runs.append(run_child(home, args.queries, args.code))
+            print(f"run {i + 1}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                                              for k, v in runs[-1].items()), flush=True)
+        split = phases(home, args.queries) if args.code == ROOT else {}
+    row = {"code": str(args.code), "partitions": args.partitions, "queries": args.queries, "depth": args.depth,
+           "qwidth": args.qwidth, "runs": len(runs), "selected": runs[-1]["partitions"],
+           "groups": runs[-1]["groups"]}
+    for key in ("wall_s", "cpu_s", "peak_rss_mb"):
+        vals = [r[key] for r in runs]
+        row[f"{key}_min"] = round(min(vals), 2)
+        row[f"{key}_median"] = round(statistics.median(vals), 2)
+    row.update(split)
     for k, v in row.items():
-        print(f"{k:>15}: {v}")
-    goal = "MET" if row["propose_s"] < 10 else "MISSED"
-    print(f"planning {row['partitions']:,} partitions x {row['queries']:,} queries: "
-          f"{row['propose_s']:.2f} s (goal < 10 s: {goal})")
+        print(f"{k:>20}: {v}")
     if not args.no_write:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        new = not RESULTS.exists()
-        with RESULTS.open("a", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(row))
+        new = not RESULTS.exists() or not RESULTS.read_text().startswith("code,partitions,queries,depth")
+        with RESULTS.open("w" if new else "a", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=FIELDS, restval="")
             if new:
                 w.writeheader()
             w.writerow(row)

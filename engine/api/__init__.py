@@ -10,8 +10,8 @@ from __future__ import annotations
 from engine.api import (analysis, design, files, history, impact, plans, simulate as _simulate, tables,
                         workload)
 from engine.api.analysis import (
-    analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, predicate_partitions,
-    pruning, pruning_scans, signature_projection, span_shares,
+    analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, iter_pruning,
+    predicate_partitions, pruning, pruning_scans, signature_projection, span_shares,
 )
 from engine.api.design import design_paw, design_pto
 from engine.api.files import files_bytes

@@ -6,7 +6,7 @@ second, except ``pruning(..., exact=True)`` which makes one Spark pass over the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from engine.core.config import Settings
     from engine.table.model import Snapshot, ZoneMaps
 
-__all__ = ["analyze", "predicate_partitions", "ep_metrics", "pruning", "column_clustering", "pruning_scans", "span_shares",
-           "fragment_scan", "ep_files_holding", "signature_projection"]
+__all__ = ["analyze", "predicate_partitions", "ep_metrics", "pruning", "iter_pruning",
+           "column_clustering", "pruning_scans", "span_shares", "fragment_scan",
+           "ep_files_holding", "signature_projection"]
 
 #: longest depth profile returned as JSON (coarsened beyond, keeping each bucket's peak)
 MAX_PROFILE_SEGMENTS = 2000
@@ -164,6 +165,31 @@ def pruning_scans(settings: "Settings", table: str, exact: bool = False,
     return snap, fragments, scans
 
 
+def iter_pruning(settings: "Settings", table: str, exact: bool = False,
+                 snapshot_id: str | None = None, per_partition: bool = False,
+                 spark: "SparkSession | None" = None, selectivity: bool = False
+                 ) -> Iterator[dict[str, Any]]:
+    """:func:`pruning`, one object at a time: each query is pruned (sparsely) when its
+    object is asked for and nothing is kept after, so a workload of 100,000 queries over
+    1,000,000 partitions streams in O(partitions) memory (issue 15)."""
+    snap, fragments, scans = pruning_scans(settings, table, exact, snapshot_id, spark)
+    rows_per_part = snap.zonemaps().rows.astype(np.float64)
+    total_rows = float(rows_per_part.sum()) or 1.0
+    for frag, scan in zip(fragments, scans):
+        data = {**fragment_summary(scan), "ts": frag.ts, "exact": bool(exact),
+                "snapshot": snap.id}
+        if selectivity:
+            data["selectivity"] = float((scan.util * rows_per_part[scan.index]).sum() / total_rows)
+        if per_partition:
+            data["per_partition"] = {
+                "scanned": scan.scanned.tolist(),
+                "fully_covered": scan.fully_covered.tolist(),
+                "utilization": [round(float(u), 6) for u in scan.utilization],
+                "read_bytes": scan.read_bytes.tolist(),
+            }
+        yield data
+
+
 def pruning(settings: "Settings", table: str, exact: bool = False,
             snapshot_id: str | None = None, per_partition: bool = False,
             spark: "SparkSession | None" = None, selectivity: bool = False) -> list[dict[str, Any]]:
@@ -173,25 +199,10 @@ def pruning(settings: "Settings", table: str, exact: bool = False,
     ``average_utilization``; estimated from zonemaps, or from true matching-row counts
     with ``exact`` (one Spark pass). ``per_partition`` adds arrays in snapshot order;
     ``selectivity`` adds the estimated share of the table's rows each query matches
-    (utilization times rows, over all rows: the dashboard's selectivity histogram)."""
-    snap, fragments, scans = pruning_scans(settings, table, exact, snapshot_id, spark)
-    rows_per_part = snap.zonemaps().rows.astype(np.float64)
-    total_rows = float(rows_per_part.sum()) or 1.0
-    out = []
-    for frag, scan in zip(fragments, scans):
-        data = {**fragment_summary(scan), "ts": frag.ts, "exact": bool(exact),
-                "snapshot": snap.id}
-        if selectivity:
-            data["selectivity"] = float((scan.utilization * rows_per_part).sum() / total_rows)
-        if per_partition:
-            data["per_partition"] = {
-                "scanned": scan.scanned.tolist(),
-                "fully_covered": scan.fully_covered.tolist(),
-                "utilization": [round(float(u), 6) for u in scan.utilization],
-                "read_bytes": scan.read_bytes.tolist(),
-            }
-        out.append(data)
-    return out
+    (utilization times rows, over all rows: the dashboard's selectivity histogram).
+    :func:`iter_pruning` yields the same objects one by one."""
+    return list(iter_pruning(settings, table, exact, snapshot_id, per_partition, spark,
+                             selectivity))
 
 
 def span_shares(settings: "Settings", table: str,

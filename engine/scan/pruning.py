@@ -8,8 +8,9 @@ fraction of a scanned partition's rows that match (uniform within the zonemap ra
 
 from __future__ import annotations
 
+from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
@@ -20,33 +21,113 @@ if TYPE_CHECKING:
     from engine.workload.model import Range, ScanFragment
 
 
-@dataclass(frozen=True)
 class FragmentScan:
-    """Per-partition outcome of one fragment over one snapshot (arrays align with ZoneMaps)."""
+    """Outcome of one fragment over one snapshot, held sparsely (issue 15).
 
-    query_id: str
-    scanned: np.ndarray  # bool
-    fully_covered: np.ndarray  # bool, subset of scanned
-    utilization: np.ndarray  # float in [0, 1]; 0 where pruned
-    read_bytes: np.ndarray  # float: projection-aware bytes read per partition if scanned
-    predicated_columns: tuple[str, ...]
+    Only the partitions the fragment scans are stored: ``index`` (sorted partition
+    positions in ZoneMaps order), and aligned with it ``covered`` (fully covered) and
+    ``util`` (utilization in [0, 1]). Everything else is pruned: utilization 0. Memory is
+    O(scanned partitions), not O(partitions), so a window of 100,000 queries over
+    1,000,000 partitions fits. ``read_bytes`` is the dense, shared, read-only
+    projection-aware bytes per partition (one array per distinct projection).
+
+    The constructor takes the dense arrays of the original interface (consumers that
+    build scans themselves keep working); :meth:`sparse` builds one from the index. The
+    properties ``scanned``, ``fully_covered`` and ``utilization`` are dense *views* built
+    on each access (O(partitions) each): for callers that need them, not for loops over
+    a large window.
+
+    >>> s = FragmentScan("q", np.array([True, False, True]), np.array([True, False, False]),
+    ...                  np.array([1.0, 0.0, 0.25]), np.array([5.0, 6.0, 7.0]), ("a",))
+    >>> s.index.tolist(), s.boundary_index.tolist(), s.utilization.tolist()
+    ([0, 2], [2], [1.0, 0.0, 0.25])
+    """
+
+    __slots__ = ("query_id", "n", "index", "covered", "util", "read_bytes", "predicated_columns")
+
+    def __init__(self, query_id: str, scanned: np.ndarray, fully_covered: np.ndarray,
+                 utilization: np.ndarray, read_bytes: np.ndarray,
+                 predicated_columns: tuple[str, ...]) -> None:
+        scanned = np.asarray(scanned, dtype=bool)
+        idx = np.flatnonzero(scanned)
+        self._set(query_id, len(scanned), idx, np.asarray(fully_covered, dtype=bool)[idx],
+                  np.asarray(utilization, dtype=np.float64)[idx], read_bytes, predicated_columns)
+
+    def _set(self, query_id: str, n: int, index: np.ndarray, covered: np.ndarray,
+             util: np.ndarray, read_bytes: np.ndarray, predicated: tuple[str, ...]) -> None:
+        for name, value in (("query_id", query_id), ("n", int(n)), ("index", index),
+                            ("covered", covered), ("util", util), ("read_bytes", read_bytes),
+                            ("predicated_columns", tuple(predicated))):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("FragmentScan is immutable")
+
+    @classmethod
+    def sparse(cls, query_id: str, n: int, index: np.ndarray, covered: np.ndarray,
+               util: np.ndarray, read_bytes: np.ndarray,
+               predicated_columns: tuple[str, ...]) -> "FragmentScan":
+        """A scan from its scanned partitions (``index`` sorted, unique, within ``n``)."""
+        scan = object.__new__(cls)
+        scan._set(query_id, n, np.asarray(index, dtype=np.int64), np.asarray(covered, dtype=bool),
+                  np.asarray(util, dtype=np.float64), read_bytes, predicated_columns)
+        return scan
+
+    def renamed(self, query_id: str) -> "FragmentScan":
+        """The same outcome for another (identical) query: arrays shared, not copied."""
+        return FragmentScan.sparse(query_id, self.n, self.index, self.covered, self.util,
+                                   self.read_bytes, self.predicated_columns)
+
+    def __repr__(self) -> str:
+        return (f"FragmentScan({self.query_id!r}, n={self.n}, scanned={self.index.size}, "
+                f"covered={int(self.covered.sum())})")
+
+    # dense views (O(partitions) per access)
+    @property
+    def scanned(self) -> np.ndarray:
+        out = np.zeros(self.n, dtype=bool)
+        out[self.index] = True
+        return out
+
+    @property
+    def fully_covered(self) -> np.ndarray:
+        out = np.zeros(self.n, dtype=bool)
+        out[self.index[self.covered]] = True
+        return out
+
+    @property
+    def utilization(self) -> np.ndarray:
+        out = np.zeros(self.n, dtype=np.float64)
+        out[self.index] = self.util
+        return out
 
     @property
     def boundary(self) -> np.ndarray:
-        return self.scanned & ~self.fully_covered
+        out = np.zeros(self.n, dtype=bool)
+        out[self.boundary_index] = True
+        return out
 
     @property
     def pruned(self) -> np.ndarray:
         return ~self.scanned
 
+    # sparse accessors (O(scanned))
+    @property
+    def boundary_index(self) -> np.ndarray:
+        """Scanned partitions that are not fully covered (WAIR's boundary partitions)."""
+        return self.index[~self.covered]
+
+    @property
+    def scanned_count(self) -> int:
+        return int(self.index.size)
+
     @property
     def bytes_scanned(self) -> float:
-        return float(self.read_bytes[self.scanned].sum())
+        return float(self.read_bytes[self.index].sum())
 
     @property
     def pruning_rate(self) -> float:
-        n = len(self.scanned)
-        return float((~self.scanned).sum() / n) if n else 0.0
+        return float((self.n - self.index.size) / self.n) if self.n else 0.0
 
 
 # --------------------------------------------------------------------------------------
@@ -147,60 +228,79 @@ def _prepared(zonemaps: "ZoneMaps", column: str) -> _Prepared:
     return prep
 
 
-def _column_test(zonemaps: "ZoneMaps", column: str, rng: "Range"
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(might, covered, fraction) of one range on one column, per partition; the fraction
-    is meaningful only where ``might`` holds (the caller masks it)."""
-    n = len(zonemaps)
-    if column not in zonemaps.columns:
-        return np.ones(n, bool), np.zeros(n, bool), np.ones(n)
-    ltype = zonemaps.columns[column].ltype
-    prep = _prepared(zonemaps, column)
+def _range_bounds(prep: _Prepared, ltype: str, rng: "Range") -> tuple[float, bool, float, bool] | None:
+    """``(fa, a_inc, fb, b_inc)`` of a range in the prepared coordinates (±inf for an open
+    end; inclusive integer points for discrete kinds), or None when the range is empty."""
     a, a_inc, b, b_inc = _encoded_bounds(ltype, rng)
     if isinstance(a, float) and np.isnan(a):
         a = None
     if isinstance(b, float) and np.isnan(b):
         b = None
     if a is not None and b is not None and (a > b or (a == b and not (a_inc and b_inc))):
-        return np.zeros(n, bool), np.zeros(n, bool), np.zeros(n)  # an empty range
-    lo, hi = prep.lo, prep.hi
+        return None
+    if prep.kind == "continuous":
+        return (-np.inf if a is None else float(a), a_inc,
+                np.inf if b is None else float(b), b_inc)
+    if prep.ranks is not None:
+        fa = -np.inf if a is None else float(
+            np.searchsorted(prep.ranks, a, side="left" if a_inc else "right"))
+        fb = np.inf if b is None else float(
+            np.searchsorted(prep.ranks, b, side="right" if b_inc else "left") - 1)
+        # fa > fb only says no zonemap endpoint lies in the range; a partition spanning it
+        # may still hold matching values: the tests below say which
+        return fa, True, fb, True
+    fa = -np.inf if a is None else (np.ceil(a) if a_inc else np.floor(a) + 1.0)
+    fb = np.inf if b is None else (np.floor(b) if b_inc else np.ceil(b) - 1.0)
+    if fa > fb:  # no integer point in the range: empty
+        return None
+    return fa, True, fb, True
+
+
+def _take(arr: np.ndarray | None, sel: np.ndarray | None) -> np.ndarray | None:
+    return arr if arr is None or sel is None else arr[sel]
+
+
+def _column_test(zonemaps: "ZoneMaps", column: str, rng: "Range", sel: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(might, covered, fraction) of one range on one column, per partition (of ``sel``
+    only when given: the same element-wise arithmetic on gathered arrays, so the answers
+    are bit-identical to the dense ones); the fraction is meaningful only where
+    ``might`` holds (the caller masks it)."""
+    n = len(zonemaps) if sel is None else len(sel)
+    if column not in zonemaps.columns:
+        return np.ones(n, bool), np.zeros(n, bool), np.ones(n)
+    prep = _prepared(zonemaps, column)
+    bounds = _range_bounds(prep, zonemaps.columns[column].ltype, rng)
+    if bounds is None:  # an empty range
+        return np.zeros(n, bool), np.zeros(n, bool), np.zeros(n)
+    fa, a_inc, fb, b_inc = bounds
+    lo, hi = _take(prep.lo, sel), _take(prep.hi, sel)
     if prep.kind == "discrete":
-        # inclusive integer bounds: first and last point of the range
-        if prep.ranks is not None:
-            fa = -np.inf if a is None else float(
-                np.searchsorted(prep.ranks, a, side="left" if a_inc else "right"))
-            fb = np.inf if b is None else float(
-                np.searchsorted(prep.ranks, b, side="right" if b_inc else "left") - 1)
-        else:
-            fa = -np.inf if a is None else (np.ceil(a) if a_inc else np.floor(a) + 1.0)
-            fb = np.inf if b is None else (np.floor(b) if b_inc else np.ceil(b) - 1.0)
-        if fa > fb and prep.ranks is None:  # no integer point in the range: empty
-            return np.zeros(n, bool), np.zeros(n, bool), np.zeros(n)
-        # (for string ranks, fa > fb only says no zonemap endpoint lies in the range; a
-        # partition spanning it may still hold matching values: the tests below say which)
         might = (hi >= fa) & (lo <= fb)
         covered = (lo >= fa) & (hi <= fb)
         inter = np.minimum(hi, fb) - np.maximum(lo, fa) + 1.0
     else:
-        fa = -np.inf if a is None else float(a)
-        fb = np.inf if b is None else float(b)
         might = (hi > fa if not a_inc else hi >= fa) & (lo < fb if not b_inc else lo <= fb)
         covered = (lo > fa if not a_inc else lo >= fa) & (hi < fb if not b_inc else hi <= fb)
         inter = np.minimum(hi, fb) - np.maximum(lo, fa)
-    covered &= prep.no_nulls
+    covered &= _take(prep.no_nulls, sel)
     if prep.valid is not None:  # filled bounds of unknown partitions mean nothing
-        might &= prep.valid
+        might &= _take(prep.valid, sel)
         if prep.unknown_might is not None:
-            might |= prep.unknown_might
+            might |= _take(prep.unknown_might, sel)
     with np.errstate(invalid="ignore"):
-        frac = np.clip(inter * prep.inv_width, 0.0, 1.0)
-    frac += prep.frac_floor
+        frac = np.clip(inter * _take(prep.inv_width, sel), 0.0, 1.0)
+    frac += _take(prep.frac_floor, sel)
     if not prep.finite:
         frac = np.nan_to_num(frac, nan=1.0)
     np.minimum(frac, 1.0, out=frac)
     if prep.nonnull_share is not None:
-        frac *= prep.nonnull_share
+        frac *= _take(prep.nonnull_share, sel)
     return might, covered, frac
+
+
+#: projections whose read-bytes arrays are kept (each is 8 bytes per partition)
+READ_BYTES_CACHE = 32
 
 
 def _read_bytes(zonemaps: "ZoneMaps", columns: tuple[str, ...]) -> np.ndarray:
@@ -208,31 +308,23 @@ def _read_bytes(zonemaps: "ZoneMaps", columns: tuple[str, ...]) -> np.ndarray:
     cache = zonemaps.__dict__.setdefault("_pruning_read_bytes", {})
     key = tuple(sorted(columns))
     if key not in cache:
-        if len(cache) > 256:
-            cache.clear()
+        if len(cache) >= READ_BYTES_CACHE:
+            cache.pop(next(iter(cache)))
         cache[key] = zonemaps.read_bytes(list(key) or None)
         cache[key].setflags(write=False)
     return cache[key]
 
 
-def analyze_fragment(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> FragmentScan:
-    """Which partitions ``fragment`` scans, fully covers and how well it uses them.
-
-    Vectorized over partitions, a loop over boxes and their columns (see the notes above).
-    A fragment without boxes cannot be pruned: every partition is scanned and, since no
-    range of it could be served better by any ordering, counted as fully used.
-    """
-    n = len(zonemaps)
-    predicated = fragment.predicated_columns
-    read = _read_bytes(zonemaps, tuple(dict.fromkeys([*fragment.columns, *predicated])))
-    if not fragment.boxes:
-        ones = np.ones(n, bool)
-        return FragmentScan(fragment.query_id, ones, ones.copy(), np.ones(n), read, predicated)
+def _evaluate(zonemaps: "ZoneMaps", fragment: "ScanFragment", sel: np.ndarray | None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(scanned, covered, utilization) of a fragment with boxes, over all partitions or
+    over ``sel`` (see the notes above)."""
+    n = len(zonemaps) if sel is None else len(sel)
     scanned = covered = util = None
     for box in fragment.boxes:
         b_might = b_cov = b_frac = None
         for column, rng in box.items():
-            might, cov, frac = _column_test(zonemaps, column, rng)
+            might, cov, frac = _column_test(zonemaps, column, rng, sel)
             if b_might is None:
                 b_might, b_cov, b_frac = might, cov, frac
             else:
@@ -249,30 +341,232 @@ def analyze_fragment(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> Fragment
             covered = covered | (b_cov & b_might)
             util = np.minimum(util + b_util, 1.0)
     util[covered] = 1.0
+    return scanned, covered, util
+
+
+def analyze_fragment_dense(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> FragmentScan:
+    """The reference evaluator: every partition tested (O(partitions) per range).
+
+    :func:`analyze_fragment` must give exactly the same answer (property-tested); keep
+    this one simple. A fragment without boxes cannot be pruned: every partition is
+    scanned and, since no range of it could be served better by any ordering, counted as
+    fully used.
+    """
+    n = len(zonemaps)
+    predicated = fragment.predicated_columns
+    read = _read_bytes(zonemaps, tuple(dict.fromkeys([*fragment.columns, *predicated])))
+    if not fragment.boxes:
+        ones = np.ones(n, bool)
+        return FragmentScan(fragment.query_id, ones, ones.copy(), np.ones(n), read, predicated)
+    scanned, covered, util = _evaluate(zonemaps, fragment, None)
     return FragmentScan(fragment.query_id, scanned, covered, util, read, predicated)
 
 
-def analyze_workload(zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"]) -> list[FragmentScan]:
-    """:func:`analyze_fragment` for every fragment, in order."""
-    return [analyze_fragment(zonemaps, f) for f in fragments]
+# --------------------------------------------------------------------------------------
+# Fast pruning: per-column sorted endpoints (issue 15)
+# --------------------------------------------------------------------------------------
+#
+# A partition can match a range [fa, fb] of a column only if lo <= fb and hi >= fa (with
+# the bounds of ``_range_bounds``; exclusive ends only shrink that set). Per column, the
+# partitions with known, non-NaN bounds are sorted by lo; ``pmax`` is the running maximum
+# of hi in that order. With q = #(lo <= fb) and j = the first position where pmax >= fa,
+# every candidate lies in order[j:q] (before j every hi < fa; from q on every lo > fb):
+# two binary searches, then the exact test on those positions only. Partitions with
+# unknown bounds that might match are always candidates. The window order[j:q] holds the
+# k answers plus the partitions of lo < fa whose hi is below fa but after a wider one
+# in lo order: none when widths are about equal (a clustered or an ingestion-ordered
+# column), so the cost is O(log n + k) there; at worst it degrades to the dense scan.
+
+
+@dataclass(frozen=True)
+class _ColumnIndex:
+    order: np.ndarray  # partition positions with known, non-NaN bounds, sorted by lo
+    lo_sorted: np.ndarray
+    pmax: np.ndarray  # running max of hi in that order
+    always: np.ndarray  # positions that might match whatever the range (unknown bounds)
+
+
+def _column_index(zonemaps: "ZoneMaps", column: str) -> _ColumnIndex:
+    cache = zonemaps.__dict__.setdefault("_pruning_index", {})
+    if column in cache:
+        return cache[column]
+    prep = _prepared(zonemaps, column)
+    known = ~np.isnan(prep.lo) & ~np.isnan(prep.hi)
+    if prep.valid is not None:
+        known &= prep.valid
+    pos = np.flatnonzero(known)
+    order = pos[np.argsort(prep.lo[pos], kind="stable")]
+    lo_sorted = prep.lo[order]
+    pmax = np.maximum.accumulate(prep.hi[order]) if order.size else prep.hi[order]
+    always = (np.flatnonzero(prep.unknown_might) if prep.unknown_might is not None
+              else np.zeros(0, dtype=np.int64))
+    idx = _ColumnIndex(order, lo_sorted, pmax, always)
+    cache[column] = idx
+    return idx
+
+
+def _candidates(zonemaps: "ZoneMaps", column: str, rng: "Range") -> np.ndarray | None:
+    """Unsorted positions that might match ``rng`` on ``column`` (a superset of the exact
+    answer); None when the column does not restrict anything (not in the zonemaps)."""
+    if column not in zonemaps.columns:
+        return None
+    prep = _prepared(zonemaps, column)
+    bounds = _range_bounds(prep, zonemaps.columns[column].ltype, rng)
+    if bounds is None:
+        return np.zeros(0, dtype=np.int64)
+    fa, _, fb, _ = bounds
+    ix = _column_index(zonemaps, column)
+    q = int(np.searchsorted(ix.lo_sorted, fb, side="right"))
+    j = int(np.searchsorted(ix.pmax, fa, side="left"))
+    window = ix.order[j:q] if j < q else ix.order[:0]
+    return np.concatenate([window, ix.always]) if ix.always.size else window
+
+
+def _fragment_candidates(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> np.ndarray | None:
+    """Sorted unique positions some box might scan (None: every partition)."""
+    parts = []
+    for box in fragment.boxes:
+        best = None
+        for column, rng in box.items():
+            cand = _candidates(zonemaps, column, rng)
+            if cand is not None and (best is None or cand.size < best.size):
+                best = cand
+        if best is None:  # no restricting column in this box
+            return None
+        parts.append(best)
+    # a window of the sorted endpoints holds each partition once and the always-candidates
+    # are disjoint from it: one box needs a sort, several a sort and a de-duplication
+    out = np.sort(parts[0]) if len(parts) == 1 else np.sort(np.concatenate(parts))
+    if len(parts) > 1 and out.size:
+        out = out[np.concatenate(([True], out[1:] != out[:-1]))]
+    return out if out.size < len(zonemaps) else None
+
+
+def analyze_fragment(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> FragmentScan:
+    """Which partitions ``fragment`` scans, fully covers and how well it uses them.
+
+    The candidates of each box come from the sorted endpoints of its most selective
+    column (see above); the exact test of :func:`analyze_fragment_dense` then runs on
+    those partitions only, so the answer is the same to the last bit.
+    """
+    predicated = fragment.predicated_columns
+    if not fragment.boxes:
+        return analyze_fragment_dense(zonemaps, fragment)
+    n = len(zonemaps)
+    read = _read_bytes(zonemaps, tuple(dict.fromkeys([*fragment.columns, *predicated])))
+    sel = _fragment_candidates(zonemaps, fragment)
+    scanned, covered, util = _evaluate(zonemaps, fragment, sel)
+    base = np.arange(n, dtype=np.int64) if sel is None else sel
+    return FragmentScan.sparse(fragment.query_id, n, base[scanned], covered[scanned],
+                               util[scanned], read, predicated)
+
+
+def fragment_key(fragment: "ScanFragment") -> tuple:
+    """What makes two fragments' pruning identical: their boxes (column order kept: it
+    fixes the float arithmetic) and the columns they read."""
+    boxes = tuple(tuple(box.items()) for box in fragment.boxes)
+    return boxes, tuple(dict.fromkeys([*fragment.columns, *fragment.predicated_columns]))
+
+
+class _Memo:
+    """Pruning outcomes by :func:`fragment_key`, at most ``entries`` scanned partitions
+    in all (the oldest outcome goes first)."""
+
+    def __init__(self, entries: int) -> None:
+        self.scans: dict[tuple, FragmentScan] = {}
+        self.size, self.entries = 0, entries
+
+    def put(self, key: tuple, scan: FragmentScan) -> None:
+        self.scans[key] = scan
+        self.size += scan.index.size
+        while self.size > self.entries and len(self.scans) > 1:
+            self.size -= self.scans.pop(next(iter(self.scans))).index.size
+
+
+class WindowScans(SequenceABC):
+    """The :class:`FragmentScan` of each fragment of a window, computed on access.
+
+    Identical fragments (same boxes and projection, :func:`fragment_key`) are pruned
+    once; up to ``memo_entries`` scanned partitions are kept in a memo (oldest dropped
+    first), so a small window is analyzed once and a window of 100,000 queries over
+    1,000,000 partitions streams in O(partitions + queries) memory. :meth:`distinct`
+    yields each distinct outcome once with the positions of its fragments: what the
+    streaming savings fold (``engine.policy.wair.savings``).
+    """
+
+    def __init__(self, zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"],
+                 memo_entries: int = 20_000_000) -> None:
+        self.zonemaps = zonemaps
+        self.fragments = list(fragments)
+        self._keys = [fragment_key(f) for f in self.fragments]
+        self._memo = _Memo(memo_entries)
+
+    def __len__(self) -> int:
+        return len(self.fragments)
+
+    def _scan(self, i: int) -> FragmentScan:
+        key = self._keys[i]
+        scan = self._memo.scans.get(key)
+        if scan is None:
+            scan = analyze_fragment(self.zonemaps, self.fragments[i])
+            self._memo.put(key, scan)
+        return scan
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return WindowScans._view(self, range(len(self))[i])
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        scan = self._scan(i)
+        qid = self.fragments[i].query_id
+        return scan if scan.query_id == qid else scan.renamed(qid)
+
+    @classmethod
+    def _view(cls, parent: "WindowScans", positions: range) -> "WindowScans":
+        view = object.__new__(cls)
+        view.zonemaps = parent.zonemaps
+        view.fragments = [parent.fragments[p] for p in positions]
+        view._keys = [parent._keys[p] for p in positions]
+        view._memo = parent._memo  # shared: a slice reuses what the whole has analyzed
+        return view
+
+    def distinct(self) -> Iterator[tuple[FragmentScan, list[int]]]:
+        """Each distinct outcome once, in first-seen order, with the positions of the
+        fragments that share it (the scan carries the first one's query id)."""
+        members: dict[tuple, list[int]] = {}
+        for i, key in enumerate(self._keys):
+            members.setdefault(key, []).append(i)
+        for positions in members.values():
+            yield self[positions[0]], positions
+
+
+def analyze_workload(zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"]) -> WindowScans:
+    """:func:`analyze_fragment` for every fragment, in order, computed lazily (a
+    :class:`WindowScans`: iterate it, index it, or fold its :meth:`~WindowScans.distinct`
+    outcomes)."""
+    return WindowScans(zonemaps, fragments)
 
 
 def fragment_summary(scan: FragmentScan) -> dict[str, Any]:
     """Per-query counts for reports: partitions scanned, pruned, fully covered, boundary,
     the pruning rate, projection-aware bytes scanned, and the bytes a perfect layout
-    would not have read (``wasted_bytes = sum((1 - u) * read_bytes)`` over scanned ones)."""
-    s = scan.scanned
-    used = scan.utilization[s]
+    would not have read (``wasted_bytes = sum((1 - u) * read_bytes)`` over scanned ones).
+    O(scanned partitions): works on the sparse scan."""
+    used = scan.util
+    covered = int(scan.covered.sum())
     return {
         "query_id": scan.query_id,
-        "partitions": int(len(s)),
-        "scanned": int(s.sum()),
-        "pruned": int((~s).sum()),
-        "fully_covered": int(scan.fully_covered.sum()),
-        "boundary": int(scan.boundary.sum()),
+        "partitions": scan.n,
+        "scanned": scan.scanned_count,
+        "pruned": scan.n - scan.scanned_count,
+        "fully_covered": covered,
+        "boundary": scan.scanned_count - covered,
         "pruning_rate": round(scan.pruning_rate, 6),
         "bytes_scanned": scan.bytes_scanned,
-        "wasted_bytes": float(((1.0 - used) * scan.read_bytes[s]).sum()),
+        "wasted_bytes": float(((1.0 - used) * scan.read_bytes[scan.index]).sum()),
         "average_utilization": round(float(used.mean()), 6) if len(used) else 0.0,
         "predicated_columns": list(scan.predicated_columns),
     }

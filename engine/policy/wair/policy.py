@@ -184,7 +184,7 @@ class WairPolicy(Policy):
             raise InvalidParameterError(
                 f"context has {len(ctx.window)} fragments but {len(ctx.scans)} pruning results")
         w = self.decision_window(ctx.queries_seen)
-        window, scans = list(ctx.window[-w:]), list(ctx.scans[-w:])
+        window, scans = list(ctx.window[-w:]), ctx.scans[-w:]  # scans stay lazy (issue 15)
         zm = ctx.zonemaps
         br = breakdown_for_window(zm, scans, window, ctx.settings, p.beta)
         total = br.total

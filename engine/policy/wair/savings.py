@@ -22,8 +22,10 @@ Section 4.4 splits each query's saving equally over the columns in its predicate
 over the window this gives, per partition, the vector s_P whose unit-normalized form is the
 savings signature.
 
-Everything is vectorized: per query we take the index array of its boundary partitions
-(most partitions are pruned by most queries) and accumulate with ``np.bincount``.
+Everything is vectorized and streamed: per distinct query outcome we take the index array
+of its boundary partitions from the sparse scan (most partitions are pruned by most
+queries) and accumulate with ``np.bincount``; identical queries are folded once with their
+count (issue 15), so memory is O(partitions + distinct queries).
 
 Example (two partitions, one query reading 100 bytes in 1 s; P0 is a boundary partition
 with u = 0.25 and 40 bytes read, P1 is fully covered):
@@ -40,7 +42,7 @@ with u = 0.25 and 40 bytes read, P1 is fully covered):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 
@@ -80,6 +82,20 @@ def _t_read(duration_s: float | None, size_q: float, settings: "Settings") -> fl
     return scan_seconds(size_q, settings)
 
 
+def _distinct(scans: Sequence["FragmentScan"], durations_s: Sequence[float | None]
+              ) -> Iterator[tuple["FragmentScan", list[float | None]]]:
+    """Each distinct pruning outcome once with the durations of the queries sharing it:
+    :meth:`engine.scan.pruning.WindowScans.distinct` when the window offers it (identical
+    fragments pruned once), else one outcome per scan."""
+    distinct = getattr(scans, "distinct", None)
+    if distinct is None:
+        for scan, dur in zip(scans, durations_s):
+            yield scan, [dur]
+        return
+    for scan, positions in distinct():
+        yield scan, [durations_s[i] for i in positions]
+
+
 def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
                       durations_s: Sequence[float | None], settings: "Settings",
                       beta: float = 0.0, columns: Sequence[str] | None = None) -> SavingsBreakdown:
@@ -89,6 +105,12 @@ def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
     ``columns`` fixes the column order of ``per_column`` (others are appended in first-seen
     order); queries without a predicated column cannot be helped by any clustering key
     and are skipped.
+
+    Streaming (issue 15): each distinct pruning outcome is visited once and folded into
+    per-partition sums through its boundary partitions only; queries sharing an outcome
+    (same boxes and projection) add their read times, since eq. 3 is linear in
+    t_read(Q): ``sum_i w * t_i / size = w * (sum_i t_i) / size``. Memory is
+    O(partitions x predicated columns + distinct queries), never partitions x queries.
     """
     if len(scans) != len(durations_s):
         raise InvalidParameterError(
@@ -98,31 +120,30 @@ def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
     cols: dict[str, int] = {c: i for i, c in enumerate(columns or ())}
     acc: dict[tuple[int, ...], _Accumulator] = {}
     used = 0
-    for scan, dur in zip(scans, durations_s):
-        if len(scan.scanned) != n:
+    for scan, durs in _distinct(scans, durations_s):
+        if scan.n != n:
             raise InvalidParameterError(
-                f"pruning result of query {scan.query_id!r} has {len(scan.scanned)} partitions, "
+                f"pruning result of query {scan.query_id!r} has {scan.n} partitions, "
                 f"the snapshot has {n}; analyze the window against the same snapshot")
         if not scan.predicated_columns:
             continue
-        used += 1
-        sidx = np.flatnonzero(scan.scanned)  # few: most partitions are pruned
-        if sidx.size == 0:
+        used += len(durs)
+        if scan.index.size == 0:
             continue
-        read_s = scan.read_bytes[sidx]
+        read_s = scan.read_bytes[scan.index]
         size_q = float(read_s.sum())
-        u = scan.utilization[sidx]
-        keep = ~scan.fully_covered[sidx] & (u < 1.0)  # boundary partitions that can gain
-        idx = sidx[keep]
-        if idx.size == 0 or size_q <= 0:
+        keep = ~scan.covered & (scan.util < 1.0)  # boundary partitions that can gain
+        if not keep.any() or size_q <= 0:
             continue
-        gain = 1.0 - np.asarray(u[keep], dtype=np.float64)
+        idx = scan.index[keep]
+        gain = 1.0 - scan.util[keep]
         waste = gain * read_s[keep]
-        seconds = waste * (_t_read(dur, size_q, settings) / size_q)
+        t_read = sum(_t_read(d, size_q, settings) for d in durs)
+        seconds = waste * (t_read / size_q)
         key = tuple(cols.setdefault(c, len(cols)) for c in dict.fromkeys(scan.predicated_columns))
         if key not in acc:
             acc[key] = _Accumulator(n)
-        acc[key].add(idx, seconds, waste, gain)
+        acc[key].add(idx, seconds, waste, gain, len(durs))
     names = list(cols)
     per_column = np.zeros((n, len(names)), dtype=np.float64)
     saving, saved_bytes, prunable = np.zeros(n), np.zeros(n), np.zeros(n)
@@ -145,6 +166,8 @@ class _Accumulator:
 
     Index/value arrays are buffered and folded in with ``np.bincount`` every ~4M entries,
     so memory stays bounded however many (query, boundary partition) pairs the window has.
+    A distinct outcome shared by ``count`` queries adds its bytes and gains ``count``
+    times (its seconds already sum the queries' read times).
     """
 
     FLUSH_AT = 4_000_000
@@ -153,11 +176,12 @@ class _Accumulator:
         self.n = n
         self.seconds, self.waste, self.gain = np.zeros(n), np.zeros(n), np.zeros(n)
         self.hits = np.zeros(n, dtype=np.int64)
-        self._buf: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._buf: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]] = []
         self._pending = 0
 
-    def add(self, idx: np.ndarray, seconds: np.ndarray, waste: np.ndarray, gain: np.ndarray) -> None:
-        self._buf.append((idx, seconds, waste, gain))
+    def add(self, idx: np.ndarray, seconds: np.ndarray, waste: np.ndarray, gain: np.ndarray,
+            count: int = 1) -> None:
+        self._buf.append((idx, seconds, waste, gain, count))
         self._pending += idx.size
         if self._pending >= self.FLUSH_AT:
             self.flush()
@@ -168,9 +192,17 @@ class _Accumulator:
         idx = np.concatenate([b[0] for b in self._buf])
         n = self.n
         self.seconds += np.bincount(idx, weights=np.concatenate([b[1] for b in self._buf]), minlength=n)
-        self.waste += np.bincount(idx, weights=np.concatenate([b[2] for b in self._buf]), minlength=n)
-        self.gain += np.bincount(idx, weights=np.concatenate([b[3] for b in self._buf]), minlength=n)
-        self.hits += np.bincount(idx, minlength=n)
+        if all(b[4] == 1 for b in self._buf):
+            waste = np.concatenate([b[2] for b in self._buf])
+            gain = np.concatenate([b[3] for b in self._buf])
+            self.hits += np.bincount(idx, minlength=n)
+        else:
+            counts = np.concatenate([np.full(b[0].size, b[4], dtype=np.int64) for b in self._buf])
+            waste = np.concatenate([b[2] * b[4] for b in self._buf])
+            gain = np.concatenate([b[3] * b[4] for b in self._buf])
+            self.hits += np.bincount(idx, weights=counts, minlength=n).astype(np.int64)
+        self.waste += np.bincount(idx, weights=waste, minlength=n)
+        self.gain += np.bincount(idx, weights=gain, minlength=n)
         self._buf, self._pending = [], 0
 
 
@@ -197,8 +229,10 @@ def breakdown_for_window(zonemaps: "ZoneMaps", window_scans: Sequence["FragmentS
     durations = [None if f.duration_ms is None else float(f.duration_ms) / 1000.0
                  for f in window]
     used_cols: dict[str, None] = {}
-    for s in window_scans:
-        for c in s.predicated_columns:
+    # a lazy window (WindowScans) names its fragments: read them, not the scans (which
+    # would prune the whole window once more)
+    for f in getattr(window_scans, "fragments", window_scans):
+        for c in f.predicated_columns:
             used_cols.setdefault(c, None)
     ordered = [c for c in zonemaps.columns if c in used_cols]
     return savings_breakdown(len(zonemaps), window_scans, durations, settings, beta, ordered)
