@@ -25,7 +25,7 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 def settings(tmp_path: Path) -> Settings:
     """Settings for an empty workspace under tmp_path, with small partitions."""
     return load_settings({"home": str(tmp_path / "home"), "target_rows": 1000,
-                          "spark_master": "local[2]", "approvers": "alice,bob"})
+                          "spark_master": "local[2]", "auth_delay_s": 0.01})
 
 
 @pytest.fixture(scope="session")

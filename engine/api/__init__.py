@@ -7,7 +7,9 @@ Each area lives in its own module (``tables``, ``workload``, ``analysis``, ``pla
 
 from __future__ import annotations
 
-from engine.api import analysis, files, plans, simulate as _simulate, tables, workload
+from engine.api import (
+    analysis, files, plans, security, simulate as _simulate, tables, workload,
+)
 from engine.api.analysis import (
     analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, pruning,
     pruning_scans, signature_projection, span_shares,
@@ -17,6 +19,10 @@ from engine.api.plans import (
     BackgroundRun, approve_plan, audit_log, create_plan, default_actor, list_plans,
     plan_progress, policy_names, policy_state, preview_plan, reject_plan, require_approver,
     run_plan, show_plan, start_run,
+)
+from engine.api.security import (
+    Identity, add_approver, authenticate, change_secret, check_session, generate_secret,
+    has_admin, list_approvers, remove_approver, sign_out, verify_audit,
 )
 from engine.api.simulate import (
     DEFAULT_SIMULATION_POLICIES, list_presets, scenario_parameters, simulate, simulate_scenario,
@@ -33,4 +39,4 @@ from engine.api.workload import (
 )
 
 __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__,
-           *_simulate.__all__, *files.__all__]
+           *_simulate.__all__, *files.__all__, *security.__all__]

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, Callable
 from engine.core import logical_types
 from engine.core.config import Settings
 from engine.core.errors import InvalidParameterError
-from engine.plans.gate import require_approver
+from engine.plans.gate import require
+from engine.plans.identity import Identity
+from engine.plans.store import ControlStore
 from engine.spark import ingest
 from engine.table.model import Snapshot
 from engine.table.store import TableStore
@@ -123,14 +125,19 @@ def table_snapshots(settings: Settings, name: str) -> list[dict]:
     return TableStore(settings).history(name)
 
 
-def rollback_table(settings: Settings, name: str, to_snapshot: str, actor: str | None = None) -> Snapshot:
-    """Publish a new snapshot equal to ``to_snapshot`` (nothing is deleted), as a
-    configured approver (:func:`engine.plans.gate.require_approver`: the CLI and the
-    dashboard share the rule). A wrong table or snapshot is reported before the approver."""
+def rollback_table(settings: Settings, name: str, to_snapshot: str,
+                   actor: "Identity | None" = None) -> Snapshot:
+    """Publish a new snapshot equal to ``to_snapshot`` (nothing is deleted), as a signed-in
+    admin (:func:`engine.plans.gate.require`: the CLI and the dashboard share the rule);
+    audited. A wrong table or snapshot is reported before the identity."""
     store = TableStore(settings)
     store.snapshot(name, str(to_snapshot))
-    actor = require_approver(settings, actor, "rollback")
-    return store.rollback(name, str(to_snapshot), actor=actor)
+    control = ControlStore(settings)
+    who = require(settings, actor, "rollback", control)
+    snap = store.rollback(name, str(to_snapshot), actor=who)
+    control.record(who, "rollback", f"table {name}: snapshot {snap.parent} -> {snap.id} "
+                                    f"(equal to {to_snapshot})")
+    return snap
 
 
 def gc_table(settings: Settings, name: str, older_than: str | dt.timedelta = "7d",

@@ -8,6 +8,7 @@ import sys
 from typing import Any, Callable, Mapping
 
 from engine import api
+from engine.cli.auth import add_identity_args, signed_in
 from engine.cli.output import add_json_flag, aligned, emit
 from engine.core.fmt import human_bytes
 
@@ -130,7 +131,9 @@ def _snapshots(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _rollback(args: argparse.Namespace, settings: Any) -> int:
-    snap = api.rollback_table(settings, args.name, args.to, actor=args.actor)
+    api.load_snapshot(settings, args.name, args.to)  # a wrong target before the secret prompt
+    with signed_in(args, settings) as identity:
+        snap = api.rollback_table(settings, args.name, args.to, actor=identity)
     emit(args, _snapshot_summary(snap),
          lambda d: _snapshot_text(d) + f" - now equal to snapshot {args.to}")
     return 0
@@ -208,7 +211,7 @@ def register(subparsers: Any) -> None:
     p = sub.add_parser("rollback", help="publish a new snapshot equal to an older one")
     p.add_argument("name")
     p.add_argument("--to", required=True, metavar="SNAPSHOT", help="snapshot id to restore")
-    p.add_argument("--as", dest="actor", metavar="NAME", help="who rolls back (recorded)")
+    add_identity_args(p, who="admin")
     add_json_flag(p)
     p.set_defaults(func=_rollback)
 
