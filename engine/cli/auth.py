@@ -24,7 +24,10 @@ SECRET_FILE_ENV = "LAYOUT_ADVISOR_SECRET_FILE"
 
 def add_identity_args(parser: argparse.ArgumentParser, required: bool = True,
                       who: str = "approver") -> None:
-    """``--as NAME`` and ``--secret-file PATH`` on a guarded command."""
+    """``--as NAME`` and ``--secret-file PATH`` on a guarded command. Abbreviations are
+    off on that parser, so a mistyped ``--secret VALUE`` is refused instead of being taken
+    for ``--secret-file`` (and its value shown as a path)."""
+    parser.allow_abbrev = False
     parser.add_argument("--as", dest="actor", metavar="NAME", required=required,
                         help=f"{who} name; the secret is prompted for, or read from "
                              f"--secret-file / {SECRET_FILE_ENV}")

@@ -15,6 +15,7 @@ after a delay that doubles with each failure since the last successful sign-in
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 import time
@@ -107,12 +108,15 @@ def _secret_matches(stored: str | None, secret: str) -> bool:
     """True if ``secret`` matches the stored hash; an unknown name still costs one hash, so
     timing does not tell which names exist."""
     try:
-        return _HASHER.verify(stored or _DUMMY_HASH, secret) and stored is not None
+        return _HASHER.verify(stored or _dummy_hash(), secret) and stored is not None
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return False
 
 
-_DUMMY_HASH = _HASHER.hash("not a secret anyone has")
+@functools.cache
+def _dummy_hash() -> str:
+    """A hash to verify against for unknown names (made on first need: hashing costs)."""
+    return _HASHER.hash("not a secret anyone has")
 
 
 def authenticate(settings: "Settings", name: str, secret: str,

@@ -149,7 +149,13 @@ def _dumps(value: Any) -> str:
 #: ``prev_hash`` of the first audit entry
 GENESIS_HASH = "0" * 64
 _AUDIT_FIELDS = ("plan_id", "ts", "actor", "action", "from_status", "to_status", "reason")
-_TRIGGERS = """
+_TRIGGER_STATEMENTS = (
+    "CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit "
+    "BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END",
+    "CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit "
+    "BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END",
+)
+_TRIGGERS = "".join(f"{stmt};\n" for stmt in _TRIGGER_STATEMENTS)
 CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
@@ -268,7 +274,9 @@ class ControlStore:
                     prev = h
                 else:
                     prev = row["hash"]
-            conn.executescript("COMMIT;" + _TRIGGERS)
+            for stmt in _TRIGGER_STATEMENTS:  # back before the lock is released
+                conn.execute(stmt)
+            conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
