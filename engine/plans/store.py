@@ -156,11 +156,6 @@ _TRIGGER_STATEMENTS = (
     "BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END",
 )
 _TRIGGERS = "".join(f"{stmt};\n" for stmt in _TRIGGER_STATEMENTS)
-CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-"""
 
 
 def entry_hash(prev_hash: str, entry: Mapping[str, Any]) -> str:
