@@ -18,6 +18,7 @@ from engine import api
 from engine.cli import main
 from engine.core.config import load_settings
 from engine.policy.base import PlanGroup
+from engine.table import store as table_store
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table
 from security_helpers import SECRET, ensure_account, secret_file
@@ -133,6 +134,7 @@ def test_bad_input(case: Case, tmp_path, capsys, monkeypatch):
     before = _disk_state(tmp_path, case.audits)
     capsys.readouterr()
 
+    table_store._SNAPSHOT_CACHE.clear()  # as in a new process: read what is on disk
     try:
         code = main(argv)
     except SystemExit as exc:  # argparse: usage and one error line

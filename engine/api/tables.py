@@ -47,7 +47,10 @@ def parse_duration(text: str | dt.timedelta) -> dt.timedelta:
     m = _DURATION.match(str(text))
     if not m:
         raise InvalidParameterError(f"invalid duration {text!r}: use e.g. 7d, 12h, 30m or 45s")
-    return dt.timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2).lower()])
+    try:
+        return dt.timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2).lower()])
+    except OverflowError:
+        raise InvalidParameterError(f"duration {text!r} is too long (at most 999999999 days)") from None
 
 
 def create_table(settings: Settings, name: str, source: str, order_by: str | None = None,

@@ -26,6 +26,9 @@ from engine.core.errors import AdvisorError
 COMMAND_MODULES = (demo, tables, workload, analysis, plans, simulate, approvers, audit, ui)
 #: exit codes
 EXIT_USER, EXIT_BUG, EXIT_PIPE = 2, 1, 141
+#: commands that may start a workspace that does not exist yet (or need none: simulate)
+CREATES_WORKSPACE = {("demo", None), ("table", "create"), ("table", "register"),
+                     ("approvers", "add"), ("simulate", None), ("ui", None)}
 REPORT_HINT = ("this is a bug in layout-advisor; please report it with the command you ran "
                "(rerun with --traceback for the details)")
 
@@ -58,6 +61,17 @@ def _os_error_text(exc: OSError) -> str:
     return f"{where}: {reason}" if where else reason
 
 
+def require_workspace(args: argparse.Namespace, settings: Settings) -> None:
+    """A ``--home`` that does not exist is a mistake (a typo would otherwise show an empty
+    workspace, or start one in the wrong place), except for the commands that create one."""
+    sub = getattr(args, f"{args.command}_command", None)
+    if (args.command, sub) in CREATES_WORKSPACE or (args.command, None) in CREATES_WORKSPACE:
+        return
+    if not settings.home.exists():
+        raise AdvisorError(f"no workspace at {settings.home}; check --home, or create one with "
+                           "`layout-advisor demo` or `layout-advisor table create`")
+
+
 def _quiet_broken_pipe() -> int:
     """The reader went away: point stdout at /dev/null so the interpreter's final flush
     does not print a second error, and exit like a program killed by SIGPIPE."""
@@ -75,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings: Settings = load_settings({"home": args.home, "spark_master": args.spark_master})
+        require_workspace(args, settings)
         result = args.func(args, settings)
         sys.stdout.flush()
         return int(result or 0)

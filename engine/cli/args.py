@@ -49,3 +49,4 @@ def number(low: float | None = None, low_inclusive: bool = True,
 positive = number(low=0, low_inclusive=False)
 non_negative = number(low=0)
 positive_int = number(low=1, integer=True)
+non_negative_int = number(low=0, integer=True)

@@ -24,6 +24,7 @@ import datetime as dt
 import gzip
 import io
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,7 +83,11 @@ def normalize_ts(value: Any) -> str | None:
         raise ValueError(f"invalid ts {value!r}")
     if isinstance(value, (int, float)):
         seconds = value / 1000.0 if abs(value) > 1e11 else float(value)
-        moment = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).replace(tzinfo=None)
+        try:
+            moment = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).replace(tzinfo=None)
+        except (OverflowError, OSError, ValueError):  # NaN, inf, beyond year 9999
+            raise ValueError(f"invalid ts {value!r}: epoch timestamp out of range "
+                             "(years 1..9999)") from None
         return moment.isoformat()
     if isinstance(value, str):
         text = value.strip()
@@ -202,6 +207,27 @@ def split_sql(text: str, backslash_escapes: bool = False) -> Iterator[LogEntry]:
         yield entry
 
 
+def _measure(data: dict, key: str, kind: type) -> Any:
+    """A finite, non-negative number field of a JSON log line (None when absent); NaN,
+    infinities (JSON's ``Infinity``), negatives and non-numbers are refused by name.
+
+    Example:
+    >>> _measure({"bytes_scanned": 10}, "bytes_scanned", int)
+    10
+    >>> _measure({"bytes_scanned": float("inf")}, "bytes_scanned", int)
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid bytes_scanned inf: a finite number of at least 0 is required
+    """
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0:
+        raise ValueError(f"invalid {key} {value!r}: a finite number of at least 0 is required")
+    return kind(value)
+
+
 def _jsonl_entries(text: str) -> Iterator[LogEntry]:
     for lineno, raw in enumerate(io.StringIO(text), 1):
         if not raw.strip():
@@ -220,10 +246,8 @@ def _jsonl_entries(text: str) -> Iterator[LogEntry]:
             continue
         try:
             ts = normalize_ts(data.get("ts"))
-            duration = data.get("duration_ms")
-            duration = None if duration is None else float(duration)
-            scanned = data.get("bytes_scanned")
-            scanned = None if scanned is None else int(scanned)
+            duration = _measure(data, "duration_ms", float)
+            scanned = _measure(data, "bytes_scanned", int)
         except (TypeError, ValueError) as exc:
             yield LogEntry(line=lineno, sql=None, error=str(exc))
             continue

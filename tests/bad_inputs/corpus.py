@@ -7,7 +7,7 @@ error line matching ``expect``, and nothing on disk changed (table files, snapsh
 control store; a case with ``audits=True`` may append audit entries and sessions, as a
 failed sign-in must).
 
-Placeholders in ``argv``: ``{home}`` the workspace, ``{tmp}`` a scratch directory holding
+Placeholders in ``argv`` (``str.format``; write ``{{`` for a brace): ``{home}`` the workspace, ``{tmp}`` a scratch directory holding
 ``files``; ``{secret}`` a file with the right secret. ``config`` is written to the
 workspace's ``layout-advisor.toml``; ``env`` is set for the command; ``damage`` (a name in
 :data:`DAMAGES`) changes the workspace before the command (the "before" state is taken
@@ -98,10 +98,10 @@ CASES: tuple[Case, ...] = (
     _arg("window-fraction", (*CREATE, "--window", "1.5"), r"--window: '1.5' is not an integer"),
     _arg("eps-zero", (*CREATE, "--eps", "0"), r"--eps: 0 must be greater than 0"),
     _arg("k-max-negative", (*CREATE, "--k-max", "-3"), r"--k-max: -3 must be at least 1"),
-    _arg("cost-limit-minus-inf", (*CREATE, "--cost-limit", "-inf"), r"--cost-limit: '-inf' is not a finite"),
+    _arg("cost-limit-minus-inf", (*CREATE, "--cost-limit=-inf"), r"--cost-limit: '-inf' is not a finite"),
     _arg("demo-scale-negative", ("demo", "--scale", "-1", "--no-ui"), r"--scale: -1 must be greater than 0"),
     _arg("demo-scale-nan", ("demo", "--scale", "nan", "--no-ui"), r"--scale: 'nan' is not a finite"),
-    _arg("simulate-overrides-json", ("simulate", "--overrides", "{bad"), r"--overrides: not a JSON object"),
+    _arg("simulate-overrides-json", ("simulate", "--overrides", "{{bad"), r"--overrides: not a JSON object"),
     _arg("simulate-overrides-list", ("simulate", "--overrides", "[1, 2]"), r"--overrides: not a JSON object"),
     _arg("simulate-rows-zero", ("simulate", "--rows", "0"), r"--rows: 0 must be at least 1"),
     _arg("simulate-rate-inf", ("simulate", "--shifting-rate", "inf"), r"--shifting-rate: 'inf' is not a finite"),
@@ -123,24 +123,24 @@ CASES: tuple[Case, ...] = (
          damage="control-directory"),
     Case("control-db-missing-after-recluster", ("plan", "list"), r"control\.db is missing, but table\(s\) lineitem",
          damage="control-missing-after-recluster"),
-    Case("pointer-garbage", ("table", "show", "lineitem"), r"lineitem.*current.*damaged", damage="pointer-garbage"),
-    Case("pointer-to-nothing", ("table", "show", "lineitem"), r"lineitem.*snapshot '77'", damage="pointer-dangling"),
-    Case("header-garbage", ("table", "show", "lineitem"), r"snap-00000001\.json.*damaged", damage="header-garbage"),
-    Case("manifest-truncated", ("table", "show", "lineitem"), r"snap-00000001\.manifest\.parquet.*damaged",
+    Case("pointer-garbage", ("table", "show", "lineitem"), r"metadata/current: the current-snapshot pointer is damaged", damage="pointer-garbage"),
+    Case("pointer-to-nothing", ("table", "show", "lineitem"), r"table 'lineitem' has no snapshot '77'", damage="pointer-dangling"),
+    Case("header-garbage", ("table", "show", "lineitem"), r"snap-00000001\.json: the header of snapshot 1 is damaged.*roll back", damage="header-garbage"),
+    Case("manifest-truncated", ("table", "show", "lineitem"), r"snap-00000001\.manifest\.parquet: the snapshot is damaged",
          damage="manifest-truncated"),
-    Case("table-json-garbage", ("table", "show", "lineitem"), r"table\.json.*damaged", damage="table-json-garbage"),
+    Case("table-json-garbage", ("table", "show", "lineitem"), r"table\.json: the table description is damaged", damage="table-json-garbage"),
     # -- query logs (strict import) ----------------------------------------------------
-    _log("ts-1e20", _jsonl('{"ts": 1e20, %s}' % _Q), r"log\.jsonl:1.*timestamp"),
-    _log("ts-word", _jsonl('{"ts": "yesterday", %s}' % _Q), r"log\.jsonl:1.*timestamp"),
+    _log("ts-1e20", _jsonl('{"ts": 1e20, %s}' % _Q), r"log\.jsonl:1.*invalid ts 1e\+20: epoch timestamp out of range"),
+    _log("ts-word", _jsonl('{"ts": "yesterday", %s}' % _Q), r"log\.jsonl:1.*invalid ts 'yesterday'"),
     _log("bytes-infinity", _jsonl('{"ts": 1700000000, "bytes_scanned": Infinity, %s}' % _Q), r"log\.jsonl:1.*bytes_scanned"),
     _log("bytes-negative", _jsonl('{"ts": 1700000000, "bytes_scanned": -5, %s}' % _Q), r"log\.jsonl:1.*bytes_scanned"),
     _log("duration-nan", _jsonl('{"ts": 1700000000, "duration_ms": NaN, %s}' % _Q), r"log\.jsonl:1.*duration_ms"),
     _log("not-an-object", _jsonl('[1, 2]'), r"log\.jsonl:1"),
     _log("sql-not-text", _jsonl('{"ts": 1700000000, "sql": 5}'), r"log\.jsonl:1.*sql"),
     _log("bad-json", _jsonl('{"ts": 1700000000, "sql": '), r"log\.jsonl:1"),
-    _log("literal-1e400", b"SELECT * FROM lineitem WHERE l_quantity < 1e400;\n", r"log\.sql:1.*1e400", sql=True),
-    _log("literal-minus-1e400", b"SELECT * FROM lineitem WHERE l_extendedprice > -1e400;\n", r"log\.sql:1.*1e400", sql=True),
-    _log("date-out-of-range", b"SELECT * FROM lineitem WHERE l_shipdate < DATE '99999-01-01';\n", r"log\.sql:1", sql=True),
+    _log("literal-1e400", b"SELECT * FROM lineitem WHERE l_quantity < 1e400;\n", r"log\.sql:1.*numeric literal 1E\+400 is out of the range of a double", sql=True),
+    _log("literal-minus-1e400", b"SELECT * FROM lineitem WHERE l_quantity > -1e400;\n", r"log\.sql:1.*numeric literal -1E\+400 is out of the range", sql=True),
+    _log("date-out-of-range", b"SELECT * FROM lineitem WHERE l_shipdate < DATE '99999-01-01';\n", r"log\.sql:1.*date literal '99999-01-01' is not a valid date", sql=True),
     _log("unknown-column", b"SELECT * FROM lineitem WHERE nope < 3;\n", r"log\.sql:1.*nope", sql=True),
     _log("not-utf8", b"SELECT * FROM lineitem WHERE l_comment = '\xff\xfe';\n", r"log\.sql.*UTF-8", sql=True),
     Case("log-missing", ("workload", "import", "lineitem", "{tmp}/nothing.sql"), r"nothing\.sql"),
