@@ -14,7 +14,7 @@ from engine.policy.base import PlanGroup
 from engine.spark.executor import FAULT_ENV, boundaries, range_partition
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table, rows_of, shipdate_fragments
-from security_helpers import sign_in
+from security_helpers import secret_file, sign_in
 
 pytestmark = pytest.mark.spark
 
@@ -148,7 +148,8 @@ def test_crash_between_write_and_commit_leaves_previous_snapshot(settings, spark
     env[FAULT_ENV] = "before-commit"
     proc = subprocess.run(
         [sys.executable, "-m", "engine", "--home", str(settings.home), "--spark-master",
-         "local[1]", "plan", "run", str(pid)],
+         "local[1]", "plan", "run", str(pid), "--as", "alice",
+         "--secret-file", secret_file(tmp_path)],
         env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 97, proc.stderr[-2000:]
     assert "[1/1]" in proc.stderr  # the group was written and verified before the crash

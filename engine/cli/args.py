@@ -13,9 +13,10 @@ from typing import Callable
 
 
 def number(low: float | None = None, low_inclusive: bool = True,
-           high: float | None = None, integer: bool = False) -> Callable[[str], float | int]:
+           high: float | None = None, integer: bool = False,
+           inf_ok: bool = False) -> Callable[[str], float | int]:
     """A converter for a finite number within ``[low, high]`` (``(low, ...`` when not
-    ``low_inclusive``).
+    ``low_inclusive``); ``inf_ok`` also accepts ``inf`` where it means "no limit".
 
     Example:
     >>> number(low=0, low_inclusive=False)("2.5")
@@ -35,7 +36,7 @@ def number(low: float | None = None, low_inclusive: bool = True,
         except ValueError:
             kind = "an integer" if integer else "a number"
             raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
-        if not math.isfinite(value):
+        if not math.isfinite(value) and not (inf_ok and value == math.inf):
             raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
         if low is not None and (value < low or (value == low and not low_inclusive)):
             word = "at least" if low_inclusive else "greater than"
@@ -46,6 +47,7 @@ def number(low: float | None = None, low_inclusive: bool = True,
     return convert
 
 
+finite = number()
 positive = number(low=0, low_inclusive=False)
 non_negative = number(low=0)
 positive_int = number(low=1, integer=True)

@@ -7,7 +7,7 @@ import sys
 from typing import Any, Callable, Mapping
 
 from engine import api
-from engine.cli.args import non_negative, positive, positive_int
+from engine.cli.args import finite, number, positive_int
 from engine.cli.audit import audit_line
 from engine.cli.auth import add_identity_args, signed_in
 from engine.cli.output import add_json_flag, emit
@@ -125,13 +125,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("table")
     p.add_argument("--policy", default="wair", choices=api.policy_names())
     p.add_argument("--window", type=positive_int, help="queries in the sliding window")
-    p.add_argument("--alpha", type=non_negative, help="WAIR aggressiveness (eq. 4)")
-    p.add_argument("--beta", type=non_negative,
+    # finite here; each policy checks its own ranges (one rule, shared with the dashboard)
+    p.add_argument("--alpha", type=finite, help="WAIR aggressiveness (eq. 4)")
+    p.add_argument("--beta", type=finite,
                    help="WAIR performance bonus, CPU-s per pruned partition")
-    p.add_argument("--cost-limit", dest="cost_limit", type=non_negative,
+    p.add_argument("--cost-limit", dest="cost_limit", type=number(low=0, inf_ok=True),
                    help="WAIR cost limit, CPU-seconds of outstanding debt (eq. 2)")
     p.add_argument("--k-max", dest="k_max", type=positive_int, help="max partitions per group")
-    p.add_argument("--eps", type=positive, help="DBSCAN cosine radius of savings signatures")
+    p.add_argument("--eps", type=finite, help="DBSCAN cosine radius of savings signatures")
     p.add_argument("--min-samples", dest="min_samples", type=positive_int,
                    help="DBSCAN min_samples")
     p.add_argument("--key", help="clustering key (DD, DD-EP; WAIR: one fixed key)")
