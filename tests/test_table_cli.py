@@ -93,7 +93,8 @@ def test_text_output_is_aligned_tables(tmp_path, capsys):
     assert "2020-01-01" in out and "n149" in out
     code, out, _ = run(capsys, "--home", home, "table", "snapshots", "t")
     assert out.splitlines()[0].split() == ["id", "parent", "created_at", "operation", "partitions"]
-    code, out, _ = run(capsys, "--home", home, "table", "gc", "t", "--dry-run", "--older-than", "0s")
+    code, out, _ = run(capsys, "--home", home, "table", "gc", "t", "--dry-run", "--older-than", "0s",
+                         "--force-retention")
     assert code == 0 and "would delete 0 file(s)" in out
 
 

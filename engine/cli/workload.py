@@ -6,6 +6,7 @@ import argparse
 from typing import Any, Mapping
 
 from engine import api
+from engine.cli.auth import add_identity_args, signed_in
 from engine.cli.output import add_json_flag, aligned, emit
 
 MAX_SKIPPED_SHOWN = 10
@@ -46,7 +47,8 @@ def _do_show(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _do_clear(args: argparse.Namespace, settings: Any) -> int:
-    api.clear_workload(settings, args.table)
+    with signed_in(args, settings) as identity:
+        api.clear_workload(settings, args.table, actor=identity)
     print(f"cleared the workload of {args.table}")
     return 0
 
@@ -75,4 +77,5 @@ def register(subparsers: Any) -> None:
 
     clear = sub.add_parser("clear", help="forget the imported workload of TABLE")
     clear.add_argument("table", metavar="TABLE")
+    add_identity_args(clear, who="admin")
     clear.set_defaults(func=_do_clear)
