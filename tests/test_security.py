@@ -213,3 +213,25 @@ def test_rollback_is_an_admins_action_and_is_audited(settings, table):
     last = api.audit_log(settings)[-1]
     assert (last["actor"], last["action"], last["reason"]) == (
         ROOT, "rollback", "table lineitem: snapshot 2 -> 3 (equal to 1)")
+
+
+def test_demo_admin_secret_is_printed_once_and_stored_hashed(settings, capsys):
+    from engine.cli.demo import DEMO_ADMIN, ensure_demo_admin
+
+    ensure_demo_admin(settings)
+    err = capsys.readouterr().err
+    generated = err.split("generated secret ")[1].split()[0]
+    assert api.authenticate(settings, DEMO_ADMIN, generated).role == "admin"
+    assert generated.encode() not in settings.control_db.read_bytes()
+    ensure_demo_admin(settings)  # an admin exists: nothing printed, nothing changed
+    assert capsys.readouterr().err == ""
+
+
+def test_demo_admin_takes_the_secret_from_the_environment(settings, capsys, monkeypatch):
+    from engine.cli.demo import DEMO_ADMIN, ensure_demo_admin
+
+    monkeypatch.setenv("LAYOUT_ADVISOR_DEMO_SECRET", "the demo's own secret")
+    ensure_demo_admin(settings)
+    err = capsys.readouterr().err
+    assert "LAYOUT_ADVISOR_DEMO_SECRET" in err and "the demo's own secret" not in err
+    assert api.authenticate(settings, DEMO_ADMIN, "the demo's own secret").name == DEMO_ADMIN

@@ -78,7 +78,7 @@ def _quiet_broken_pipe() -> int:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # pragma: no cover - stdout already closed
+    except (OSError, ValueError, AttributeError):  # stdout closed or not a real file
         pass
     return EXIT_PIPE
 
@@ -86,7 +86,10 @@ def _quiet_broken_pipe() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the process exit code (2 for a user mistake, 1 for a bug)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except BrokenPipeError:  # --help piped into head
+        return _quiet_broken_pipe()
     try:
         settings: Settings = load_settings({"home": args.home, "spark_master": args.spark_master})
         require_workspace(args, settings)
