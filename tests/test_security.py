@@ -235,3 +235,28 @@ def test_demo_admin_takes_the_secret_from_the_environment(settings, capsys, monk
     err = capsys.readouterr().err
     assert "LAYOUT_ADVISOR_DEMO_SECRET" in err and "the demo's own secret" not in err
     assert api.authenticate(settings, DEMO_ADMIN, "the demo's own secret").name == DEMO_ADMIN
+
+
+def test_a_rolled_back_plan_says_so(settings, table):
+    from engine.plans import gate
+    from engine.plans.plan import PlanBook
+    from engine.table.store import TableStore
+
+    alice, root = sign_in(settings, "alice"), sign_in(settings, ROOT)
+    pid, other = _plan(settings, table), _plan(settings, table)
+    api.approve_plan(settings, pid, alice)
+    book = PlanBook(settings)
+    gate.start(book, pid, alice)
+    first = table.partitions[0]
+    done = TableStore(settings).commit("lineitem", table.id, [first.path], [first], "recluster",
+                                       {"plan_id": pid})
+    book.succeed(pid, {"snapshot_id": done.id})
+    api.rollback_table(settings, "lineitem", table.id, actor=root)
+    shown = api.show_plan(settings, pid)
+    assert shown["status"] == "rolled-back"
+    last = shown["audit"][-1]
+    assert (last["actor"], last["action"], last["from_status"], last["to_status"]) == (
+        ROOT, "rollback", "succeeded", "rolled-back")
+    assert last["reason"] == "table lineitem rolled back to snapshot 1 (snapshot 3)"
+    assert api.show_plan(settings, other)["status"] == "stale"  # untouched by the rollback
+    assert api.verify_audit(settings)["ok"]

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from engine.core import logical_types
 from engine.core.config import Settings
 from engine.core.errors import InvalidParameterError
-from engine.plans.gate import require
+from engine.plans.gate import require, undo_rolled_back
+from engine.plans.plan import PlanBook
 from engine.plans.identity import Identity
 from engine.plans.store import ControlStore
 from engine.spark import ingest
@@ -142,6 +143,7 @@ def rollback_table(settings: Settings, name: str, to_snapshot: str,
     snap = store.rollback(name, str(to_snapshot), actor=who)
     control.record(who, "rollback", f"table {name}: snapshot {snap.parent} -> {snap.id} "
                                     f"(equal to {to_snapshot})")
+    undo_rolled_back(PlanBook(settings, control), name, str(to_snapshot), snap.id, who)
     return snap
 
 

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING
 
 from engine.core.errors import ApprovalError, PlanError, StalePlanError
 from engine.plans.identity import ADMIN, APPROVER, resolve
-from engine.plans.plan import APPROVED, PROPOSED, REJECTED, RUNNING, STALE, Plan, PlanBook
+from engine.plans.plan import (
+    APPROVED, PROPOSED, REJECTED, ROLLED_BACK, RUNNING, STALE, SUCCEEDED, Plan, PlanBook,
+)
 from engine.plans.store import ControlStore
 
 if TYPE_CHECKING:
@@ -157,3 +159,20 @@ def start(book: PlanBook, plan_id: int, actor: object) -> Plan:
                             "approval; run `layout-advisor audit verify`")
     name = require(book.settings, actor, "run", book.control)
     return book.move(plan_id, (APPROVED,), RUNNING, name, "run", None)
+
+
+def undo_rolled_back(book: PlanBook, table: str, target: str, new_snapshot: str,
+                     actor: str) -> list[int]:
+    """After a rollback of ``table`` to snapshot ``target``: every succeeded plan whose commit
+    came after ``target`` no longer shows in the data, so its status says so (audited as
+    the rollback's actor). Returns those plans' ids."""
+    undone = []
+    for plan in book.list(table):
+        committed = (plan.result or {}).get("snapshot_id")
+        if plan.status == SUCCEEDED and committed is not None \
+                and str(committed).isdigit() and int(committed) > int(target):
+            book.move(plan.id, (SUCCEEDED,), ROLLED_BACK, actor, "rollback",
+                      f"table {table} rolled back to snapshot {target} (snapshot "
+                      f"{new_snapshot})")
+            undone.append(plan.id)
+    return undone
