@@ -25,11 +25,13 @@ SHOW_KEYS = ("query_id", "ts", "table", "columns", "boxes")
 
 
 def import_workload(settings: Settings, table: str, path: str, dialect: str | None = None,
-                    strict: bool = False, replace: bool = False) -> dict[str, Any]:
+                    strict: bool = False, replace: bool = False,
+                    append: bool = False) -> dict[str, Any]:
     """Import a ``.sql`` / ``.jsonl`` log for ``table``; the import report as a dict:
-    ``{"table", "file", "statements", "fragments", "skipped": [{"line", "reason"}], "ignored"}``."""
+    ``{"table", "file", "statements", "fragments", "skipped": [{"line", "reason"}], "ignored"}``.
+    Queries already imported are refused unless ``append`` or ``replace``."""
     return import_log(settings, table, path, dialect=dialect, strict=strict,
-                      replace=replace).to_dict()
+                      replace=replace, append=append).to_dict()
 
 
 def workload_fragments(settings: Settings, table: str) -> list[ScanFragment]:

@@ -35,7 +35,8 @@ def _show_text(table: str, rows: list[dict]) -> str:
 
 def _do_import(args: argparse.Namespace, settings: Any) -> int:
     report = api.import_workload(settings, args.table, args.file, dialect=args.dialect,
-                                 strict=args.strict, replace=args.replace)
+                                 strict=args.strict, replace=args.replace,
+                                 append=args.append)
     emit(args, report, _import_text)
     return 0
 
@@ -65,8 +66,11 @@ def register(subparsers: Any) -> None:
     imp.add_argument("--dialect", help="SQL dialect for sqlglot (spark, snowflake, duckdb, ...)")
     imp.add_argument("--strict", action="store_true",
                      help="fail on the first bad statement instead of skipping and reporting it")
-    imp.add_argument("--replace", action="store_true",
-                     help="replace the table's workload instead of appending to it")
+    again = imp.add_mutually_exclusive_group()
+    again.add_argument("--replace", action="store_true",
+                       help="replace the table's workload instead of adding to it")
+    again.add_argument("--append", action="store_true",
+                       help="add the log even if its queries were imported before")
     add_json_flag(imp)
     imp.set_defaults(func=_do_import)
 

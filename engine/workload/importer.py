@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from engine.core.errors import DataFileError, WorkloadParseError
+from engine.core.errors import DataFileError, InvalidParameterError, WorkloadParseError
 from engine.table.store import TableStore
 from engine.workload.model import ScanFragment
 from engine.workload.sql.extract import extract_fragments
@@ -343,13 +343,27 @@ def extract_entries(entries: Iterator[LogEntry], table: str, schema: Any, file: 
 
 
 def import_log(settings: Any, table: str, path: str, dialect: str | None = None,
-               strict: bool = False, replace: bool = False) -> ImportReport:
-    """Import a query log into the table's workload (appended, or replacing it)."""
+               strict: bool = False, replace: bool = False,
+               append: bool = False) -> ImportReport:
+    """Import a query log into the table's workload (added to it, or replacing it).
+
+    A log whose query ids are already in the workload (the same file imported twice: ids
+    default to ``<file stem>:<line>``) is refused unless ``append`` (import them again) or
+    ``replace`` says what to do: a doubled workload silently doubles every saving.
+    """
     schema = TableStore(settings).current_snapshot(table).schema
     entries, sql_file = _load(path, dialect)
     fragments, report = extract_entries(entries, table, schema, str(path), dialect=dialect,
                                         strict=strict, sql_file=sql_file)
     store = WorkloadStore(settings)
+    if not replace and not append:
+        known = {f.query_id for f in store.fragments(table)}
+        again = sorted({f.query_id for f in fragments} & known)
+        if again:
+            raise InvalidParameterError(
+                f"{path}: {len(again)} of its queries are already imported into {table} "
+                f"(e.g. {again[0]}); add --append to import them again or --replace to "
+                "replace the workload")
     if replace:
         store.replace(table, fragments, schema)
     elif fragments:

@@ -144,6 +144,10 @@ CASES: tuple[Case, ...] = (
     _log("date-out-of-range", b"SELECT * FROM lineitem WHERE l_shipdate < DATE '99999-01-01';\n", r"log\.sql:1.*date literal '99999-01-01' is not a valid date", sql=True),
     _log("unknown-column", b"SELECT * FROM lineitem WHERE nope < 3;\n", r"log\.sql:1.*nope", sql=True),
     _log("not-utf8", b"SELECT * FROM lineitem WHERE l_comment = '\xff\xfe';\n", r"log\.sql.*UTF-8", sql=True),
+    Case("log-imported-twice", ("workload", "import", "lineitem", "{tmp}/seed.jsonl"),
+         r"seed\.jsonl: 1 of its queries are already imported into lineitem.*--append",
+         files={"seed.jsonl": ('{"ts": 1700000000, "sql": "SELECT * FROM lineitem WHERE l_shipdate < '
+                               "DATE '1995-01-01'\"}\n").encode()}),
     Case("log-missing", ("workload", "import", "lineitem", "{tmp}/nothing.sql"), r"nothing\.sql"),
     Case("log-is-directory", ("workload", "import", "lineitem", "{tmp}"), r"is a directory"),
     Case("log-gz-not-gzip", ("workload", "import", "lineitem", "{tmp}/log.jsonl.gz"), r"log\.jsonl\.gz",
