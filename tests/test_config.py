@@ -19,7 +19,7 @@ def _write_config(home: Path, text: str) -> None:
 def test_defaults_when_nothing_is_set(tmp_path):
     s = load_settings({"home": str(tmp_path)}, environ={})
     assert s.spark_master == Settings().spark_master == "local[*]"
-    assert not hasattr(s, "approvers")  # approvers live in the control store
+    assert s.approvers == ()  # always: approvers live in the control store
     assert s.separation_of_duties is True
     assert s.home == tmp_path
 

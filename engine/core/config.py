@@ -74,6 +74,13 @@ class Settings:
     ui_port: int = 8501
 
     @property
+    def approvers(self) -> tuple[str, ...]:
+        """Always empty: nobody is an approver by configuration any more (approvers and
+        their hashed secrets live in the control store). Kept so a caller that still asks
+        (the dashboard until its sign-in lands) offers no changes instead of failing."""
+        return ()
+
+    @property
     def tables_dir(self) -> Path:
         return self.home / "tables"
 
