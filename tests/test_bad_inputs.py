@@ -129,7 +129,7 @@ def test_bad_input(case: Case, tmp_path, capsys, monkeypatch):
     secret = secret_file(tmp_path / "scratch")
     assert Path(secret).read_text().strip() == SECRET
     argv = [a.format(home=home, tmp=scratch, secret=secret) for a in case.argv]
-    if argv[0] != "--home":
+    if not argv or argv[0] != "--home":
         argv = ["--home", str(home), *argv]
     before = _disk_state(tmp_path, case.audits)
     capsys.readouterr()
