@@ -17,11 +17,13 @@ from bad_inputs.corpus import CASES, DAMAGES, Case
 from engine import api
 from engine.cli import main
 from engine.core.config import load_settings
+from engine.plans.store import ControlStore
 from engine.policy.base import PlanGroup
 from engine.table import store as table_store
 from engine.table.store import TableStore
+from engine.workload.store import WorkloadStore
 from plan_helpers import insert_plan, make_table
-from security_helpers import SECRET, ensure_account, secret_file
+from security_helpers import ROOT, SECRET, ensure_account, secret_file
 
 _LOG = ('{"ts": 1700000000, "sql": "SELECT * FROM lineitem WHERE l_shipdate < DATE '
         "'1995-01-01'\"}\n")
@@ -61,6 +63,18 @@ def _damage(kind: str, home: Path) -> None:
             control.write_bytes(b"not a database at all " * 64)
         elif kind == "control-directory":
             control.mkdir()
+    elif kind == "control-truncated":
+        settings = load_settings({"home": str(home)}, environ={})
+        ControlStore(settings).record(ROOT, "note", "checkpoint")  # the WAL into the file
+        with sqlite3.connect(control) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        for suffix in ("-wal", "-shm"):
+            Path(f"{control}{suffix}").unlink(missing_ok=True)
+        control.write_bytes(control.read_bytes()[:1000])
+    elif kind == "workload-garbage":
+        settings = load_settings({"home": str(home)}, environ={})
+        path = WorkloadStore(settings).path("lineitem")
+        path.write_text(path.read_text().splitlines()[0] + "\n{not json\n")
     elif kind == "pointer-garbage":
         (meta / "current").write_bytes(b"{not json")
     elif kind == "pointer-dangling":

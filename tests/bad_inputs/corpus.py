@@ -235,6 +235,27 @@ CASES: tuple[Case, ...] = (
     Case("workload-clear-without-as", ("workload", "clear", "lineitem"), r"required: --as"),
     Case("workload-clear-as-approver", ("workload", "clear", "lineitem", "--as", "alice", "--secret-file", "{secret}"),
          r"'alice' is an approver; workload-clear needs an admin", audits=True),
+    Case("auth-passwd-someone-else", ("approvers", "passwd", "alice", "--as", "tester", "--secret-file", "{secret}"),
+         r"'tester' may change only their own secret", stdin="a long new secret\n", audits=True),
+    Case("auth-add-existing", ("approvers", "add", "alice", "--as", "root", "--secret-file", "{secret}"),
+         r"approver 'alice' exists already", stdin="a long new secret\n", audits=True),
+    Case("auth-reject-unknown-plan", ("plan", "reject", "999", "--as", "alice", "--secret-file", "{secret}"),
+         r"no plan with id 999", audits=True),
+    Case("auth-secret-file-directory", ("plan", "approve", "1", "--as", "alice", "--secret-file", "{tmp}"),
+         r"--secret-file .*: cannot read it \(Is a directory\)"),
+    Case("auth-secret-file-not-utf8", ("plan", "approve", "1", "--as", "alice", "--secret-file", "{tmp}/bin"),
+         r"--secret-file .*bin: not UTF-8 text", files={"bin": b"\xff\xfe\xfd\n"}),
+    Case("auth-remove-without-as", ("approvers", "remove", "alice"), r"required: --as"),
+    Case("auth-add-without-name", ("approvers", "add"), r"required: name"),
+    Case("auth-reason-without-value", ("plan", "approve", "1", "--as", "alice", "--reason"), r"--reason: expected one argument"),
+    Case("auth-root-runs-unapproved", ("plan", "run", "1", "--as", "root", "--secret-file", "{secret}"),
+         r"plan 1 is not approved", audits=True),
+    Case("import-append-and-replace", ("workload", "import", "lineitem", "{tmp}/x.sql", "--append", "--replace"),
+         r"not allowed with argument"),
+    Case("gc-negative-duration", ("table", "gc", "lineitem", "--older-than", "-1d"), r"expected one argument|invalid duration"),
+    Case("workload-file-garbage", ("workload", "show", "lineitem"), r"lineitem\.jsonl.*corrupt workload file",
+         damage="workload-garbage"),
+    Case("control-db-truncated", ("plan", "list"), r"control store .*control\.db cannot be used", damage="control-truncated"),
     Case("auth-bad-name", ("approvers", "add", "a\tb", "--admin"), r"approver name 'a\\tb' must be",
          stdin="a long new secret\n"),
 )
@@ -242,4 +263,4 @@ CASES: tuple[Case, ...] = (
 #: damages a case may ask for (applied by the test, see tests/test_bad_inputs.py)
 DAMAGES = ("control-garbage", "control-directory", "control-missing-after-recluster",
            "pointer-garbage", "pointer-dangling", "header-garbage", "manifest-truncated",
-           "table-json-garbage")
+           "table-json-garbage", "workload-garbage", "control-truncated")
