@@ -174,6 +174,11 @@ def entry_hash(prev_hash: str, entry: Mapping[str, Any]) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
+#: SQLite messages that mean the file itself cannot be used
+_DAMAGE_SIGNS = ("not a database", "malformed", "disk image", "unable to open", "readonly",
+                 "disk I/O", "file is encrypted")
+
+
 def _damaged(path: Path, exc: BaseException) -> ControlStoreError:
     """The one message for a control store SQLite cannot use (not a database, malformed,
     unwritable): the path and what to do."""
@@ -240,8 +245,8 @@ class ControlStore:
             conn.execute("PRAGMA synchronous = NORMAL")
             yield conn
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, (sqlite3.IntegrityError,)) or "locked" in str(exc):
-                raise
+            if not any(sign in str(exc) for sign in _DAMAGE_SIGNS):
+                raise  # a constraint, a lock or a bug: not the file's fault
             raise _damaged(self.path, exc) from None
         finally:
             conn.close()
