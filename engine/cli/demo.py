@@ -70,8 +70,8 @@ def ensure_demo_admin(settings: Settings) -> None:
         secret = api.generate_secret()
     api.add_approver(settings, DEMO_ADMIN, secret, admin=True)
     if generated:
-        _say(f"created admin {DEMO_ADMIN!r} with the generated secret {secret} "
-             "(shown only this once; change it with `layout-advisor approvers passwd dba --as dba`)")
+        _say(f"created admin {DEMO_ADMIN!r} with the generated secret {secret} (shown only "
+             "this once; change it with `layout-advisor approvers passwd dba --as dba`)")
     else:
         _say(f"created admin {DEMO_ADMIN!r} with the secret from {DEMO_SECRET_ENV}")
 

@@ -500,8 +500,8 @@ class ControlStore:
             timespec="microseconds")
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT action FROM audit WHERE actor = ? AND action IN ('sign-in', 'sign-in-failed')"
-                " AND ts >= ? ORDER BY id DESC", (name, since)).fetchall()
+                "SELECT action FROM audit WHERE actor = ?"
+                " AND action IN ('sign-in', 'sign-in-failed') AND ts >= ? ORDER BY id DESC", (name, since)).fetchall()
         n = 0
         for row in rows:
             if row["action"] == "sign-in":
