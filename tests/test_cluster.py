@@ -24,6 +24,7 @@ from engine import api
 from engine.policy.base import PlanGroup
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table, rows_of
+from security_helpers import secret_file, sign_in
 
 pytestmark = pytest.mark.cluster
 
@@ -90,7 +91,7 @@ def test_plan_runs_on_a_standalone_cluster(settings, tmp_path):
         PlanGroup(tuple(paths[:3]), "sort", ("l_shipdate",), "sort on the cluster"),
         PlanGroup(tuple(paths[3:]), "hilbert", ("l_shipdate", "l_commitdate"),
                   "mapInArrow on the cluster's Python workers")])
-    api.approve_plan(settings, pid, "alice")
+    api.approve_plan(settings, pid, sign_in(settings, "alice"))
 
     port, ui_port, worker_ui = _free_port(), _free_port(), _free_port()
     logs = tmp_path / "logs"
@@ -112,7 +113,8 @@ def test_plan_runs_on_a_standalone_cluster(settings, tmp_path):
         run_env = dict(env, LAYOUT_ADVISOR_SPARK_DRIVER_MEMORY="768m")
         proc = subprocess.run(
             [sys.executable, "-m", "engine", "--home", str(settings.home), "--spark-master",
-             f"spark://127.0.0.1:{port}", "plan", "run", str(pid), "--json"],
+             f"spark://127.0.0.1:{port}", "plan", "run", str(pid), "--as", "alice",
+             "--secret-file", secret_file(tmp_path), "--json"],
             env=run_env, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]
         shown = json.loads(proc.stdout)

@@ -19,17 +19,17 @@ def _write_config(home: Path, text: str) -> None:
 def test_defaults_when_nothing_is_set(tmp_path):
     s = load_settings({"home": str(tmp_path)}, environ={})
     assert s.spark_master == Settings().spark_master == "local[*]"
-    assert s.approvers == ()
+    assert s.approvers == ()  # always: approvers live in the control store
+    assert s.separation_of_duties is True
     assert s.home == tmp_path
 
 
 def test_file_then_environment_then_flags(tmp_path):
     _write_config(tmp_path, 'spark_master = "spark://file:7077"\ntarget_rows = 5\n'
-                            'approvers = ["alice", "bob"]\nprice_per_cpu_hour = 0.5\n')
+                            'price_per_cpu_hour = 0.5\n')
     env = {"LAYOUT_ADVISOR_SPARK_MASTER": "spark://env:7077", "LAYOUT_ADVISOR_TARGET_ROWS": "7"}
     from_file = load_settings({"home": str(tmp_path)}, environ={})
     assert (from_file.spark_master, from_file.target_rows) == ("spark://file:7077", 5)
-    assert from_file.approvers == ("alice", "bob")
     from_env = load_settings({"home": str(tmp_path)}, environ=env)
     assert (from_env.spark_master, from_env.target_rows) == ("spark://env:7077", 7)
     assert from_env.price_per_cpu_hour == 0.5  # untouched keys still come from the file
@@ -43,9 +43,44 @@ def test_home_from_environment_selects_the_config_file(tmp_path):
     assert s.ui_port == 9999
 
 
-def test_approvers_from_environment_are_comma_separated(tmp_path):
-    s = load_settings({"home": str(tmp_path)}, environ={"LAYOUT_ADVISOR_APPROVERS": "alice, bob,"})
-    assert s.approvers == ("alice", "bob")
+def test_the_environment_and_the_file_can_no_longer_make_approvers(tmp_path):
+    with pytest.raises(ConfigError, match="LAYOUT_ADVISOR_APPROVERS: approvers are no longer "
+                                          "configured.*`layout-advisor approvers add NAME`"):
+        load_settings({"home": str(tmp_path)}, environ={"LAYOUT_ADVISOR_APPROVERS": "mallory"})
+    _write_config(tmp_path, 'approvers = ["mallory"]\n')
+    with pytest.raises(ConfigError, match=f"{CONFIG_FILE_NAME}: approvers are no longer"):
+        load_settings({"home": str(tmp_path)}, environ={})
+
+
+def test_secret_file_variables_are_not_settings(tmp_path):
+    s = load_settings({"home": str(tmp_path)}, environ={"LAYOUT_ADVISOR_SECRET_FILE": "/x",
+                                                         "LAYOUT_ADVISOR_DEMO_SECRET": "y"})
+    assert s.home == tmp_path
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("scan_bytes_per_s = 0\n", "'scan_bytes_per_s'.*must be greater than 0"),
+    ("sort_bytes_per_s = -5.0\n", "'sort_bytes_per_s'.*must be greater than 0"),
+    ("memory_budget_bytes = inf\n", "'memory_budget_bytes'.*whole, finite number"),
+    ("price_per_cpu_hour = nan\n", "'price_per_cpu_hour'.*finite number"),
+    ("ui_port = 70000\n", "'ui_port'.*at most 65535"),
+    ("target_rows = true\n", "'target_rows'.*not true/false"),
+    ("separation_of_duties = \"maybe\"\n", "'separation_of_duties'.*true or false"),
+], ids=["zero-rate", "negative-rate", "inf-int", "nan", "port", "bool-int", "bad-bool"])
+def test_numbers_are_checked_where_they_enter(tmp_path, text, needle):
+    _write_config(tmp_path, text)
+    with pytest.raises(ConfigError, match=needle):
+        load_settings({"home": str(tmp_path)}, environ={})
+
+
+def test_non_utf8_config_and_a_file_as_home_are_config_errors(tmp_path):
+    tmp_path.joinpath(CONFIG_FILE_NAME).write_bytes(b"spark_master = \"\xff\xfe\"\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_settings({"home": str(tmp_path)}, environ={})
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(ConfigError, match="is a file, not a workspace directory"):
+        load_settings({"home": str(afile)}, environ={})
 
 
 @pytest.mark.parametrize("text,needle", [

@@ -14,6 +14,7 @@ from engine.policy.base import PlanGroup
 from engine.spark.executor import FAULT_ENV, boundaries, range_partition
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table, rows_of, shipdate_fragments
+from security_helpers import secret_file, sign_in
 
 pytestmark = pytest.mark.spark
 
@@ -39,7 +40,7 @@ def _bytes_scanned(snapshot, fragments) -> int:
 
 def _approved(settings, snap, groups) -> int:
     pid = insert_plan(settings, snap, groups)
-    api.approve_plan(settings, pid, "alice", reason="test")
+    api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
     return pid
 
 
@@ -48,7 +49,8 @@ def test_sort_run_keeps_every_row_and_lowers_bytes_scanned(settings, spark):
     chosen = [p.path for p in base.partitions[1:7]]  # 6 of 8: the others must stay as they are
     pid = _approved(settings, base, [PlanGroup(tuple(chosen), "sort", ("l_shipdate",), "test")])
     events = []
-    result = api.run_plan(settings, pid, progress=events.append, spark=spark)
+    result = api.run_plan(settings, pid, progress=events.append, spark=spark,
+                          actor=sign_in(settings, "alice"))
 
     store = TableStore(settings)
     after = store.current_snapshot("lineitem")
@@ -92,7 +94,7 @@ def test_hilbert_and_zorder_groups_in_one_commit(settings, spark):
     groups = [PlanGroup(tuple(paths[:3]), "hilbert", ("l_shipdate", "l_commitdate"), "blend"),
               PlanGroup(tuple(paths[3:]), "zorder", ("l_shipdate", "l_quantity"), "blend")]
     pid = _approved(settings, base, groups)
-    result = api.run_plan(settings, pid, spark=spark)
+    result = api.run_plan(settings, pid, spark=spark, actor=sign_in(settings, "alice"))
     store = TableStore(settings)
     after = store.current_snapshot("lineitem")
     assert int(after.id) == int(base.id) + 1  # ONE snapshot for both groups
@@ -113,7 +115,7 @@ def test_checksum_mismatch_fails_commits_nothing_and_removes_written_files(
     monkeypatch.setenv(FAULT_ENV, "drop-row")
     with pytest.raises(ExecutionError, match="verification failed: input 2000 rows .* "
                                              "written 1999 rows"):
-        api.run_plan(settings, pid, spark=spark)
+        api.run_plan(settings, pid, spark=spark, actor=sign_in(settings, "alice"))
     assert TableStore(settings).current_id("lineitem") == base.id
     assert _files_under(root) == files_before and set(os.listdir(root)) == dirs_before
     shown = api.show_plan(settings, pid)
@@ -130,7 +132,7 @@ def test_failure_in_a_later_group_removes_earlier_groups_too(settings, spark, mo
                                      PlanGroup(tuple(paths[2:]), "sort", ("l_commitdate",))])
     monkeypatch.setenv(FAULT_ENV, "fail-group:1")
     with pytest.raises(ExecutionError, match="injected failure after group 1"):
-        api.run_plan(settings, pid, spark=spark)
+        api.run_plan(settings, pid, spark=spark, actor=sign_in(settings, "alice"))
     assert TableStore(settings).current_id("lineitem") == base.id
     assert set(os.listdir(root)) == dirs_before
     assert api.plan_progress(settings, pid)["groups_done"] == 2
@@ -146,7 +148,8 @@ def test_crash_between_write_and_commit_leaves_previous_snapshot(settings, spark
     env[FAULT_ENV] = "before-commit"
     proc = subprocess.run(
         [sys.executable, "-m", "engine", "--home", str(settings.home), "--spark-master",
-         "local[1]", "plan", "run", str(pid)],
+         "local[1]", "plan", "run", str(pid), "--as", "alice",
+         "--secret-file", secret_file(tmp_path)],
         env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 97, proc.stderr[-2000:]
     assert "[1/1]" in proc.stderr  # the group was written and verified before the crash

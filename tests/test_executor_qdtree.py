@@ -25,6 +25,7 @@ from engine.policy.wair.groups import qdtree_params
 from engine.table.store import TableStore
 from engine.workload.model import Range, ScanFragment
 from plan_helpers import EPOCH, insert_plan, make_table, rows_of
+from security_helpers import sign_in
 
 TYPES = {"l_orderkey": "int", "l_orderdate": "date", "l_shipdate": "date",
          "l_commitdate": "date", "l_quantity": "float", "l_comment": "string"}
@@ -86,8 +87,9 @@ def _mean_width(partitions, column: str) -> float:
 
 def _run(settings, spark, snap, groups):
     pid = insert_plan(settings, snap, groups)
-    api.approve_plan(settings, pid, "alice", reason="test")
-    return api.run_plan(settings, pid, spark=spark)
+    alice = sign_in(settings, "alice")
+    api.approve_plan(settings, pid, alice, reason="test")
+    return api.run_plan(settings, pid, spark=spark, actor=alice)
 
 
 # -- layout parameters: names WAIR emits, ISO dates, typos -------------------------------

@@ -15,6 +15,7 @@ from engine.core.errors import InvalidParameterError
 from engine.spark.ingest import create_table
 from engine.table.store import TableStore
 from plan_helpers import EPOCH, lineitem_arrow, rows_of
+from security_helpers import ROOT, sign_in
 
 pytestmark = pytest.mark.spark
 
@@ -62,8 +63,9 @@ def test_wair_plan_is_proposed_approved_run_and_realized(settings, spark, lineit
     assert plan["audit"][0]["actor"] == "carol"
     assert preview["groups"] == plan["groups"]
 
-    api.approve_plan(settings, plan["id"], "alice", reason="pays back fast")
-    result = api.run_plan(settings, plan["id"], spark=spark)
+    alice = sign_in(settings, "alice")
+    api.approve_plan(settings, plan["id"], alice, reason="pays back fast")
+    result = api.run_plan(settings, plan["id"], spark=spark, actor=alice)
     after = TableStore(settings).current_snapshot("lineitem")
     assert after.id == result["snapshot_id"]
     assert rows_of([p.path for p in after.partitions]).equals(
@@ -84,7 +86,7 @@ def test_wair_plan_is_proposed_approved_run_and_realized(settings, spark, lineit
 
 
 def test_no_action_stores_nothing_and_says_why(settings, spark, lineitem):
-    api.clear_workload(settings, "lineitem")
+    api.clear_workload(settings, "lineitem", actor=sign_in(settings, ROOT))
     out = api.create_plan(settings, "lineitem", "wair")
     assert out["id"] is None and out["status"] == "no-action"
     assert "no boundary partition" in out["reason"]

@@ -11,11 +11,14 @@ from engine import api
 from engine.cli import main
 from engine.policy.base import PlanGroup
 from plan_helpers import insert_plan, make_table
+from security_helpers import ensure_account, secret_file
 
 
 @pytest.fixture
-def plans(settings, monkeypatch):
-    monkeypatch.setenv("LAYOUT_ADVISOR_APPROVERS", "alice,bob")  # the CLI reads settings afresh
+def plans(settings, monkeypatch, tmp_path):
+    for name in ("alice", "bob"):  # real accounts; the CLI reads the secret from a file
+        ensure_account(settings, name)
+    monkeypatch.setenv("LAYOUT_ADVISOR_SECRET_FILE", secret_file(tmp_path))
     snap = make_table(settings, n=1000, rows_per_file=250)
     paths = tuple(p.path for p in snap.partitions[:2])
     return [insert_plan(settings, snap, [PlanGroup(paths, "sort", ("l_shipdate",), "test")]) for _ in range(2)]

@@ -12,6 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.cli import main
+from engine.core.config import load_settings
+from security_helpers import ensure_account, secret_file
 
 
 def write_dataset(folder: Path, files: int = 3, rows: int = 50) -> list[str]:
@@ -38,8 +40,10 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_show_and_snapshots_json_shapes(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("LAYOUT_ADVISOR_APPROVERS", "bob")  # a rollback needs an approver
     home = str(tmp_path / "home")
+    ensure_account(load_settings({"home": home}), "bob", admin=True)  # a rollback needs an admin
+    ensure_account(load_settings({"home": home}), "eve")  # an approver, not an admin
+    monkeypatch.setenv("LAYOUT_ADVISOR_SECRET_FILE", secret_file(tmp_path))
     paths = write_dataset(tmp_path / "data")
     code, out, _ = run(capsys, "--home", home, "table", "register", "t", str(tmp_path / "data"), "--json")
     assert code == 0 and json.loads(out)["id"] == "1"
@@ -60,7 +64,7 @@ def test_show_and_snapshots_json_shapes(tmp_path, capsys, monkeypatch):
     assert first["columns"]["name"] == {"min": "n001", "max": "n049", "nulls": 1}
 
     code, _, err = run(capsys, "--home", home, "table", "rollback", "t", "--to", "1", "--as", "eve")
-    assert code == 2 and "'eve' is not an approver" in err
+    assert code == 2 and "'eve' is an approver; rollback needs an admin" in err
     code, out, _ = run(capsys, "--home", home, "table", "rollback", "t", "--to", "1", "--as", "bob")
     assert code == 0 and "snapshot 2" in out
     code, out, _ = run(capsys, "--home", home, "table", "snapshots", "t", "--json")
@@ -89,14 +93,15 @@ def test_text_output_is_aligned_tables(tmp_path, capsys):
     assert "2020-01-01" in out and "n149" in out
     code, out, _ = run(capsys, "--home", home, "table", "snapshots", "t")
     assert out.splitlines()[0].split() == ["id", "parent", "created_at", "operation", "partitions"]
-    code, out, _ = run(capsys, "--home", home, "table", "gc", "t", "--dry-run", "--older-than", "0s")
+    code, out, _ = run(capsys, "--home", home, "table", "gc", "t", "--dry-run", "--older-than", "0s",
+                         "--force-retention")
     assert code == 0 and "would delete 0 file(s)" in out
 
 
 @pytest.mark.parametrize("argv,message", [
     (["table", "show", "nope"], "no table named 'nope'"),
     (["table", "snapshots", "nope"], "no table named 'nope'"),
-    (["table", "rollback", "t", "--to", "9"], "has no snapshot '9'"),
+    (["table", "rollback", "t", "--to", "9", "--as", "bob"], "has no snapshot '9'"),
     (["table", "gc", "t", "--older-than", "seven"], "invalid duration"),
     (["table", "register", "t", "{data}"], "already exists"),
     (["table", "register", "u", "{tmp}/missing"], "no such file"),

@@ -16,11 +16,14 @@ import pytest
 
 from engine import api
 from engine.cli import main
-from engine.core.errors import DataFileError, TableNotFoundError, WorkloadParseError
+from engine.core.errors import (
+    DataFileError, InvalidParameterError, TableNotFoundError, WorkloadParseError,
+)
 from engine.table.model import TableSchema
 from engine.workload.importer import import_log, normalize_ts, read_log, split_sql
 from engine.workload.model import Range, ScanFragment
 from engine.workload.store import WorkloadStore
+from security_helpers import ROOT, sign_in
 
 
 @pytest.fixture
@@ -178,7 +181,7 @@ def test_append_replace_clear(settings, table, tmp_path) -> None:
     import_log(settings, table, a, replace=True)
     assert [f.query_id for f in api.workload_fragments(settings, table)] == ["a:1"]
     assert api.workload_version(settings, table) != v1
-    api.clear_workload(settings, table)
+    api.clear_workload(settings, table, actor=sign_in(settings, ROOT))
     assert api.workload_fragments(settings, table) == []
     assert api.workload_version(settings, table) == "none"
 
@@ -294,3 +297,20 @@ def test_cli_unknown_table_and_dialect(settings, table, tmp_path, capsys) -> Non
     err = capsys.readouterr().err
     assert "unknown SQL dialect 'klingon'" in err and "Traceback" not in err
     assert _cli(settings, "workload", "show", "nosuch") == 2
+
+
+def test_a_log_imported_twice_is_refused_unless_append_or_replace(settings, table, tmp_path,
+                                                                  capsys) -> None:
+    a = _write(tmp_path, "a.sql", "select l_orderkey from li where l_orderkey < 5;")
+    import_log(settings, table, a)
+    with pytest.raises(InvalidParameterError, match=r"a\.sql: 1 of its queries are already "
+                                                    r"imported into li \(e\.g\. a:1\); add "
+                                                    r"--append .* or --replace"):
+        import_log(settings, table, a)
+    assert [f.query_id for f in api.workload_fragments(settings, table)] == ["a:1"]
+    assert _cli(settings, "workload", "import", table, a) == 2
+    assert "already imported" in capsys.readouterr().err
+    assert _cli(settings, "workload", "import", table, a, "--append") == 0
+    assert [f.query_id for f in api.workload_fragments(settings, table)] == ["a:1", "a:1"]
+    assert _cli(settings, "workload", "import", table, a, "--replace") == 0
+    assert [f.query_id for f in api.workload_fragments(settings, table)] == ["a:1"]

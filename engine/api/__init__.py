@@ -7,8 +7,10 @@ Each area lives in its own module (``tables``, ``workload``, ``analysis``, ``pla
 
 from __future__ import annotations
 
-from engine.api import (analysis, design, files, history, impact, plans, simulate as _simulate, tables,
-                        workload)
+from engine.api import (
+    analysis, design, files, history, impact, plans, security, simulate as _simulate, tables,
+    workload,
+)
 from engine.api.analysis import (
     analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, iter_pruning,
     predicate_partitions, pruning, pruning_scans, signature_projection, span_shares,
@@ -22,14 +24,18 @@ from engine.api.plans import (
     plan_progress, policy_names, policy_state, preview_plan, reject_plan, require_approver,
     run_plan, show_plan, start_run,
 )
+from engine.api.security import (
+    Identity, add_approver, authenticate, change_secret, check_session, generate_secret,
+    has_admin, list_approvers, remove_approver, sign_out, verify_audit,
+)
 from engine.api.simulate import (
     DEFAULT_SIMULATION_POLICIES, list_presets, scenario_parameters, simulate, simulate_scenario,
     simulation_policies,
 )
 from engine.api.tables import (
-    DEMO_TARGET_ROWS, append_table, create_table, drop_table, gc_table, list_tables,
-    load_snapshot, parse_duration, register_table, rollback_table, show_table, table_info,
-    table_snapshots,
+    DEMO_TARGET_ROWS, MIN_RETENTION, append_table, create_table, drop_table, gc_table,
+    list_tables, load_snapshot, parse_duration, register_table, rollback_table, show_table,
+    table_info, table_snapshots,
 )
 from engine.api.workload import (
     clear_workload, import_workload, lint_workload, predicate_text, show_workload,
@@ -38,4 +44,4 @@ from engine.api.workload import (
 
 __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__,
            *_simulate.__all__, *files.__all__, *history.__all__, *impact.__all__,
-           *design.__all__]
+           *design.__all__, *security.__all__]

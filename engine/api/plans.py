@@ -3,6 +3,10 @@
 The facade the CLI and the dashboard call; each function delegates to the plans package:
 deciding and running to :mod:`engine.plans.service` (the one owner of a decision's window
 and of policy state), who may approve, reject or roll back to :mod:`engine.plans.gate`.
+
+Every guarded call (approve, reject, run) takes ``actor``: the
+:class:`~engine.plans.identity.Identity` that :func:`engine.api.security.authenticate`
+returned for a signed-in approver; a bare name is refused.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from engine.plans import gate, service
+from engine.plans.identity import Identity
 from engine.plans.plan import PlanBook
 from engine.plans.service import BackgroundRun, ProgressFn
 from engine.policy import registry
@@ -38,10 +43,13 @@ def preview_plan(settings: "Settings", table: str, policy: str = "wair",
 
 def create_plan(settings: "Settings", table: str, policy: str = "wair",
                 params: Mapping[str, Any] | None = None,
-                created_by: str | None = None) -> dict[str, Any]:
+                created_by: "str | Identity | None" = None) -> dict[str, Any]:
     """Ask ``policy`` for a plan on the current snapshot of ``table`` and store it as
-    ``proposed``; ``{"id": None, "status": "no-action", "reason": ...}`` if it declines."""
-    return service.create_plan(settings, table, policy, params, created_by)
+    ``proposed``; ``{"id": None, "status": "no-action", "reason": ...}`` if it declines.
+    ``created_by`` is the proposer (a name, or a signed-in identity), whom separation of
+    duties keeps from approving it."""
+    name = created_by.name if isinstance(created_by, Identity) else created_by
+    return service.create_plan(settings, table, policy, params, name)
 
 
 def list_plans(settings: "Settings", table: str | None = None) -> list[dict[str, Any]]:
@@ -54,29 +62,31 @@ def show_plan(settings: "Settings", id: int) -> dict[str, Any]:
     return service.show_plan(settings, id)
 
 
-def approve_plan(settings: "Settings", id: int, actor: str | None,
+def approve_plan(settings: "Settings", id: int, actor: Identity | None,
                  reason: str | None = None) -> dict[str, Any]:
-    """proposed -> approved by a configured approver."""
+    """proposed -> approved by a signed-in approver who did not propose it (a plan above
+    the dual-approval threshold stays proposed until a second approver approves)."""
     gate.approve(PlanBook(settings), int(id), actor, reason)
     return service.show_plan(settings, id)
 
 
-def reject_plan(settings: "Settings", id: int, actor: str | None,
+def reject_plan(settings: "Settings", id: int, actor: Identity | None,
                 reason: str | None = None) -> dict[str, Any]:
-    """proposed (or approved) -> rejected by a configured approver."""
+    """proposed (or approved) -> rejected by a signed-in approver."""
     gate.reject(PlanBook(settings), int(id), actor, reason)
     return service.show_plan(settings, id)
 
 
 def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
-             spark: "SparkSession | None" = None, actor: str | None = None) -> dict[str, Any]:
-    """Run an approved, non-stale plan on Spark and wait; returns its result (new snapshot,
+             spark: "SparkSession | None" = None,
+             actor: Identity | None = None) -> dict[str, Any]:
+    """Run an approved, non-stale plan on Spark as a signed-in approver, and wait; returns its result (new snapshot,
     groups, realized vs predicted). On failure the plan becomes ``failed``, nothing is
     committed, and an ExecutionError (or the AdvisorError that caused it) is raised."""
     return service.run_plan(settings, id, progress=progress, spark=spark, actor=actor)
 
 
-def start_run(settings: "Settings", id: int, actor: str | None = None,
+def start_run(settings: "Settings", id: int, actor: Identity | None = None,
               spark: "SparkSession | None" = None) -> BackgroundRun:
     """:func:`run_plan` in a background daemon thread; returns at once with a handle
     (``done``, ``wait()``, ``result``, ``error``, ``progress()``). Progress is readable from
@@ -99,13 +109,13 @@ def policy_state(settings: "Settings", table: str, policy: str = "wair") -> dict
     return service.policy_state(settings, table, policy)
 
 
-def require_approver(settings: "Settings", actor: str | None, action: str) -> str:
-    """``actor`` if it may ``action`` ("approve", "reject", "rollback"); else
-    ApprovalError naming the configured approvers. The one rule the CLI, the API and the
-    dashboard share (a table rollback asks it before rolling back)."""
+def require_approver(settings: "Settings", actor: Identity | None, action: str) -> str:
+    """The signed-in name behind ``actor`` if its role may ``action`` ("approve",
+    "reject", "run", "rollback", "gc", "drop", "workload-clear", "approvers"); else
+    ApprovalError. The one rule the CLI, the API and the dashboard share."""
     return gate.require_approver(settings, actor, action)
 
 
 def default_actor() -> str:
-    """Who is acting when no name was given (the OS user)."""
+    """Who proposes when no name was given (the OS user); it grants nothing."""
     return gate.default_actor()

@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any, Callable
 from engine.core import logical_types
 from engine.core.config import Settings
 from engine.core.errors import InvalidParameterError
-from engine.plans.gate import require_approver
+from engine.plans.gate import require, undo_rolled_back
+from engine.plans.plan import PlanBook
+from engine.plans.identity import Identity
+from engine.plans.store import ControlStore
 from engine.spark import ingest
 from engine.table.model import Snapshot
 from engine.table.store import TableStore
@@ -25,10 +28,12 @@ if TYPE_CHECKING:
 __all__ = [
     "create_table", "register_table", "append_table", "list_tables", "show_table",
     "table_snapshots", "rollback_table", "gc_table", "drop_table", "load_snapshot",
-    "table_info", "parse_duration", "DEMO_TARGET_ROWS",
+    "table_info", "parse_duration", "DEMO_TARGET_ROWS", "MIN_RETENTION",
 ]
 
 DEMO_TARGET_ROWS = ingest.DEMO_TARGET_ROWS
+#: shortest gc retention without ``force_retention`` (Delta VACUUM's default)
+MIN_RETENTION = dt.timedelta(days=7)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
 _UNITS = {"s": 1, "": 86400, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -45,7 +50,10 @@ def parse_duration(text: str | dt.timedelta) -> dt.timedelta:
     m = _DURATION.match(str(text))
     if not m:
         raise InvalidParameterError(f"invalid duration {text!r}: use e.g. 7d, 12h, 30m or 45s")
-    return dt.timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2).lower()])
+    try:
+        return dt.timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2).lower()])
+    except OverflowError:
+        raise InvalidParameterError(f"duration {text!r} is too long (at most 999999999 days)") from None
 
 
 def create_table(settings: Settings, name: str, source: str, order_by: str | None = None,
@@ -123,22 +131,54 @@ def table_snapshots(settings: Settings, name: str) -> list[dict]:
     return TableStore(settings).history(name)
 
 
-def rollback_table(settings: Settings, name: str, to_snapshot: str, actor: str | None = None) -> Snapshot:
-    """Publish a new snapshot equal to ``to_snapshot`` (nothing is deleted), as a
-    configured approver (:func:`engine.plans.gate.require_approver`: the CLI and the
-    dashboard share the rule). A wrong table or snapshot is reported before the approver."""
+def rollback_table(settings: Settings, name: str, to_snapshot: str,
+                   actor: "Identity | None" = None) -> Snapshot:
+    """Publish a new snapshot equal to ``to_snapshot`` (nothing is deleted), as a signed-in
+    admin (:func:`engine.plans.gate.require`: the CLI and the dashboard share the rule);
+    audited. A wrong table or snapshot is reported before the identity."""
     store = TableStore(settings)
     store.snapshot(name, str(to_snapshot))
-    actor = require_approver(settings, actor, "rollback")
-    return store.rollback(name, str(to_snapshot), actor=actor)
+    control = ControlStore(settings)
+    who = require(settings, actor, "rollback", control)
+    snap = store.rollback(name, str(to_snapshot), actor=who)
+    control.record(who, "rollback", f"table {name}: snapshot {snap.parent} -> {snap.id} "
+                                    f"(equal to {to_snapshot})")
+    undo_rolled_back(PlanBook(settings, control), name, str(to_snapshot), snap.id, who)
+    return snap
 
 
 def gc_table(settings: Settings, name: str, older_than: str | dt.timedelta = "7d",
-             dry_run: bool = False) -> list[str]:
-    """Delete (or with ``dry_run`` list) data files no retained snapshot references."""
-    return TableStore(settings).gc(name, parse_duration(older_than), dry_run=dry_run)
+             dry_run: bool = True, actor: "Identity | None" = None,
+             force_retention: bool = False) -> list[str]:
+    """The data files no retained snapshot references: listed (``dry_run``, the default,
+    needs no sign-in) or deleted by a signed-in admin, audited.
+
+    A retention below :data:`MIN_RETENTION` (7 days, as Delta's VACUUM) is refused unless
+    ``force_retention``: a shorter one can delete the files of a run still committing or of
+    a snapshot someone may want to roll back to.
+    """
+    keep = parse_duration(older_than)
+    if keep < MIN_RETENTION and not force_retention:
+        raise InvalidParameterError(
+            f"--older-than {older_than} is below the minimum retention of "
+            f"{MIN_RETENTION.days} days; add --force-retention to go below it")
+    store = TableStore(settings)
+    if dry_run:
+        return store.gc(name, keep, dry_run=True)
+    control = ControlStore(settings)
+    who = require(settings, actor, "gc", control)
+    deleted = store.gc(name, keep, dry_run=False)
+    control.record(who, "gc", f"table {name}: deleted {len(deleted)} file(s) not referenced "
+                              f"by snapshots of the last {keep}")
+    return deleted
 
 
-def drop_table(settings: Settings, name: str) -> None:
-    """Forget a table; a managed table's data goes too, a registered table's files stay."""
-    TableStore(settings).drop(name)
+def drop_table(settings: Settings, name: str, actor: "Identity | None" = None) -> None:
+    """Forget a table, as a signed-in admin (audited); a managed table's data goes too, a
+    registered table's files stay."""
+    store = TableStore(settings)
+    store.info(name)  # an unknown table is reported before the identity
+    control = ControlStore(settings)
+    who = require(settings, actor, "drop", control)
+    store.drop(name)
+    control.record(who, "drop", f"table {name}")

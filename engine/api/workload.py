@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from engine.core.config import Settings
+from engine.plans.gate import require
+from engine.plans.identity import Identity
+from engine.plans.store import ControlStore
 from engine.table.store import TableStore
 from engine.workload.boxes import format_predicate
 from engine.workload.importer import import_log
@@ -23,11 +26,13 @@ SHOW_KEYS = ("query_id", "ts", "table", "columns", "boxes")
 
 
 def import_workload(settings: Settings, table: str, path: str, dialect: str | None = None,
-                    strict: bool = False, replace: bool = False) -> dict[str, Any]:
+                    strict: bool = False, replace: bool = False,
+                    append: bool = False) -> dict[str, Any]:
     """Import a ``.sql`` / ``.jsonl`` log for ``table``; the import report as a dict:
-    ``{"table", "file", "statements", "fragments", "skipped": [{"line", "reason"}], "ignored"}``."""
+    ``{"table", "file", "statements", "fragments", "skipped": [{"line", "reason"}], "ignored"}``.
+    Queries already imported are refused unless ``append`` or ``replace``."""
     return import_log(settings, table, path, dialect=dialect, strict=strict,
-                      replace=replace).to_dict()
+                      replace=replace, append=append).to_dict()
 
 
 def workload_fragments(settings: Settings, table: str) -> list[ScanFragment]:
@@ -57,9 +62,13 @@ def workload_version(settings: Settings, table: str) -> str:
     return WorkloadStore(settings).version(table)
 
 
-def clear_workload(settings: Settings, table: str) -> None:
-    """Forget every imported fragment of ``table``."""
+def clear_workload(settings: Settings, table: str, actor: "Identity | None" = None) -> None:
+    """Forget every imported fragment of ``table``, as a signed-in admin (audited): the
+    workload is what every plan is decided from."""
+    control = ControlStore(settings)
+    who = require(settings, actor, "workload-clear", control)
     WorkloadStore(settings).clear(table)
+    control.record(who, "workload-clear", f"table {table}")
 
 
 def predicate_text(boxes: Sequence[Mapping[str, Mapping[str, Any]]]) -> str:

@@ -9,13 +9,15 @@ committed sample.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from engine import api
+from engine.cli.args import positive
 from engine.cli.ui import run_ui
-from engine.core.config import CONFIG_FILE_NAME, Settings
+from engine.core.config import Settings
 from engine.core.errors import DataFileError
 
 DEMO_TABLE = "lineitem"
@@ -52,24 +54,31 @@ def _generate(settings: Settings, scale: float) -> tuple[Path, Path]:
     return table_file, query_file
 
 
-DEMO_CONFIG = """# Layout Advisor workspace settings (written by `layout-advisor demo`).
-# Who may approve and run reclustering plans:
-approvers = ["dba"]
-"""
+DEMO_ADMIN = "dba"
+DEMO_SECRET_ENV = "LAYOUT_ADVISOR_DEMO_SECRET"
 
 
-def ensure_demo_config(settings: Settings) -> None:
-    """Give a fresh demo workspace an approver, so plans can be approved in the dashboard."""
-    path = Path(settings.home) / CONFIG_FILE_NAME
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(DEMO_CONFIG)
-        _say(f"wrote {path} (approver: dba)")
+def ensure_demo_admin(settings: Settings) -> None:
+    """Give a workspace without an admin the demo admin ``dba``: its secret is
+    ``LAYOUT_ADVISOR_DEMO_SECRET`` when set, else generated and printed once (only its
+    Argon2id hash is stored)."""
+    if api.has_admin(settings):
+        return
+    secret = os.environ.get(DEMO_SECRET_ENV) or ""
+    generated = not secret
+    if generated:
+        secret = api.generate_secret()
+    api.add_approver(settings, DEMO_ADMIN, secret, admin=True)
+    if generated:
+        _say(f"created admin {DEMO_ADMIN!r} with the generated secret {secret} (shown only "
+             "this once; change it with `layout-advisor approvers passwd dba --as dba`)")
+    else:
+        _say(f"created admin {DEMO_ADMIN!r} with the secret from {DEMO_SECRET_ENV}")
 
 
 def build_demo(settings: Settings, scale: float | None = None) -> None:
     """Create table ``lineitem`` and import its workload unless they already exist."""
-    ensure_demo_config(settings)
+    ensure_demo_admin(settings)
 
     if scale:
         table_file, query_file = _generate(settings, scale)
@@ -104,7 +113,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "demo", help="build the demo table and workload, then start the dashboard",
         description="Build table 'lineitem' (TPC-H, ingested in o_orderdate order) and its "
                     "sample query log in the workspace, then start the dashboard.")
-    parser.add_argument("--scale", type=float, default=None,
+    parser.add_argument("--scale", type=positive, default=None,
                         help="generate TPC-H at this scale factor instead of the committed sample")
     parser.add_argument("--no-ui", action="store_true", help="build only; do not start the dashboard")
     parser.add_argument("--port", type=int, default=None, help="dashboard port (default 8501)")

@@ -7,6 +7,9 @@ import sys
 from typing import Any, Callable, Mapping
 
 from engine import api
+from engine.cli.args import finite, number, positive_int
+from engine.cli.audit import audit_line
+from engine.cli.auth import add_identity_args, signed_in
 from engine.cli.output import add_json_flag, emit
 from engine.core.fmt import human_bytes
 
@@ -53,14 +56,8 @@ def _plan_text(p: Mapping[str, Any]) -> str:
     audit = p.get("audit") or []
     if audit:
         lines.append("  audit:")
-        lines.extend(f"    {_audit_line(e)}" for e in audit)
+        lines.extend(f"    {audit_line(e)}" for e in audit)
     return "\n".join(lines)
-
-
-def _audit_line(e: Mapping[str, Any]) -> str:
-    move = f"{e.get('from_status') or '-'} -> {e.get('to_status') or '-'}"
-    why = f": {e['reason']}" if e.get("reason") else ""
-    return f"{e['ts']}  plan {e['plan_id']}  {e['action']} by {e['actor']}  ({move}){why}"
 
 
 def _list_text(rows: list[Mapping[str, Any]]) -> str:
@@ -91,7 +88,8 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
         print(f"[{event['groups_done']}/{event['groups_total']}] {event['message']}",
               file=sys.stderr, flush=True)
 
-    api.run_plan(settings, args.id, progress=progress)
+    with signed_in(args, settings) as identity:
+        api.run_plan(settings, args.id, progress=progress, actor=identity)
     emit(args, api.show_plan(settings, args.id), _plan_text)
     return 0
 
@@ -103,10 +101,19 @@ def _decide(action: str) -> Callable[[argparse.Namespace, Any], int]:
     """The command of ``plan approve`` / ``plan reject``: record the decision, say who made it."""
     def run(args: argparse.Namespace, settings: Any) -> int:
         decide = api.approve_plan if action == "approve" else api.reject_plan
-        emit(args, decide(settings, args.id, args.actor, args.reason),
-             lambda d: f"plan {d['id']} {_DECISIONS[action]} by {args.actor}")
+        with signed_in(args, settings) as identity:
+            shown = decide(settings, args.id, identity, args.reason)
+        emit(args, shown, lambda d: _decision_text(d, action, identity.name))
         return 0
     return run
+
+
+def _decision_text(plan: Mapping[str, Any], action: str, name: str) -> str:
+    """'plan 3 approved by bob', or that a first approval of two was recorded."""
+    if action == "approve" and plan.get("status") == "proposed":
+        return (f"plan {plan['id']}: approval by {name} recorded; it needs a second, "
+                "different approver (dual approval)")
+    return f"plan {plan['id']} {_DECISIONS[action]} by {name}"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -117,16 +124,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("create", help="ask a policy for a plan and store it as proposed")
     p.add_argument("table")
     p.add_argument("--policy", default="wair", choices=api.policy_names())
-    p.add_argument("--window", type=int, help="queries in the sliding window")
-    p.add_argument("--alpha", type=float, help="WAIR aggressiveness (eq. 4)")
-    p.add_argument("--beta", type=float, help="WAIR performance bonus, CPU-s per pruned partition")
-    p.add_argument("--cost-limit", dest="cost_limit", type=float,
+    p.add_argument("--window", type=positive_int, help="queries in the sliding window")
+    # finite here; each policy checks its own ranges (one rule, shared with the dashboard)
+    p.add_argument("--alpha", type=finite, help="WAIR aggressiveness (eq. 4)")
+    p.add_argument("--beta", type=finite,
+                   help="WAIR performance bonus, CPU-s per pruned partition")
+    p.add_argument("--cost-limit", dest="cost_limit", type=number(low=0, inf_ok=True),
                    help="WAIR cost limit, CPU-seconds of outstanding debt (eq. 2)")
-    p.add_argument("--k-max", dest="k_max", type=int, help="max partitions per group")
-    p.add_argument("--eps", type=float, help="DBSCAN cosine radius of savings signatures")
-    p.add_argument("--min-samples", dest="min_samples", type=int, help="DBSCAN min_samples")
+    p.add_argument("--k-max", dest="k_max", type=positive_int, help="max partitions per group")
+    p.add_argument("--eps", type=finite, help="DBSCAN cosine radius of savings signatures")
+    p.add_argument("--min-samples", dest="min_samples", type=positive_int,
+                   help="DBSCAN min_samples")
     p.add_argument("--key", help="clustering key (DD, DD-EP; WAIR: one fixed key)")
-    p.add_argument("--as", dest="actor", help="who creates the plan (default: OS user)")
+    p.add_argument("--as", dest="actor", help="who proposes the plan (default: OS user); "
+                                              "the proposer cannot approve it")
     add_json_flag(p)
     p.set_defaults(func=_create)
 
@@ -143,13 +154,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for action in _DECISIONS:  # the two decisions take the same arguments
         p = sub.add_parser(action, help=f"{action} a proposed plan")
         p.add_argument("id", type=int)
-        p.add_argument("--as", dest="actor", required=True, help="approver name (see approvers)")
+        add_identity_args(p)
         p.add_argument("--reason")
         add_json_flag(p)
         p.set_defaults(func=_decide(action))
 
     p = sub.add_parser("run", help="run an approved plan on Spark (progress on stderr)")
     p.add_argument("id", type=int)
+    add_identity_args(p)
     add_json_flag(p)
     p.set_defaults(func=_run)
 
@@ -158,4 +170,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=lambda a, s: emit(
         a, api.audit_log(s, a.id),
-        lambda rows: "\n".join(_audit_line(e) for e in rows) or "no audit entries"))
+        lambda rows: "\n".join(audit_line(e) for e in rows) or "no audit entries"))

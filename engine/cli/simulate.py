@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from engine import api
+from engine.cli.args import non_negative_int, number, positive, positive_int
 from engine.cli.output import add_json_flag, emit
 
 
@@ -77,8 +78,20 @@ def write_csvs(result: Mapping[str, Any], out: Path) -> list[Path]:
     return [summary, batches]
 
 
+def _json_object(text: str) -> dict:
+    """``--overrides``: a JSON object, or argparse's one-line error."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not a JSON object ({exc.msg} at column "
+                                         f"{exc.colno})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"not a JSON object: {text!r}")
+    return value
+
+
 def _run(args: argparse.Namespace, settings: Any) -> int:
-    overrides = json.loads(args.overrides) if args.overrides else {}
+    overrides = dict(args.overrides or {})
     for key in ("periods", "batches_per_period", "recluster_start", "shifting_rate", "distribution",
                 "distribution_param", "selectivity", "target_rows"):
         v = getattr(args, key, None)
@@ -111,20 +124,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Replay a scenario (WAIR section 6 presets) against policies over an "
                                    "in-memory table and compare their query and reclustering costs.")
     p.add_argument("--preset", choices=presets, default="tpch")
-    p.add_argument("--rows", type=int, default=None, help="total rows ingested (default: the preset's)")
+    p.add_argument("--rows", type=positive_int, default=None, help="total rows ingested (default: the preset's)")
     p.add_argument("--policies", default=",".join(api.DEFAULT_SIMULATION_POLICIES),
                    help=f"comma-separated, of: {', '.join(policies)}")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--periods", type=int)
-    p.add_argument("--batches-per-period", dest="batches_per_period", type=int)
-    p.add_argument("--recluster-start", dest="recluster_start", type=int,
+    p.add_argument("--periods", type=positive_int)
+    p.add_argument("--batches-per-period", dest="batches_per_period", type=positive_int)
+    p.add_argument("--recluster-start", dest="recluster_start", type=non_negative_int,
                    help="first period in which policies may recluster")
-    p.add_argument("--shifting-rate", dest="shifting_rate", type=float)
+    p.add_argument("--shifting-rate", dest="shifting_rate", type=number(low=0, high=1))
     p.add_argument("--distribution", choices=("uniform", "gaussian", "zipf", "distinct"))
-    p.add_argument("--distribution-param", dest="distribution_param", type=float)
-    p.add_argument("--selectivity", type=float, help="query window length (days; IPs for mirrors)")
-    p.add_argument("--target-rows", dest="target_rows", type=int, help="rows per partition")
-    p.add_argument("--overrides", help="JSON object of further scenario parameters")
+    p.add_argument("--distribution-param", dest="distribution_param", type=number())
+    p.add_argument("--selectivity", type=positive, help="query window length (days; IPs for mirrors)")
+    p.add_argument("--target-rows", dest="target_rows", type=positive_int, help="rows per partition")
+    p.add_argument("--overrides", type=_json_object, help="JSON object of further scenario parameters")
     p.add_argument("--act-every", dest="act_every", choices=("batch", "query"), default="batch")
     p.add_argument("--feedback", choices=("batch", "window"), default="batch",
                    help="when policies learn realized savings: after the next batch (extrapolated "

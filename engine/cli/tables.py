@@ -8,7 +8,9 @@ import sys
 from typing import Any, Callable, Mapping
 
 from engine import api
+from engine.cli.auth import add_identity_args, signed_in
 from engine.cli.output import add_json_flag, aligned, emit
+from engine.core.errors import InvalidParameterError
 from engine.core.fmt import human_bytes
 
 
@@ -87,7 +89,8 @@ def _gc_text(d: Mapping[str, Any]) -> str:
     verb = "would delete" if d["dry_run"] else "deleted"
     head = f"table {d['table']}: {verb} {len(d['files'])} file(s) ({human_bytes(d['bytes'])}) " \
            f"not referenced by snapshots retained for {d['older_than']}"
-    return "\n".join([head] + [f"  {f}" for f in d["files"]])
+    tail = ["(nothing deleted: add --yes --as ADMIN to delete them)"] if d["dry_run"] else []
+    return "\n".join([head] + [f"  {f}" for f in d["files"]] + tail)
 
 
 # ---------------------------------------------------------------------- commands
@@ -130,23 +133,40 @@ def _snapshots(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _rollback(args: argparse.Namespace, settings: Any) -> int:
-    snap = api.rollback_table(settings, args.name, args.to, actor=args.actor)
+    api.load_snapshot(settings, args.name, args.to)  # a wrong target before the secret prompt
+    with signed_in(args, settings) as identity:
+        snap = api.rollback_table(settings, args.name, args.to, actor=identity)
     emit(args, _snapshot_summary(snap),
          lambda d: _snapshot_text(d) + f" - now equal to snapshot {args.to}")
     return 0
 
 
 def _gc(args: argparse.Namespace, settings: Any) -> int:
+    """A dry run unless --yes; deleting needs an admin's --as (trust, issue 10 §2)."""
     older = api.parse_duration(args.older_than)
-    files = api.gc_table(settings, args.name, older, dry_run=args.dry_run)
-    total = api.files_bytes(files) if args.dry_run else None
-    emit(args, {"table": args.name, "dry_run": args.dry_run, "older_than": args.older_than,
+    dry_run = not args.yes
+    if args.yes and not args.actor:
+        raise InvalidParameterError("--yes deletes files: add --as ADMIN (an admin's name; "
+                                    "the secret is asked for)")
+    if dry_run:
+        files = api.gc_table(settings, args.name, older, dry_run=True,
+                             force_retention=args.force_retention)
+    else:
+        api.gc_table(settings, args.name, older, dry_run=True,  # refuse before the prompt
+                     force_retention=args.force_retention)
+        with signed_in(args, settings) as identity:
+            files = api.gc_table(settings, args.name, older, dry_run=False, actor=identity,
+                                 force_retention=args.force_retention)
+    total = api.files_bytes(files) if dry_run else None
+    emit(args, {"table": args.name, "dry_run": dry_run, "older_than": args.older_than,
                 "files": files, "bytes": total}, _gc_text)
     return 0
 
 
 def _drop(args: argparse.Namespace, settings: Any) -> int:
-    api.drop_table(settings, args.name)
+    api.table_info(settings, args.name)  # an unknown table before the secret prompt
+    with signed_in(args, settings) as identity:
+        api.drop_table(settings, args.name, actor=identity)
     emit(args, {"table": args.name, "dropped": True}, f"table {args.name} dropped")
     return 0
 
@@ -208,7 +228,7 @@ def register(subparsers: Any) -> None:
     p = sub.add_parser("rollback", help="publish a new snapshot equal to an older one")
     p.add_argument("name")
     p.add_argument("--to", required=True, metavar="SNAPSHOT", help="snapshot id to restore")
-    p.add_argument("--as", dest="actor", metavar="NAME", help="who rolls back (recorded)")
+    add_identity_args(p, who="admin")
     add_json_flag(p)
     p.set_defaults(func=_rollback)
 
@@ -216,11 +236,17 @@ def register(subparsers: Any) -> None:
     p.add_argument("name")
     p.add_argument("--older-than", default="7d", metavar="DURATION",
                    help="keep snapshots current within this long ago: 7d, 12h, 30m (default 7d)")
-    p.add_argument("--dry-run", action="store_true", help="list the files, delete nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the files, delete nothing (the default without --yes)")
+    p.add_argument("--yes", action="store_true", help="delete them (needs --as ADMIN)")
+    p.add_argument("--force-retention", dest="force_retention", action="store_true",
+                   help="allow --older-than below the 7-day minimum retention")
+    add_identity_args(p, required=False, who="admin (with --yes)")
     add_json_flag(p)
     p.set_defaults(func=_gc)
 
     p = sub.add_parser("drop", help="forget a table (a registered table's files stay)")
     p.add_argument("name")
+    add_identity_args(p, who="admin")
     add_json_flag(p)
     p.set_defaults(func=_drop)

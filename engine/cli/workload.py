@@ -6,6 +6,7 @@ import argparse
 from typing import Any, Mapping
 
 from engine import api
+from engine.cli.auth import add_identity_args, signed_in
 from engine.cli.output import add_json_flag, aligned, emit
 
 MAX_SKIPPED_SHOWN = 10
@@ -34,7 +35,8 @@ def _show_text(table: str, rows: list[dict]) -> str:
 
 def _do_import(args: argparse.Namespace, settings: Any) -> int:
     report = api.import_workload(settings, args.table, args.file, dialect=args.dialect,
-                                 strict=args.strict, replace=args.replace)
+                                 strict=args.strict, replace=args.replace,
+                                 append=args.append)
     emit(args, report, _import_text)
     return 0
 
@@ -46,7 +48,8 @@ def _do_show(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _do_clear(args: argparse.Namespace, settings: Any) -> int:
-    api.clear_workload(settings, args.table)
+    with signed_in(args, settings) as identity:
+        api.clear_workload(settings, args.table, actor=identity)
     print(f"cleared the workload of {args.table}")
     return 0
 
@@ -82,8 +85,11 @@ def register(subparsers: Any) -> None:
     imp.add_argument("--dialect", help="SQL dialect for sqlglot (spark, snowflake, duckdb, ...)")
     imp.add_argument("--strict", action="store_true",
                      help="fail on the first bad statement instead of skipping and reporting it")
-    imp.add_argument("--replace", action="store_true",
-                     help="replace the table's workload instead of appending to it")
+    again = imp.add_mutually_exclusive_group()
+    again.add_argument("--replace", action="store_true",
+                       help="replace the table's workload instead of adding to it")
+    again.add_argument("--append", action="store_true",
+                       help="add the log even if its queries were imported before")
     add_json_flag(imp)
     imp.set_defaults(func=_do_import)
 
@@ -100,4 +106,5 @@ def register(subparsers: Any) -> None:
 
     clear = sub.add_parser("clear", help="forget the imported workload of TABLE")
     clear.add_argument("table", metavar="TABLE")
+    add_identity_args(clear, who="admin")
     clear.set_defaults(func=_do_clear)

@@ -2,12 +2,20 @@
 
 Settings are read once and frozen. Each key's default sits beside it in :class:`Settings`.
 Environment variables are the upper-cased field names with the ``LAYOUT_ADVISOR_`` prefix,
-e.g. ``LAYOUT_ADVISOR_SPARK_MASTER`` or ``LAYOUT_ADVISOR_APPROVERS=alice,bob``.
+e.g. ``LAYOUT_ADVISOR_SPARK_MASTER=local[2]``.
+
+Nobody is an approver by configuration: ``approvers = [...]`` in the file or
+``LAYOUT_ADVISOR_APPROVERS`` is refused with a message (approvers are stored with hashed
+secrets in the control store, ``layout-advisor approvers add``). A few ``LAYOUT_ADVISOR_*``
+variables are not settings but inputs of one command (:data:`NOT_SETTINGS`).
+Numbers are checked where they enter: NaN, infinities and values out of a setting's range
+are a :class:`ConfigError` naming the setting and where it came from.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from dataclasses import dataclass, fields
@@ -19,6 +27,22 @@ from engine.core.errors import ConfigError
 CONFIG_FILE_NAME = "layout-advisor.toml"
 ENV_PREFIX = "LAYOUT_ADVISOR_"
 DEFAULT_HOME = ".layout-advisor"
+#: LAYOUT_ADVISOR_* variables that are a command's input, not settings
+NOT_SETTINGS = frozenset({"SECRET_FILE", "DEMO_SECRET"})
+_NO_MORE_APPROVERS = ("approvers are no longer configured (anyone who can set a variable or edit "
+                      "the file could approve); remove it and add approvers with "
+                      "`layout-advisor approvers add NAME`")
+#: lowest value each numeric setting accepts, and whether the bound itself is allowed
+_LOWER_BOUNDS: dict[str, tuple[float, bool]] = {
+    "spark_shuffle_partitions": (1, True), "scan_bytes_per_s": (0, False),
+    "sort_bytes_per_s": (0, False), "external_sort_penalty": (1, True),
+    "memory_budget_bytes": (0, False), "price_per_cpu_hour": (0, True),
+    "ep_file_partitions": (1, True), "ui_port": (1, True), "target_rows": (0, True),
+    "target_mb": (0, True), "dual_approval_bytes": (0, True),
+    "dual_approval_cpu_seconds": (0, True), "session_idle_s": (0, False),
+    "auth_delay_s": (0, True),
+}
+_UPPER_BOUNDS = {"ui_port": 65535}
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +56,12 @@ class Settings:
     # micro-partition target size (rows wins when both are set)
     target_rows: int = 100_000
     target_mb: float = 0.0
-    # approval gate
-    approvers: tuple[str, ...] = ()
+    # approval gate (approvers themselves live in the control store)
+    separation_of_duties: bool = True
+    dual_approval_bytes: int = 100 * 1024**3  # 0 disables
+    dual_approval_cpu_seconds: float = 0.0  # 0 disables
+    session_idle_s: float = 900.0
+    auth_delay_s: float = 1.0  # doubles with each failed sign-in
     # cost model rates: bytes -> CPU-seconds -> money
     scan_bytes_per_s: float = 200e6
     sort_bytes_per_s: float = 50e6
@@ -46,6 +74,13 @@ class Settings:
     ui_port: int = 8501
 
     @property
+    def approvers(self) -> tuple[str, ...]:
+        """Always empty: nobody is an approver by configuration any more (approvers and
+        their hashed secrets live in the control store). Kept so a caller that still asks
+        (the dashboard until its sign-in lands) offers no changes instead of failing."""
+        return ()
+
+    @property
     def tables_dir(self) -> Path:
         return self.home / "tables"
 
@@ -54,24 +89,82 @@ class Settings:
         return self.home / "control.db"
 
 
-def _coerce(name: str, kind: Any, raw: Any) -> Any:
+def _coerce(name: str, kind: Any, raw: Any, source: str = "") -> Any:
     """Convert a raw value from TOML or the environment into the field's type."""
     try:
         if kind in (Path, "Path"):
             return Path(raw).expanduser()
+        if kind in (bool, "bool"):
+            return _boolean(raw)
         if kind in (int, "int"):
-            return int(raw)
+            return _checked(name, _integer(raw))
         if kind in (float, "float"):
-            return float(raw)
+            if isinstance(raw, bool):
+                raise ValueError("a number is required, not true/false")
+            return _checked(name, float(raw))
         if kind in (str, "str"):
             return str(raw)
         if "tuple" in str(kind):
             if isinstance(raw, str):
                 return tuple(p.strip() for p in raw.split(",") if p.strip())
             return tuple(str(p) for p in raw)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"setting {name!r}: cannot use {raw!r} ({exc})") from None
+    except (TypeError, ValueError, OverflowError) as exc:
+        where = f"{source}: " if source else ""
+        raise ConfigError(f"{where}setting {name!r}: cannot use {raw!r} ({exc})") from None
     return raw
+
+
+def _boolean(raw: Any) -> bool:
+    """true/false from TOML, or 1/0, yes/no, true/false, on/off from the environment."""
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("use true or false")
+
+
+def _integer(raw: Any) -> int:
+    """An integer; a float is accepted only when whole and finite (``1e9``), never a bool."""
+    if isinstance(raw, bool):
+        raise ValueError("an integer is required, not true/false")
+    if isinstance(raw, int):
+        return raw
+    try:
+        if isinstance(raw, float):
+            raise ValueError  # checked below as a float
+        return int(raw)
+    except ValueError:
+        value = float(raw)  # "1e9" from the environment, 1e9 from TOML; raises for words
+    except TypeError:
+        raise ValueError("an integer is required") from None
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError("a whole, finite number is required")
+    return int(value)
+
+
+def _checked(name: str, value: float) -> Any:
+    """``value`` if finite and within the setting's range, else ValueError saying why.
+
+    Example:
+    >>> _checked("scan_bytes_per_s", 1e8)
+    100000000.0
+    >>> _checked("scan_bytes_per_s", 0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: must be greater than 0
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    low = _LOWER_BOUNDS.get(name)
+    if low is not None and (value < low[0] or (value == low[0] and not low[1])):
+        raise ValueError(f"must be {'at least' if low[1] else 'greater than'} {low[0]:g}")
+    high = _UPPER_BOUNDS.get(name)
+    if high is not None and value > high:
+        raise ValueError(f"must be at most {high}")
+    return value
 
 
 def _from_mapping(values: Mapping[str, Any], source: str) -> dict[str, Any]:
@@ -79,26 +172,36 @@ def _from_mapping(values: Mapping[str, Any], source: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, raw in values.items():
         name = key.replace("-", "_").lower()
+        if name == "approvers":
+            raise ConfigError(f"{source}: {_NO_MORE_APPROVERS}")
         if name not in known:
             raise ConfigError(f"{source}: unknown setting {key!r}")
-        out[name] = _coerce(name, known[name], raw)
+        out[name] = _coerce(name, known[name], raw, source)
     return out
 
 
 def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
     picked = {k[len(ENV_PREFIX):]: v for k, v in environ.items()
-              if k.startswith(ENV_PREFIX) and v != ""}
-    return _from_mapping(picked, "environment")
+              if k.startswith(ENV_PREFIX) and k[len(ENV_PREFIX):] not in NOT_SETTINGS}
+    if "APPROVERS" in picked:
+        raise ConfigError(f"environment: {ENV_PREFIX}APPROVERS: {_NO_MORE_APPROVERS}")
+    return _from_mapping({k: v for k, v in picked.items() if v != ""}, "environment")
 
 
 def _from_file(home: Path) -> dict[str, Any]:
+    if home.exists() and not home.is_dir():
+        raise ConfigError(f"--home {home} is a file, not a workspace directory")
     path = home / CONFIG_FILE_NAME
-    if not path.is_file():
+    if not path.exists():
         return {}
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     flat: dict[str, Any] = {}
     for key, value in data.items():
         if isinstance(value, dict):  # allow [spark] master = ... style sections

@@ -75,3 +75,11 @@ class ExecutionError(AdvisorError):
 
 class EnvironmentCheckError(AdvisorError):
     """Java, Python or another prerequisite is missing or too old."""
+
+
+class ControlStoreError(AdvisorError):
+    """The control store (``control.db``) is missing, damaged or unwritable."""
+
+
+class AuthenticationError(ApprovalError):
+    """A name and secret did not match, or a session expired."""

@@ -1,18 +1,19 @@
-"""The gate: who may approve, reject, run or roll back, and the transitions they ask for.
+"""The gate: who may approve, reject, run, roll back or administer, and the transitions.
 
-This module is the one place that decides who may do what. Today the rule is one list:
-``settings.approvers`` (``approvers = [...]`` in ``layout-advisor.toml`` or
-``LAYOUT_ADVISOR_APPROVERS``); every guarded action needs a name on it. The plan API, the
-table rollback of the CLI and of the dashboard all ask :func:`require_approver`.
+This module is the one place that decides who may do what. Nobody is an approver by
+configuration: approvers are stored in the control store with an Argon2id hash of their
+secret (:mod:`engine.plans.identity`), and every guarded action takes the
+:class:`~engine.plans.identity.Identity` of a signed-in approver, never a bare name.
 
-Example:
->>> from engine.core.config import Settings
->>> require_approver(Settings(approvers=("alice",)), " alice ", "rollback")
-'alice'
->>> require_approver(Settings(approvers=("alice",)), "mallory", "approve")
-Traceback (most recent call last):
-...
-engine.core.errors.ApprovalError: 'mallory' is not an approver; approvers are: alice (set approvers = ["name", ...] in layout-advisor.toml or LAYOUT_ADVISOR_APPROVERS=name1,name2)
+Roles (:data:`ROLE_ACTIONS`): an ``approver`` may approve, reject and run plans; an
+``admin`` may also roll back, gc, drop, clear a workload and manage approvers. The first
+admin may be added without signing in, only while no admin exists.
+
+Separation of duties (on by default, ``separation_of_duties = false`` turns it off): the
+proposer of a plan cannot approve it. A plan whose estimated read exceeds
+``dual_approval_bytes`` or whose estimated cost exceeds ``dual_approval_cpu_seconds``
+(0 disables either) needs two distinct approvers: the first approval is audited and leaves
+the plan ``proposed``; the second, by someone else, approves it.
 """
 
 from __future__ import annotations
@@ -21,48 +22,88 @@ import getpass
 from typing import TYPE_CHECKING
 
 from engine.core.errors import ApprovalError, PlanError, StalePlanError
-from engine.plans.plan import APPROVED, PROPOSED, REJECTED, RUNNING, STALE, Plan, PlanBook
+from engine.plans.identity import ADMIN, APPROVER, resolve
+from engine.plans.plan import (
+    APPROVED, PROPOSED, REJECTED, ROLLED_BACK, RUNNING, STALE, SUCCEEDED, Plan, PlanBook,
+)
+from engine.plans.store import ControlStore
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
 
-#: the actions that need a configured approver
-GUARDED_ACTIONS = ("approve", "reject", "rollback")
-_HINT = ("set approvers = [\"name\", ...] in layout-advisor.toml or "
-         "LAYOUT_ADVISOR_APPROVERS=name1,name2")
+#: what each role may do
+ROLE_ACTIONS: dict[str, frozenset[str]] = {
+    APPROVER: frozenset({"approve", "reject", "run"}),
+    ADMIN: frozenset({"approve", "reject", "run", "rollback", "gc", "drop", "workload-clear",
+                      "approvers"}),
+}
+#: every action the gate knows
+GUARDED_ACTIONS = tuple(sorted(ROLE_ACTIONS[ADMIN]))
 
 
 def default_actor() -> str:
-    """Who is acting when no name was given (the OS user)."""
+    """Who proposes when no name was given (the OS user); never grants anything."""
     try:
         return getpass.getuser()
     except Exception:  # pragma: no cover - no passwd entry in some containers
         return "unknown"
 
 
-def require_approver(settings: "Settings", actor: str | None, action: str) -> str:
-    """``actor`` (stripped) if it may ``action``; else ApprovalError saying who may.
+def allowed(role: str, action: str) -> bool:
+    """May ``role`` do ``action``?
 
-    ``action`` is one of :data:`GUARDED_ACTIONS`; all need a configured approver today.
+    Example:
+    >>> allowed("approver", "approve"), allowed("approver", "rollback"), allowed("admin", "gc")
+    (True, False, True)
     """
+    return action in ROLE_ACTIONS.get(role, frozenset())
+
+
+def require(settings: "Settings", actor: object, action: str,
+            control: ControlStore | None = None) -> str:
+    """The signed-in name behind ``actor`` if its role may ``action``; else ApprovalError
+    (an AuthenticationError for an expired session) saying what is missing."""
     if action not in GUARDED_ACTIONS:
         raise ValueError(f"unknown guarded action {action!r}; one of {GUARDED_ACTIONS}")
-    approvers = tuple(settings.approvers)
-    name = (actor or "").strip()
-    if not approvers:
-        raise ApprovalError(f"no approvers are configured; {_HINT}")
-    if not name:
-        raise ApprovalError(f"an approver name is required (--as NAME); approvers are: "
-                            f"{', '.join(approvers)}")
-    if name not in approvers:
-        raise ApprovalError(f"{name!r} is not an approver; approvers are: "
-                            f"{', '.join(approvers)} ({_HINT})")
+    control = control or ControlStore(settings)
+    if not control.approvers():
+        raise ApprovalError("no approvers exist yet; create the first admin with "
+                            "`layout-advisor approvers add NAME --admin`")
+    name, role = resolve(control, settings, actor)
+    if not allowed(role, action):
+        needs = "an admin" if not allowed(APPROVER, action) else "an approver"
+        raise ApprovalError(f"{name!r} is {role_article(role)}; {action} needs {needs}")
     return name
 
 
-def approve(book: PlanBook, plan_id: int, actor: str | None, reason: str | None = None) -> Plan:
-    """proposed -> approved, by a configured approver."""
-    actor = require_approver(book.settings, actor, "approve")
+def role_article(role: str) -> str:
+    """'an admin' / 'an approver'."""
+    return f"an {role}" if role[:1] in "aeiou" else f"a {role}"
+
+
+def require_approver(settings: "Settings", actor: object, action: str) -> str:
+    """:func:`require` under its earlier name (the API re-exports it)."""
+    return require(settings, actor, action)
+
+
+def approvals_needed(settings: "Settings", plan: Plan) -> int:
+    """1, or 2 when the plan's estimated size or cost passes the dual-approval threshold."""
+    cost = plan.proposal.estimated_cost
+    big_bytes = settings.dual_approval_bytes > 0 and cost.bytes_read > settings.dual_approval_bytes
+    big_cpu = (settings.dual_approval_cpu_seconds > 0
+               and cost.cpu_seconds > settings.dual_approval_cpu_seconds)
+    return 2 if big_bytes or big_cpu else 1
+
+
+def approvals_so_far(book: PlanBook, plan_id: int) -> list[str]:
+    """Names that approved ``plan_id`` (first approvals of a two-approver plan)."""
+    return [e["actor"] for e in book.control.audit(plan_id) if e["action"] == "approve"]
+
+
+def approve(book: PlanBook, plan_id: int, actor: object, reason: str | None = None) -> Plan:
+    """proposed -> approved by a signed-in approver who did not propose the plan; a plan
+    above the dual-approval threshold needs a second, distinct approver."""
+    name = require(book.settings, actor, "approve", book.control)
     plan = book.get(plan_id)
     if plan.status == STALE:
         raise StalePlanError(f"plan {plan_id} is stale ({book.stale_reason(plan)}); "
@@ -70,23 +111,37 @@ def approve(book: PlanBook, plan_id: int, actor: str | None, reason: str | None 
     if plan.status != PROPOSED:
         raise ApprovalError(f"plan {plan_id} is {plan.status}; only a proposed plan "
                             "can be approved")
-    return book.move(plan_id, (PROPOSED,), APPROVED, actor, "approve", reason)
+    if book.settings.separation_of_duties and plan.created_by == name:
+        raise ApprovalError(f"{name!r} proposed plan {plan_id} and cannot approve it "
+                            "(separation of duties); another approver must")
+    before = approvals_so_far(book, plan_id)
+    if name in before:
+        raise ApprovalError(f"{name!r} has approved plan {plan_id} already; it needs a "
+                            "second, different approver")
+    needed = approvals_needed(book.settings, plan)
+    if len(before) + 1 < needed:
+        note = f"approval 1 of {needed}" + (f": {reason}" if reason else "")
+        return book.move(plan_id, (PROPOSED,), PROPOSED, name, "approve", note)
+    return book.move(plan_id, (PROPOSED,), APPROVED, name, "approve", reason)
 
 
-def reject(book: PlanBook, plan_id: int, actor: str | None, reason: str | None = None) -> Plan:
-    """proposed or approved -> rejected, by a configured approver (an approval may be
+def reject(book: PlanBook, plan_id: int, actor: object, reason: str | None = None) -> Plan:
+    """proposed or approved -> rejected, by a signed-in approver (an approval may be
     revoked until the plan runs)."""
-    actor = require_approver(book.settings, actor, "reject")
+    name = require(book.settings, actor, "reject", book.control)
     plan = book.get(plan_id)
     if plan.status not in (PROPOSED, APPROVED):
         raise ApprovalError(f"plan {plan_id} is {plan.status}; only a proposed or "
                             "approved plan can be rejected")
-    return book.move(plan_id, (PROPOSED, APPROVED), REJECTED, actor, "reject", reason)
+    return book.move(plan_id, (PROPOSED, APPROVED), REJECTED, name, "reject", reason)
 
 
-def start(book: PlanBook, plan_id: int, actor: str | None = None) -> Plan:
-    """approved -> running, refusing anything else with the reason (anyone may start an
-    approved plan: the approval is the decision)."""
+def start(book: PlanBook, plan_id: int, actor: object) -> Plan:
+    """approved -> running by a signed-in approver, refusing anything else with the reason.
+
+    The plan's status must also be the one its audit trail moved it to: a status set in
+    SQLite behind the store's back (no approve entry) cannot run.
+    """
     plan = book.get(plan_id)
     if plan.status == STALE:
         raise StalePlanError(f"plan {plan_id} is stale and cannot run "
@@ -98,4 +153,26 @@ def start(book: PlanBook, plan_id: int, actor: str | None = None) -> Plan:
         raise ApprovalError(f"plan {plan_id} was rejected and cannot run")
     if plan.status != APPROVED:
         raise PlanError(f"plan {plan_id} is {plan.status}; only an approved plan can run")
-    return book.move(plan_id, (APPROVED,), RUNNING, actor or default_actor(), "run", None)
+    trail = [e for e in book.control.audit(plan_id) if e["to_status"]]
+    if not trail or trail[-1]["to_status"] != APPROVED or trail[-1]["action"] != "approve":
+        raise ApprovalError(f"plan {plan_id} is marked approved but its audit trail has no "
+                            "approval; run `layout-advisor audit verify`")
+    name = require(book.settings, actor, "run", book.control)
+    return book.move(plan_id, (APPROVED,), RUNNING, name, "run", None)
+
+
+def undo_rolled_back(book: PlanBook, table: str, target: str, new_snapshot: str,
+                     actor: str) -> list[int]:
+    """After a rollback of ``table`` to snapshot ``target``: every succeeded plan whose commit
+    came after ``target`` no longer shows in the data, so its status says so (audited as
+    the rollback's actor). Returns those plans' ids."""
+    undone = []
+    for plan in book.list(table):
+        committed = (plan.result or {}).get("snapshot_id")
+        if plan.status == SUCCEEDED and committed is not None \
+                and str(committed).isdigit() and int(committed) > int(target):
+            book.move(plan.id, (SUCCEEDED,), ROLLED_BACK, actor, "rollback",
+                      f"table {table} rolled back to snapshot {target} (snapshot "
+                      f"{new_snapshot})")
+            undone.append(plan.id)
+    return undone

@@ -5,6 +5,7 @@ A plan is a stored :class:`~engine.policy.base.Proposal` for one base snapshot. 
     proposed -> approved -> running -> succeeded | failed
     proposed | approved -> rejected
     proposed | approved -> stale      (the table's current snapshot is no longer the base)
+    succeeded -> rolled-back          (an admin rolled the table back past the plan's commit)
 
 Staleness is checked on every read (:class:`PlanBook`), so a plan made against an old
 snapshot can never run. A ``running`` plan is never marked stale (its own commit moves the
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 PROPOSED, APPROVED, RUNNING = "proposed", "approved", "running"
 SUCCEEDED, FAILED, REJECTED, STALE = "succeeded", "failed", "rejected", "stale"
+ROLLED_BACK = "rolled-back"
 #: states whose plans turn stale when the base snapshot stops being current
 STALEABLE = (PROPOSED, APPROVED)
 #: the actor of transitions nobody asked for (staleness, settling, a run's outcome)

@@ -31,6 +31,7 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine.core.config import Settings
@@ -87,6 +88,19 @@ def validate_name(name: str) -> str:
         raise InvalidParameterError(
             f"invalid table name {name!r}: use letters, digits, '_' or '-' (start with a letter or '_')")
     return name
+
+
+def _read_json(path: str, what: str, hint: str) -> dict:
+    """A metadata JSON object, or DataFileError naming the file, what it is and what to do
+    (a damaged file is reported as such, never as a Python error)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataFileError(f"{path}: the {what} is damaged ({exc}); {hint}") from None
+    if not isinstance(data, dict):
+        raise DataFileError(f"{path}: the {what} is damaged (not a JSON object); {hint}")
+    return data
 
 
 def _write_atomic(path: str, data: bytes) -> None:
@@ -152,8 +166,12 @@ class TableStore:
                            if _NAME.match(t) and self.exists(t))
             hint = f"; tables are: {', '.join(known)}" if known else "; no tables yet"
             raise TableNotFoundError(f"no table named {name!r} in {self.root}{hint}")
-        with open(path, encoding="utf-8") as handle:
-            return TableInfo(**json.load(handle))
+        data = _read_json(path, "table description", "restore it from a backup")
+        try:
+            return TableInfo(**data)
+        except TypeError as exc:
+            raise DataFileError(f"{path}: the table description is damaged ({exc}); restore "
+                                "it from a backup") from None
 
     def data_root(self, name: str) -> str:
         """Where writers put files for ``name`` (a table being created gets its managed root)."""
@@ -185,12 +203,18 @@ class TableStore:
     # ------------------------------------------------------------------ reading
     def _pointer(self, name: str) -> dict:
         info = self.info(name)
-        with open(os.path.join(info.metadata_dir, CURRENT_FILE), encoding="utf-8") as handle:
-            return json.load(handle)
+        path = os.path.join(info.metadata_dir, CURRENT_FILE)
+        return _read_json(path, "current-snapshot pointer",
+                          "restore it from a backup, or write {\"id\": \"N\"} naming the last "
+                          "good snap-N.json")
 
     def current_id(self, name: str) -> str:
         """Id of the current snapshot (reads only the small pointer file)."""
-        return str(self._pointer(name)["id"])
+        pointer = self._pointer(name)
+        if "id" not in pointer:
+            raise DataFileError(f"table {name!r}: the current-snapshot pointer is damaged (no "
+                                "id); restore metadata/current from a backup")
+        return str(pointer["id"])
 
     def current_snapshot(self, name: str) -> Snapshot:
         return self.snapshot(name, self.current_id(name))
@@ -204,8 +228,9 @@ class TableStore:
     def _header(self, info: TableInfo, snapshot_id: str) -> dict:
         path = self._header_path(info, snapshot_id)
         try:
-            with open(path, encoding="utf-8") as handle:
-                return json.load(handle)
+            return _read_json(path, f"header of snapshot {snapshot_id}",
+                              f"roll back to an earlier snapshot (`layout-advisor table rollback "
+                              f"{info.name} --to ID`) or restore the file from a backup")
         except FileNotFoundError:
             raise SnapshotNotFoundError(
                 f"table {info.name!r} has no snapshot {snapshot_id!r}; "
@@ -232,9 +257,18 @@ class TableStore:
         return snap
 
     def _load(self, info: TableInfo, header: dict) -> Snapshot:
-        schema = TableSchema.from_json(header["schema"])
-        table = pq.read_table(os.path.join(info.metadata_dir, header["manifest"]))
-        return self._snapshot_from(header, schema, table)
+        path = os.path.join(info.metadata_dir, str(header.get("manifest")))
+        try:
+            schema = TableSchema.from_json(header["schema"])
+            table = pq.read_table(path)
+            return self._snapshot_from(header, schema, table)
+        except FileNotFoundError:
+            raise DataFileError(f"{path}: the manifest of snapshot {header.get('id')} is "
+                                "missing; roll back to an earlier snapshot or restore it") from None
+        except (pa.ArrowException, KeyError, TypeError, ValueError) as exc:
+            raise DataFileError(f"{path}: the snapshot is damaged ({type(exc).__name__}: {exc}); "
+                                "roll back to an earlier snapshot or restore the file from a "
+                                "backup") from None
 
     @staticmethod
     def _snapshot_from(header: dict, schema: TableSchema, table: Any) -> Snapshot:

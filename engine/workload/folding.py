@@ -26,10 +26,13 @@ import calendar
 import datetime as dt
 import decimal
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
+
+from engine.core.errors import WorkloadParseError
 
 
 class _NotConstant:
@@ -63,6 +66,8 @@ _UNIT_DELTA = {
     "MINUTE": dt.timedelta(minutes=1), "SECOND": dt.timedelta(seconds=1),
     "MILLISECOND": dt.timedelta(milliseconds=1), "MICROSECOND": dt.timedelta(microseconds=1),
 }
+#: text shaped like a date (a literal that fails to parse is a mistake, not "unknown")
+_DATE_LIKE = re.compile(r"^\s*-?\d+-\d+-\d+")
 _DATE_TYPES = {exp.DataType.Type.DATE, exp.DataType.Type.DATE32}
 # the timestamp type names vary across the supported sqlglot versions (>= 25)
 _TS_TYPES = {getattr(exp.DataType.Type, n) for n in (
@@ -172,6 +177,9 @@ def cast_value(value: Any, dtype: exp.DataType) -> Any:
             return value
         if isinstance(value, str):
             d = parse_date(value)
+            if d is NOT_CONSTANT and _DATE_LIKE.match(value):
+                raise WorkloadParseError(f"date literal {value!r} is not a valid date "
+                                         "(years 1..9999)")
             return d.date() if isinstance(d, dt.datetime) else d
         return NOT_CONSTANT
     if t in _TS_TYPES:
@@ -320,6 +328,9 @@ def coerce(ltype: str, value: Any) -> tuple[Any, Any] | None:
         if isinstance(value, float) and not math.isfinite(value):
             return None
         if ltype == "float":
+            if not math.isfinite(float(value)):  # 1e400: beyond a double, not "infinity"
+                raise WorkloadParseError(f"numeric literal {value} is out of the range of a "
+                                         "double")
             return float(value), float(value)
         if ltype == "decimal":
             d = decimal.Decimal(str(value)) if isinstance(value, float) else decimal.Decimal(value)

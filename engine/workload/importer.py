@@ -24,12 +24,13 @@ import datetime as dt
 import gzip
 import io
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from engine.core.errors import DataFileError, WorkloadParseError
+from engine.core.errors import DataFileError, InvalidParameterError, WorkloadParseError
 from engine.table.store import TableStore
 from engine.workload.model import ScanFragment
 from engine.workload.sql.extract import extract_fragments
@@ -82,7 +83,11 @@ def normalize_ts(value: Any) -> str | None:
         raise ValueError(f"invalid ts {value!r}")
     if isinstance(value, (int, float)):
         seconds = value / 1000.0 if abs(value) > 1e11 else float(value)
-        moment = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).replace(tzinfo=None)
+        try:
+            moment = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).replace(tzinfo=None)
+        except (OverflowError, OSError, ValueError):  # NaN, inf, beyond year 9999
+            raise ValueError(f"invalid ts {value!r}: epoch timestamp out of range "
+                             "(years 1..9999)") from None
         return moment.isoformat()
     if isinstance(value, str):
         text = value.strip()
@@ -202,6 +207,27 @@ def split_sql(text: str, backslash_escapes: bool = False) -> Iterator[LogEntry]:
         yield entry
 
 
+def _measure(data: dict, key: str, kind: type) -> Any:
+    """A finite, non-negative number field of a JSON log line (None when absent); NaN,
+    infinities (JSON's ``Infinity``), negatives and non-numbers are refused by name.
+
+    Example:
+    >>> _measure({"bytes_scanned": 10}, "bytes_scanned", int)
+    10
+    >>> _measure({"bytes_scanned": float("inf")}, "bytes_scanned", int)
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid bytes_scanned inf: a finite number of at least 0 is required
+    """
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0:
+        raise ValueError(f"invalid {key} {value!r}: a finite number of at least 0 is required")
+    return kind(value)
+
+
 def _jsonl_entries(text: str) -> Iterator[LogEntry]:
     for lineno, raw in enumerate(io.StringIO(text), 1):
         if not raw.strip():
@@ -220,10 +246,8 @@ def _jsonl_entries(text: str) -> Iterator[LogEntry]:
             continue
         try:
             ts = normalize_ts(data.get("ts"))
-            duration = data.get("duration_ms")
-            duration = None if duration is None else float(duration)
-            scanned = data.get("bytes_scanned")
-            scanned = None if scanned is None else int(scanned)
+            duration = _measure(data, "duration_ms", float)
+            scanned = _measure(data, "bytes_scanned", int)
         except (TypeError, ValueError) as exc:
             yield LogEntry(line=lineno, sql=None, error=str(exc))
             continue
@@ -319,13 +343,27 @@ def extract_entries(entries: Iterator[LogEntry], table: str, schema: Any, file: 
 
 
 def import_log(settings: Any, table: str, path: str, dialect: str | None = None,
-               strict: bool = False, replace: bool = False) -> ImportReport:
-    """Import a query log into the table's workload (appended, or replacing it)."""
+               strict: bool = False, replace: bool = False,
+               append: bool = False) -> ImportReport:
+    """Import a query log into the table's workload (added to it, or replacing it).
+
+    A log whose query ids are already in the workload (the same file imported twice: ids
+    default to ``<file stem>:<line>``) is refused unless ``append`` (import them again) or
+    ``replace`` says what to do: a doubled workload silently doubles every saving.
+    """
     schema = TableStore(settings).current_snapshot(table).schema
     entries, sql_file = _load(path, dialect)
     fragments, report = extract_entries(entries, table, schema, str(path), dialect=dialect,
                                         strict=strict, sql_file=sql_file)
     store = WorkloadStore(settings)
+    if not replace and not append:
+        known = {f.query_id for f in store.fragments(table)}
+        again = sorted({f.query_id for f in fragments} & known)
+        if again:
+            raise InvalidParameterError(
+                f"{path}: {len(again)} of its queries are already imported into {table} "
+                f"(e.g. {again[0]}); add --append to import them again or --replace to "
+                "replace the workload")
     if replace:
         store.replace(table, fragments, schema)
     elif fragments:

@@ -1,0 +1,133 @@
+"""Security façade: approvers, sign-in, sessions and the audit log's integrity.
+
+For the CLI and the dashboard (the dashboard's sign-in form calls the same functions):
+
+- ``identity = authenticate(settings, name, secret)`` signs an approver in and returns an
+  :class:`Identity` (name, role, session token). Pass it as ``actor`` to every guarded call:
+  ``approve_plan``, ``reject_plan``, ``run_plan``/``start_run``, ``rollback_table``,
+  ``gc_table`` ... A bare name is refused. A session expires after ``session_idle_s``
+  seconds without use (default 900); ``check_session(settings, identity)`` says whether it
+  is still alive (and extends it), ``sign_out`` ends it. A wrong secret raises
+  :class:`~engine.core.errors.AuthenticationError` after a delay that doubles with each
+  failure, and is audited (``sign-in-failed``).
+- ``add_approver(settings, name, secret, admin=False, actor=None)``: the first admin needs
+  no ``actor`` (only while no admin exists); afterwards ``actor`` must be an admin's
+  identity. ``remove_approver``, ``change_secret`` (an admin, or the approver for their own
+  secret), ``list_approvers`` (names and roles, never hashes), ``has_admin``.
+- ``verify_audit(settings)``: the hash chain of the audit log, plans whose status was set
+  without an audit entry, reclustered snapshots whose plan is missing from the control store
+  (a replaced ``control.db``). ``{"ok", "entries", "head", "problems"}``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from engine.core.errors import ApprovalError
+from engine.plans import gate, identity as _identity
+from engine.plans.identity import ADMIN, APPROVER, Identity
+from engine.plans.store import ControlStore, reclustered_tables
+from engine.table.store import TableStore
+
+if TYPE_CHECKING:
+    from engine.core.config import Settings
+
+__all__ = ["Identity", "authenticate", "check_session", "sign_out", "add_approver",
+           "remove_approver", "change_secret", "list_approvers", "has_admin", "verify_audit",
+           "generate_secret"]
+
+
+def authenticate(settings: "Settings", name: str, secret: str) -> Identity:
+    """Sign in; the returned identity is the ``actor`` of guarded calls."""
+    return _identity.authenticate(settings, name, secret)
+
+
+def check_session(settings: "Settings", identity: Identity) -> str:
+    """The signed-in name if the session is alive (and extend it); AuthenticationError if
+    it expired or the approver was removed."""
+    name, _role = _identity.resolve(ControlStore(settings), settings, identity)
+    return name
+
+
+def sign_out(settings: "Settings", identity: Identity) -> None:
+    """End the session now."""
+    _identity.sign_out(settings, identity)
+
+
+def has_admin(settings: "Settings") -> bool:
+    """Whether an admin exists (a workspace without one refuses every guarded change)."""
+    return ControlStore(settings).count_role(ADMIN) > 0
+
+
+def list_approvers(settings: "Settings") -> list[dict[str, Any]]:
+    """``[{"name", "role", "created_at", "created_by", "updated_at"}]`` by name."""
+    return ControlStore(settings).approvers()
+
+
+def add_approver(settings: "Settings", name: str, secret: str, admin: bool = False,
+                 actor: Identity | None = None) -> dict[str, Any]:
+    """Store a new approver (``admin`` for the admin role) with an Argon2id hash of
+    ``secret``. Without ``actor`` only the first admin may be added."""
+    control = ControlStore(settings)
+    name = _identity.check_name(name)
+    role = ADMIN if admin else APPROVER
+    if actor is None:
+        if control.count_role(ADMIN) > 0:
+            raise ApprovalError("an admin exists already; adding an approver needs an admin: "
+                                "--as ADMIN")
+        if role != ADMIN:
+            raise ApprovalError("no admin exists yet; create the first one with "
+                                f"`layout-advisor approvers add {name} --admin`")
+        control.add_approver(name, role, _identity.hash_secret(secret), by=name,
+                             first_admin=True)
+    else:
+        by = gate.require(settings, actor, "approvers", control)
+        control.add_approver(name, role, _identity.hash_secret(secret), by=by)
+    return {"name": name, "role": role}
+
+
+def remove_approver(settings: "Settings", name: str, actor: Identity) -> None:
+    """Remove an approver (an admin's action); the last admin cannot be removed."""
+    control = ControlStore(settings)
+    by = gate.require(settings, actor, "approvers", control)
+    row = control.approver(name)
+    if row is not None and row["role"] == ADMIN and control.count_role(ADMIN) == 1:
+        raise ApprovalError(f"{name!r} is the last admin and cannot be removed; add another "
+                            "admin first")
+    control.remove_approver(name, by)
+
+
+def change_secret(settings: "Settings", name: str, secret: str, actor: Identity) -> None:
+    """Set a new secret for ``name``: by that approver, or by an admin; ends its sessions."""
+    control = ControlStore(settings)
+    signed_in, role = _identity.resolve(control, settings, actor)
+    if signed_in != name and not gate.allowed(role, "approvers"):
+        raise ApprovalError(f"{signed_in!r} may change only their own secret; an admin may "
+                            "change anyone's")
+    control.set_secret(name, _identity.hash_secret(secret), signed_in)
+
+
+def generate_secret() -> str:
+    """A random secret for a generated account (the demo admin): 22 URL-safe characters."""
+    return secrets.token_urlsafe(16)
+
+
+def verify_audit(settings: "Settings") -> dict[str, Any]:
+    """The audit log's hash chain and the plans' trail, plus reclustered snapshots whose
+    plan the control store does not know (it was replaced)."""
+    control = ControlStore(settings)
+    report = control.verify_audit()
+    known = control.plan_ids()
+    store = TableStore(settings)
+    for table in reclustered_tables(settings):
+        for h in store.history(table):
+            if h["operation"] != "recluster":
+                continue
+            plan_id = store.snapshot(table, h["id"]).summary.get("plan_id")
+            if plan_id is not None and int(plan_id) not in known:
+                report["problems"].append(
+                    f"table {table} snapshot {h['id']} was written by plan {plan_id}, which "
+                    f"this control store does not know: {control.path} was replaced")
+    report["ok"] = not report["problems"]
+    return report

@@ -1,0 +1,79 @@
+"""``layout-advisor approvers ...``: add, list, remove, passwd.
+
+The first admin is added without signing in, only while no admin exists
+(``approvers add NAME --admin``); every later change needs ``--as ADMIN`` (``passwd`` also
+lets an approver change their own secret). New secrets are asked twice on a terminal or
+read from stdin's first line; the signing-in secret from a prompt or a secret file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import nullcontext
+from typing import Any
+
+from engine import api
+from engine.cli.auth import add_identity_args, read_new_secret, signed_in
+from engine.cli.output import add_json_flag, aligned, emit
+
+
+def _add(args: argparse.Namespace, settings: Any) -> int:
+    guard = signed_in(args, settings) if args.actor else nullcontext(None)
+    with guard as identity:
+        secret = read_new_secret(args.name)
+        added = api.add_approver(settings, args.name, secret, admin=args.admin, actor=identity)
+    emit(args, added, lambda d: f"added {d['role']} {d['name']}")
+    return 0
+
+
+def _remove(args: argparse.Namespace, settings: Any) -> int:
+    with signed_in(args, settings) as identity:
+        api.remove_approver(settings, args.name, identity)
+    emit(args, {"name": args.name, "removed": True}, f"removed approver {args.name}")
+    return 0
+
+
+def _passwd(args: argparse.Namespace, settings: Any) -> int:
+    with signed_in(args, settings) as identity:
+        api.change_secret(settings, args.name, read_new_secret(args.name), identity)
+    emit(args, {"name": args.name, "changed": True},
+         f"secret of {args.name} changed; their sessions ended")
+    return 0
+
+
+def _list_text(rows: list[dict]) -> str:
+    if not rows:
+        return "no approvers (create the first admin: `layout-advisor approvers add NAME --admin`)"
+    return aligned(["name", "role", "added", "by"],
+                   [[r["name"], r["role"], r["created_at"], r["created_by"]] for r in rows])
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("approvers", help="who may approve, run and administer")
+    sub = parser.add_subparsers(dest="approvers_command", metavar="ACTION")
+    sub.required = True
+
+    p = sub.add_parser("add", help="add an approver (the secret is asked twice, or read "
+                                   "from stdin)")
+    p.add_argument("name")
+    p.add_argument("--admin", action="store_true",
+                   help="role admin: also rollback, gc, drop and approver management")
+    add_identity_args(p, required=False, who="admin (not needed for the first admin)")
+    add_json_flag(p)
+    p.set_defaults(func=_add)
+
+    p = sub.add_parser("list", help="approvers and their roles")
+    add_json_flag(p)
+    p.set_defaults(func=lambda a, s: emit(a, api.list_approvers(s), _list_text))
+
+    p = sub.add_parser("remove", help="remove an approver (admin)")
+    p.add_argument("name")
+    add_identity_args(p, who="admin")
+    add_json_flag(p)
+    p.set_defaults(func=_remove)
+
+    p = sub.add_parser("passwd", help="change a secret (your own, or anyone's as admin)")
+    p.add_argument("name")
+    add_identity_args(p)
+    add_json_flag(p)
+    p.set_defaults(func=_passwd)
