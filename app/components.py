@@ -5,7 +5,7 @@ and number formats from :mod:`app.views`."""
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import Any, Iterator
 
 import streamlit as st
 
@@ -63,7 +63,49 @@ def sidebar_pickers(default_table: str | None = None) -> None:
         st.selectbox("Snapshot", options, key=SNAPSHOT_KEY, format_func=lambda o: labels.get(o, o),
                      help="Read an older version of the table; plans always start from the current one.")
         st.caption(f"Workspace: {views.md_text(services.home())}")
+        sign_in_box()
         glossary_drawer()
+
+
+IDENTITY_KEY = "identity"
+
+
+def signed_in() -> Any:
+    """The signed-in approver's identity (None when nobody is, or the session expired)."""
+    identity = st.session_state.get(IDENTITY_KEY)
+    if identity is not None and not services.session_alive(identity):
+        st.session_state[IDENTITY_KEY] = None
+        st.session_state["signin_notice"] = "Your session expired; sign in again."
+        return None
+    return identity
+
+
+def sign_in_box() -> None:
+    """Sign in (or out) as an approver: approving, running and rolling back need it;
+    reading needs nothing."""
+    identity = signed_in()
+    if identity is not None:
+        st.caption(f"Signed in as **{views.md_text(identity.name)}** ({identity.role})")
+        if st.button("Sign out", key="signout"):
+            services.sign_out(identity)
+            st.session_state[IDENTITY_KEY] = None
+            st.rerun()
+        return
+    with st.expander("Sign in to approve", icon=":material/login:",
+                     expanded=bool(st.session_state.get("signin_notice"))):
+        if notice := st.session_state.pop("signin_notice", None):
+            st.info(notice)
+        if not services.has_admin():
+            st.info("No approver exists in this workspace yet. Create the first admin with "
+                    "`layout-advisor approvers add NAME --admin`.")
+        name = st.text_input("Approver", key="signin_name")
+        secret = st.text_input("Secret", type="password", key="signin_secret")
+        if st.button("Sign in", key="signin", disabled=not name or not secret):
+            try:
+                st.session_state[IDENTITY_KEY] = services.sign_in(name, secret)
+            except services.AdvisorError as exc:
+                st.session_state["signin_notice"] = views.md_text(exc)
+            st.rerun()
 
 
 def glossary_drawer() -> None:

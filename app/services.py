@@ -53,8 +53,28 @@ def home() -> str:
     return str(Path(settings().home).expanduser().resolve())
 
 
-def approvers() -> tuple[str, ...]:
-    return tuple(settings().approvers)
+def sign_in(name: str, secret: str) -> Any:
+    """Authenticate an approver; the identity is the ``actor`` of every guarded call.
+    A wrong secret raises (an AdvisorError, audited, after a growing delay)."""
+    return api.authenticate(settings(), name.strip(), secret)
+
+
+def session_alive(identity: Any) -> bool:
+    """Whether a signed-in session is still valid (it expires after inactivity)."""
+    try:
+        api.check_session(settings(), identity)
+    except AdvisorError:
+        return False
+    return True
+
+
+def sign_out(identity: Any) -> None:
+    api.sign_out(settings(), identity)
+
+
+def has_admin() -> bool:
+    """Whether the workspace has an admin (without one, nothing can be approved)."""
+    return api.has_admin(settings())
 
 
 # --------------------------------------------------------------------------- tables
@@ -88,9 +108,9 @@ def snapshot(table: str, snapshot_id: str | None = None) -> Any:
     return _snapshot(home(), table, sid)
 
 
-def rollback_table(table: str, to_snapshot_id: str, actor: str) -> Any:
+def rollback_table(table: str, to_snapshot_id: str, actor: Any) -> Any:
     """Make ``to_snapshot_id`` current again (a new snapshot; nothing is deleted); the
-    engine checks that ``actor`` is a configured approver."""
+    engine checks that ``actor`` is a signed-in admin."""
     out = api.rollback_table(settings(), table, to_snapshot_id, actor=actor)
     clear_caches()
     return out
@@ -319,11 +339,11 @@ def show_plan(plan_id: int) -> dict[str, Any]:
     return dict(api.show_plan(settings(), int(plan_id)))
 
 
-def approve_plan(plan_id: int, actor: str, reason: str = "") -> dict[str, Any]:
+def approve_plan(plan_id: int, actor: Any, reason: str = "") -> dict[str, Any]:
     return dict(api.approve_plan(settings(), int(plan_id), actor, reason or None))
 
 
-def reject_plan(plan_id: int, actor: str, reason: str = "") -> dict[str, Any]:
+def reject_plan(plan_id: int, actor: Any, reason: str = "") -> dict[str, Any]:
     return dict(api.reject_plan(settings(), int(plan_id), actor, reason or None))
 
 
@@ -342,7 +362,7 @@ def depth_before_after(plan: Mapping[str, Any]) -> pd.DataFrame:
                                     analyze(plan["table"], after_id))
 
 
-def start_run(plan_id: int, actor: str) -> Any:
+def start_run(plan_id: int, actor: Any) -> Any:
     """Run an approved plan in the engine's background thread (the first run starts Spark,
     ~12 s); the page follows it with :func:`run_progress`."""
     return api.start_run(settings(), int(plan_id), actor=actor)

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from app import glossary, views
 from app_workspace import build_table, engine_settings  # noqa: F401 (fixture)
 from engine import api
+from security_helpers import sign_in
 
 APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
 TIMEOUT = 120
@@ -221,8 +222,9 @@ def test_partitions_page_filters_by_predicate_and_depth(workspace, engine_settin
 def test_trend_and_reclustering_history_after_a_run(workspace, engine_settings, spark):
     plan = api.create_plan(engine_settings, "lineitem", "wair", created_by="carol")
     assert plan["id"] is not None, plan
-    api.approve_plan(engine_settings, plan["id"], "alice")
-    result = api.run_plan(engine_settings, plan["id"], spark=spark)
+    alice = sign_in(engine_settings, "alice")
+    api.approve_plan(engine_settings, plan["id"], alice)
+    result = api.run_plan(engine_settings, plan["id"], spark=spark, actor=alice)
     key = plan["groups"][0]["columns"][0]
 
     trend = api.clustering_trend(engine_settings, "lineitem", columns=[key])

@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_workspace import build_table, engine_settings  # noqa: F401 (fixture)
+from security_helpers import ROOT, SECRET
 
 APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
 
@@ -43,9 +44,15 @@ def frame_with(at: AppTest, column: str):
     raise AssertionError(f"no table with a {column!r} column on the page")
 
 
-@pytest.mark.xfail(strict=True, reason="the dashboard's sign-in (issue 10 §1) is not built yet: "
-                   "approving needs api.authenticate(), the page still offers a name dropdown "
-                   "that the engine now refuses")
+def sign_in(at: AppTest, name: str, secret: str = SECRET) -> AppTest:
+    """Sign in through the sidebar as a user would."""
+    at.sidebar.text_input(key="signin_name").input(name)
+    at.sidebar.text_input(key="signin_secret").input(secret).run()
+    at.sidebar.button(key="signin").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def test_store_approve_run_rollback(engine_settings):
     from engine import api
 
@@ -68,9 +75,13 @@ def test_store_approve_run_rollback(engine_settings):
     first, second = plans[0]["id"], plans[1]["id"]
     base = api.load_snapshot(engine_settings, "flow").id
 
-    # 2. Approve the first one as alice
+    # 2. Approve the first one as alice, signed in (a wrong secret is refused first)
     at = approve_page()
-    assert at.selectbox(key="approver").options == ["alice", "bob"]
+    assert at.button(key="approve").disabled
+    sign_in(at, "alice", "not her secret")
+    assert any("secret" in i.value.lower() for i in at.sidebar.info)
+    sign_in(at, "alice")
+    assert any("Signed in as" in c.value and "alice" in c.value for c in at.sidebar.caption)
     at.selectbox(key="plan_pick").set_value(first).run()
     at.text_input(key="decision_reason").set_value("looks right").run()
     at.button(key="approve").click().run()
@@ -102,7 +113,11 @@ def test_store_approve_run_rollback(engine_settings):
     assert any("stale" in e.value for e in at.error)
     assert api.show_plan(engine_settings, second)["status"] == "stale"
 
-    # 5. Roll back to the base snapshot, confirmed
+    # 5. Roll back to the base snapshot, confirmed, as an admin (an approver may not)
+    sign_in(at, "alice")
+    assert at.button(key="rollback").disabled
+    at.sidebar.button(key="signout").click().run()
+    sign_in(at, ROOT)
     at.selectbox(key="rollback_target").set_value(str(base)).run()
     assert at.button(key="rollback").disabled  # asks for confirmation first
     at.checkbox(key="rollback_confirm").check().run()
@@ -117,16 +132,10 @@ def test_store_approve_run_rollback(engine_settings):
     assert [a["actor"] for a in audit if a["action"] == "approve"] == ["alice"]
 
 
-def test_actions_need_a_configured_approver(engine_settings, workspace):
-    cfg = workspace / "layout-advisor.toml"
-    saved = cfg.read_text()
-    try:
-        cfg.write_text(saved.replace('approvers = ["alice", "bob"]', "approvers = []"))
-        at = approve_page()
-        assert any("No approver is configured" in w.value for w in at.warning)
-        for key in ("approve", "reject", "run", "rollback"):
-            for b in at.button:
-                if b.key == key:
-                    assert b.disabled
-    finally:
-        cfg.write_text(saved)
+def test_actions_need_a_signed_in_approver(engine_settings, workspace):
+    at = approve_page()
+    assert any("Sign in as an approver" in w.value for w in at.warning)
+    for key in ("approve", "reject", "run", "rollback"):
+        for b in at.button:
+            if b.key == key:
+                assert b.disabled

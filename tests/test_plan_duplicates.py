@@ -8,6 +8,7 @@ import pytest
 from app_workspace import build_table
 from engine import api
 from engine.core.config import load_settings
+from security_helpers import sign_in
 
 
 @pytest.mark.spark
@@ -27,6 +28,6 @@ def test_an_identical_waiting_plan_is_not_stored_again(tmp_path, spark):
     other = api.create_plan(settings, "lineitem", "greedy")
     assert other["id"] not in (None, first["id"]) and "duplicate_of" not in other
     # once the first plan is decided (rejected), the same proposal may be stored anew
-    api.reject_plan(settings, first["id"], "alice", "not now")
+    api.reject_plan(settings, first["id"], sign_in(settings, "alice"), "not now")
     fresh = api.create_plan(settings, "lineitem", "wair")
     assert fresh["id"] not in (first["id"], other["id"]) and "duplicate_of" not in fresh

@@ -15,16 +15,11 @@ POLL_S = 0.5
 st.title("Approve and run")
 table = components.require_table()
 
-approvers = services.approvers()
-if approvers:
-    actor = st.columns([1, 2])[0].selectbox("Acting as (configured approver)", list(approvers), key="approver",
-                         help="Approving, rejecting, running and rolling back are recorded in "
-                              "the audit log under this name.")
-else:
-    actor = None
-    st.warning("No approver is configured, so plans can be reviewed but not approved, run or "
-               "rolled back. Add `approvers = [\"alice\"]` to `layout-advisor.toml` in the "
-               "workspace, or set `LAYOUT_ADVISOR_APPROVERS=alice`, and restart the dashboard.")
+actor = components.signed_in()
+if actor is None:
+    st.warning("Sign in as an approver (sidebar) to approve, reject or run a plan; rolling "
+               "back needs an admin. Reading needs nothing.")
+is_admin = actor is not None and actor.role == "admin"
 
 with guard():
     plans = services.list_plans(table)
@@ -162,8 +157,9 @@ if older:
     target = left.selectbox("Roll back to", older, key="rollback_target")
     right.write("")
     sure = st.checkbox(f"I want snapshot {target} to become the current version",
-                       key="rollback_confirm", disabled=actor is None)
-    if right.button("Roll back", disabled=actor is None or not sure, key="rollback"):
+                       key="rollback_confirm", disabled=not is_admin)
+    if right.button("Roll back", disabled=not is_admin or not sure, key="rollback",
+                    help="Needs an admin."):
         with guard(stop=False):
             services.rollback_table(table, target, actor)
             st.session_state["flash"] = (f"Snapshot `{target}` is current again (published as a "

@@ -120,7 +120,8 @@ else:
     st.caption("Each group is rewritten together with its own ordering (a hybrid layout): "
                "sort on one column, Hilbert over a blend, or a Qd-tree for diffuse savings.")
 
-    actor = services.default_proposer()
+    identity = components.signed_in()
+    actor = identity.name if identity is not None else services.default_proposer()
     if st.button("Store as proposed plan", type="primary", key="rec_store"):
         with guard(stop=False):
             plan = services.create_plan(table, "wair", engine_params, actor)
