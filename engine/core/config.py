@@ -40,6 +40,14 @@ class Settings:
     external_sort_penalty: float = 2.0
     memory_budget_bytes: int = 2 * 1024**3
     price_per_cpu_hour: float = 0.05
+    currency: str = "$"
+    # calibrated rates (``layout-advisor calibrate``; 0 = not calibrated, the rates above
+    # apply): a rewrite job's fixed seconds, per-query fixed seconds and scan rate
+    rewrite_fixed_s: float = 0.0
+    query_fixed_s: float = 0.0
+    query_scan_bytes_per_s: float = 0.0
+    # executor: commit every N groups (Iceberg's partial progress); 0 = one commit per plan
+    partial_progress_groups: int = 0
     # patent EP-file grouping
     ep_file_partitions: int = 8
     # dashboard
