@@ -634,8 +634,6 @@ class JobMetrics:
                     st = store.lastStageAttempt(int(sid))
                 except Exception:  # noqa: BLE001 - a skipped stage has no attempt
                     continue
-                if os.environ.get("LA_DEBUG_JOBS"):
-                    print("JOB", job, sid, st.name(), st.numTasks(), st.executorRunTime())
                 cpu_ns += int(st.executorCpuTime())
                 read += int(st.inputBytes())
                 written += int(st.outputBytes())
@@ -680,9 +678,11 @@ class _WriteWatcher:
 
 # -- the job ---------------------------------------------------------------------------
 #: session settings while a rewrite runs: adaptive execution runs every shuffle stage and
-#: broadcast as a job of its own (and may merge output files); more than 32 input paths
-#: would be listed by an extra Spark job
+#: broadcast as a job of its own (and may merge output files); a planned write adds a
+#: sort by the partition columns that makes the optimizer drop ours (rows would leave in
+#: no order); more than 32 input paths would be listed by an extra Spark job
 JOB_CONF = {"spark.sql.adaptive.enabled": "false",
+            "spark.sql.optimizer.plannedWrite.enabled": "false",
             "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000"}
 
 
@@ -768,6 +768,34 @@ def _write(df: "DataFrame", specs: Sequence[_Spec], n_buckets: int, out_dir: str
 
 
 _GROUP_DIR = re.compile(rf"{GROUP_COLUMN}=(\d+)")
+#: a group's files after :func:`flatten`: ``<out_dir>/g<group>-<n>-<Spark's name>``
+_GROUP_FILE = re.compile(r"/g(\d+)-\d+-[^/]*$")
+
+
+def flatten(spark: "SparkSession", out_dir: str) -> list[str]:
+    """Move the files Spark's ``partitionBy`` wrote into ``__la_g=i/[__la_part=v/]`` out
+    of those directories, as ``g<i>-<n>-<name>``, and remove the directories.
+
+    Hive-style directory names would make DuckDB, pyarrow datasets and Spark itself add
+    the helper columns to the table when they read the files. A rename is a metadata
+    operation on local disks and HDFS (a copy on object stores).
+    """
+    fs, _ = _hadoop_fs(spark, out_dir)
+    jvm = spark.sparkContext._jvm
+    moved = []
+    for n, path in enumerate(list_data_files(spark, out_dir)):
+        m = _GROUP_DIR.search(path)
+        if not m:
+            moved.append(path)
+            continue
+        target = f"{out_dir.rstrip('/')}/g{m.group(1)}-{n:05d}-{path.rsplit('/', 1)[1]}"
+        if not fs.rename(jvm.org.apache.hadoop.fs.Path(path), jvm.org.apache.hadoop.fs.Path(target)):
+            raise ExecutionError(f"could not move {path} to {target}")
+        moved.append(target)
+    for st in fs.listStatus(jvm.org.apache.hadoop.fs.Path(out_dir)):
+        if st.isDirectory() and str(st.getPath().getName()).startswith(GROUP_COLUMN):
+            fs.delete(st.getPath(), True)
+    return sorted(moved)
 
 
 def _verify(spark: "SparkSession", inputs: "DataFrame", files: Sequence[str],
@@ -782,7 +810,7 @@ def _verify(spark: "SparkSession", inputs: "DataFrame", files: Sequence[str],
     if files:
         written = (spark.read.schema(schema_df.schema).parquet(*files)
                    .select(*cols, F.regexp_extract(F.col("_metadata.file_path"),
-                                                   _GROUP_DIR.pattern, 1)
+                                                   _GROUP_FILE.pattern, 1)
                            .cast("int").alias(GROUP_COLUMN),
                            F.lit(1).alias(SIDE_COLUMN)))
         parts.append(written)
@@ -884,7 +912,7 @@ def _rewrite(spark: "SparkSession", schema: "TableSchema", specs: list[_Spec], o
             with _WriteWatcher(spark, progress or (lambda *_: None)):
                 _write(subset, batch, n_buckets, out_dir, max_rows, rg_bytes, fault, data_cols)
         lap("order_write")
-        files = list_data_files(spark, out_dir)
+        files = flatten(spark, out_dir)
         if total_rows and not files:
             raise ExecutionError(f"Spark wrote no data files into {out_dir}")
         checks = _verify(spark, _read_inputs(spark, schema, specs, spark_schema), files, data_cols,
@@ -895,7 +923,7 @@ def _rewrite(spark: "SparkSession", schema: "TableSchema", specs: list[_Spec], o
     measured["bytes_read_inputs"] = total_bytes
     files_of: dict[int, list[str]] = {}
     for f in files:
-        m = _GROUP_DIR.search(f)
+        m = _GROUP_FILE.search(f)
         if m:
             files_of.setdefault(int(m.group(1)), []).append(f)
     results = []
