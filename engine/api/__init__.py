@@ -7,11 +7,12 @@ Each area lives in its own module (``tables``, ``workload``, ``analysis``, ``pla
 
 from __future__ import annotations
 
-from engine.api import analysis, files, plans, simulate as _simulate, tables, workload
+from engine.api import analysis, calibration, files, plans, simulate as _simulate, tables, workload
 from engine.api.analysis import (
     analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, pruning,
     pruning_scans, signature_projection, span_shares,
 )
+from engine.api.calibration import calibrate, show_calibration
 from engine.api.files import files_bytes
 from engine.api.plans import (
     BackgroundRun, approve_plan, audit_log, create_plan, default_actor, list_plans,
@@ -33,4 +34,4 @@ from engine.api.workload import (
 )
 
 __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__,
-           *_simulate.__all__, *files.__all__]
+           *_simulate.__all__, *files.__all__, *calibration.__all__]

@@ -11,12 +11,12 @@ import argparse
 import sys
 from typing import Sequence
 
-from engine.cli import analysis, demo, plans, simulate, tables, ui, workload
+from engine.cli import analysis, calibrate, demo, plans, simulate, tables, ui, workload
 from engine.core.config import Settings, load_settings
 from engine.core.errors import AdvisorError
 
 #: the sub-command modules, in help order
-COMMAND_MODULES = (demo, tables, workload, analysis, plans, simulate, ui)
+COMMAND_MODULES = (demo, tables, workload, analysis, plans, simulate, calibrate, ui)
 
 
 def build_parser() -> argparse.ArgumentParser:
