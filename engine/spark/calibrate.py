@@ -53,7 +53,8 @@ def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     """Least-squares ``y = a + b x``; (a, b), the intercept clamped at 0.
 
     Example:
-    >>> fit_line([1, 2, 3], [3, 5, 7])
+    >>> a, b = fit_line([1, 2, 3], [3, 5, 7])
+    >>> round(a, 6), round(b, 6)
     (1.0, 2.0)
     """
     if len(x) < 2:
