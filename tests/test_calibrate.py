@@ -90,3 +90,30 @@ def test_calibrate_show_prints_rates_and_their_source(tmp_path, capsys):
 def test_bad_sizes_are_exit_2_naming_the_flag(tmp_path, capsys):
     assert main(["--home", str(tmp_path / "ws"), "calibrate", "--rows", "10,abc"]) == 2
     assert "--rows" in capsys.readouterr().err
+
+
+@pytest.mark.spark
+def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
+    """The mechanism on real Spark and DuckDB, tiny sizes (accuracy is measured in bench/)."""
+    from engine import api
+    from engine.policy.base import PlanGroup
+    from plan_helpers import insert_plan, make_table
+
+    result = api.calibrate(settings, rows=[3000, 9000], spark=spark)
+    assert len(result["points"]) == 2 and result["spark_master"] == settings.spark_master
+    assert [p["rows"] for p in result["points"]] == [3000, 9000]
+    assert all(p["rewrite_s"] > 0 and p["query_s"] > 0 for p in result["points"])
+    rates = result["rates"]
+    assert rates["sort_bytes_per_s"] > 0 and rates["query_scan_bytes_per_s"] > 0
+    stored = load_settings({"home": str(settings.home)}, environ={})
+    assert stored.rewrite_fixed_s == rates["rewrite_fixed_s"]
+    assert stored.sort_bytes_per_s == rates["sort_bytes_per_s"]
+    # a plan made with the calibrated settings is priced with them
+    base = make_table(stored, n=1000, rows_per_file=500)
+    pid = insert_plan(stored, base, [PlanGroup(tuple(p.path for p in base.partitions), "sort",
+                                               ("l_shipdate",))])
+    cost = api.show_plan(stored, pid)["estimated_cost"]["cpu_seconds"]
+    nbytes = sum(p.bytes for p in base.partitions)
+    assert cost == pytest.approx(rates["rewrite_fixed_s"]
+                                 + nbytes / rates["rewrite_read_bytes_per_s"]
+                                 + nbytes / rates["sort_bytes_per_s"])

@@ -16,7 +16,7 @@ _LABELS = {"rewrite_fixed_s": "rewrite job, fixed", "rewrite_read_bytes_per_s": 
 
 
 def _value(key: str, value: float) -> str:
-    if key.endswith("_s"):
+    if not key.endswith("bytes_per_s"):
         return format_seconds(value) if value else "0 (not calibrated)"
     return f"{human_bytes(value)}/s" if value else "- (not calibrated)"
 
