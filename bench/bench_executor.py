@@ -18,7 +18,7 @@ input files), in the same process and Spark session (a warm-up run first, then
 ``--calibration FILE`` (a workspace's calibration.json) adds the calibrated prediction of
 each executor variant's wall time beside the measured median. Usage:
 ``.venv/bin/python bench/bench_executor.py --rows 1000000``. Appends to
-bench/results/executor.csv.
+bench/results/executor_onejob.csv.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from engine.spark.session import get_spark  # noqa: E402
 from engine.table.footers import read_partitions  # noqa: E402
 from plan_helpers import lineitem_arrow  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results" / "executor.csv"
+RESULTS = Path(__file__).resolve().parent / "results" / "executor_onejob.csv"
 
 
 def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
