@@ -156,3 +156,17 @@ def test_rewritten_files_keep_the_exact_arrow_schema_and_values(settings, spark,
     key = ["i64"]
     assert (before.sort_values(key, na_position="first").reset_index(drop=True)
             .equals(after.sort_values(key, na_position="first").reset_index(drop=True)))
+
+
+def test_groups_with_different_file_sizes_all_land(settings, spark):
+    """Two file sizes in one plan: two writes into the run's directory, both kept."""
+    base = make_table(settings, n=2000, rows_per_file=500)
+    paths = [p.path for p in base.partitions]
+    width = sum(p.bytes for p in base.partitions) / 2000
+    result = _run(settings, spark, base, [
+        PlanGroup(tuple(paths[:2]), "sort", ("l_shipdate",),
+                  layout_params={"target_file_bytes": int(250 * width)}),
+        PlanGroup(tuple(paths[2:]), "sort", ("l_shipdate",))])
+    assert [g["outputs"] for g in result["groups"]] == [4, 2]
+    after = TableStore(settings).current_snapshot("lineitem")
+    assert rows_of([p.path for p in after.partitions]).equals(rows_of(paths))

@@ -760,7 +760,9 @@ def _write(df: "DataFrame", specs: Sequence[_Spec], n_buckets: int, out_dir: str
     ordered = (df.repartition(n_buckets, F.col(PID_COLUMN))
                .sortWithinPartitions(*[F.col(c) for c in partition_cols], *_sort_columns(specs)))
     out = ordered.select(*[F.col(_q(c)) for c in data_cols], *partition_cols)
-    writer = out.write.mode("overwrite").partitionBy(*partition_cols) \
+    # append: a plan whose groups ask for different file sizes writes once per size into
+    # the same fresh directory (overwrite would delete the previous write's files)
+    writer = out.write.mode("append").partitionBy(*partition_cols) \
         .option("maxRecordsPerFile", int(max_rows))
     if row_group_bytes:
         writer = writer.option("parquet.block.size", int(row_group_bytes))
