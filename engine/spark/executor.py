@@ -355,31 +355,6 @@ def _zonemap_cuts(spec: _Spec, column: str, ltype: str, fractions: Sequence[floa
 
 
 # -- fitted orderings (Hilbert, Z-order, Qd-tree) ----------------------------------------
-def leaf_cuts(sample_keys: Any, n_leaves: int, group_rows: int, rows_per_file: float,
-              ) -> list[int]:
-    """Range cuts over Qd-tree fine keys (``leaf << 17 | rank``): a cut at the start of
-    every leaf, so no file straddles two leaves, and inside a leaf of (estimated) ``r``
-    rows ``floor(r / rows_per_file)`` files (at least one) at the sample's quantiles, like
-    the simulator cuts each leaf on its own.
-
-    Example (two leaves of 6 and 2 sampled rows, 8 rows in the group, 3 rows per file):
-    >>> leaf_cuts([0, 1, 2, 3, 4, 5, 131072, 131073], 2, 8, 3.0)
-    [3, 131072]
-    """
-    keys = np.sort(np.asarray(sample_keys, dtype=np.int64))
-    leaf = keys >> np.int64(FINE_SHIFT)
-    scale = group_rows / max(1, len(keys))
-    cuts: list[int] = []
-    for i in range(n_leaves):
-        start = i << FINE_SHIFT
-        if i > 0:
-            cuts.append(start)
-        inside = keys[leaf == i]
-        files = max(1, int(math.floor(len(inside) * scale / max(rows_per_file, 1.0))))
-        cuts.extend(int(c) for c in boundaries(inside.tolist(), files) if c > start)
-    return cuts
-
-
 def _sample_fitted(df: "DataFrame", specs: Sequence[_Spec], schema: "TableSchema") -> Any:
     """ONE job: a sample of ~SAMPLE_ROWS rows per fitted group, only its key columns."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
@@ -843,8 +818,6 @@ def _specs(schema: "TableSchema", groups: Sequence[tuple["PlanGroup", Sequence["
         by = (group.layout_params or {}).get("partition_by")
         if by:
             schema.type_of(by)
-        if group.layout == "binpack" and group.columns:
-            pass  # binpack keeps the input order; its columns only describe the group
         out.append(_Spec(first_index + i, group, list(parts), sum(p.rows for p in parts),
                          sum(p.bytes for p in parts)))
     return out
