@@ -362,9 +362,9 @@ def _sample_fitted(df: "DataFrame", specs: Sequence[_Spec], schema: "TableSchema
     fitted = [s for s in specs if s.group.layout in FITTED]
     cols = sorted({c for s in fitted for c in s.group.columns}, key=schema.names.index)
     g = F.col(GROUP_COLUMN)
-    fraction = F.element_at(F.array(*[
-        F.lit(min(1.0, SAMPLE_ROWS / max(1, s.rows)) if s.group.layout in FITTED else 0.0)
-        for s in sorted(specs, key=lambda s: s.index)]), g - specs[0].index + 1)
+    wanted = {s.index: min(1.0, SAMPLE_ROWS / max(1, s.rows)) for s in fitted}
+    fraction = F.try_element_at(F.array(*[F.lit(wanted.get(i, 0.0))
+                                          for i in range(max(wanted) + 1)]), (g + 1).cast("int"))
     picked = df.select(g, *[F.col(_q(c)) for c in cols]).where(F.rand(SAMPLE_SEED) < fraction)
     return picked.toArrow()
 
@@ -522,10 +522,11 @@ def _pid_column(specs: Sequence[_Spec], n_buckets: int) -> "Column":
 
     targets = hash_targets(n_buckets)
     g = F.col(GROUP_COLUMN)
-    first = min(s.index for s in specs)
     bucket = {s.index: targets[s.buckets[0]] for s in specs}
-    by_group = [F.lit(bucket.get(i, 0)) for i in range(first, max(bucket) + 1)]
-    pid = F.element_at(F.array(*by_group), g - first + 1)  # O(1), whatever the groups
+    by_group = [F.lit(bucket.get(i, 0)) for i in range(max(bucket) + 1)]
+    # an O(1) lookup whatever the groups, indexed from group 0: rows of groups outside this
+    # write (filtered out, but constant-folded first in their union branch) must not fail
+    pid = F.try_element_at(F.array(*by_group), (g + 1).cast("int"))
     for s in specs:
         if s.cuts:
             key = F.col(_q(s.cut_on))
