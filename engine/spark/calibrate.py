@@ -79,10 +79,15 @@ def rates_from_points(points: Sequence[dict[str, float]]) -> dict[str, float]:
     b = [p["bytes"] for p in points]
     fixed, per_byte = fit_line(b, [p["rewrite_s"] for p in points])
     _, read_per_byte = fit_line(b, [p["read_s"] for p in points])
-    read_per_byte = min(max(read_per_byte, 1e-12), per_byte / 2 if per_byte > 0 else 1e-12)
+    if not 0 < read_per_byte < per_byte:
+        # the read pass does not grow with size above the noise: its slope is not
+        # separable; the whole slope goes to sort-and-write and the read rate stays
+        # uncalibrated (0: ``scan_bytes_per_s`` applies)
+        read_per_byte = 0.0
     sort_per_byte = max(per_byte - read_per_byte, 1e-12)
     q_fixed, q_per_byte = fit_line(b, [p["query_s"] for p in points])
-    return {"rewrite_fixed_s": fixed, "rewrite_read_bytes_per_s": 1.0 / read_per_byte,
+    return {"rewrite_fixed_s": fixed,
+            "rewrite_read_bytes_per_s": 1.0 / read_per_byte if read_per_byte else 0.0,
             "sort_bytes_per_s": 1.0 / sort_per_byte, "query_fixed_s": q_fixed,
             "query_scan_bytes_per_s": 1.0 / max(q_per_byte, 1e-12)}
 
