@@ -1,26 +1,31 @@
-"""Executor benchmark: our verified rewrite vs a plain Spark orderBy rewrite vs DuckDB.
+"""Executor benchmark: one-job plan rewrites vs a bare Spark orderBy rewrite vs DuckDB.
 
-All variants rewrite the SAME Parquet files (a lineitem-like table in ingestion order),
-sorted by ``l_shipdate``, into the same number of output files, in the same process and
-Spark session (a warm-up run first, then ``--repeat`` timed runs each; medians reported):
+All variants rewrite the SAME Parquet files (a lineitem-like table in ingestion order, 50
+input files), in the same process and Spark session (a warm-up run first, then
+``--repeat`` timed runs each, interleaved; medians reported):
 
-* ``executor-sort``     engine.spark.executor.rewrite_group, layout sort: cache, input checksum,
-                        range partition + sort + write, output checksum, footers (zonemaps);
-* ``executor-hilbert``  the same with a Hilbert key over (l_shipdate, l_commitdate) computed
-                        by a mapInArrow (Python workers);
-* ``spark-orderby``     spark.read.parquet(...).orderBy(l_shipdate).write.parquet (shuffle
-                        partitions = output files, nothing verified);
-* ``duckdb-sort``       DuckDB COPY (SELECT * ... ORDER BY l_shipdate) TO one Parquet file.
+* ``executor-sort``      engine.spark.executor.rewrite: one group, sort on ``l_shipdate``
+                         (zonemap cuts, one shuffle, Spark's writer cuts files, one
+                         verification aggregate), then the new footers (zonemaps);
+* ``executor-hilbert``   the same, Hilbert over (l_shipdate, l_commitdate) (+1 sample job);
+* ``executor-50-groups`` a plan of 50 groups (one input file each, alternating sort keys);
+* ``executor-demo-like`` the demo plan's shape: 43 files of 2,000 rows in 6 groups (4 sort,
+                         2 Hilbert), as many output files;
+* ``spark-orderby``      spark.read.parquet(...).orderBy(l_shipdate).write.parquet (shuffle
+                         partitions = output files, nothing verified);
+* ``duckdb-sort``        DuckDB COPY (SELECT * ... ORDER BY l_shipdate) TO one Parquet file.
 
-Both the median and the best run are reported: the machine is shared, and the best run is
-the least disturbed by other load. Usage: ``.venv/bin/python bench/bench_executor.py --quick`` (200k rows) or
-``--rows 2000000 --rows-per-file 100000``. Writes bench/results/executor.csv.
+``--calibration FILE`` (a workspace's calibration.json) adds the calibrated prediction of
+each executor variant's wall time beside the measured median. Usage:
+``.venv/bin/python bench/bench_executor.py --rows 1000000``. Appends to
+bench/results/executor_onejob.csv.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import shutil
 import statistics
@@ -38,12 +43,12 @@ import pyarrow.parquet as pq  # noqa: E402
 from engine.core.config import Settings  # noqa: E402
 from engine.policy.base import PlanGroup  # noqa: E402
 from engine.spark import footers_parallel  # noqa: E402
-from engine.spark.executor import rewrite_group  # noqa: E402
+from engine.spark.executor import rewrite  # noqa: E402
 from engine.spark.session import get_spark  # noqa: E402
 from engine.table.footers import read_partitions  # noqa: E402
 from plan_helpers import lineitem_arrow  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results" / "executor.csv"
+RESULTS = Path(__file__).resolve().parent / "results" / "executor_onejob.csv"
 
 
 def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
@@ -57,10 +62,20 @@ def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
     return paths
 
 
-def run_executor(spark, schema, parts, layout, columns, out: str, rows_per_file: int) -> None:
-    group = PlanGroup(tuple(p.path for p in parts), layout, tuple(columns))
-    result = rewrite_group(spark, schema, parts, group, out, rows_per_file, None)
-    footers_parallel.read_partitions(spark, result.files, schema=schema)
+def run_executor(spark, schema, groups, out: str, rows_per_file: int) -> None:
+    """One plan: ``groups`` = [(layout, columns, partitions)], one job, then the footers."""
+    pairs = [(PlanGroup(tuple(p.path for p in parts), layout, tuple(cols)), parts)
+             for layout, cols, parts in groups]
+    result = rewrite(spark, schema, pairs, out, rows_per_file, None)
+    for g in result.groups:
+        footers_parallel.read_partitions(spark, g.files, schema=schema)
+
+
+def predicted_seconds(calibration: dict, nbytes: float) -> float:
+    """The calibrated model's wall time of one rewrite job of ``nbytes``."""
+    r = calibration["rates"]
+    return (r["rewrite_fixed_s"] + nbytes / r["rewrite_read_bytes_per_s"]
+            + nbytes / r["sort_bytes_per_s"])
 
 
 def run_orderby(spark, paths, n_out: int, out: str) -> None:
@@ -84,31 +99,46 @@ def run_duckdb(paths, out: str) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--rows-per-file", type=int, default=100_000)
+    ap.add_argument("--rows-per-file", type=int, default=100_000, help="output file size")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="200k rows in 10 files, 2 repeats")
+    ap.add_argument("--quick", action="store_true", help="200k rows, 2 repeats")
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--calibration", help="a workspace's calibration.json")
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args()
     if args.quick:
         args.rows, args.rows_per_file, args.repeat = 200_000, 20_000, 2
+    calibration = json.loads(Path(args.calibration).read_text()) if args.calibration else None
 
     work = Path(tempfile.mkdtemp(prefix="bench-executor-"))
     try:
-        paths = make_files(work / "input", args.rows, args.rows_per_file)
+        paths = make_files(work / "input", args.rows, args.rows // 50)
         schema, parts = read_partitions(paths)
-        n_out = len(paths)
+        demo_paths = make_files(work / "demo", 86_000, 2_000)
+        _, demo_parts = read_partitions(demo_paths)
+        n_out = max(1, args.rows // args.rows_per_file)
         input_bytes = sum(p.bytes for p in parts)
         t0 = time.perf_counter()
         spark = get_spark(Settings(spark_master=args.master, spark_shuffle_partitions=8))
-        print(f"spark up in {time.perf_counter() - t0:.1f} s; {args.rows:,} rows in {n_out} "
-              f"files, {input_bytes / 1e6:.1f} MB", flush=True)
+        print(f"spark up in {time.perf_counter() - t0:.1f} s; {args.rows:,} rows in "
+              f"{len(paths)} files, {input_bytes / 1e6:.1f} MB", flush=True)
+        fifty = [("sort", ["l_shipdate" if i % 2 else "l_commitdate"], [p])
+                 for i, p in enumerate(parts)]
+        demo = [("sort", ["l_shipdate"], demo_parts[i:i + 8]) for i in range(0, 32, 8)] + [
+            ("hilbert", ["l_shipdate", "l_commitdate"], demo_parts[32:38]),
+            ("hilbert", ["l_shipdate", "l_commitdate"], demo_parts[38:])]
+        sizes = {"executor-sort": input_bytes, "executor-hilbert": input_bytes,
+                 "executor-50-groups": input_bytes,
+                 "executor-demo-like": sum(p.bytes for p in demo_parts)}
         variants = {
-            "executor-sort": lambda out: run_executor(spark, schema, parts, "sort",
-                                                      ["l_shipdate"], out, args.rows_per_file),
+            "executor-sort": lambda out: run_executor(
+                spark, schema, [("sort", ["l_shipdate"], parts)], out, args.rows_per_file),
             "executor-hilbert": lambda out: run_executor(
-                spark, schema, parts, "hilbert", ["l_shipdate", "l_commitdate"], out,
+                spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
                 args.rows_per_file),
+            "executor-50-groups": lambda out: run_executor(spark, schema, fifty, out,
+                                                           args.rows_per_file),
+            "executor-demo-like": lambda out: run_executor(spark, schema, demo, out, 2_000),
             "spark-orderby": lambda out: run_orderby(spark, paths, n_out, out),
             "duckdb-sort": lambda out: run_duckdb(paths, out),
         }
@@ -137,7 +167,9 @@ def main() -> int:
                              "best_s": round(min(ts), 3),
                              "ratio_vs_spark_orderby": round(med / base, 3),
                              "best_ratio_vs_spark_orderby": round(min(ts) / best_base, 3),
-                             "mrows_per_s": round(args.rows / med / 1e6, 3)})
+                             "mrows_per_s": round(args.rows / med / 1e6, 3),
+                             "predicted_s": (round(predicted_seconds(calibration, sizes[name]), 3)
+                                             if calibration and name in sizes else "")})
         out_path = Path(args.out)
         out_path.parent.mkdir(parents=True, exist_ok=True)
         new_file = not out_path.exists()
@@ -149,7 +181,8 @@ def main() -> int:
         for r in rows_out:
             print(f"{r['variant']:<18} median {r['median_s']:>7.2f} s  x{r['ratio_vs_spark_orderby']:.2f}"
                   f"   best {r['best_s']:>7.2f} s  x{r['best_ratio_vs_spark_orderby']:.2f}"
-                  f"  vs spark orderBy  ({r['runs_s']})")
+                  f"  vs spark orderBy  ({r['runs_s']})"
+                  + (f"  predicted {r['predicted_s']:.2f} s" if r["predicted_s"] != "" else ""))
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)

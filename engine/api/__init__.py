@@ -8,14 +8,15 @@ Each area lives in its own module (``tables``, ``workload``, ``analysis``, ``pla
 from __future__ import annotations
 
 from engine.api import (
-    analysis, design, files, history, impact, plans, security, simulate as _simulate, tables,
-    workload,
+    analysis, calibration, design, files, history, impact, plans, security, simulate as _simulate,
+    tables, workload,
 )
 from engine.api.analysis import (
     analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, iter_pruning,
     predicate_partitions, pruning, pruning_scans, signature_projection, span_shares,
 )
 from engine.api.design import design_paw, design_pto
+from engine.api.calibration import calibrate, show_calibration
 from engine.api.files import files_bytes
 from engine.api.history import clustering_trend, reclustering_history
 from engine.api.impact import plan_impact
@@ -44,4 +45,4 @@ from engine.api.workload import (
 
 __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__,
            *_simulate.__all__, *files.__all__, *history.__all__, *impact.__all__,
-           *design.__all__, *security.__all__]
+           *design.__all__, *security.__all__, *calibration.__all__]

@@ -17,13 +17,13 @@ import sys
 from typing import Sequence
 
 from engine.cli import (
-    analysis, approvers, audit, demo, design, plans, simulate, tables, ui, workload,
+    analysis, approvers, audit, calibrate, demo, design, plans, simulate, tables, ui, workload,
 )
 from engine.core.config import Settings, load_settings
 from engine.core.errors import AdvisorError
 
 #: the sub-command modules, in help order
-COMMAND_MODULES = (demo, tables, workload, analysis, design, plans, simulate, approvers, audit, ui)
+COMMAND_MODULES = (demo, tables, workload, analysis, design, plans, simulate, calibrate, approvers, audit, ui)
 #: exit codes
 EXIT_USER, EXIT_BUG, EXIT_PIPE = 2, 1, 141
 #: commands that may start a workspace that does not exist yet (or need none: simulate)

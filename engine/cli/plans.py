@@ -11,7 +11,7 @@ from engine.cli.args import finite, number, positive_int
 from engine.cli.audit import audit_line
 from engine.cli.auth import add_identity_args, signed_in
 from engine.cli.output import add_json_flag, emit
-from engine.core.fmt import human_bytes
+from engine.core.fmt import format_money, format_seconds, human_bytes
 
 
 def _plan_text(p: Mapping[str, Any]) -> str:
@@ -25,8 +25,8 @@ def _plan_text(p: Mapping[str, Any]) -> str:
         f"  created {p.get('created_at')} by {p.get('created_by')}",
         f"  {p.get('partition_count', 0)} partitions in {len(p.get('groups', []))} groups",
         f"  estimated cost: read {human_bytes(cost.get('bytes_read'))}, write "
-        f"{human_bytes(cost.get('bytes_written'))}, {cost.get('cpu_seconds', 0):.3g} CPU-s, "
-        f"{cost.get('money', 0):.4g} money",
+        f"{human_bytes(cost.get('bytes_written'))}, {format_seconds(cost.get('cpu_seconds'))}, "
+        f"{format_money(cost.get('money'), p.get('currency', '$'))}",
         f"  predicted saving per window ({saving.get('window_queries', '?')} queries): "
         f"{human_bytes(saving.get('bytes'))}, {float(saving.get('cpu_seconds', 0) or 0):.3g} CPU-s",
         f"  break-even after {p['break_even_queries']:.1f} queries"
@@ -47,6 +47,16 @@ def _plan_text(p: Mapping[str, Any]) -> str:
             lines.append(f"  result: snapshot {result['snapshot_id']}, "
                          f"{result.get('partitions_removed')} -> {result.get('partitions_added')}"
                          f" partitions, {result.get('rows')} rows, {result.get('seconds')} s")
+        check = result.get("cost_check") or {}
+        if check:
+            lines.append(
+                f"  rewrite cost, predicted vs measured: {format_seconds(check.get('predicted_seconds'))}"
+                f" vs {format_seconds(check.get('measured_wall_seconds'))} wall "
+                f"({format_seconds(check.get('measured_cpu_seconds'))} executor CPU, "
+                f"{human_bytes(check.get('measured_bytes_read'))} read, "
+                f"{human_bytes(check.get('measured_bytes_written'))} written); "
+                f"{format_money(check.get('predicted_money'), p.get('currency', '$'))} vs "
+                f"{format_money(check.get('measured_money'), p.get('currency', '$'))}")
         real = result.get("realized") or {}
         if "saving_bytes" in real:
             lines.append(f"  realized over {real['queries']} queries: "

@@ -1,4 +1,5 @@
-"""Settings: defaults < ``layout-advisor.toml`` in the workspace < ``LAYOUT_ADVISOR_*`` env < CLI flags.
+"""Settings: defaults < calibrated rates < ``layout-advisor.toml`` in the workspace <
+``LAYOUT_ADVISOR_*`` env < CLI flags.
 
 Settings are read once and frozen. Each key's default sits beside it in :class:`Settings`.
 Environment variables are the upper-cased field names with the ``LAYOUT_ADVISOR_`` prefix,
@@ -15,6 +16,7 @@ are a :class:`ConfigError` naming the setting and where it came from.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import tomllib
@@ -25,6 +27,8 @@ from typing import Any, Mapping
 from engine.core.errors import ConfigError
 
 CONFIG_FILE_NAME = "layout-advisor.toml"
+#: rates measured by ``layout-advisor calibrate`` (engine.spark.calibrate), in the workspace
+CALIBRATION_FILE_NAME = "calibration.json"
 ENV_PREFIX = "LAYOUT_ADVISOR_"
 DEFAULT_HOME = ".layout-advisor"
 #: LAYOUT_ADVISOR_* variables that are a command's input, not settings
@@ -68,6 +72,15 @@ class Settings:
     external_sort_penalty: float = 2.0
     memory_budget_bytes: int = 2 * 1024**3
     price_per_cpu_hour: float = 0.05
+    currency: str = "$"
+    # calibrated rates (``layout-advisor calibrate``; 0 = not calibrated, the rates above
+    # apply): a rewrite job's fixed seconds, per-query fixed seconds and scan rate
+    rewrite_fixed_s: float = 0.0
+    rewrite_read_bytes_per_s: float = 0.0
+    query_fixed_s: float = 0.0
+    query_scan_bytes_per_s: float = 0.0
+    # executor: commit every N groups (Iceberg's partial progress); 0 = one commit per plan
+    partial_progress_groups: int = 0
     # patent EP-file grouping
     ep_file_partitions: int = 8
     # dashboard
@@ -213,6 +226,19 @@ def _from_file(home: Path) -> dict[str, Any]:
     return _from_mapping(flat, str(path))
 
 
+def _from_calibration(home: Path) -> dict[str, Any]:
+    """The rates ``layout-advisor calibrate`` stored (its ``rates`` object), if any."""
+    path = home / CALIBRATION_FILE_NAME
+    if not path.is_file():
+        return {}
+    try:
+        rates = json.loads(path.read_text()).get("rates") or {}
+    except (ValueError, AttributeError) as exc:
+        raise ConfigError(f"{path}: not a calibration file ({exc}); run "
+                          "`layout-advisor calibrate` again") from None
+    return _from_mapping(rates, str(path))
+
+
 def load_settings(flags: Mapping[str, Any] | None = None,
                   environ: Mapping[str, str] | None = None) -> Settings:
     """Resolve settings with precedence defaults < file < environment < flags.
@@ -224,6 +250,7 @@ def load_settings(flags: Mapping[str, Any] | None = None,
     env = _from_env(environ)
     home = Path(flags.get("home") or env.get("home") or DEFAULT_HOME).expanduser()
     merged: dict[str, Any] = {}
+    merged.update(_from_calibration(home))
     merged.update(_from_file(home))
     merged.update(env)
     merged.update(_from_mapping(flags, "command line"))

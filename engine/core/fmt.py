@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 IEC_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
@@ -31,3 +32,36 @@ def human_bytes(n: float | None, units: Sequence[str] = IEC_UNITS) -> str:
             return f"{value:.0f} {unit}" if unit == units[0] else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} {units[-1]}"
+
+
+def format_money(amount: float | None, currency: str = "$") -> str:
+    """Money for people: cents, thousands separators, "< $0.01" below a cent (never
+    ``$1.2e-06``), "-" when unknown.
+
+    Example:
+    >>> format_money(1.2e-06), format_money(0), format_money(3.456), format_money(12345.6)
+    ('< $0.01', '$0.00', '$3.46', '$12,346')
+    >>> format_money(-0.004, "EUR ")
+    '> -EUR 0.01'
+    """
+    if amount is None or not math.isfinite(amount):
+        return "-"
+    if amount == 0:
+        return f"{currency}0.00"
+    if abs(amount) < 0.01:
+        return f"< {currency}0.01" if amount > 0 else f"> -{currency}0.01"
+    sign = "-" if amount < 0 else ""
+    value = abs(amount)
+    return f"{sign}{currency}{value:,.0f}" if value >= 1000 else f"{sign}{currency}{value:,.2f}"
+
+
+def format_seconds(seconds: float | None) -> str:
+    """Seconds for people: "-" when unknown, ms below one second, else three digits.
+
+    Example:
+    >>> format_seconds(0.0871), format_seconds(42.83), format_seconds(None)
+    ('87 ms', '42.8 s', '-')
+    """
+    if seconds is None or not math.isfinite(seconds):
+        return "-"
+    return f"{seconds * 1000:.0f} ms" if abs(seconds) < 1 else f"{seconds:.3g} s"

@@ -201,9 +201,30 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
             raise ExecutionError(f"plan {plan.id} failed, nothing was committed: "
                                  f"{type(exc).__name__}: {message}") from exc
         raise
+    result["cost_check"] = cost_check(settings, plan, result)
     result["realized"] = _realized(settings, control, plan, result["snapshot_id"])
     book.succeed(plan.id, result)
     return result
+
+
+def cost_check(settings: "Settings", plan: Plan, result: Mapping[str, Any]) -> dict[str, Any]:
+    """The plan's predicted rewrite cost beside what the run measured (wall time, executor
+    CPU from Spark's task metrics, bytes read and written) and the relative error of the
+    prediction; money at ``price_per_cpu_hour`` on the measured executor CPU."""
+    cost = plan.proposal.estimated_cost
+    measured = result.get("measured") or {}
+    wall = float(measured.get("wall_seconds", result.get("seconds", 0.0)) or 0.0)
+    cpu = float(measured.get("executor_cpu_seconds", 0.0) or 0.0)
+    predicted = float(cost.cpu_seconds)
+    return {"predicted_seconds": predicted, "predicted_money": float(cost.money),
+            "predicted_bytes_read": float(cost.bytes_read),
+            "measured_wall_seconds": wall, "measured_cpu_seconds": cpu,
+            "measured_bytes_read": int(measured.get("bytes_read", 0) or 0),
+            "measured_bytes_written": int(measured.get("bytes_written", 0) or 0),
+            "measured_money": cpu / 3600.0 * settings.price_per_cpu_hour,
+            "spark_jobs": int(measured.get("spark_jobs", 0) or 0),
+            "calibrated": bool(settings.rewrite_fixed_s),
+            "error": (predicted - wall) / wall if wall > 0 else None}
 
 
 def _realized(settings: "Settings", control: ControlStore, plan: Plan,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 from engine.workload.model import ScanFragment
 
-LAYOUT_KINDS = ("sort", "zorder", "hilbert", "qdtree", "paw")
+LAYOUT_KINDS = ("sort", "zorder", "hilbert", "qdtree", "paw", "binpack")
 
 
 @dataclass(frozen=True)

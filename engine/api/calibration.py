@@ -1,0 +1,44 @@
+"""Calibration façade: measure the cost model's rates on this Spark, or show them.
+
+``calibrate`` runs the executor's own rewrite and DuckDB scans at a few sizes
+(:mod:`engine.spark.calibrate`), stores the fitted rates in the workspace with the date and
+the Spark master, and returns them; plans created afterwards price rewrites with them
+(:mod:`engine.policy.costmodel`). Configured values (``layout-advisor.toml``, environment)
+override calibrated ones; :func:`show_calibration` says which rate is in effect.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+from engine.core.config import Settings, load_settings
+from engine.spark import calibrate as _calibrate
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["calibrate", "show_calibration"]
+
+
+def calibrate(settings: Settings, rows: Sequence[int] | None = None,
+              spark: "SparkSession | None" = None) -> dict[str, Any]:
+    """Measure, store and return the calibration (see :mod:`engine.spark.calibrate`)."""
+    result = _calibrate.measure(settings, spark=spark, rows=rows or _calibrate.DEFAULT_ROWS)
+    result["path"] = str(_calibrate.save(settings, result))
+    return result
+
+
+def show_calibration(settings: Settings) -> dict[str, Any]:
+    """The stored calibration (None before the first run) and the rates in effect now,
+    each with where it comes from ("calibrated" or "configured")."""
+    stored = _calibrate.load(settings)
+    rates = (stored or {}).get("rates") or {}
+    # read again: a calibration stored since ``settings`` were loaded applies now
+    current = load_settings({"home": settings.home, "spark_master": settings.spark_master})
+    effective = {}
+    for key in _calibrate.RATE_KEYS:
+        value = getattr(current, key)
+        source = "calibrated" if key in rates and rates[key] == value else "configured"
+        effective[key] = {"value": value, "source": source}
+    return {"calibration": stored, "effective": effective,
+            "home": str(settings.home)}

@@ -1,0 +1,172 @@
+"""The executor's contract (engine/policy/base.py PlanGroup): one job for many groups,
+binpack, partition_by, target_file_bytes, partial progress, exact schemas."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from engine import api
+from engine.policy.base import LAYOUT_KINDS, PlanGroup
+from engine.table.footers import read_partitions
+from engine.table.store import TableStore
+from plan_helpers import insert_plan, make_table, rows_of
+
+pytestmark = pytest.mark.spark
+
+
+def _run(settings, spark, snap, groups, **kw):
+    pid = insert_plan(settings, snap, groups)
+    api.approve_plan(settings, pid, "alice", reason="test")
+    return api.run_plan(settings, pid, spark=spark, **kw)
+
+
+def _new(settings, base):
+    old = {p.path for p in base.partitions}
+    return [p for p in TableStore(settings).current_snapshot(base.table).partitions
+            if p.path not in old]
+
+
+def test_many_groups_run_as_at_most_two_spark_jobs(settings, spark):
+    base = make_table(settings, n=4000, rows_per_file=500)
+    paths = [p.path for p in base.partitions]
+    groups = [PlanGroup(tuple(paths[i:i + 2]), "sort", (col,))
+              for i, col in zip(range(0, 8, 2), ("l_shipdate", "l_commitdate", "l_quantity",
+                                                "l_shipdate"))]
+    result = _run(settings, spark, base, groups)
+    assert result["measured"]["spark_jobs"] <= 2, result["measured"]
+    assert len(result["snapshots"]) == 1
+    for g, group in zip(result["groups"], groups):
+        assert g["rows"] == 1000 and g["outputs"] == 2
+        col = group.columns[0]
+        for f in g["files"]:  # every file sorted on its own group's key
+            values = pq.read_table(f, columns=[col]).column(col).to_pylist()
+            assert values == sorted(values)
+    check = result["cost_check"]
+    assert check["measured_wall_seconds"] > 0 and check["predicted_seconds"] > 0
+    assert check["spark_jobs"] == result["measured"]["spark_jobs"]
+    assert rows_of([p.path for p in TableStore(settings).current_snapshot("lineitem")
+                    .partitions]).equals(rows_of(paths))
+
+
+def test_binpack_keeps_the_input_order_and_packs_files_to_size(settings, spark):
+    assert "binpack" in LAYOUT_KINDS
+    base = make_table(settings, n=3000, rows_per_file=300)  # 10 small files
+    paths = [p.path for p in base.partitions]
+    result = _run(settings, spark, base, [PlanGroup(tuple(paths), "binpack", (),
+                                                    layout_params={"target_file_bytes": 10**9})])
+    new = _new(settings, base)
+    assert len(new) == 1 and new[0].rows == 3000  # packed into one file
+    keys = pq.read_table(new[0].path, columns=["l_orderkey"]).column("l_orderkey").to_pylist()
+    original = pa.concat_tables([pq.read_table(p) for p in paths]).column("l_orderkey")
+    assert keys == original.to_pylist()  # no reordering
+    assert result["groups"][0]["layout"] == "binpack"
+
+
+def test_partition_by_no_file_straddles_two_values(settings, spark):
+    base = make_table(settings, n=3000, rows_per_file=500)
+    paths = [p.path for p in base.partitions]
+    _run(settings, spark, base, [PlanGroup(tuple(paths), "sort", ("l_shipdate",),
+                                           layout_params={"partition_by": "l_comment"})])
+    new = _new(settings, base)
+    assert len(new) > 6
+    for p in new:
+        values = set(pq.read_table(p.path, columns=["l_comment"]).column("l_comment").to_pylist())
+        assert len(values) == 1, (p.path, values)
+        dates = pq.read_table(p.path, columns=["l_shipdate"]).column("l_shipdate").to_pylist()
+        assert dates == sorted(dates)
+
+
+def test_target_file_and_row_group_bytes_are_honoured(settings, spark):
+    base = make_table(settings, n=4000, rows_per_file=500)
+    paths = [p.path for p in base.partitions]
+    width = sum(p.bytes for p in base.partitions) / 4000
+    _run(settings, spark, base, [PlanGroup(tuple(paths), "sort", ("l_shipdate",), layout_params={
+        "target_file_bytes": int(1000 * width), "row_group_bytes": 4096})])
+    new = _new(settings, base)
+    assert [p.rows for p in new] == [1000] * 4
+    assert pq.ParquetFile(new[0].path).metadata.num_row_groups > 1
+
+
+def test_partial_progress_commits_per_batch_of_groups(settings, spark):
+    import dataclasses
+
+    base = make_table(settings, n=2000, rows_per_file=500)
+    paths = [p.path for p in base.partitions]
+    groups = [PlanGroup((p,), "sort", ("l_shipdate",)) for p in paths]
+    partial = dataclasses.replace(settings, partial_progress_groups=2)
+    pid = insert_plan(partial, base, groups)
+    api.approve_plan(partial, pid, "alice", reason="test")
+    result = api.run_plan(partial, pid, spark=spark)
+    assert len(result["snapshots"]) == 2
+    assert int(TableStore(settings).current_id("lineitem")) == int(base.id) + 2
+
+
+TYPES = pa.schema([
+    pa.field("i32", pa.int32()), pa.field("i64", pa.int64()),
+    pa.field("f32", pa.float32()), pa.field("f64", pa.float64()),
+    pa.field("dec", pa.decimal128(12, 2)), pa.field("d", pa.date32()),
+    pa.field("ts", pa.timestamp("us")), pa.field("tsz", pa.timestamp("us", tz="UTC")),
+    pa.field("s", pa.string()), pa.field("b", pa.bool_()),
+])
+
+
+def _typed_rows(n: int, start: int) -> pa.Table:
+    rows = range(start, start + n)
+    def nul(v, i):  # every 7th value null
+        return None if i % 7 == 3 else v
+    return pa.table({
+        "i32": [nul(i % 1000, i) for i in rows], "i64": [nul(i * 10**10, i) for i in rows],
+        "f32": [nul(i / 3, i) for i in rows], "f64": [nul(i / 7, i) for i in rows],
+        "dec": [nul(decimal.Decimal(i) / 100, i) for i in rows],
+        "d": [nul(dt.date(2000, 1, 1) + dt.timedelta(days=(i * 37) % 900), i) for i in rows],
+        "ts": [nul(dt.datetime(2020, 1, 1) + dt.timedelta(seconds=i * 17), i) for i in rows],
+        "tsz": [nul(dt.datetime(2021, 1, 1, tzinfo=dt.timezone.utc)
+                    + dt.timedelta(microseconds=i * 1001), i) for i in rows],
+        "s": [nul(f"v{(i * 13) % 97}", i) for i in rows], "b": [nul(i % 2 == 0, i) for i in rows],
+    }, schema=TYPES)
+
+
+@pytest.mark.parametrize("layout,columns", [("sort", ("d",)), ("hilbert", ("i32", "f64"))])
+def test_rewritten_files_keep_the_exact_arrow_schema_and_values(settings, spark, layout,
+                                                                columns):
+    store = TableStore(settings)
+    root = store.managed_location("typed")
+    paths = []
+    for i in range(4):
+        path = f"{root}/ingest-{i}.parquet"
+        os.makedirs(root, exist_ok=True)
+        pq.write_table(_typed_rows(250, i * 250), path)
+        paths.append(path)
+    schema, parts = read_partitions(paths)
+    base = store.create("typed", schema=schema, partitions=parts, operation="create",
+                        target_rows=400)
+    _run(settings, spark, base, [PlanGroup(tuple(paths), layout, columns)])
+    new = _new(settings, base)
+    assert new
+    for p in new:
+        assert pq.read_schema(p.path).remove_metadata().equals(TYPES), pq.read_schema(p.path)
+    before = pa.concat_tables([pq.read_table(p) for p in paths]).to_pandas()
+    after = pa.concat_tables([pq.read_table(p.path) for p in new]).to_pandas()
+    key = ["i64"]
+    assert (before.sort_values(key, na_position="first").reset_index(drop=True)
+            .equals(after.sort_values(key, na_position="first").reset_index(drop=True)))
+
+
+def test_groups_with_different_file_sizes_all_land(settings, spark):
+    """Two file sizes in one plan: two writes into the run's directory, both kept."""
+    base = make_table(settings, n=2000, rows_per_file=500)
+    paths = [p.path for p in base.partitions]
+    width = sum(p.bytes for p in base.partitions) / 2000
+    result = _run(settings, spark, base, [
+        PlanGroup(tuple(paths[:2]), "sort", ("l_shipdate",),
+                  layout_params={"target_file_bytes": int(250 * width)}),
+        PlanGroup(tuple(paths[2:]), "sort", ("l_shipdate",))])
+    assert [g["outputs"] for g in result["groups"]] == [4, 2]
+    after = TableStore(settings).current_snapshot("lineitem")
+    assert rows_of([p.path for p in after.partitions]).equals(rows_of(paths))
