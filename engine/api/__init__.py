@@ -23,9 +23,9 @@ from engine.api.simulate import (
     simulation_policies,
 )
 from engine.api.tables import (
-    DEMO_TARGET_ROWS, append_table, create_table, drop_table, gc_table, list_tables,
-    load_snapshot, parse_duration, register_table, rollback_table, show_table, table_info,
-    table_snapshots,
+    DEMO_TARGET_ROWS, adopt_iceberg, append_table, create_table, drop_table, gc_table,
+    list_tables, load_snapshot, parse_duration, register_iceberg, register_table,
+    rollback_table, show_table, table_files, table_info, table_snapshots,
 )
 from engine.api.workload import (
     clear_workload, import_workload, predicate_text, show_workload, workload_fragments,

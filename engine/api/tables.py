@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 __all__ = [
     "create_table", "register_table", "append_table", "list_tables", "show_table",
     "table_snapshots", "rollback_table", "gc_table", "drop_table", "load_snapshot",
-    "table_info", "parse_duration", "DEMO_TARGET_ROWS",
+    "table_info", "parse_duration", "DEMO_TARGET_ROWS", "register_iceberg", "adopt_iceberg",
+    "table_files",
 ]
 
 DEMO_TARGET_ROWS = ingest.DEMO_TARGET_ROWS
@@ -63,6 +64,24 @@ def register_table(settings: Settings, name: str, path: str, spark: "SparkSessio
     return ingest.register_table(settings, name, path, spark=spark, progress=progress)
 
 
+def register_iceberg(settings: Settings, name: str, identifier: str,
+                     catalog: str | None = None) -> Snapshot:
+    """Register Iceberg table NAMESPACE.TABLE of a pyiceberg catalog (the workspace's SQLite
+    catalog when ``catalog`` is None); rewrites are committed to it in place."""
+    return ingest.register_iceberg(settings, name, identifier, catalog)
+
+
+def adopt_iceberg(settings: Settings, name: str, path: str) -> Snapshot:
+    """Turn a plain Parquet folder into an Iceberg table of the workspace catalog without
+    copying a byte (pyiceberg ``add_files``), registered as ``name``."""
+    return ingest.adopt_iceberg(settings, name, path)
+
+
+def table_files(settings: Settings, name: str, snapshot_id: str | None = None) -> list[str]:
+    """The live data files of a snapshot (what a plain Parquet reader should read)."""
+    return [p.path for p in load_snapshot(settings, name, snapshot_id).partitions]
+
+
 def append_table(settings: Settings, name: str, source: Any, order_by: str | None = None,
                  spark: "SparkSession | None" = None,
                  progress: Callable[[str], None] | None = None) -> Snapshot:
@@ -82,6 +101,8 @@ def table_info(settings: Settings, name: str) -> dict:
     info = store.info(name)
     snap = store.current_snapshot(name)
     return {"name": info.name, "location": info.location, "managed": info.managed,
+            "format": info.format, "catalog": info.catalog, "identifier": info.identifier,
+            "columns_without_stats": list(snap.summary.get("columns_without_stats") or []),
             "metadata_dir": info.metadata_dir, "target_rows": info.target_rows,
             "target_bytes": info.target_bytes, "created_at": info.created_at,
             "snapshot": snap.id, "operation": snap.operation, "partitions": snap.partition_count,
@@ -96,7 +117,7 @@ def list_tables(settings: Settings) -> list[dict]:
     for info in store.list_tables():
         snap = store.current_snapshot(info.name)
         out.append({"name": info.name, "location": info.location, "managed": info.managed,
-                    "snapshot": snap.id, "partitions": snap.partition_count,
+                    "format": info.format, "catalog": info.catalog, "snapshot": snap.id, "partitions": snap.partition_count,
                     "rows": snap.total_rows, "bytes": snap.total_bytes, "created_at": info.created_at})
     return out
 
@@ -115,7 +136,9 @@ def show_table(settings: Settings, name: str, snapshot_id: str | None = None) ->
                          "max": logical_types.to_json_value(ltype, stats.max),
                          "nulls": stats.null_count}
         parts.append({"path": p.path, "rows": p.rows, "bytes": p.bytes, "columns": cols})
-    return {"name": name, "snapshot": snap.id, "partitions": parts}
+    info = TableStore(settings).info(name)
+    return {"name": name, "snapshot": snap.id, "format": info.format,
+            "location": info.location, "catalog": info.catalog, "partitions": parts}
 
 
 def table_snapshots(settings: Settings, name: str) -> list[dict]:

@@ -491,11 +491,13 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
         if fault == "before-commit":
             os._exit(97)  # simulate a crash between write and commit (test hook)
         removed = list(plan.partitions)
-        snapshot = store.commit(
-            plan.table, plan.base_snapshot, removed=removed, added=added,
-            operation="recluster",
-            summary={"plan_id": plan.id, "policy": plan.policy, "groups": total,
-                     "removed": len(removed), "added": len(added), "rows": rows_done})
+        # through the table's format (native chain, Iceberg transaction, Delta log); new
+        # files were written under its data location (store.new_data_dir)
+        snapshot = store.format(plan.table).commit_rewrite(
+            plan.base_snapshot, removed, added,
+            {"plan_id": plan.id, "policy": plan.policy, "groups": total,
+             "approver": getattr(plan, "approved_by", None), "created_by": plan.created_by,
+             "removed": len(removed), "added": len(added), "rows": rows_done})
         committed = True
     finally:
         if not committed:
