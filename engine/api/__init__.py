@@ -24,7 +24,7 @@ from engine.api.simulate import (
 )
 from engine.api.tables import (
     DEMO_TARGET_ROWS, adopt_iceberg, append_table, create_table, drop_table, gc_table,
-    list_tables, load_snapshot, parse_duration, register_iceberg, register_table,
+    list_tables, load_snapshot, parse_duration, register_delta, register_iceberg, register_table,
     rollback_table, show_table, table_files, table_info, table_snapshots,
 )
 from engine.api.workload import (

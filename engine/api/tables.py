@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 __all__ = [
     "create_table", "register_table", "append_table", "list_tables", "show_table",
     "table_snapshots", "rollback_table", "gc_table", "drop_table", "load_snapshot",
-    "table_info", "parse_duration", "DEMO_TARGET_ROWS", "register_iceberg", "adopt_iceberg",
+    "table_info", "parse_duration", "DEMO_TARGET_ROWS", "register_iceberg", "register_delta",
+    "adopt_iceberg",
     "table_files",
 ]
 
@@ -69,6 +70,11 @@ def register_iceberg(settings: Settings, name: str, identifier: str,
     """Register Iceberg table NAMESPACE.TABLE of a pyiceberg catalog (the workspace's SQLite
     catalog when ``catalog`` is None); rewrites are committed to it in place."""
     return ingest.register_iceberg(settings, name, identifier, catalog)
+
+
+def register_delta(settings: Settings, name: str, path: str) -> Snapshot:
+    """Register the Delta table at ``path``; rewrites are committed to its log in place."""
+    return ingest.register_delta(settings, name, path)
 
 
 def adopt_iceberg(settings: Settings, name: str, path: str) -> Snapshot:

@@ -1,4 +1,5 @@
-"""``layout-advisor table ...``: create, register, list, show, snapshots, rollback, gc, drop."""
+"""``layout-advisor table ...``: create, register, adopt, list, show, files, snapshots,
+rollback, gc, drop."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any, Callable, Mapping
 
 from engine import api
 from engine.cli.output import add_json_flag, aligned, emit
+from engine.core.errors import InvalidParameterError
 from engine.core.fmt import human_bytes
 
 
@@ -53,7 +55,14 @@ def _show_text(d: Mapping[str, Any], info: Mapping[str, Any]) -> str:
     root = info["location"]
     lines = [f"table {d['name']}  snapshot {d['snapshot']}  {len(parts)} micro-partitions  "
              f"{info['rows']:,} rows  {human_bytes(info['bytes'])}",
-             f"location {root} ({'managed' if info['managed'] else 'registered'})", "", "columns:"]
+             f"location {root} ({'managed' if info['managed'] else 'registered'}, "
+             f"format {info.get('format', 'native')}"
+             + (f", {info['identifier']} in catalog {info.get('catalog') or 'workspace'}"
+                if info.get("identifier") else "") + ")"]
+    if info.get("columns_without_stats"):
+        lines.append("no statistics in the format's metadata for: "
+                     + ", ".join(info["columns_without_stats"]))
+    lines += ["", "columns:"]
     col_rows = []
     for c in info["columns"]:
         name = c["name"]
@@ -100,8 +109,33 @@ def _create(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _register(args: argparse.Namespace, settings: Any) -> int:
-    snap = api.register_table(settings, args.name, args.path, progress=_progress)
+    given = [flag for flag, value in (("PATH", args.path), ("--iceberg", args.iceberg),
+                                      ("--delta", args.delta)) if value]
+    if len(given) != 1:
+        raise InvalidParameterError(
+            "table register: give exactly one of PATH (a Parquet dataset), --iceberg "
+            f"NAMESPACE.TABLE or --delta PATH (got {', '.join(given) or 'none'})")
+    if args.catalog and not args.iceberg:
+        raise InvalidParameterError("table register: --catalog goes with --iceberg")
+    if args.iceberg:
+        snap = api.register_iceberg(settings, args.name, args.iceberg, args.catalog)
+    elif args.delta:
+        snap = api.register_delta(settings, args.name, args.delta)
+    else:
+        snap = api.register_table(settings, args.name, args.path, progress=_progress)
     emit(args, _snapshot_summary(snap), _snapshot_text)
+    return 0
+
+
+def _adopt(args: argparse.Namespace, settings: Any) -> int:
+    snap = api.adopt_iceberg(settings, args.name, args.path)
+    emit(args, _snapshot_summary(snap),
+         lambda d: _snapshot_text(d) + f" - now iceberg table default.{args.name}, no file copied")
+    return 0
+
+
+def _files(args: argparse.Namespace, settings: Any) -> int:
+    emit(args, api.table_files(settings, args.name, args.snapshot), lambda d: "\n".join(d))
     return 0
 
 
@@ -184,11 +218,31 @@ def register(subparsers: Any) -> None:
     add_json_flag(p)
     p.set_defaults(func=_create)
 
-    p = sub.add_parser("register", help="adopt an existing Parquet dataset in place (read-only)")
+    p = sub.add_parser("register", help="register a Parquet dataset (read-only), an Iceberg "
+                                        "or a Delta table (rewritten in place)")
     p.add_argument("name")
-    p.add_argument("path", help="a Parquet file, folder (nested folders too) or glob")
+    p.add_argument("path", nargs="?", help="a Parquet file, folder (nested folders too) or glob")
+    p.add_argument("--iceberg", metavar="NAMESPACE.TABLE", help="an Iceberg table of a catalog")
+    p.add_argument("--catalog", metavar="C",
+                   help="pyiceberg catalog name (~/.pyiceberg.yaml or PYICEBERG_CATALOG__C__*); "
+                        "default: the workspace's SQLite catalog")
+    p.add_argument("--delta", metavar="PATH", help="a Delta table's folder or URI")
     add_json_flag(p)
     p.set_defaults(func=_register)
+
+    p = sub.add_parser("adopt", help="turn a Parquet folder into an Iceberg table without copying")
+    p.add_argument("name")
+    p.add_argument("path", help="the Parquet folder (or glob)")
+    p.add_argument("--format", choices=["iceberg"], default="iceberg",
+                   help="the open format to adopt it into (iceberg)")
+    add_json_flag(p)
+    p.set_defaults(func=_adopt)
+
+    p = sub.add_parser("files", help="the live data files of a table (what other readers must read)")
+    p.add_argument("name")
+    p.add_argument("--snapshot", help="this snapshot instead of the current one")
+    add_json_flag(p)
+    p.set_defaults(func=_files)
 
     p = sub.add_parser("list", help="list tables")
     add_json_flag(p)

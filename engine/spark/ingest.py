@@ -37,7 +37,7 @@ from engine.core.errors import (AdvisorError, ColumnNotFoundError, CommitConflic
 from engine.spark import footers_parallel
 from engine.spark.session import get_spark
 from engine.table import footers, fs
-from engine.table.formats import iceberg
+from engine.table.formats import delta, iceberg
 from engine.table.model import Partition, Snapshot, TableSchema
 from engine.table.store import TableStore, validate_name
 
@@ -420,6 +420,22 @@ def register_iceberg(settings: Settings, name: str, identifier: str,
     fmt = iceberg.IcebergFormat(name, identifier, cat)
     location = fmt.table().location()
     store.register_format(name, "iceberg", location, catalog=catalog, identifier=identifier)
+    return store.current_snapshot(name)
+
+
+def register_delta(settings: Settings, name: str, path: str) -> Snapshot:
+    """Register an existing Delta table (reads its log only; writes nothing there)."""
+    store = TableStore(settings)
+    validate_name(name)
+    location = path if fs.is_uri(path) else fs.normalize(path)
+    if not delta.is_delta_table(location):
+        raise DataFileError(f"--delta {path}: not a Delta table (no _delta_log folder)")
+    table = delta.open_table(name, location)
+    if table.metadata().partition_columns:
+        raise InvalidParameterError(
+            f"--delta {path}: partitioned by {', '.join(table.metadata().partition_columns)}; "
+            "partitioned Delta tables are not supported (their files lack the partition columns)")
+    store.register_format(name, "delta", location)
     return store.current_snapshot(name)
 
 

@@ -37,7 +37,7 @@ from engine.core.config import Settings
 from engine.core.errors import (CommitConflictError, DataFileError, InvalidParameterError,
                                 SnapshotNotFoundError, TableExistsError, TableNotFoundError)
 from engine.table import footers, fs, manifest
-from engine.table.formats import iceberg
+from engine.table.formats import delta, iceberg
 from engine.table.formats.base import TableFormat
 from engine.table.formats.native import NativeFormat
 from engine.table.model import Partition, Snapshot, TableSchema
@@ -167,6 +167,8 @@ class TableStore:
         if info.format == "iceberg":
             catalog = iceberg.open_catalog(str(self.settings.home), info.catalog)
             return iceberg.IcebergFormat(info.name, str(info.identifier), catalog)
+        if info.format == "delta":
+            return delta.DeltaFormat(info.name, info.location)
         return NativeFormat(self, info.name)
 
     def _foreign(self, name: str) -> TableFormat | None:
