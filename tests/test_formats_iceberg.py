@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import hashlib
+import os
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -197,3 +198,55 @@ def test_plan_run_by_spark_commits_to_iceberg_and_pyiceberg_reads_the_same_rows(
     assert all(p.path.startswith(tbl.location() + "/data/") for p in new)
     back = api.rollback_table(settings, "lineitem", base.id, actor="alice")
     assert back.id == base.id and _scan(catalog) == before
+
+
+def _plan_dirs(location: str, pid: int) -> list[str]:
+    data = location.replace("file://", "") + "/data"
+    return [d for d in os.listdir(data) if d.startswith(f"plan{pid}-")]
+
+
+@pytest.mark.spark
+def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, spark):
+    data = lineitem_arrow(2000)
+    catalog, tbl = _iceberg_table(settings, data, 500)
+    base = api.register_iceberg(settings, "lineitem", IDENT)
+    extra = lineitem_arrow(100, seed=9)
+
+    appended: list = []
+
+    def append_while_running(event):  # after the group is written, before the commit
+        if event["groups_done"] == 1 and not appended:
+            appended.append(catalog.load_table(IDENT).append(extra))
+
+    chosen = [p.path for p in base.partitions[:2]]
+    pid = insert_plan(settings, base, [PlanGroup(tuple(chosen), "sort", ("l_shipdate",), "t")])
+    api.approve_plan(settings, pid, "alice", reason="test")
+    api.run_plan(settings, pid, progress=append_while_running, spark=spark)
+    assert _scan(catalog) == _digest(pa.concat_tables([data, extra]))
+    assert api.show_plan(settings, pid)["status"] == "succeeded"
+
+    # a second plan; another writer deletes one of its files while it runs
+    current = TableStore(settings).current_snapshot("lineitem")
+    chosen = [p.path for p in current.partitions if p.path not in chosen][:2]
+    pid2 = insert_plan(settings, current, [PlanGroup(tuple(chosen), "sort", ("l_shipdate",), "t")])
+    api.approve_plan(settings, pid2, "alice", reason="test")
+
+    def delete_while_running(event):
+        if event["groups_done"] == 1 and not left:
+            other = catalog.load_table(IDENT)
+            live = {e.data_file.file_path: e.data_file
+                    for m in other.current_snapshot().manifests(other.io)
+                    for e in m.fetch_manifest_entry(other.io, discard_deleted=True)}
+            with other.transaction() as tx, tx.update_snapshot().overwrite() as ow:
+                ow.delete_data_file(live[chosen[1]])
+            left["scan"] = _scan(catalog)
+            left["snapshot"] = str(catalog.load_table(IDENT).current_snapshot().snapshot_id)
+
+    left: dict = {}
+    with pytest.raises(CommitConflictError, match="no longer live"):
+        api.run_plan(settings, pid2, progress=delete_while_running, spark=spark)
+    shown = api.show_plan(settings, pid2)
+    assert shown["status"] == "failed" and "no longer live" in shown["result"]["error"]
+    assert _scan(catalog) == left["scan"]  # exactly as the other writer left it
+    assert TableStore(settings).current_id("lineitem") == left["snapshot"]
+    assert _plan_dirs(tbl.location(), pid2) == []  # the run's files are gone
