@@ -53,10 +53,11 @@ def parse_duration(text: str | dt.timedelta) -> dt.timedelta:
 def create_table(settings: Settings, name: str, source: str, order_by: str | None = None,
                  target_rows: int | None = None, target_mb: float | None = None,
                  spark: "SparkSession | None" = None,
-                 progress: Callable[[str], None] | None = None) -> Snapshot:
-    """Ingest CSV/Parquet into a managed table of equal-size micro-partitions (Spark)."""
+                 progress: Callable[[str], None] | None = None, format: str = "native") -> Snapshot:
+    """Ingest CSV/Parquet into a managed table of equal-size micro-partitions (Spark);
+    ``format`` "iceberg" makes it table ``default.NAME`` of the workspace's Iceberg catalog."""
     return ingest.create_table(settings, name, source, order_by=order_by, target_rows=target_rows,
-                               target_mb=target_mb, spark=spark, progress=progress)
+                               target_mb=target_mb, spark=spark, progress=progress, format=format)
 
 
 def register_table(settings: Settings, name: str, path: str, spark: "SparkSession | None" = None,

@@ -103,7 +103,7 @@ def _gc_text(d: Mapping[str, Any]) -> str:
 def _create(args: argparse.Namespace, settings: Any) -> int:
     snap = api.create_table(settings, args.name, args.source, order_by=args.order_by,
                             target_rows=args.target_rows, target_mb=args.target_mb,
-                            progress=_progress)
+                            progress=_progress, format=args.format)
     emit(args, _snapshot_summary(snap), _snapshot_text)
     return 0
 
@@ -215,6 +215,9 @@ def register(subparsers: Any) -> None:
     size = p.add_mutually_exclusive_group()
     size.add_argument("--target-rows", type=_positive_int, metavar="N", help="rows per micro-partition")
     size.add_argument("--target-mb", type=_positive_float, metavar="M", help="MiB per micro-partition")
+    p.add_argument("--format", choices=["native", "iceberg"], default="native",
+                   help="native snapshots in the workspace, or an Iceberg table default.NAME "
+                        "of the workspace's catalog (default native)")
     add_json_flag(p)
     p.set_defaults(func=_create)
 
