@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine import api
-from engine.core.errors import CommitConflictError
+from engine.core.errors import CommitConflictError, DataFileError
 from engine.policy.base import PlanGroup
 from engine.table.footers import read_partitions
 from engine.table.formats import iceberg
@@ -250,3 +250,49 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
     assert _scan(catalog) == left["scan"]  # exactly as the other writer left it
     assert TableStore(settings).current_id("lineitem") == left["snapshot"]
     assert _plan_dirs(tbl.location(), pid2) == []  # the run's files are gone
+
+
+def test_partitioned_table_new_files_carry_their_partition_and_never_mix(settings):
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.transforms import IdentityTransform
+
+    data = lineitem_arrow(300).append_column(
+        "region", pa.array(["eu" if i % 2 else "us" for i in range(300)]))
+    catalog = iceberg.workspace_catalog(str(settings.home))
+    catalog.create_namespace("ns")
+    tbl = catalog.create_table(IDENT, schema=data.schema)
+    field = tbl.schema().find_field("region")
+    with tbl.update_spec() as spec:
+        spec.add_field("region", IdentityTransform(), "region")
+    tbl = catalog.load_table(IDENT)
+    assert isinstance(tbl.spec(), PartitionSpec) and len(tbl.spec().fields) == 1
+    for i in range(0, 300, 150):
+        tbl.append(data.slice(i, 150))  # each append: one file per region
+    snap = api.register_iceberg(settings, "p", IDENT)
+    assert snap.partition_count == 4
+    store = TableStore(settings)
+    eu = [p.path for p in snap.partitions if p.columns["region"].min == "eu"]
+    us = [p.path for p in snap.partitions if p.columns["region"].min == "us"]
+    assert len(eu) == len(us) == 2
+    before = _scan(catalog)
+
+    def rewrite(paths, tag):
+        rows = pa.concat_tables([pq.read_table(p.replace("file://", "")) for p in paths])
+        out = f"{store.new_data_dir('p', tag)}/part-0.parquet"
+        pq.write_table(rows.sort_by("l_shipdate"), out.replace("file://", ""))
+        return read_partitions([out])[1]
+
+    # a file mixing two partition values is refused; nothing is committed
+    mixed = rewrite([eu[0], us[0]], "mixed")
+    with pytest.raises(DataFileError, match="cannot be added to iceberg table"):
+        store.format("p").commit_rewrite(snap.id, [eu[0], us[0]], mixed, {"plan_id": "1"})
+    assert store.current_id("p") == snap.id
+    # one partition's files: the new file carries the partition tuple ("eu",)
+    after = store.format("p").commit_rewrite(snap.id, eu, rewrite(eu, "eu"), {"plan_id": "2"})
+    assert after.partition_count == 3 and _scan(catalog) == before
+    tbl = catalog.load_table(IDENT)
+    new = [e.data_file for m in tbl.current_snapshot().manifests(tbl.io)
+           for e in m.fetch_manifest_entry(tbl.io, discard_deleted=True)
+           if e.data_file.file_path not in set(eu) | set(us)]
+    assert len(new) == 1 and new[0].partition[0] == "eu" and field.name == "region"
+    assert tbl.scan(row_filter="region == 'eu'").to_arrow().num_rows == 150
