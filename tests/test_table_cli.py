@@ -84,13 +84,14 @@ def test_text_output_is_aligned_tables(tmp_path, capsys):
     run(capsys, "--home", home, "table", "register", "t", str(tmp_path / "data"))
     code, out, _ = run(capsys, "--home", home, "table", "list")
     lines = out.splitlines()
-    assert code == 0 and lines[0].split()[:3] == ["name", "kind", "snapshot"]
-    assert lines[1].split()[:2] == ["t", "registered"]
+    assert code == 0 and lines[0].split()[:4] == ["name", "kind", "format", "snapshot"]
+    assert lines[1].split()[:3] == ["t", "registered", "native"]
     code, out, _ = run(capsys, "--home", home, "table", "show", "t")
     assert code == 0 and "micro-partitions:" in out and "part-2.parquet" in out
     assert "2020-01-01" in out and "n149" in out
     code, out, _ = run(capsys, "--home", home, "table", "snapshots", "t")
-    assert out.splitlines()[0].split() == ["id", "parent", "created_at", "operation", "partitions"]
+    assert out.splitlines()[0].split() == ["id", "parent", "created_at", "operation", "partitions",
+                                           "by", "plan"]
     code, out, _ = run(capsys, "--home", home, "table", "gc", "t", "--dry-run", "--older-than", "0s")
     assert code == 0 and "would delete 0 file(s)" in out
 

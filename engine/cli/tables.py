@@ -32,10 +32,11 @@ def _snapshot_text(d: Mapping[str, Any]) -> str:
 def _list_text(rows: list[Mapping[str, Any]]) -> str:
     if not rows:
         return "no tables (create one with `layout-advisor table create NAME --from PATH`)"
-    return aligned(["name", "kind", "snapshot", "partitions", "rows", "size", "location"],
-                   [[r["name"], "managed" if r["managed"] else "registered", r["snapshot"], r["partitions"],
-                     f"{r['rows']:,}", human_bytes(r["bytes"]), r["location"]] for r in rows],
-                   right=(2, 3, 4, 5))
+    return aligned(["name", "kind", "format", "snapshot", "partitions", "rows", "size", "location"],
+                   [[r["name"], "managed" if r["managed"] else "registered", r.get("format", "native"),
+                     r["snapshot"], r["partitions"], f"{r['rows']:,}", human_bytes(r["bytes"]),
+                     r["location"]] for r in rows],
+                   right=(3, 4, 5, 6))
 
 
 def _short(path: str, root: str) -> str:
@@ -87,8 +88,10 @@ def _show_text(d: Mapping[str, Any], info: Mapping[str, Any]) -> str:
 
 
 def _snapshots_text(rows: list[Mapping[str, Any]]) -> str:
-    return aligned(["id", "parent", "created_at", "operation", "partitions"],
-                   [[r["id"], r["parent"], r["created_at"], r["operation"], r["partition_count"]]
+    return aligned(["id", "parent", "created_at", "operation", "partitions", "by", "plan"],
+                   [[r["id"], r["parent"], r["created_at"], r["operation"],
+                     _fmt(r.get("partition_count")), r.get("actor") or "",
+                     (r.get("summary") or {}).get("la.plan-id", "")]
                     for r in rows], right=(0, 1, 4))
 
 

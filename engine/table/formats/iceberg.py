@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import os
+from collections import OrderedDict
 from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
@@ -55,6 +56,9 @@ NAME_MAPPING = "schema.name-mapping.default"
 #: created_seq = data sequence number << SEQ_SHIFT | position among that commit's files
 SEQ_SHIFT = 20
 COMMIT_ATTEMPTS = 5
+_CACHE_SIZE = 8
+# (table uuid, snapshot id, schema id) -> Snapshot: a snapshot's files never change
+_SNAPSHOTS: "OrderedDict[tuple[str, int, int], Snapshot]" = OrderedDict()
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH_TS = dt.datetime(1970, 1, 1)
 _LTYPES: tuple[tuple[type, str], ...] = (
@@ -176,6 +180,20 @@ class IcebergFormat(TableFormat):
                                  for f in tbl.schema().fields))
 
     def _load(self, tbl: Table, snapshot_id: int | None) -> Snapshot:
+        """The snapshot's partitions, read from its manifests once per process."""
+        key = (str(tbl.metadata.table_uuid), snapshot_id if snapshot_id is not None else -1,
+               tbl.metadata.current_schema_id)
+        cached = _SNAPSHOTS.get(key)
+        if cached is not None and cached.table == self.name:
+            _SNAPSHOTS.move_to_end(key)
+            return cached
+        snap = self._read(tbl, snapshot_id)
+        _SNAPSHOTS[key] = snap
+        while len(_SNAPSHOTS) > _CACHE_SIZE:
+            _SNAPSHOTS.popitem(last=False)
+        return snap
+
+    def _read(self, tbl: Table, snapshot_id: int | None) -> Snapshot:
         schema = self.schema(tbl)
         fields = [(f.field_id, f.name, f.field_type) for f in tbl.schema().fields]
         partitions: list[Partition] = []
