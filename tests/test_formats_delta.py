@@ -135,3 +135,34 @@ def test_plan_run_by_spark_commits_to_delta_and_deltalake_reads_the_same_rows(
     spans = sorted((p.columns["l_shipdate"].min, p.columns["l_shipdate"].max) for p in new)
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
     assert dt.date(1990, 1, 1) < spans[0][0]
+
+
+@pytest.mark.spark
+def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, spark, tmp_path):
+    path = str(tmp_path / "li")
+    data = lineitem_arrow(1500)
+    _delta(path, data, 500)
+    base = api.register_delta(settings, "lineitem", path)
+    extra = lineitem_arrow(60, seed=4)
+    first = [p.path for p in base.partitions[:2]]
+    pid = insert_plan(settings, base, [PlanGroup(tuple(first), "sort", ("l_shipdate",), "t"),
+                                       PlanGroup((base.partitions[2].path,), "sort",
+                                                 ("l_commitdate",), "t")])
+    api.approve_plan(settings, pid, "alice", reason="test")
+    done: dict = {}
+
+    def writer(event):  # between the groups: the plan is running
+        if event["groups_done"] == 1 and not done:
+            done["append"] = write_deltalake(path, extra, mode="append")
+            victim = base.partitions[2].path
+            key = pq.read_table(victim).column("l_orderkey")[0].as_py()
+            DeltaTable(path).delete(f"l_orderkey = {key}")  # rewrites group 1's file
+            done["scan"] = _scan(path)
+            done["version"] = DeltaTable(path).version()
+
+    with pytest.raises(CommitConflictError, match="no longer live"):
+        api.run_plan(settings, pid, progress=writer, spark=spark)
+    assert api.show_plan(settings, pid)["status"] == "failed"
+    assert _scan(path) == done["scan"] and DeltaTable(path).version() == done["version"]
+    assert done["scan"][0] == 1500 + 60 - 1  # the append is there, the deleted row gone
+    assert not [d for d in os.listdir(path) if d.startswith(f"plan{pid}-")]  # run files removed

@@ -296,3 +296,19 @@ def test_partitioned_table_new_files_carry_their_partition_and_never_mix(setting
            if e.data_file.file_path not in set(eu) | set(us)]
     assert len(new) == 1 and new[0].partition[0] == "eu" and field.name == "region"
     assert tbl.scan(row_filter="region == 'eu'").to_arrow().num_rows == 150
+
+
+def test_columns_without_bounds_are_named(settings):
+    data = typed_rows(40)
+    catalog = iceberg.workspace_catalog(str(settings.home))
+    catalog.create_namespace("ns")
+    tbl = catalog.create_table(IDENT, schema=data.schema,
+                               properties={"write.metadata.metrics.column.s": "counts",
+                                           "write.metadata.metrics.column.price": "none"})
+    tbl.append(data)
+    snap = api.register_iceberg(settings, "typed", IDENT)
+    assert snap.summary["columns_without_stats"] == ["price", "s"]
+    assert snap.partitions[0].columns["s"].min is None
+    assert snap.partitions[0].columns["s"].null_count == data.column("s").null_count
+    assert snap.partitions[0].columns["k"].max == 39
+    assert api.table_info(settings, "typed")["columns_without_stats"] == ["price", "s"]

@@ -198,6 +198,7 @@ class IcebergFormat(TableFormat):
         fields = [(f.field_id, f.name, f.field_type) for f in tbl.schema().fields]
         partitions: list[Partition] = []
         delete_files = 0
+        bounded: set[int] = set()  # field ids some file has bounds for
         summary: dict[str, Any] = {}
         info = None
         if snapshot_id is not None:
@@ -215,9 +216,10 @@ class IcebergFormat(TableFormat):
                     pos = positions.get(seq, 0)
                     positions[seq] = pos + 1
                     partitions.append(_partition(entry.data_file, fields, (seq << SEQ_SHIFT) | pos))
+                    bounded.update(entry.data_file.lower_bounds or ())
         partitions.sort(key=lambda p: p.created_seq)
-        missing = [n for _, n, t in fields if logical_type(t) != "other"
-                   and partitions and all(p.columns[n].min is None for p in partitions)]
+        missing = [n for fid, n, t in fields
+                   if logical_type(t) != "other" and partitions and fid not in bounded]
         summary.update({"format": "iceberg", "delete_files": delete_files,
                         "columns_without_stats": missing})
         return Snapshot(id=str(snapshot_id) if snapshot_id is not None else "0",
