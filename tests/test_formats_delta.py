@@ -166,3 +166,19 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
     assert _scan(path) == done["scan"] and DeltaTable(path).version() == done["version"]
     assert done["scan"][0] == 1500 + 60 - 1  # the append is there, the deleted row gone
     assert not [d for d in os.listdir(path) if d.startswith(f"plan{pid}-")]  # run files removed
+
+
+def test_two_plans_on_one_base_at_most_one_commits(settings, tmp_path):
+    path = str(tmp_path / "li")
+    data = lineitem_arrow(400)
+    _delta(path, data, 100)
+    api.register_delta(settings, "li", path)
+    store = TableStore(settings)
+    base = store.current_snapshot("li")
+    a = [p.path for p in base.partitions[:2]]
+    b = [p.path for p in base.partitions[2:]]
+    added_a, added_b = _rewrite_file(store, "li", a, "plan1-g0"), _rewrite_file(store, "li", b, "plan2-g0")
+    first = store.format("li").commit_rewrite(base.id, a, added_a, {"plan_id": "1"})
+    with pytest.raises(CommitConflictError, match="plan 1"):
+        store.format("li").commit_rewrite(base.id, b, added_b, {"plan_id": "2"})
+    assert store.current_id("li") == first.id and _scan(path) == _digest(data)

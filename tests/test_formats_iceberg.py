@@ -312,3 +312,29 @@ def test_columns_without_bounds_are_named(settings):
     assert snap.partitions[0].columns["s"].null_count == data.column("s").null_count
     assert snap.partitions[0].columns["k"].max == 39
     assert api.table_info(settings, "typed")["columns_without_stats"] == ["price", "s"]
+
+
+def test_two_plans_on_one_base_at_most_one_commits(settings):
+    data = lineitem_arrow(400)
+    catalog, _ = _iceberg_table(settings, data, 100)
+    api.register_iceberg(settings, "li", IDENT)
+    store = TableStore(settings)
+    base = store.current_snapshot("li")
+
+    def rewrite(paths, tag):
+        rows = pa.concat_tables([pq.read_table(p.replace("file://", "")) for p in paths])
+        out = f"{store.new_data_dir('li', tag)}/part-0.parquet"
+        pq.write_table(rows.sort_by("l_shipdate"), out.replace("file://", ""))
+        return read_partitions([out])[1]
+
+    a = [p.path for p in base.partitions[:2]]
+    b = [p.path for p in base.partitions[2:]]  # disjoint from a
+    added_a, added_b = rewrite(a, "plan1-g0"), rewrite(b, "plan2-g0")
+    first = store.format("li").commit_rewrite(base.id, a, added_a, {"plan_id": "1"})
+    with pytest.raises(CommitConflictError, match="plan 1 rewrote it after snapshot"):
+        store.format("li").commit_rewrite(base.id, b, added_b, {"plan_id": "2"})
+    assert store.current_id("li") == first.id and _scan(catalog) == _digest(data)
+    # a plan based on a snapshot that was rolled away from is refused as well
+    api.rollback_table(settings, "li", base.id, actor="alice")
+    with pytest.raises(CommitConflictError, match="no longer an ancestor"):
+        store.format("li").commit_rewrite(first.id, b, added_b, {"plan_id": "3"})

@@ -12,6 +12,8 @@
   rearrangement: streaming readers see no new data), the plan named in the commit's
   ``custom_metadata``. Files the log no longer holds are a :class:`CommitConflictError`;
   delta-rs's conflict checker settles races with concurrent writers (appends pass).
+  Another advisor rewrite or a restore after the plan's base version is a conflict (two
+  plans on one table: at most one commits).
 * Rollback: ``restore()``; expiry: ``vacuum()`` with the retention given.
 * Partitioned Delta tables are refused at registration: their data files do not hold the
   partition columns, so a rewrite that reads the files alone would lose them.
@@ -193,6 +195,7 @@ class DeltaFormat(TableFormat):
             raise CommitConflictError(
                 f"table {self.name!r} changed: {len(gone)} of the plan's files are no longer "
                 f"live (a concurrent writer deleted or rewrote them), e.g. {gone[0]}")
+        self._check_no_rewrite_since(table, base_snapshot_id)
         schema = self.schema(table)
         indexed = stats_columns(schema, table.metadata().configuration)
         now_ms = int(time.time() * 1000)
@@ -211,6 +214,19 @@ class DeltaFormat(TableFormat):
         except CommitFailedError as exc:
             raise CommitConflictError(f"table {self.name!r}: the Delta commit failed: {exc}") from None
         return self.current_snapshot()
+
+    def _check_no_rewrite_since(self, table: DeltaTable, base_snapshot_id: str) -> None:
+        """Two plans on one table: at most one commits (another advisor rewrite or a
+        restore after the plan's base version is a conflict; other writers' are not)."""
+        base = int(base_snapshot_id)
+        for entry in table.history():
+            if int(entry.get("version", -1)) <= base:
+                continue
+            if entry.get("la.operation") == "rewrite" or str(entry.get("operation")).upper() == "RESTORE":
+                raise CommitConflictError(
+                    f"table {self.name!r}: version {entry['version']} "
+                    f"({'plan ' + str(entry.get('la.plan-id')) if entry.get('la.plan-id') else entry.get('operation')}) "
+                    f"changed it after version {base} this plan was based on; create a new plan")
 
     def rollback(self, to_snapshot_id: str, actor: str | None = None) -> Snapshot:
         sid = str(to_snapshot_id).strip()

@@ -20,7 +20,9 @@
   "Operation not implemented"), so the snapshot's operation is ``overwrite`` and the summary
   says ``la.operation=rewrite``. Optimistic concurrency: when another writer committed in
   between, the transaction is rebuilt on the new head as long as every removed file is
-  still live (concurrent appends survive); otherwise :class:`CommitConflictError`.
+  still live (concurrent appends survive); otherwise :class:`CommitConflictError`. Another
+  advisor rewrite committed since the plan's base is a conflict too (two plans on one
+  table: at most one commits).
 """
 
 from __future__ import annotations
@@ -263,6 +265,7 @@ class IcebergFormat(TableFormat):
                 raise CommitConflictError(
                     f"table {self.name!r} has {deletes} delete file(s) (merge-on-read): the "
                     "advisor does not rewrite such tables; compact the deletes first")
+            self._check_no_rewrite_since(tbl, base_snapshot_id)
             gone = [p for p in wanted if p not in live]
             if gone:
                 raise CommitConflictError(
@@ -286,6 +289,24 @@ class IcebergFormat(TableFormat):
                         f"table {self.name!r} kept changing during the commit; nothing was "
                         "committed") from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _check_no_rewrite_since(self, tbl: Table, base_snapshot_id: str) -> None:
+        """Two plans on one table: at most one commits. Walking back from the current
+        snapshot to the plan's base, another advisor rewrite (or a base that is no longer
+        an ancestor: a rollback) is a conflict; other writers' commits are not."""
+        snap = tbl.current_snapshot()
+        while snap is not None and str(snap.snapshot_id) != str(base_snapshot_id):
+            props = snap.summary.additional_properties if snap.summary else {}
+            if props.get("la.operation") == "rewrite":
+                raise CommitConflictError(
+                    f"table {self.name!r}: plan {props.get('la.plan-id', '?')} rewrote it after "
+                    f"snapshot {base_snapshot_id} this plan was based on; create a new plan")
+            parent = snap.parent_snapshot_id
+            snap = tbl.metadata.snapshot_by_id(parent) if parent is not None else None
+        if snap is None:
+            raise CommitConflictError(
+                f"table {self.name!r}: snapshot {base_snapshot_id} this plan was based on is no "
+                "longer an ancestor of the current one (rolled back?); create a new plan")
 
     @staticmethod
     def _live_files(tbl: Table) -> tuple[dict[str, DataFile], int]:
