@@ -61,6 +61,8 @@ COMMIT_ATTEMPTS = 5
 _CACHE_SIZE = 8
 # (table uuid, snapshot id, schema id) -> Snapshot: a snapshot's files never change
 _SNAPSHOTS: "OrderedDict[tuple[str, int, int], Snapshot]" = OrderedDict()
+# (table uuid, snapshot id) -> (live DataFiles by path, delete files): reused by the commit
+_LIVE: "OrderedDict[tuple[str, int], tuple[dict[str, DataFile], int]]" = OrderedDict()
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH_TS = dt.datetime(1970, 1, 1)
 _LTYPES: tuple[tuple[type, str], ...] = (
@@ -190,9 +192,7 @@ class IcebergFormat(TableFormat):
             _SNAPSHOTS.move_to_end(key)
             return cached
         snap = self._read(tbl, snapshot_id)
-        _SNAPSHOTS[key] = snap
-        while len(_SNAPSHOTS) > _CACHE_SIZE:
-            _SNAPSHOTS.popitem(last=False)
+        _remember(_SNAPSHOTS, key, snap)
         return snap
 
     def _read(self, tbl: Table, snapshot_id: int | None) -> Snapshot:
@@ -208,17 +208,20 @@ class IcebergFormat(TableFormat):
             info = self._info(snap)
             summary = dict(info.summary)
             positions: dict[int, int] = {}
+            live: dict[str, DataFile] = {}
             for manifest in snap.manifests(tbl.io):
                 entries = manifest.fetch_manifest_entry(tbl.io, discard_deleted=True)
                 if manifest.content == ManifestContent.DELETES:
                     delete_files += len(entries)
                     continue
                 for entry in entries:
+                    live[entry.data_file.file_path] = entry.data_file
                     seq = int(entry.sequence_number or 0)
                     pos = positions.get(seq, 0)
                     positions[seq] = pos + 1
                     partitions.append(_partition(entry.data_file, fields, (seq << SEQ_SHIFT) | pos))
                     bounded.update(entry.data_file.lower_bounds or ())
+            _remember(_LIVE, (str(tbl.metadata.table_uuid), snapshot_id), (live, delete_files))
         partitions.sort(key=lambda p: p.created_seq)
         missing = [n for fid, n, t in fields
                    if logical_type(t) != "other" and partitions and fid not in bounded]
@@ -310,11 +313,16 @@ class IcebergFormat(TableFormat):
 
     @staticmethod
     def _live_files(tbl: Table) -> tuple[dict[str, DataFile], int]:
+        """The current snapshot's live data files by path and its number of delete files
+        (from the cache the snapshot's loading filled, else from the manifests)."""
         snap = tbl.current_snapshot()
         live: dict[str, DataFile] = {}
         deletes = 0
         if snap is None:
             return live, 0
+        cached = _LIVE.get((str(tbl.metadata.table_uuid), snap.snapshot_id))
+        if cached is not None:
+            return cached
         for manifest in snap.manifests(tbl.io):
             entries = manifest.fetch_manifest_entry(tbl.io, discard_deleted=True)
             if manifest.content == ManifestContent.DELETES:
@@ -374,6 +382,13 @@ class IcebergFormat(TableFormat):
                 except FileNotFoundError:
                     pass
         return doomed
+
+
+def _remember(cache: "OrderedDict[Any, Any]", key: Any, value: Any) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > _CACHE_SIZE:
+        cache.popitem(last=False)
 
 
 def _files_of(tbl: Table, snapshot_ids: Sequence[int]) -> set[str]:
