@@ -14,6 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from pyiceberg.partitioning import PartitionSpec
+from pyiceberg.transforms import IdentityTransform
 
 from engine import api
 from engine.core.errors import CommitConflictError, DataFileError
@@ -253,9 +255,6 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
 
 
 def test_partitioned_table_new_files_carry_their_partition_and_never_mix(settings):
-    from pyiceberg.partitioning import PartitionField, PartitionSpec
-    from pyiceberg.transforms import IdentityTransform
-
     data = lineitem_arrow(300).append_column(
         "region", pa.array(["eu" if i % 2 else "us" for i in range(300)]))
     catalog = iceberg.workspace_catalog(str(settings.home))

@@ -377,7 +377,8 @@ def _create_iceberg(settings: Settings, name: str, source: str, order_by: str | 
     if spark is None:
         progress("starting Spark")
         spark = get_spark(settings)
-    location = f"file://{os.path.abspath(os.path.join(str(settings.home), 'iceberg', 'warehouse', WORKSPACE_NAMESPACE, name))}"
+    warehouse = os.path.join(str(settings.home), "iceberg", "warehouse")
+    location = iceberg.file_uri(os.path.join(warehouse, WORKSPACE_NAMESPACE, name))
     out_dir = f"{location}/data/create"
     created = False
     try:

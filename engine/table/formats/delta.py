@@ -223,10 +223,11 @@ class DeltaFormat(TableFormat):
             if int(entry.get("version", -1)) <= base:
                 continue
             if entry.get("la.operation") == "rewrite" or str(entry.get("operation")).upper() == "RESTORE":
+                by = (f"plan {entry['la.plan-id']}" if entry.get("la.plan-id")
+                      else str(entry.get("operation")))
                 raise CommitConflictError(
-                    f"table {self.name!r}: version {entry['version']} "
-                    f"({'plan ' + str(entry.get('la.plan-id')) if entry.get('la.plan-id') else entry.get('operation')}) "
-                    f"changed it after version {base} this plan was based on; create a new plan")
+                    f"table {self.name!r}: version {entry['version']} ({by}) changed it after "
+                    f"version {base} this plan was based on; create a new plan")
 
     def rollback(self, to_snapshot_id: str, actor: str | None = None) -> Snapshot:
         sid = str(to_snapshot_id).strip()

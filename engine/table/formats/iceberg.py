@@ -338,12 +338,6 @@ class IcebergFormat(TableFormat):
             raise DataFileError(f"{path}: cannot be added to iceberg table {self.name!r}: {exc}") \
                 from None
 
-    def add_files(self, paths: Sequence[str], properties: Mapping[str, str] | None = None) -> Snapshot:
-        """Adopt existing Parquet files without copying (pyiceberg ``add_files``)."""
-        tbl = self.table()
-        tbl.add_files(list(paths), snapshot_properties=dict(properties or {}))
-        return self.current_snapshot()
-
     def rollback(self, to_snapshot_id: str, actor: str | None = None) -> Snapshot:
         tbl = self.table()
         sid = self._snapshot_id(tbl, to_snapshot_id)
@@ -368,8 +362,9 @@ class IcebergFormat(TableFormat):
         cutoff = dt.datetime.now(dt.timezone.utc) - older_than
         cutoff_ms = int(cutoff.timestamp() * 1000)
         current = tbl.current_snapshot()
+        current_id = current.snapshot_id if current is not None else None
         doomed_ids = [s.snapshot_id for s in tbl.metadata.snapshots
-                      if s.timestamp_ms < cutoff_ms and (current is None or s.snapshot_id != current.snapshot_id)]
+                      if s.timestamp_ms < cutoff_ms and s.snapshot_id != current_id]
         keep_ids = {s.snapshot_id for s in tbl.metadata.snapshots} - set(doomed_ids)
         before = _files_of(tbl, [s.snapshot_id for s in tbl.metadata.snapshots])
         after = _files_of(tbl, sorted(keep_ids))
