@@ -110,6 +110,7 @@ def table_info(settings: Settings, name: str) -> dict:
     return {"name": info.name, "location": info.location, "managed": info.managed,
             "format": info.format, "catalog": info.catalog, "identifier": info.identifier,
             "columns_without_stats": list(snap.summary.get("columns_without_stats") or []),
+            "columns_from_footers": list(snap.summary.get("columns_from_footers") or []),
             "metadata_dir": info.metadata_dir, "target_rows": info.target_rows,
             "target_bytes": info.target_bytes, "created_at": info.created_at,
             "snapshot": snap.id, "operation": snap.operation, "partitions": snap.partition_count,

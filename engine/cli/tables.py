@@ -62,7 +62,9 @@ def _show_text(d: Mapping[str, Any], info: Mapping[str, Any]) -> str:
                 if info.get("identifier") else "") + ")"]
     if info.get("columns_without_stats"):
         lines.append("no statistics in the format's metadata for: "
-                     + ", ".join(info["columns_without_stats"]))
+                     + ", ".join(info["columns_without_stats"])
+                     + ("; read from the Parquet footers" if info.get("columns_from_footers")
+                        else ""))
     lines += ["", "columns:"]
     col_rows = []
     for c in info["columns"]:

@@ -10,8 +10,9 @@
   ``upper_bounds`` decoded by the column's Iceberg type (:func:`pyiceberg.conversions.from_bytes`:
   dates, timestamps with and without zone, decimals, strings), ``null_value_counts``,
   ``column_sizes`` (compressed bytes). A column whose bounds the table does not keep
-  (metrics mode ``none`` / ``counts``) has unknown min/max, listed in the snapshot summary
-  under ``columns_without_stats``.
+  (metrics mode ``none`` / ``counts``) is listed in the snapshot summary under
+  ``columns_without_stats``; its bounds are read from the Parquet footers instead (tables of
+  up to FOOTER_FALLBACK_MAX_FILES files; ``columns_from_footers``), else left unknown.
 * :meth:`IcebergFormat.commit_rewrite` is one pyiceberg transaction: an overwrite snapshot
   that deletes the plan's DataFiles and appends the new ones, whose metrics pyiceberg reads
   from their Parquet footers (:func:`pyiceberg.io.pyarrow.parquet_file_to_data_file`, the
@@ -47,7 +48,7 @@ from pyiceberg.types import (BooleanType, DateType, DecimalType, DoubleType, Flo
 
 from engine.core.errors import (CommitConflictError, ConfigError, DataFileError,
                                 SnapshotNotFoundError, TableNotFoundError)
-from engine.table import fs
+from engine.table import footers, fs
 from engine.table.formats.base import SnapshotInfo, TableFormat
 from engine.table.model import ColumnStats, Partition, Snapshot, TableSchema
 
@@ -58,6 +59,8 @@ NAME_MAPPING = "schema.name-mapping.default"
 #: created_seq = data sequence number << SEQ_SHIFT | position among that commit's files
 SEQ_SHIFT = 20
 COMMIT_ATTEMPTS = 5
+#: read Parquet footers for columns without bounds in the metadata up to this many files
+FOOTER_FALLBACK_MAX_FILES = 10_000
 _CACHE_SIZE = 8
 # (table uuid, snapshot id, schema id) -> Snapshot: a snapshot's files never change
 _SNAPSHOTS: "OrderedDict[tuple[str, int, int], Snapshot]" = OrderedDict()
@@ -225,8 +228,9 @@ class IcebergFormat(TableFormat):
         partitions.sort(key=lambda p: p.created_seq)
         missing = [n for fid, n, t in fields
                    if logical_type(t) != "other" and partitions and fid not in bounded]
+        partitions, from_footers = _fill_from_footers(partitions, schema, missing)
         summary.update({"format": "iceberg", "delete_files": delete_files,
-                        "columns_without_stats": missing})
+                        "columns_without_stats": missing, "columns_from_footers": from_footers})
         return Snapshot(id=str(snapshot_id) if snapshot_id is not None else "0",
                         parent=info.parent if info else None,
                         created_at=info.created_at if info else "",
@@ -384,6 +388,30 @@ def _remember(cache: "OrderedDict[Any, Any]", key: Any, value: Any) -> None:
     cache.move_to_end(key)
     while len(cache) > _CACHE_SIZE:
         cache.popitem(last=False)
+
+
+def _fill_from_footers(partitions: list[Partition], schema: TableSchema, missing: Sequence[str],
+                       ) -> tuple[list[Partition], list[str]]:
+    """Bounds of the ``missing`` columns (the metadata keeps none) from the Parquet footers,
+    for tables of at most FOOTER_FALLBACK_MAX_FILES files; returns the columns filled."""
+    if not missing or len(partitions) > FOOTER_FALLBACK_MAX_FILES:
+        return partitions, []
+    try:
+        _, read = footers.read_partitions([p.path for p in partitions], schema)
+    except DataFileError:  # a file the metadata names cannot be read: bounds stay unknown
+        return partitions, []
+    out = []
+    for part, foot in zip(partitions, read):
+        cols = dict(part.columns)
+        for name in missing:
+            got, have = foot.columns.get(name), cols[name]
+            if got is not None:
+                cols[name] = ColumnStats(got.min, got.max,
+                                         have.null_count if have.null_count is not None
+                                         else got.null_count,
+                                         have.compressed_bytes or got.compressed_bytes)
+        out.append(Partition(part.path, part.rows, part.bytes, cols, part.created_seq))
+    return out, list(missing)
 
 
 def _files_of(tbl: Table, snapshot_ids: Sequence[int]) -> set[str]:
