@@ -55,9 +55,12 @@ def test_statistics_history_and_columns_without_statistics(settings, tmp_path):
         chunk = data.slice(i * 100, 100)
         lo, hi = pc.min_max(chunk.column("l_shipdate")).values()
         assert (part.columns["l_shipdate"].min, part.columns["l_shipdate"].max) == (lo.as_py(), hi.as_py())
-        assert part.columns["l_comment"].min is None  # 6th column: not indexed
+        # 6th column: not indexed in the log; its bounds come from the footer
+        lo, hi = pc.min_max(chunk.column("l_comment")).values()
+        assert (part.columns["l_comment"].min, part.columns["l_comment"].max) == (lo.as_py(), hi.as_py())
         assert os.path.isfile(part.path)
     assert snap.summary["columns_without_stats"] == ["l_quantity", "l_comment"]
+    assert snap.summary["columns_from_footers"] == ["l_quantity", "l_comment"]
     info = api.table_info(settings, "li")
     assert info["format"] == "delta" and info["columns_without_stats"] == ["l_quantity", "l_comment"]
     hist = api.table_snapshots(settings, "li")

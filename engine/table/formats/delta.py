@@ -4,7 +4,8 @@
   num_records, ``min.<col>``, ``max.<col>``, ``null_count.<col>``, the statistics the
   writers put into the log). Columns outside ``delta.dataSkippingNumIndexedCols`` (default
   32) / ``delta.dataSkippingStatsColumns`` have none: their bounds are unknown and they are
-  listed in the snapshot summary under ``columns_without_stats``. The log keeps no
+  listed in the snapshot summary under ``columns_without_stats`` and read from the Parquet
+  footers instead (up to FOOTER_FALLBACK_MAX_FILES files: ``columns_from_footers``). The log keeps no
   per-column sizes, so a scan's bytes are the whole file's.
 * History: ``history()`` (version, operation, metrics, user); ids are the versions.
 * :meth:`DeltaFormat.commit_rewrite`: ``create_write_transaction`` with one ``AddAction``
@@ -39,12 +40,14 @@ from engine.core import logical_types
 from engine.core.errors import (CommitConflictError, DataFileError, SnapshotNotFoundError,
                                 TableNotFoundError)
 from engine.table import fs
-from engine.table.footers import table_schema_from_arrow
+from engine.table.footers import fill_missing_bounds, table_schema_from_arrow
 from engine.table.formats.base import SnapshotInfo, TableFormat
 from engine.table.model import ColumnStats, Partition, Snapshot, TableSchema
 
 #: Delta's default number of leading columns with statistics
 DEFAULT_INDEXED_COLS = 32
+#: read Parquet footers for columns without statistics in the log up to this many files
+FOOTER_FALLBACK_MAX_FILES = 10_000
 
 
 def open_table(name: str, location: str, version: int | None = None) -> DeltaTable:
@@ -150,10 +153,13 @@ class DeltaFormat(TableFormat):
             partitions.append(Partition(path=self._abs(row["path"]), rows=int(row["num_records"] or 0),
                                         bytes=int(row["size_bytes"]), columns=cols, created_seq=i))
         missing = [n for n, t in schema.columns if t != "other" and f"min.{n}" not in names]
+        partitions, from_footers = fill_missing_bounds(partitions, schema, missing,
+                                                       FOOTER_FALLBACK_MAX_FILES)
         version = table.version()
         info = self._info(self._history_entry(table, version), version)
         summary = dict(info.summary)
-        summary.update({"format": "delta", "columns_without_stats": missing})
+        summary.update({"format": "delta", "columns_without_stats": missing,
+                        "columns_from_footers": from_footers})
         return Snapshot(id=str(version), parent=info.parent, created_at=info.created_at,
                         operation=info.operation, table=self.name, schema=schema,
                         partitions=tuple(partitions), summary=summary)

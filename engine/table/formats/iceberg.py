@@ -228,7 +228,8 @@ class IcebergFormat(TableFormat):
         partitions.sort(key=lambda p: p.created_seq)
         missing = [n for fid, n, t in fields
                    if logical_type(t) != "other" and partitions and fid not in bounded]
-        partitions, from_footers = _fill_from_footers(partitions, schema, missing)
+        partitions, from_footers = footers.fill_missing_bounds(partitions, schema, missing,
+                                                               FOOTER_FALLBACK_MAX_FILES)
         summary.update({"format": "iceberg", "delete_files": delete_files,
                         "columns_without_stats": missing, "columns_from_footers": from_footers})
         return Snapshot(id=str(snapshot_id) if snapshot_id is not None else "0",
@@ -388,30 +389,6 @@ def _remember(cache: "OrderedDict[Any, Any]", key: Any, value: Any) -> None:
     cache.move_to_end(key)
     while len(cache) > _CACHE_SIZE:
         cache.popitem(last=False)
-
-
-def _fill_from_footers(partitions: list[Partition], schema: TableSchema, missing: Sequence[str],
-                       ) -> tuple[list[Partition], list[str]]:
-    """Bounds of the ``missing`` columns (the metadata keeps none) from the Parquet footers,
-    for tables of at most FOOTER_FALLBACK_MAX_FILES files; returns the columns filled."""
-    if not missing or len(partitions) > FOOTER_FALLBACK_MAX_FILES:
-        return partitions, []
-    try:
-        _, read = footers.read_partitions([p.path for p in partitions], schema)
-    except DataFileError:  # a file the metadata names cannot be read: bounds stay unknown
-        return partitions, []
-    out = []
-    for part, foot in zip(partitions, read):
-        cols = dict(part.columns)
-        for name in missing:
-            got, have = foot.columns.get(name), cols[name]
-            if got is not None:
-                cols[name] = ColumnStats(got.min, got.max,
-                                         have.null_count if have.null_count is not None
-                                         else got.null_count,
-                                         have.compressed_bytes or got.compressed_bytes)
-        out.append(Partition(part.path, part.rows, part.bytes, cols, part.created_seq))
-    return out, list(missing)
 
 
 def _files_of(tbl: Table, snapshot_ids: Sequence[int]) -> set[str]:
