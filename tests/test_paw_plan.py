@@ -17,6 +17,7 @@ from engine.layout.paw import PawOrdering
 from engine.spark.ingest import create_table
 from engine.table.store import TableStore
 from plan_helpers import EPOCH, lineitem_arrow, rows_of
+from security_helpers import sign_in
 
 pytestmark = pytest.mark.spark
 
@@ -75,8 +76,9 @@ def test_paw_plan_runs_through_the_gate_and_keeps_every_row(settings, spark, lin
     tree = group["layout_params"]["tree"]
     n_leaves = sum("leaf" in n for n in tree["nodes"])
     assert n_leaves >= 4
-    api.approve_plan(settings, plan["id"], "alice", reason="new workload")
-    result = api.run_plan(settings, plan["id"], spark=spark)
+    alice = sign_in(settings, "alice")
+    api.approve_plan(settings, plan["id"], alice, reason="new workload")
+    result = api.run_plan(settings, plan["id"], spark=spark, actor=alice)
     after = TableStore(settings).current_snapshot("lineitem")
     assert after.id == result["snapshot_id"]
     # every row kept: the executor checked count and checksum before committing; recheck the multiset

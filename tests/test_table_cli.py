@@ -51,7 +51,9 @@ def test_show_and_snapshots_json_shapes(tmp_path, capsys, monkeypatch):
     code, out, _ = run(capsys, "--home", home, "table", "show", "t", "--json")
     assert code == 0
     shown = json.loads(out)
-    assert set(shown) == {"name", "snapshot", "partitions"}
+    assert set(shown) == {"name", "snapshot", "format", "location", "catalog", "partitions"}
+    assert (shown["format"], shown["location"], shown["catalog"]) == (
+        "native", str(tmp_path / "data"), None)
     assert shown["name"] == "t" and shown["snapshot"] == "1"
     assert [p["path"] for p in shown["partitions"]] == paths
     first = shown["partitions"][0]
@@ -86,13 +88,14 @@ def test_text_output_is_aligned_tables(tmp_path, capsys):
     run(capsys, "--home", home, "table", "register", "t", str(tmp_path / "data"))
     code, out, _ = run(capsys, "--home", home, "table", "list")
     lines = out.splitlines()
-    assert code == 0 and lines[0].split()[:3] == ["name", "kind", "snapshot"]
-    assert lines[1].split()[:2] == ["t", "registered"]
+    assert code == 0 and lines[0].split()[:4] == ["name", "kind", "format", "snapshot"]
+    assert lines[1].split()[:3] == ["t", "registered", "native"]
     code, out, _ = run(capsys, "--home", home, "table", "show", "t")
     assert code == 0 and "micro-partitions:" in out and "part-2.parquet" in out
     assert "2020-01-01" in out and "n149" in out
     code, out, _ = run(capsys, "--home", home, "table", "snapshots", "t")
-    assert out.splitlines()[0].split() == ["id", "parent", "created_at", "operation", "partitions"]
+    assert out.splitlines()[0].split() == ["id", "parent", "created_at", "operation", "partitions",
+                                           "by", "plan"]
     code, out, _ = run(capsys, "--home", home, "table", "gc", "t", "--dry-run", "--older-than", "0s",
                          "--force-retention")
     assert code == 0 and "would delete 0 file(s)" in out
@@ -112,9 +115,20 @@ def test_text_output_is_aligned_tables(tmp_path, capsys):
     (["table", "create", "t", "--from", "{data}"], "already exists"),
     (["table", "create", "u", "--from", "{data}", "--order-by", "nope"], "unknown column 'nope'"),
     (["table", "create", "bad name", "--from", "{data}"], "invalid table name"),
+    (["table", "register", "u", "{data}", "--iceberg", "ns.t"], "give exactly one of PATH"),
+    (["table", "register", "u"], "give exactly one of PATH"),
+    (["table", "register", "u", "--iceberg", "ns.nope"], "has no table 'ns.nope'"),
+    (["table", "register", "u", "--iceberg", "flat"], "give NAMESPACE.TABLE"),
+    (["table", "register", "u", "--iceberg", "ns.t", "--catalog", "nowhere"],
+     "iceberg catalog 'nowhere' cannot be loaded"),
+    (["table", "register", "u", "--delta", "{data}"], "not a Delta table"),
+    (["table", "register", "u", "{data}", "--catalog", "c"], "--catalog goes with --iceberg"),
+    (["table", "adopt", "u", "{tmp}/missing"], "no Parquet files to adopt"),
 ], ids=["show", "snapshots", "rollback", "duration", "register-exists", "register-missing",
         "register-corrupt", "create-empty", "create-missing", "create-corrupt", "create-exists",
-        "create-bad-column", "bad-name"])
+        "create-bad-column", "bad-name", "register-two-sources", "register-no-source",
+        "iceberg-missing", "iceberg-flat-name", "iceberg-bad-catalog", "delta-not-delta",
+        "catalog-without-iceberg", "adopt-missing"])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     home = str(tmp_path / "home")
     write_dataset(tmp_path / "data", files=1)

@@ -34,9 +34,9 @@ from engine.api.simulate import (
     simulation_policies,
 )
 from engine.api.tables import (
-    DEMO_TARGET_ROWS, MIN_RETENTION, append_table, create_table, drop_table, gc_table,
-    list_tables, load_snapshot, parse_duration, register_table, rollback_table, show_table,
-    table_info, table_snapshots,
+    DEMO_TARGET_ROWS, MIN_RETENTION, adopt_iceberg, append_table, create_table, drop_table,
+    gc_table, list_tables, load_snapshot, parse_duration, register_delta, register_iceberg,
+    register_table, rollback_table, show_table, table_files, table_info, table_snapshots,
 )
 from engine.api.workload import (
     clear_workload, import_workload, lint_workload, predicate_text, show_workload,

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 __all__ = [
     "create_table", "register_table", "append_table", "list_tables", "show_table",
     "table_snapshots", "rollback_table", "gc_table", "drop_table", "load_snapshot",
-    "table_info", "parse_duration", "DEMO_TARGET_ROWS", "MIN_RETENTION",
+    "table_info", "parse_duration", "DEMO_TARGET_ROWS", "MIN_RETENTION", "register_iceberg",
+    "register_delta", "adopt_iceberg", "table_files",
 ]
 
 DEMO_TARGET_ROWS = ingest.DEMO_TARGET_ROWS
@@ -59,16 +60,40 @@ def parse_duration(text: str | dt.timedelta) -> dt.timedelta:
 def create_table(settings: Settings, name: str, source: str, order_by: str | None = None,
                  target_rows: int | None = None, target_mb: float | None = None,
                  spark: "SparkSession | None" = None,
-                 progress: Callable[[str], None] | None = None) -> Snapshot:
-    """Ingest CSV/Parquet into a managed table of equal-size micro-partitions (Spark)."""
+                 progress: Callable[[str], None] | None = None, format: str = "native") -> Snapshot:
+    """Ingest CSV/Parquet into a managed table of equal-size micro-partitions (Spark);
+    ``format`` "iceberg" makes it table ``default.NAME`` of the workspace's Iceberg catalog."""
     return ingest.create_table(settings, name, source, order_by=order_by, target_rows=target_rows,
-                               target_mb=target_mb, spark=spark, progress=progress)
+                               target_mb=target_mb, spark=spark, progress=progress, format=format)
 
 
 def register_table(settings: Settings, name: str, path: str, spark: "SparkSession | None" = None,
                    progress: Callable[[str], None] | None = None) -> Snapshot:
     """Adopt an existing Parquet dataset in place (reads footers only, writes nothing there)."""
     return ingest.register_table(settings, name, path, spark=spark, progress=progress)
+
+
+def register_iceberg(settings: Settings, name: str, identifier: str,
+                     catalog: str | None = None) -> Snapshot:
+    """Register Iceberg table NAMESPACE.TABLE of a pyiceberg catalog (the workspace's SQLite
+    catalog when ``catalog`` is None); rewrites are committed to it in place."""
+    return ingest.register_iceberg(settings, name, identifier, catalog)
+
+
+def register_delta(settings: Settings, name: str, path: str) -> Snapshot:
+    """Register the Delta table at ``path``; rewrites are committed to its log in place."""
+    return ingest.register_delta(settings, name, path)
+
+
+def adopt_iceberg(settings: Settings, name: str, path: str) -> Snapshot:
+    """Turn a plain Parquet folder into an Iceberg table of the workspace catalog without
+    copying a byte (pyiceberg ``add_files``), registered as ``name``."""
+    return ingest.adopt_iceberg(settings, name, path)
+
+
+def table_files(settings: Settings, name: str, snapshot_id: str | None = None) -> list[str]:
+    """The live data files of a snapshot (what a plain Parquet reader should read)."""
+    return [p.path for p in load_snapshot(settings, name, snapshot_id).partitions]
 
 
 def append_table(settings: Settings, name: str, source: Any, order_by: str | None = None,
@@ -90,6 +115,9 @@ def table_info(settings: Settings, name: str) -> dict:
     info = store.info(name)
     snap = store.current_snapshot(name)
     return {"name": info.name, "location": info.location, "managed": info.managed,
+            "format": info.format, "catalog": info.catalog, "identifier": info.identifier,
+            "columns_without_stats": list(snap.summary.get("columns_without_stats") or []),
+            "columns_from_footers": list(snap.summary.get("columns_from_footers") or []),
             "metadata_dir": info.metadata_dir, "target_rows": info.target_rows,
             "target_bytes": info.target_bytes, "created_at": info.created_at,
             "snapshot": snap.id, "operation": snap.operation, "partitions": snap.partition_count,
@@ -104,7 +132,7 @@ def list_tables(settings: Settings) -> list[dict]:
     for info in store.list_tables():
         snap = store.current_snapshot(info.name)
         out.append({"name": info.name, "location": info.location, "managed": info.managed,
-                    "snapshot": snap.id, "partitions": snap.partition_count,
+                    "format": info.format, "catalog": info.catalog, "snapshot": snap.id, "partitions": snap.partition_count,
                     "rows": snap.total_rows, "bytes": snap.total_bytes, "created_at": info.created_at})
     return out
 
@@ -123,7 +151,9 @@ def show_table(settings: Settings, name: str, snapshot_id: str | None = None) ->
                          "max": logical_types.to_json_value(ltype, stats.max),
                          "nulls": stats.null_count}
         parts.append({"path": p.path, "rows": p.rows, "bytes": p.bytes, "columns": cols})
-    return {"name": name, "snapshot": snap.id, "partitions": parts}
+    info = TableStore(settings).info(name)
+    return {"name": name, "snapshot": snap.id, "format": info.format,
+            "location": info.location, "catalog": info.catalog, "partitions": parts}
 
 
 def table_snapshots(settings: Settings, name: str) -> list[dict]:

@@ -76,8 +76,13 @@ def ensure_demo_admin(settings: Settings) -> None:
         _say(f"created admin {DEMO_ADMIN!r} with the secret from {DEMO_SECRET_ENV}")
 
 
-def build_demo(settings: Settings, scale: float | None = None) -> None:
-    """Create table ``lineitem`` and import its workload unless they already exist."""
+def build_demo(settings: Settings, scale: float | None = None, table_format: str = "iceberg") -> None:
+    """Create table ``lineitem`` and import its workload unless they already exist.
+
+    ``table_format`` "iceberg" (the default): ``default.lineitem`` of the workspace's SQLite
+    Iceberg catalog, readable by any Iceberg engine; "native": the workspace's own snapshots
+    (its folder keeps superseded files until ``table gc``: list the live ones with
+    ``layout-advisor table files lineitem``)."""
     ensure_demo_admin(settings)
 
     if scale:
@@ -88,10 +93,10 @@ def build_demo(settings: Settings, scale: float | None = None) -> None:
     if DEMO_TABLE in existing:
         _say(f"table {DEMO_TABLE} already exists in {settings.home}; keeping it")
     else:
-        _say(f"building table {DEMO_TABLE} from {table_file} "
+        _say(f"building {table_format} table {DEMO_TABLE} from {table_file} "
              f"({api.DEMO_TARGET_ROWS} rows per micro-partition, ingestion order = o_orderdate)")
         api.create_table(settings, DEMO_TABLE, str(table_file), target_rows=api.DEMO_TARGET_ROWS,
-                         progress=_say)
+                         progress=_say, format=table_format)
     if api.workload_fragments(settings, DEMO_TABLE):
         _say("workload already imported; keeping it")
     else:
@@ -100,7 +105,7 @@ def build_demo(settings: Settings, scale: float | None = None) -> None:
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    build_demo(settings, args.scale)
+    build_demo(settings, args.scale, args.format)
     if args.no_ui:
         _say("done (--no-ui): start the dashboard with `layout-advisor ui`")
         return 0
@@ -115,6 +120,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "sample query log in the workspace, then start the dashboard.")
     parser.add_argument("--scale", type=positive, default=None,
                         help="generate TPC-H at this scale factor instead of the committed sample")
+    parser.add_argument("--format", choices=["iceberg", "native"], default="iceberg",
+                        help="table format of lineitem: an Iceberg table in the workspace's "
+                             "SQLite catalog (default) or the native snapshot format")
     parser.add_argument("--no-ui", action="store_true", help="build only; do not start the dashboard")
     parser.add_argument("--port", type=int, default=None, help="dashboard port (default 8501)")
     parser.add_argument("--address", default=None, help="address the dashboard binds to")

@@ -1,4 +1,5 @@
-"""``layout-advisor table ...``: create, register, list, show, snapshots, rollback, gc, drop."""
+"""``layout-advisor table ...``: create, register, adopt, list, show, files, snapshots,
+rollback, gc, drop."""
 
 from __future__ import annotations
 
@@ -32,10 +33,11 @@ def _snapshot_text(d: Mapping[str, Any]) -> str:
 def _list_text(rows: list[Mapping[str, Any]]) -> str:
     if not rows:
         return "no tables (create one with `layout-advisor table create NAME --from PATH`)"
-    return aligned(["name", "kind", "snapshot", "partitions", "rows", "size", "location"],
-                   [[r["name"], "managed" if r["managed"] else "registered", r["snapshot"], r["partitions"],
-                     f"{r['rows']:,}", human_bytes(r["bytes"]), r["location"]] for r in rows],
-                   right=(2, 3, 4, 5))
+    return aligned(["name", "kind", "format", "snapshot", "partitions", "rows", "size", "location"],
+                   [[r["name"], "managed" if r["managed"] else "registered", r.get("format", "native"),
+                     r["snapshot"], r["partitions"], f"{r['rows']:,}", human_bytes(r["bytes"]),
+                     r["location"]] for r in rows],
+                   right=(3, 4, 5, 6))
 
 
 def _short(path: str, root: str) -> str:
@@ -55,7 +57,16 @@ def _show_text(d: Mapping[str, Any], info: Mapping[str, Any]) -> str:
     root = info["location"]
     lines = [f"table {d['name']}  snapshot {d['snapshot']}  {len(parts)} micro-partitions  "
              f"{info['rows']:,} rows  {human_bytes(info['bytes'])}",
-             f"location {root} ({'managed' if info['managed'] else 'registered'})", "", "columns:"]
+             f"location {root} ({'managed' if info['managed'] else 'registered'}, "
+             f"format {info.get('format', 'native')}"
+             + (f", {info['identifier']} in catalog {info.get('catalog') or 'workspace'}"
+                if info.get("identifier") else "") + ")"]
+    if info.get("columns_without_stats"):
+        lines.append("no statistics in the format's metadata for: "
+                     + ", ".join(info["columns_without_stats"])
+                     + ("; read from the Parquet footers" if info.get("columns_from_footers")
+                        else ""))
+    lines += ["", "columns:"]
     col_rows = []
     for c in info["columns"]:
         name = c["name"]
@@ -80,8 +91,10 @@ def _show_text(d: Mapping[str, Any], info: Mapping[str, Any]) -> str:
 
 
 def _snapshots_text(rows: list[Mapping[str, Any]]) -> str:
-    return aligned(["id", "parent", "created_at", "operation", "partitions"],
-                   [[r["id"], r["parent"], r["created_at"], r["operation"], r["partition_count"]]
+    return aligned(["id", "parent", "created_at", "operation", "partitions", "by", "plan"],
+                   [[r["id"], r["parent"], r["created_at"], r["operation"],
+                     _fmt(r.get("partition_count")), r.get("actor") or "",
+                     (r.get("summary") or {}).get("la.plan-id", "")]
                     for r in rows], right=(0, 1, 4))
 
 
@@ -97,14 +110,39 @@ def _gc_text(d: Mapping[str, Any]) -> str:
 def _create(args: argparse.Namespace, settings: Any) -> int:
     snap = api.create_table(settings, args.name, args.source, order_by=args.order_by,
                             target_rows=args.target_rows, target_mb=args.target_mb,
-                            progress=_progress)
+                            progress=_progress, format=args.format)
     emit(args, _snapshot_summary(snap), _snapshot_text)
     return 0
 
 
 def _register(args: argparse.Namespace, settings: Any) -> int:
-    snap = api.register_table(settings, args.name, args.path, progress=_progress)
+    given = [flag for flag, value in (("PATH", args.path), ("--iceberg", args.iceberg),
+                                      ("--delta", args.delta)) if value]
+    if len(given) != 1:
+        raise InvalidParameterError(
+            "table register: give exactly one of PATH (a Parquet dataset), --iceberg "
+            f"NAMESPACE.TABLE or --delta PATH (got {', '.join(given) or 'none'})")
+    if args.catalog and not args.iceberg:
+        raise InvalidParameterError("table register: --catalog goes with --iceberg")
+    if args.iceberg:
+        snap = api.register_iceberg(settings, args.name, args.iceberg, args.catalog)
+    elif args.delta:
+        snap = api.register_delta(settings, args.name, args.delta)
+    else:
+        snap = api.register_table(settings, args.name, args.path, progress=_progress)
     emit(args, _snapshot_summary(snap), _snapshot_text)
+    return 0
+
+
+def _adopt(args: argparse.Namespace, settings: Any) -> int:
+    snap = api.adopt_iceberg(settings, args.name, args.path)
+    emit(args, _snapshot_summary(snap),
+         lambda d: _snapshot_text(d) + f" - now iceberg table default.{args.name}, no file copied")
+    return 0
+
+
+def _files(args: argparse.Namespace, settings: Any) -> int:
+    emit(args, api.table_files(settings, args.name, args.snapshot), lambda d: "\n".join(d))
     return 0
 
 
@@ -201,14 +239,37 @@ def register(subparsers: Any) -> None:
     size = p.add_mutually_exclusive_group()
     size.add_argument("--target-rows", type=_positive_int, metavar="N", help="rows per micro-partition")
     size.add_argument("--target-mb", type=_positive_float, metavar="M", help="MiB per micro-partition")
+    p.add_argument("--format", choices=["native", "iceberg"], default="native",
+                   help="native snapshots in the workspace, or an Iceberg table default.NAME "
+                        "of the workspace's catalog (default native)")
     add_json_flag(p)
     p.set_defaults(func=_create)
 
-    p = sub.add_parser("register", help="adopt an existing Parquet dataset in place (read-only)")
+    p = sub.add_parser("register", help="register a Parquet dataset (read-only), an Iceberg "
+                                        "or a Delta table (rewritten in place)")
     p.add_argument("name")
-    p.add_argument("path", help="a Parquet file, folder (nested folders too) or glob")
+    p.add_argument("path", nargs="?", help="a Parquet file, folder (nested folders too) or glob")
+    p.add_argument("--iceberg", metavar="NAMESPACE.TABLE", help="an Iceberg table of a catalog")
+    p.add_argument("--catalog", metavar="C",
+                   help="pyiceberg catalog name (~/.pyiceberg.yaml or PYICEBERG_CATALOG__C__*); "
+                        "default: the workspace's SQLite catalog")
+    p.add_argument("--delta", metavar="PATH", help="a Delta table's folder or URI")
     add_json_flag(p)
     p.set_defaults(func=_register)
+
+    p = sub.add_parser("adopt", help="turn a Parquet folder into an Iceberg table without copying")
+    p.add_argument("name")
+    p.add_argument("path", help="the Parquet folder (or glob)")
+    p.add_argument("--format", choices=["iceberg"], default="iceberg",
+                   help="the open format to adopt it into (iceberg)")
+    add_json_flag(p)
+    p.set_defaults(func=_adopt)
+
+    p = sub.add_parser("files", help="the live data files of a table (what other readers must read)")
+    p.add_argument("name")
+    p.add_argument("--snapshot", help="this snapshot instead of the current one")
+    add_json_flag(p)
+    p.set_defaults(func=_files)
 
     p = sub.add_parser("list", help="list tables")
     add_json_flag(p)

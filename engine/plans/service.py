@@ -191,7 +191,8 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
             progress(event)
 
     try:
-        result = execute_plan(settings, plan, spark=spark, progress=on_progress)
+        result = execute_plan(settings, plan, spark=spark, progress=on_progress,
+                              approvers=gate.approvals_so_far(book, plan.id))
     except BaseException as exc:
         message = str(exc) or type(exc).__name__
         book.fail(plan.id, message)

@@ -943,9 +943,11 @@ def _validate_groups(plan: "Plan", by_path: Mapping[str, "Partition"]) -> None:
 
 def _commit(store: TableStore, table: str, base_snapshot: str, removed: Sequence[str],
             added: Sequence["Partition"], summary: Mapping[str, Any]) -> "Snapshot":
-    """Publish ONE snapshot replacing ``removed`` with ``added`` (the only commit call)."""
-    return store.commit(table, base_snapshot, removed=list(removed), added=list(added),
-                        operation="recluster", summary=dict(summary))
+    """Publish ONE snapshot replacing ``removed`` with ``added`` (the only commit call),
+    through the table's own format: the native chain, one Iceberg transaction, or one Delta
+    log entry; the new files were written under its data location (``store.new_data_dir``)."""
+    return store.format(table).commit_rewrite(base_snapshot, list(removed), list(added),
+                                              dict(summary))
 
 
 def _batches(n: int, size: int) -> list[range]:
@@ -960,7 +962,8 @@ def _batches(n: int, size: int) -> list[range]:
 
 
 def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None" = None,
-                 progress: ProgressFn | None = None) -> dict[str, Any]:
+                 progress: ProgressFn | None = None,
+                 approvers: Sequence[str] = ()) -> dict[str, Any]:
     """Rewrite the plan's groups in one job and commit one snapshot; returns the result.
 
     The caller (``engine.plans.service.run_plan``) owns the plan's state transitions; this
@@ -1017,6 +1020,7 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
             removed = [p for i in batch for p in plan.groups[i].partitions]
             snapshot = _commit(store, plan.table, base_id, removed, added, {
                 "plan_id": plan.id, "policy": plan.policy, "groups": len(batch),
+                "approver": ", ".join(approvers) or None, "created_by": plan.created_by,
                 "removed": len(removed), "added": len(added),
                 "rows": sum(r.rows for r in run.groups)})
             committed = True

@@ -21,6 +21,7 @@ snapshot published. A failure publishes nothing and removes the directory.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -36,6 +37,7 @@ from engine.core.errors import (AdvisorError, ColumnNotFoundError, CommitConflic
 from engine.spark import footers_parallel
 from engine.spark.session import get_spark
 from engine.table import footers, fs
+from engine.table.formats import delta, iceberg
 from engine.table.model import Partition, Snapshot, TableSchema
 from engine.table.store import TableStore, validate_name
 
@@ -293,18 +295,31 @@ def _cleanup(store: TableStore, name: str, out_dir: str | None) -> None:
         shutil.rmtree(tdir, ignore_errors=True)
 
 
+FORMATS = ("native", "iceberg")
+#: the namespace of tables the advisor creates in the workspace's Iceberg catalog
+WORKSPACE_NAMESPACE = "default"
+
+
 def create_table(settings: Settings, name: str, source: str, order_by: str | None = None,
                  target_rows: int | None = None, target_mb: float | None = None,
-                 spark: "SparkSession | None" = None, progress: Progress | None = None) -> Snapshot:
+                 spark: "SparkSession | None" = None, progress: Progress | None = None,
+                 format: str = "native") -> Snapshot:
     """Ingest ``source`` (CSV with header, or Parquet file/folder/glob) into managed table ``name``.
 
     Rows keep their natural order (or ``order_by``), cut into files of exactly
     ``target_rows`` rows (``target_mb`` is turned into rows from a sample). Publishes
-    snapshot "1" (operation "create"); on failure nothing is published.
+    snapshot "1" (operation "create"); on failure nothing is published. ``format``
+    "iceberg": the files are written under a new table ``default.NAME`` of the
+    workspace's Iceberg catalog and appended to it in one commit (see :func:`_create_iceberg`).
     """
     progress = progress or _quiet
     store = TableStore(settings)
     validate_name(name)
+    if format not in FORMATS:
+        raise InvalidParameterError(f"unknown table format {format!r}: use one of {', '.join(FORMATS)}")
+    if format == "iceberg":
+        return _create_iceberg(settings, name, source, order_by, target_rows, target_mb,
+                               spark, progress)
     if store.exists(name):
         raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
     if target_rows is not None and target_mb is not None:
@@ -341,6 +356,116 @@ def create_table(settings: Settings, name: str, source: str, order_by: str | Non
     except BaseException:
         _cleanup(store, name, out_dir)
         raise
+
+
+def _create_iceberg(settings: Settings, name: str, source: str, order_by: str | None,
+                    target_rows: int | None, target_mb: float | None,
+                    spark: "SparkSession | None", progress: Progress) -> Snapshot:
+    """Managed Iceberg table ``default.NAME`` of the workspace catalog: Spark writes the
+    micro-partitions under the table's future location, then one append commit adds them
+    with the metrics pyiceberg reads from their footers. On failure the catalog entry, the
+    files and the workspace entry are removed."""
+    store = TableStore(settings)
+    if store.exists(name):
+        raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
+    catalog = iceberg.workspace_catalog(str(settings.home))
+    identifier = f"{WORKSPACE_NAMESPACE}.{name}"
+    if catalog.table_exists(identifier):
+        raise TableExistsError(f"the workspace's iceberg catalog already has {identifier}")
+    kind, files = source_files(source)
+    progress(f"reading {len(files)} {kind.upper()} file(s) from {source}")
+    if spark is None:
+        progress("starting Spark")
+        spark = get_spark(settings)
+    warehouse = os.path.join(str(settings.home), "iceberg", "warehouse")
+    location = iceberg.file_uri(os.path.join(warehouse, WORKSPACE_NAMESPACE, name))
+    out_dir = f"{location}/data/create"
+    created = False
+    try:
+        df = read_source(spark, source, kind, files)
+        if order_by:
+            order_by = _resolve_column([c for c in df.columns if not c.startswith("_la_")], order_by)
+        written, total, rows = write_micro_partitions(
+            spark, df, out_dir, lambda n: resolve_target_rows(settings, target_rows, target_mb, df, n),
+            order_by, progress, source)
+        tbl = iceberg.create_table(catalog, identifier, footers.read_arrow_schema(written[0]),
+                                   location=location)
+        created = True
+        store.register_format(name, "iceberg", location, identifier=identifier, managed=True,
+                              target_rows=rows)
+        progress(f"committing {len(written)} files to iceberg table {identifier}")
+        tbl.add_files([iceberg.file_uri(f) for f in written],
+                      snapshot_properties={"la.operation": "create", "la.source": source})
+        snap = store.current_snapshot(name)
+        _verify_counts(sorted(snap.partitions, key=lambda p: p.path), rows, total)
+        progress(f"table {name}: iceberg {identifier}, snapshot {snap.id}, "
+                 f"{snap.partition_count} micro-partitions, {total:,} rows")
+        return snap
+    except BaseException:
+        if created:
+            with contextlib.suppress(Exception):
+                catalog.drop_table(identifier)
+        fs.delete_dir(location)
+        shutil.rmtree(store.table_dir(name), ignore_errors=True)
+        raise
+
+
+def register_iceberg(settings: Settings, name: str, identifier: str,
+                     catalog: str | None = None) -> Snapshot:
+    """Register an existing Iceberg table (reads its metadata only; writes nothing there)."""
+    store = TableStore(settings)
+    validate_name(name)
+    if not isinstance(identifier, str) or "." not in identifier.strip(".") :
+        raise InvalidParameterError(f"--iceberg {identifier!r}: give NAMESPACE.TABLE")
+    cat = iceberg.open_catalog(str(settings.home), catalog)
+    fmt = iceberg.IcebergFormat(name, identifier, cat)
+    location = fmt.table().location()
+    store.register_format(name, "iceberg", location, catalog=catalog, identifier=identifier)
+    return store.current_snapshot(name)
+
+
+def register_delta(settings: Settings, name: str, path: str) -> Snapshot:
+    """Register an existing Delta table (reads its log only; writes nothing there)."""
+    store = TableStore(settings)
+    validate_name(name)
+    location = path if fs.is_uri(path) else fs.normalize(path)
+    if not delta.is_delta_table(location):
+        raise DataFileError(f"--delta {path}: not a Delta table (no _delta_log folder)")
+    table = delta.open_table(name, location)
+    if table.metadata().partition_columns:
+        raise InvalidParameterError(
+            f"--delta {path}: partitioned by {', '.join(table.metadata().partition_columns)}; "
+            "partitioned Delta tables are not supported (their files lack the partition columns)")
+    store.register_format(name, "delta", location)
+    return store.current_snapshot(name)
+
+
+def adopt_iceberg(settings: Settings, name: str, path: str) -> Snapshot:
+    """Make the Parquet files under ``path`` an Iceberg table ``default.NAME`` of the
+    workspace catalog without copying (pyiceberg ``add_files``), and register it.
+
+    The table's location is the folder itself, so the rewrites land next to the files."""
+    store = TableStore(settings)
+    validate_name(name)
+    if store.exists(name):
+        raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
+    files = [f for f in fs.expand(path) if f.lower().endswith(PARQUET_SUFFIXES)]
+    if not files:
+        raise DataFileError(f"{path}: no Parquet files to adopt")
+    catalog = iceberg.workspace_catalog(str(settings.home))
+    identifier = f"{WORKSPACE_NAMESPACE}.{name}"
+    root = _dataset_root(path)
+    location = root if fs.is_uri(root) else f"file://{root}"
+    tbl = iceberg.create_table(catalog, identifier, footers.read_arrow_schema(files[0]),
+                               location=location)
+    try:
+        tbl.add_files([iceberg.file_uri(f) for f in files],
+                      snapshot_properties={"la.operation": "adopt", "la.source": path})
+        store.register_format(name, "iceberg", location, identifier=identifier)
+    except BaseException:
+        catalog.drop_table(identifier)
+        raise
+    return store.current_snapshot(name)
 
 
 def append_batch(settings: Settings, name: str, source_or_dataframe: "str | DataFrame",

@@ -299,3 +299,30 @@ def row_groups_for(partitions: Sequence[Partition], schema: TableSchema) -> dict
                 _, rgs = _to_partition(raw, schema, p.created_seq)
                 out[p.path] = rgs
     return out
+
+
+def fill_missing_bounds(partitions: Sequence[Partition], schema: TableSchema,
+                        missing: Sequence[str], max_files: int,
+                        ) -> tuple[list[Partition], list[str]]:
+    """Bounds of the ``missing`` columns (a table format's metadata keeps none for them)
+    from the Parquet footers, for tables of at most ``max_files`` files; returns the
+    partitions and the columns filled (none when skipped or a file cannot be read)."""
+    partitions = list(partitions)
+    if not missing or len(partitions) > max_files:
+        return partitions, []
+    try:
+        _, read = read_partitions([p.path for p in partitions], schema)
+    except DataFileError:  # a file the metadata names cannot be read: bounds stay unknown
+        return partitions, []
+    out = []
+    for part, foot in zip(partitions, read):
+        cols = dict(part.columns)
+        for name in missing:
+            got, have = foot.columns.get(name), cols[name]
+            if got is not None:
+                cols[name] = ColumnStats(got.min, got.max,
+                                         have.null_count if have.null_count is not None
+                                         else got.null_count,
+                                         have.compressed_bytes or got.compressed_bytes)
+        out.append(Partition(part.path, part.rows, part.bytes, cols, part.created_seq))
+    return out, list(missing)

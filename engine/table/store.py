@@ -38,6 +38,9 @@ from engine.core.config import Settings
 from engine.core.errors import (CommitConflictError, DataFileError, InvalidParameterError,
                                 SnapshotNotFoundError, TableExistsError, TableNotFoundError)
 from engine.table import footers, fs, manifest
+from engine.table.formats import delta, iceberg
+from engine.table.formats.base import TableFormat
+from engine.table.formats.native import NativeFormat
 from engine.table.model import Partition, Snapshot, TableSchema
 
 TABLE_FILE = "table.json"
@@ -60,6 +63,12 @@ class TableInfo:
     target_rows: int | None
     target_bytes: int | None
     created_at: str
+    #: "native" (the snapshot chain below) | "iceberg" | "delta" (see engine.table.formats)
+    format: str = "native"
+    #: Iceberg: the pyiceberg catalog's name (None: the workspace's SQLite catalog)
+    catalog: str | None = None
+    #: Iceberg: NAMESPACE.TABLE in that catalog
+    identifier: str | None = None
 
     @property
     def data_root(self) -> str:
@@ -156,8 +165,49 @@ class TableStore:
 
     def exists(self, name: str) -> bool:
         tdir = self.table_dir(name)
-        return (os.path.isfile(os.path.join(tdir, TABLE_FILE))
-                and os.path.isfile(os.path.join(tdir, "metadata", CURRENT_FILE)))
+        if not os.path.isfile(os.path.join(tdir, TABLE_FILE)):
+            return False
+        if os.path.isfile(os.path.join(tdir, "metadata", CURRENT_FILE)):
+            return True
+        with open(os.path.join(tdir, TABLE_FILE), encoding="utf-8") as handle:
+            return json.load(handle).get("format", "native") != "native"
+
+    # ------------------------------------------------------------------ formats
+    def format(self, name: str) -> TableFormat:
+        """The table's format: its snapshots, history and commits (engine.table.formats)."""
+        return self._format_of(self.info(name))
+
+    def _format_of(self, info: TableInfo) -> TableFormat:
+        if info.format == "iceberg":
+            catalog = iceberg.open_catalog(str(self.settings.home), info.catalog)
+            return iceberg.IcebergFormat(info.name, str(info.identifier), catalog)
+        if info.format == "delta":
+            return delta.DeltaFormat(info.name, info.location)
+        return NativeFormat(self, info.name)
+
+    def _foreign(self, name: str) -> TableFormat | None:
+        """The format of a table stored in an open format; None for a native table."""
+        info = self.info(name)
+        return None if info.format == "native" else self._format_of(info)
+
+    def register_format(self, name: str, fmt: str, location: str, *, catalog: str | None = None,
+                        identifier: str | None = None, managed: bool = False,
+                        target_rows: int | None = None) -> TableInfo:
+        """Add a table kept in an open format (its metadata stays the format's: only
+        ``table.json`` is written to the workspace)."""
+        validate_name(name)
+        os.makedirs(self.root, exist_ok=True)
+        with self._lock(self.root):
+            if self.exists(name):
+                raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
+            tdir = self.table_dir(name)
+            info = TableInfo(name=name, location=location, metadata_dir=os.path.join(tdir, "metadata"),
+                             managed=managed, target_rows=target_rows, target_bytes=None,
+                             created_at=_iso(utc_now()), format=fmt, catalog=catalog,
+                             identifier=identifier)
+            os.makedirs(tdir, exist_ok=True)
+            _write_atomic(os.path.join(tdir, TABLE_FILE), json.dumps(asdict(info), indent=1).encode())
+            return info
 
     def info(self, name: str) -> TableInfo:
         path = os.path.join(self.table_dir(name), TABLE_FILE)
@@ -174,8 +224,12 @@ class TableStore:
                                 "it from a backup") from None
 
     def data_root(self, name: str) -> str:
-        """Where writers put files for ``name`` (a table being created gets its managed root)."""
-        return self.info(name).data_root if self.exists(name) else self.managed_location(name)
+        """Where writers put files for ``name`` (a table being created gets its managed root;
+        a table in an open format, the format's data location)."""
+        if not self.exists(name):
+            return self.managed_location(name)
+        foreign = self._foreign(name)
+        return foreign.data_location() if foreign else self.info(name).data_root
 
     def new_data_dir(self, name: str, purpose: str) -> str:
         """A fresh, unique, existing directory under the table's data root.
@@ -210,6 +264,9 @@ class TableStore:
 
     def current_id(self, name: str) -> str:
         """Id of the current snapshot (reads only the small pointer file)."""
+        foreign = self._foreign(name)
+        if foreign is not None:
+            return foreign.current_id()
         pointer = self._pointer(name)
         if "id" not in pointer:
             raise DataFileError(f"table {name!r}: the current-snapshot pointer is damaged (no "
@@ -217,6 +274,9 @@ class TableStore:
         return str(pointer["id"])
 
     def current_snapshot(self, name: str) -> Snapshot:
+        foreign = self._foreign(name)
+        if foreign is not None:
+            return foreign.current_snapshot()
         return self.snapshot(name, self.current_id(name))
 
     def _header_path(self, info: TableInfo, snapshot_id: str) -> str:
@@ -238,6 +298,8 @@ class TableStore:
 
     def snapshot(self, name: str, snapshot_id: str) -> Snapshot:
         info = self.info(name)
+        if info.format != "native":
+            return self._format_of(info).snapshot(str(snapshot_id))
         path = self._header_path(info, snapshot_id)
         try:
             stat = os.stat(path)
@@ -291,21 +353,38 @@ class TableStore:
         return out
 
     def history(self, name: str) -> list[dict]:
-        """The published snapshots, oldest first."""
+        """The published snapshots, oldest first (``partition_count`` for native tables;
+        ``actor`` and ``summary`` as the format records them for the others)."""
+        foreign = self._foreign(name)
+        if foreign is not None:
+            return [{"id": h.id, "parent": h.parent, "created_at": h.created_at,
+                     "operation": h.operation, "actor": h.actor, "summary": dict(h.summary),
+                     "partition_count": _int_or_none(h.summary.get("total-data-files"))}
+                    for h in foreign.history()]
         return [{"id": str(h["id"]), "parent": h.get("parent"), "created_at": h["created_at"],
                  "operation": h["operation"], "partition_count": int(h["partition_count"])}
                 for h in reversed(self._chain(name))]
 
+    def snapshot_summary(self, name: str, snapshot_id: str) -> Mapping[str, Any]:
+        """The summary a native snapshot's header records (plan id, policy, actor ...)."""
+        return dict(self._header(self.info(name), snapshot_id).get("summary") or {})
+
     def next_seq(self, name: str) -> int:
         """The ``created_seq`` the next new partition should get (higher than all so far)."""
         info = self.info(name)
+        if info.format != "native":
+            return max((p.created_seq for p in self.current_snapshot(name).partitions),
+                       default=-1) + 1
         return int(self._header(info, self.current_id(name))["next_seq"])
 
     def row_groups(self, name: str, snapshot_id: str | None = None,
                    paths: Sequence[str] | None = None) -> dict[str, list[dict]]:
-        """Row-group statistics of a snapshot's partitions (optionally only ``paths``)."""
+        """Row-group statistics of a snapshot's partitions (optionally only ``paths``);
+        none for open formats, whose metadata keeps file-level statistics only."""
 
         info = self.info(name)
+        if info.format != "native":
+            return {}
         sid = snapshot_id or self.current_id(name)
         header = self._header(info, sid)
         schema = TableSchema.from_json(header["schema"])
@@ -391,8 +470,12 @@ class TableStore:
         Added partitions take the slot of the first removed one (appended when nothing is
         removed), so the table's order changes as little as possible. They get fresh
         ``created_seq`` numbers above every earlier partition unless they already have them.
+        An open-format table commits through its format (``commit_rewrite``).
         """
         info = self.info(name)
+        if info.format != "native":
+            return self._format_of(info).commit_rewrite(
+                base_snapshot_id, removed, added, {"operation": operation, **dict(summary or {})})
         with self._lock(info.metadata_dir):
             current = self.current_id(name)
             if str(base_snapshot_id) != current:
@@ -439,8 +522,11 @@ class TableStore:
                                  new_parts, added, summary, next_seq)
 
     def rollback(self, name: str, to_snapshot_id: str, actor: str | None = None) -> Snapshot:
-        """Publish a new snapshot (operation "rollback") equal to an older one."""
+        """Publish a new snapshot (operation "rollback") equal to an older one; an
+        open-format table rolls back through its format."""
         info = self.info(name)
+        if info.format != "native":
+            return self._format_of(info).rollback(str(to_snapshot_id), actor=actor)
         with self._lock(info.metadata_dir):
             current = self.current_id(name)
             chain_ids = [str(h["id"]) for h in self._chain(name)]
@@ -482,6 +568,8 @@ class TableStore:
         if older_than < dt.timedelta(0):
             raise InvalidParameterError("gc: the retention must not be negative")
         info = self.info(name)
+        if info.format != "native":
+            return self._format_of(info).expire(older_than, dry_run=dry_run)
         with self._lock(info.metadata_dir):
             now = utc_now()
             cutoff = now - older_than
@@ -518,15 +606,28 @@ class TableStore:
             return doomed
 
     def drop(self, name: str) -> None:
-        """Forget a table. Managed: its data goes too. Registered: the user's files stay."""
+        """Forget a table. Managed: its data goes too (a managed Iceberg table is dropped
+        from the workspace catalog). Registered: the user's files and catalog entry stay."""
         info = self.info(name)
         with self._lock(self.root):
             tdir = self.table_dir(name)
-            if info.managed and not _under(info.location, tdir):
+            if info.managed and info.format == "iceberg":
+                catalog = iceberg.open_catalog(str(self.settings.home), info.catalog)
+                with contextlib.suppress(Exception):  # already gone: nothing to drop
+                    catalog.drop_table(str(info.identifier))
+                fs.delete_dir(info.location)
+            elif info.managed and not _under(info.location, tdir):
                 fs.delete_dir(info.location)
             shutil.rmtree(tdir, ignore_errors=True)
         for key in [k for k in _SNAPSHOT_CACHE if _under(k[0], tdir)]:
             _SNAPSHOT_CACHE.pop(key, None)
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _with_seq(p: Partition, seq: int) -> Partition:

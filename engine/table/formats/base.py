@@ -54,6 +54,12 @@ class TableFormat(ABC):
     def current_snapshot(self) -> Snapshot:
         """The live snapshot: partitions with rows, bytes and per-column statistics."""
 
+    def current_id(self) -> str:
+        """Id of the live snapshot. Staleness checks (plans, the dashboard) ask this often:
+        formats override it to read only their pointer (native ``current`` file, Iceberg
+        metadata, Delta version) instead of every partition."""
+        return self.current_snapshot().id
+
     @abstractmethod
     def snapshot(self, snapshot_id: str) -> Snapshot:
         """An older snapshot by id (SnapshotNotFoundError if the format no longer has it)."""

@@ -1,0 +1,96 @@
+"""Commit overhead of a rewrite on Iceberg and Delta: the format's commit against the rewrite
+itself (issue 16 goal: the commit < 5% of the rewrite time at 10M rows).
+
+A table of ROWS rows in FILES files (int64 key, date, double, string) is rewritten whole:
+read, sorted on the date, written back as FILES new files with pyarrow (a stand-in for the
+Spark executor's write, which is slower, so the ratio here is an upper bound), then
+committed with ``commit_rewrite`` (footers of the new files read, one transaction).
+Run: ``PYTHONPATH=. python bench/bench_commit.py --rows 2000000 --files 20``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from deltalake import write_deltalake
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from engine.table.footers import read_partitions  # noqa: E402
+from engine.table.formats import delta, iceberg  # noqa: E402
+
+
+def data(rows: int) -> pa.Table:
+    rng = np.random.default_rng(1)
+    days = rng.integers(8000, 11000, rows).astype("int32")
+    return pa.table({"k": pa.array(np.arange(rows, dtype=np.int64)),
+                     "d": pa.array(days, pa.int32()).cast(pa.date32()),
+                     "x": pa.array(rng.random(rows)),
+                     "s": pa.array(np.char.add("c", (days % 97).astype(str)))})
+
+
+def rewrite(paths: list[str], out_dir: str, files: int) -> tuple[list[str], float]:
+    start = time.perf_counter()
+    table = pa.concat_tables([pq.read_table(p.replace("file://", "")) for p in paths]).sort_by("d")
+    os.makedirs(out_dir, exist_ok=True)
+    step = -(-table.num_rows // files)
+    out = []
+    for i in range(files):
+        path = os.path.join(out_dir, f"part-{i:05d}.parquet")
+        pq.write_table(table.slice(i * step, step), path)
+        out.append(path)
+    return out, time.perf_counter() - start
+
+
+def bench_iceberg(home: str, table: pa.Table, files: int) -> tuple[float, float]:
+    catalog = iceberg.workspace_catalog(home)
+    tbl = iceberg.create_table(catalog, "b.t", table.schema)
+    step = -(-table.num_rows // files)
+    for i in range(files):
+        tbl.append(table.slice(i * step, step))
+    fmt = iceberg.IcebergFormat("t", "b.t", catalog)
+    base = fmt.current_snapshot()
+    out, t_rewrite = rewrite([p.path for p in base.partitions],
+                             fmt.data_location().replace("file://", "") + "/rw", files)
+    start = time.perf_counter()
+    _, added = read_partitions(out)
+    fmt.commit_rewrite(base.id, [p.path for p in base.partitions], added, {"plan_id": "b"})
+    return t_rewrite, time.perf_counter() - start
+
+
+def bench_delta(root: str, table: pa.Table, files: int) -> tuple[float, float]:
+    step = -(-table.num_rows // files)
+    for i in range(files):
+        write_deltalake(root, table.slice(i * step, step), mode="append")
+    fmt = delta.DeltaFormat("t", root)
+    base = fmt.current_snapshot()
+    out, t_rewrite = rewrite([p.path for p in base.partitions], os.path.join(root, "rw"), files)
+    start = time.perf_counter()
+    _, added = read_partitions(out)
+    fmt.commit_rewrite(base.id, [p.path for p in base.partitions], added, {"plan_id": "b"})
+    return t_rewrite, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--files", type=int, default=20)
+    args = parser.parse_args()
+    table = data(args.rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, run in (("iceberg", lambda: bench_iceberg(os.path.join(tmp, "h"), table, args.files)),
+                          ("delta", lambda: bench_delta(os.path.join(tmp, "dl"), table, args.files))):
+            t_rewrite, t_commit = run()
+            print(f"{name}: rows={args.rows} files={args.files} rewrite={t_rewrite:.2f}s "
+                  f"commit={t_commit:.3f}s commit/rewrite={100 * t_commit / t_rewrite:.1f}%")
+
+
+if __name__ == "__main__":
+    main()
