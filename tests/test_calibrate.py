@@ -76,6 +76,7 @@ def test_money_is_never_scientific():
 
 def test_calibrate_show_prints_rates_and_their_source(tmp_path, capsys):
     home = tmp_path / "ws"
+    home.mkdir()
     assert main(["--home", str(home), "calibrate", "--show"]) == 0
     assert "not calibrated yet" in capsys.readouterr().out
     _store(home)
@@ -88,6 +89,7 @@ def test_calibrate_show_prints_rates_and_their_source(tmp_path, capsys):
 
 
 def test_bad_sizes_are_exit_2_naming_the_flag(tmp_path, capsys):
+    (tmp_path / "ws").mkdir()
     assert main(["--home", str(tmp_path / "ws"), "calibrate", "--rows", "10,abc"]) == 2
     assert "--rows" in capsys.readouterr().err
 

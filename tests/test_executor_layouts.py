@@ -16,14 +16,15 @@ from engine.policy.base import LAYOUT_KINDS, PlanGroup
 from engine.table.footers import read_partitions
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table, rows_of
+from security_helpers import sign_in
 
 pytestmark = pytest.mark.spark
 
 
 def _run(settings, spark, snap, groups, **kw):
     pid = insert_plan(settings, snap, groups)
-    api.approve_plan(settings, pid, "alice", reason="test")
-    return api.run_plan(settings, pid, spark=spark, **kw)
+    api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
+    return api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark, **kw)
 
 
 def _new(settings, base):
@@ -101,8 +102,8 @@ def test_partial_progress_commits_per_batch_of_groups(settings, spark):
     groups = [PlanGroup((p,), "sort", ("l_shipdate",)) for p in paths]
     partial = dataclasses.replace(settings, partial_progress_groups=2)
     pid = insert_plan(partial, base, groups)
-    api.approve_plan(partial, pid, "alice", reason="test")
-    result = api.run_plan(partial, pid, spark=spark)
+    api.approve_plan(partial, pid, sign_in(partial, "alice"), reason="test")
+    result = api.run_plan(partial, pid, actor=sign_in(partial, "alice"), spark=spark)
     assert len(result["snapshots"]) == 2
     assert int(TableStore(settings).current_id("lineitem")) == int(base.id) + 2
 

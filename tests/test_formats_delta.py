@@ -22,6 +22,7 @@ from engine.policy.base import PlanGroup
 from engine.table.footers import read_partitions
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, lineitem_arrow
+from security_helpers import sign_in
 
 
 def _delta(path: str, data: pa.Table, rows_per_file: int, **kwargs) -> None:
@@ -112,10 +113,10 @@ def test_rewrite_commit_restore_concurrency_and_vacuum(settings, tmp_path):
         store.format("li").commit_rewrite(store.current_id("li"), [victim], [], {"plan_id": "4"})
     assert _scan(path) == left
     # restore through Delta's own mechanism
-    back = api.rollback_table(settings, "li", base.id, actor="alice")
+    back = api.rollback_table(settings, "li", base.id, actor=sign_in(settings, "root"))
     assert _scan(path) == _digest(data) and back.partition_count == 3
     assert api.gc_table(settings, "li", older_than="7d", dry_run=True) == []
-    doomed = api.gc_table(settings, "li", older_than="0s", dry_run=True)
+    doomed = api.gc_table(settings, "li", older_than="0s", dry_run=True, force_retention=True)
     assert added[0].path in doomed and not set(p.path for p in back.partitions) & set(doomed)
 
 
@@ -128,8 +129,8 @@ def test_plan_run_by_spark_commits_to_delta_and_deltalake_reads_the_same_rows(
     base = api.register_delta(settings, "lineitem", path)
     chosen = [p.path for p in base.partitions[:3]]
     pid = insert_plan(settings, base, [PlanGroup(tuple(chosen), "sort", ("l_shipdate",), "test")])
-    api.approve_plan(settings, pid, "alice", reason="test")
-    result = api.run_plan(settings, pid, spark=spark)
+    api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
+    result = api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
     after = TableStore(settings).current_snapshot("lineitem")
     assert after.id == result["snapshot_id"] == str(int(base.id) + 1)
     assert _scan(path) == _digest(data)
@@ -151,7 +152,7 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
     pid = insert_plan(settings, base, [PlanGroup(tuple(first), "sort", ("l_shipdate",), "t"),
                                        PlanGroup((base.partitions[2].path,), "sort",
                                                  ("l_commitdate",), "t")])
-    api.approve_plan(settings, pid, "alice", reason="test")
+    api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
     done: dict = {}
 
     def writer(event):  # between the groups: the plan is running
@@ -164,7 +165,7 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
             done["version"] = DeltaTable(path).version()
 
     with pytest.raises(CommitConflictError, match="no longer live"):
-        api.run_plan(settings, pid, progress=writer, spark=spark)
+        api.run_plan(settings, pid, actor=sign_in(settings, "alice"), progress=writer, spark=spark)
     assert api.show_plan(settings, pid)["status"] == "failed"
     assert _scan(path) == done["scan"] and DeltaTable(path).version() == done["version"]
     assert done["scan"][0] == 1500 + 60 - 1  # the append is there, the deleted row gone

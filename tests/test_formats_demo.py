@@ -13,6 +13,7 @@ import pytest
 from engine import api
 from engine.cli.demo import DEMO_TABLE, build_demo, sample_dir
 from engine.table.formats import iceberg
+from security_helpers import SECRET
 
 pytestmark = pytest.mark.spark
 
@@ -22,8 +23,9 @@ def _digest(table: pa.Table) -> tuple[int, str]:
     return len(rows), hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
-def test_demo_builds_iceberg_and_its_plan_keeps_every_row(settings, spark):
-    build_demo(settings)  # default format: iceberg
+def test_demo_builds_iceberg_and_its_plan_keeps_every_row(settings, spark, monkeypatch):
+    monkeypatch.setenv("LAYOUT_ADVISOR_DEMO_SECRET", SECRET)
+    build_demo(settings)  # default format: iceberg; the demo admin is dba
     catalog = iceberg.workspace_catalog(str(settings.home))
     tbl = catalog.load_table("default.lineitem")
     source = pq.read_table(sample_dir() / "lineitem.parquet")
@@ -33,8 +35,9 @@ def test_demo_builds_iceberg_and_its_plan_keeps_every_row(settings, spark):
     assert (info["format"], info["identifier"], info["managed"]) == ("iceberg", "default.lineitem", True)
     plan = api.create_plan(settings, DEMO_TABLE, "wair", created_by="alice")
     assert plan["id"] is not None, plan
-    api.approve_plan(settings, plan["id"], "alice", reason="demo")
-    result = api.run_plan(settings, plan["id"], spark=spark)
+    dba = api.authenticate(settings, "dba", SECRET)
+    api.approve_plan(settings, plan["id"], dba, reason="demo")
+    result = api.run_plan(settings, plan["id"], actor=dba, spark=spark)
     tbl = catalog.load_table("default.lineitem")
     assert str(tbl.current_snapshot().snapshot_id) == result["snapshot_id"]
     assert _digest(tbl.scan().to_arrow()) == before

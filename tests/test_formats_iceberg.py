@@ -24,6 +24,7 @@ from engine.table.footers import read_partitions
 from engine.table.formats import iceberg
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, lineitem_arrow
+from security_helpers import sign_in
 
 IDENT = "ns.lineitem"
 
@@ -123,7 +124,7 @@ def test_commit_rewrite_replaces_exactly_the_files_and_names_the_plan(settings):
         store.format("li").commit_rewrite(after.id, [chosen[0]], [], {"plan_id": "8"})
     assert store.current_id("li") == after.id
     # rollback through Iceberg's own snapshot management
-    back = api.rollback_table(settings, "li", base.id, actor="alice")
+    back = api.rollback_table(settings, "li", base.id, actor=sign_in(settings, "root"))
     assert back.id == base.id and [p.path for p in back.partitions] == [p.path for p in base.partitions]
     assert _scan(catalog) == before
 
@@ -170,8 +171,8 @@ def test_expire_deletes_only_files_of_expired_snapshots(settings):
     _, added = read_partitions([new_path])
     store.format("li").commit_rewrite(base.id, [old], added, {"plan_id": "1"})
     assert api.gc_table(settings, "li", older_than="7d", dry_run=True) == []
-    assert api.gc_table(settings, "li", older_than="0s", dry_run=True) == [old]
-    assert api.gc_table(settings, "li", older_than="0s") == [old]
+    assert api.gc_table(settings, "li", older_than="0s", dry_run=True, force_retention=True) == [old]
+    assert api.gc_table(settings, "li", older_than="0s", dry_run=False, force_retention=True, actor=sign_in(settings, "root")) == [old]
     assert not (catalog.load_table(IDENT).metadata.snapshot_by_id(int(base.id)))
     assert _scan(catalog) == _digest(data)
 
@@ -184,8 +185,8 @@ def test_plan_run_by_spark_commits_to_iceberg_and_pyiceberg_reads_the_same_rows(
     before = _scan(catalog)
     chosen = [p.path for p in base.partitions[1:5]]
     pid = insert_plan(settings, base, [PlanGroup(tuple(chosen), "sort", ("l_shipdate",), "test")])
-    api.approve_plan(settings, pid, "alice", reason="test")
-    result = api.run_plan(settings, pid, spark=spark)
+    api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
+    result = api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
     store = TableStore(settings)
     after = store.current_snapshot("lineitem")
     assert after.id == result["snapshot_id"] and after.parent == base.id
@@ -198,7 +199,7 @@ def test_plan_run_by_spark_commits_to_iceberg_and_pyiceberg_reads_the_same_rows(
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
     tbl = catalog.load_table(IDENT)
     assert all(p.path.startswith(tbl.location() + "/data/") for p in new)
-    back = api.rollback_table(settings, "lineitem", base.id, actor="alice")
+    back = api.rollback_table(settings, "lineitem", base.id, actor=sign_in(settings, "root"))
     assert back.id == base.id and _scan(catalog) == before
 
 
@@ -222,8 +223,8 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
 
     chosen = [p.path for p in base.partitions[:2]]
     pid = insert_plan(settings, base, [PlanGroup(tuple(chosen), "sort", ("l_shipdate",), "t")])
-    api.approve_plan(settings, pid, "alice", reason="test")
-    api.run_plan(settings, pid, progress=append_while_running, spark=spark)
+    api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
+    api.run_plan(settings, pid, actor=sign_in(settings, "alice"), progress=append_while_running, spark=spark)
     assert _scan(catalog) == _digest(pa.concat_tables([data, extra]))
     assert api.show_plan(settings, pid)["status"] == "succeeded"
 
@@ -231,7 +232,7 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
     current = TableStore(settings).current_snapshot("lineitem")
     chosen = [p.path for p in current.partitions if p.path not in chosen][:2]
     pid2 = insert_plan(settings, current, [PlanGroup(tuple(chosen), "sort", ("l_shipdate",), "t")])
-    api.approve_plan(settings, pid2, "alice", reason="test")
+    api.approve_plan(settings, pid2, sign_in(settings, "alice"), reason="test")
 
     def delete_while_running(event):
         if event["groups_done"] == 1 and not left:
@@ -246,7 +247,7 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
 
     left: dict = {}
     with pytest.raises(CommitConflictError, match="no longer live"):
-        api.run_plan(settings, pid2, progress=delete_while_running, spark=spark)
+        api.run_plan(settings, pid2, actor=sign_in(settings, "alice"), progress=delete_while_running, spark=spark)
     shown = api.show_plan(settings, pid2)
     assert shown["status"] == "failed" and "no longer live" in shown["result"]["error"]
     assert _scan(catalog) == left["scan"]  # exactly as the other writer left it
@@ -337,6 +338,6 @@ def test_two_plans_on_one_base_at_most_one_commits(settings):
         store.format("li").commit_rewrite(base.id, b, added_b, {"plan_id": "2"})
     assert store.current_id("li") == first.id and _scan(catalog) == _digest(data)
     # a plan based on a snapshot that was rolled away from is refused as well
-    api.rollback_table(settings, "li", base.id, actor="alice")
+    api.rollback_table(settings, "li", base.id, actor=sign_in(settings, "root"))
     with pytest.raises(CommitConflictError, match="no longer an ancestor"):
         store.format("li").commit_rewrite(first.id, b, added_b, {"plan_id": "3"})

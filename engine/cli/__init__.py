@@ -27,7 +27,7 @@ COMMAND_MODULES = (demo, tables, workload, analysis, design, plans, simulate, ca
 #: exit codes
 EXIT_USER, EXIT_BUG, EXIT_PIPE = 2, 1, 141
 #: commands that may start a workspace that does not exist yet (or need none: simulate)
-CREATES_WORKSPACE = {("demo", None), ("table", "create"), ("table", "register"),
+CREATES_WORKSPACE = {("demo", None), ("table", "create"), ("table", "register"), ("table", "adopt"),
                      ("approvers", "add"), ("simulate", None), ("ui", None)}
 REPORT_HINT = ("this is a bug in layout-advisor; please report it with the command you ran "
                "(rerun with --traceback for the details)")

@@ -85,7 +85,10 @@ SAMPLE_SEED = 20240917
 #: bits of the first column's rank in a Qd-tree fine key (QdTree.fine_keys)
 FINE_SHIFT = 17
 #: layouts whose key is an engine.layout ordering fitted on a sample
-FITTED = ("hilbert", "zorder", "qdtree")
+FITTED = ("hilbert", "zorder", "qdtree", "paw")
+#: layouts whose rows belong to tree leaves: a file never holds two leaves (fine keys
+#: ``leaf << FINE_SHIFT | rank``, as QdTree.fine_keys and PawOrdering.fine_keys)
+LEAVES = ("qdtree", "paw")
 #: at most this many write tasks per core (more tasks: smaller sorts, more partial files)
 TASKS_PER_CORE = 2
 
@@ -386,8 +389,9 @@ def _fit_group(spec: _Spec, sample: Any, schema: "TableSchema", rows_per_file: f
     ordering = ordering_for_group(group, types, data, group_rows=spec.rows,
                                   default_leaf_rows=max(1, round(rows_per_file)))
     spec.fit = {"sample_rows": mine.num_rows}
-    if group.layout == "qdtree":
-        spec.fit["min_leaf_rows"] = ordering.min_leaf_rows
+    if group.layout in LEAVES:
+        if group.layout == "qdtree":
+            spec.fit["min_leaf_rows"] = ordering.min_leaf_rows
         spec.fit["leaves"] = int(ordering.n_leaves_)
         keys = np.asarray(ordering.fine_keys(data))
     else:
@@ -410,7 +414,7 @@ def _with_key(df: "DataFrame", specs: Sequence[_Spec], schema: "TableSchema",
     fitted = [s for s in specs if s.group.layout in FITTED]
     cols = sorted({c for s in fitted for c in s.group.columns}, key=schema.names.index)
     ltypes = {c: schema.type_of(c) for c in cols}
-    plans = {s.index: (s.ordering_json, list(s.group.columns), s.group.layout == "qdtree")
+    plans = {s.index: (s.ordering_json, list(s.group.columns), s.group.layout in LEAVES)
              for s in fitted}
     np_type = np.int64 if dtype == "long" else np.float64
     holder: dict[int, Any] = {}
@@ -544,7 +548,7 @@ def _part_column(specs: Sequence[_Spec]) -> "Column | None":
     kinds: dict[tuple[str | None, bool], list[int]] = {}
     for s in specs:
         by = (s.group.layout_params or {}).get("partition_by")
-        leaf = s.group.layout == "qdtree"
+        leaf = s.group.layout in LEAVES
         if by or leaf:
             kinds.setdefault((by, leaf), []).append(s.index)
     if not kinds:
