@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from engine.core.errors import (
-    AdvisorError, ApprovalError, ControlStoreError, PlanNotFoundError, TableNotFoundError,
+    AdvisorError, ApprovalError, ControlStoreError, PlanNotFoundError,
 )
 from engine.table.store import TableStore
 

@@ -12,7 +12,6 @@ Example (Def. 1):
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
