@@ -12,6 +12,7 @@ Example (Def. 1):
 
 from __future__ import annotations
 
+import math  # noqa: F401 (the docstring examples use math.inf)
 from typing import Sequence
 
 import numpy as np
