@@ -31,7 +31,8 @@ def sidebar_pickers(default_table: str | None = None) -> None:
     """Table and snapshot pickers in the sidebar; they set session state for every page."""
     with st.sidebar:
         try:
-            tables = services.list_tables()
+            labels_by_table = services.table_labels()
+            tables = list(labels_by_table)
         except services.AdvisorError as exc:
             st.error(f"Cannot list tables: {views.md_text(exc)}")
             return
@@ -44,8 +45,8 @@ def sidebar_pickers(default_table: str | None = None) -> None:
         if current not in tables:
             current = default_table if default_table in tables else tables[0]
             st.session_state[TABLE_KEY] = current
-        st.selectbox("Table", tables, key=TABLE_KEY,
-                     help="Every page shows this table.")
+        st.selectbox("Table", tables, key=TABLE_KEY, format_func=lambda n: labels_by_table.get(n, n),
+                     help="Every page shows this table, with its format and catalog.")
         try:
             snaps = services.table_snapshots(st.session_state[TABLE_KEY])
         except services.AdvisorError as exc:

@@ -81,7 +81,12 @@ def has_admin() -> bool:
 
 def list_tables() -> list[str]:
     """Names of the workspace's tables (cheap: not cached, so new tables appear at once)."""
-    return [t["name"] for t in api.list_tables(settings())]
+    return list(table_labels())
+
+
+def table_labels() -> dict[str, str]:
+    """Each table's name with its format and catalog, as the table picker shows it."""
+    return {t["name"]: views.table_label(t) for t in api.list_tables(settings())}
 
 
 def table_snapshots(table: str) -> pd.DataFrame:

@@ -437,6 +437,42 @@ def plan_summary(name: str, rec: Mapping[str, Any]) -> dict[str, Any]:
                 else "; no predicted break-even")}
 
 
+def cost_check_frame(check: Mapping[str, Any]) -> pd.DataFrame:
+    """A run's ``cost_check`` as rows of predicted against measured.
+
+    Example:
+    >>> cost_check_frame({"predicted_seconds": 6.46, "measured_wall_seconds": 4.73,
+    ...     "measured_cpu_seconds": 7.0, "predicted_money": 1e-06, "measured_money": 0.02,
+    ...     "predicted_bytes_read": 3.5e6, "measured_bytes_read": 3670016, "error": 0.366}
+    ...     )["measured"].tolist()
+    ['4.7 s (7.0 s CPU)', '$0.02', '3.5 MB']
+    """
+    return pd.DataFrame([
+        {"": "rewrite time", "predicted": fmt_seconds(check.get("predicted_seconds")),
+         "measured": f"{fmt_seconds(check.get('measured_wall_seconds'))} "
+                     f"({fmt_seconds(check.get('measured_cpu_seconds'))} CPU)",
+         "error": "–" if check.get("error") is None else f"{check['error'] * 100:+.0f} %"},
+        {"": "money", "predicted": fmt_money(check.get("predicted_money")),
+         "measured": fmt_money(check.get("measured_money")), "error": ""},
+        {"": "bytes read", "predicted": fmt_bytes(check.get("predicted_bytes_read")),
+         "measured": fmt_bytes(check.get("measured_bytes_read")), "error": ""},
+    ])
+
+
+def table_label(info: Mapping[str, Any]) -> str:
+    """``lineitem · iceberg (workspace catalog)``, ``events · delta``, ``t · native``.
+
+    Example:
+    >>> table_label({"name": "lineitem", "format": "iceberg", "catalog": None})
+    'lineitem · iceberg (workspace catalog)'
+    """
+    fmt = info.get("format") or "native"
+    where = ""
+    if fmt == "iceberg":
+        where = f" ({info.get('catalog') or 'workspace'} catalog)"
+    return f"{info['name']} · {fmt}{where}"
+
+
 def history_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """The reclustering history as shown: predicted beside measured, readable units.
 

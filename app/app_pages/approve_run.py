@@ -110,6 +110,12 @@ else:
                    f"partitions replaced by {result.get('partitions_added')} in "
                    f"{fmt_num(result.get('seconds'), 1)} s ({fmt_bytes(result.get('bytes_written'))} "
                    "written).")
+        check = result.get("cost_check")
+        if check:
+            st.dataframe(views.cost_check_frame(check), hide_index=True, key="plan_cost_check")
+            st.caption("The rewrite's predicted cost beside what the run measured"
+                       + ("" if check.get("calibrated") else
+                          " (rates not calibrated: run `layout-advisor calibrate`)") + ".")
         realized = result.get("realized") or {}
         if "error" in realized:
             st.warning(f"Realized savings could not be measured: {views.md_text(realized['error'])}")

@@ -6,7 +6,7 @@ import argparse
 from typing import Any, Mapping, Sequence
 
 from engine import api
-from engine.cli.output import add_json_flag, emit
+from engine.cli.output import add_json_flag, emit, emit_stream
 from engine.core.fmt import JEDEC_UNITS, human_bytes
 
 LIGHTS = {"green": "GREEN", "amber": "AMBER", "red": "RED", "grey": "GREY"}
@@ -71,9 +71,9 @@ def _analyze(args: argparse.Namespace, settings: Any) -> int:
 
 
 def _pruning(args: argparse.Namespace, settings: Any) -> int:
-    rows = api.pruning(settings, args.table, exact=args.exact, snapshot_id=args.snapshot,
-                       per_partition=args.per_partition)
-    emit(args, rows, lambda r: pruning_text(r, args.table))
+    rows = api.iter_pruning(settings, args.table, exact=args.exact, snapshot_id=args.snapshot,
+                            per_partition=args.per_partition)
+    emit_stream(args, rows, lambda r: pruning_text(r, args.table))
     return 0
 
 

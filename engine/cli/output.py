@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +31,36 @@ def emit(args: argparse.Namespace, data: Any, text: Callable[[Any], str] | str |
         print(json.dumps(data, indent=2, default=str))
     else:
         print(text(data) if callable(text) else text)
+
+
+def emit_stream(args: argparse.Namespace, items: Iterable[Any],
+                text: Callable[[list[Any]], str]) -> None:
+    """:func:`emit` for a long list: with --json each item is printed as soon as it comes,
+    byte for byte what ``json.dumps(list(items), indent=2)`` would print, so a report of
+    100,000 queries never sits in memory whole (issue 15); text needs the whole list.
+
+    Example:
+    >>> emit_stream(argparse.Namespace(json=True), iter([{"q": 1}, {"q": 2}]), str)
+    [
+      {
+        "q": 1
+      },
+      {
+        "q": 2
+      }
+    ]
+    >>> emit_stream(argparse.Namespace(json=True), iter([]), str)
+    []
+    """
+    if not args.json:
+        print(text(list(items)))
+        return
+    first = True
+    for item in items:
+        body = json.dumps(item, indent=2, default=str).replace("\n", "\n  ")
+        print(("[\n  " if first else ",\n  ") + body, end="", flush=False)
+        first = False
+    print("[]" if first else "\n]")
 
 
 def aligned(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence[int] = ()) -> str:
