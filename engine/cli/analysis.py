@@ -6,6 +6,7 @@ import argparse
 from typing import Any, Mapping, Sequence
 
 from engine import api
+from engine.cli.args import positive_int
 from engine.cli.output import add_json_flag, emit, emit_stream
 from engine.core.fmt import JEDEC_UNITS, human_bytes
 
@@ -77,13 +78,6 @@ def _pruning(args: argparse.Namespace, settings: Any) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "analyze", help="clustering metrics per column (overlap, depth, histogram, profile)",
@@ -91,7 +85,7 @@ def register(subparsers: Any) -> None:
                     "zonemaps, with a traffic-light verdict per column.")
     p.add_argument("name", help="table name")
     p.add_argument("--columns", help="comma-separated columns (default: all orderable)")
-    p.add_argument("--ep-files", dest="ep_files", type=_positive, metavar="N",
+    p.add_argument("--ep-files", dest="ep_files", type=positive_int, metavar="N",
                    help="also the patent's EP-file metrics, N partitions per EP file")
     p.add_argument("--snapshot", help="snapshot id (default: current)")
     p.add_argument("--where", metavar="PREDICATE",

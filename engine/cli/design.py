@@ -12,6 +12,7 @@ import argparse
 from typing import Any, Mapping
 
 from engine import api
+from engine.cli.args import positive_int
 from engine.cli.output import add_json_flag, aligned, emit
 from engine.core.fmt import JEDEC_UNITS, human_bytes
 
@@ -46,16 +47,6 @@ def _do_paw(args: argparse.Namespace, settings: Any) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "design", help="preview a whole-table layout design (PAW, PTO)",
@@ -82,7 +73,7 @@ def register(subparsers: Any) -> None:
                     "of them, gradient-boosted trees for the rest; the best layout and why, beside "
                     "the layout as ingested and the human expert's (Algorithm 4).")
     q.add_argument("table", help="table name")
-    q.add_argument("--top-k", dest="top_k", type=_positive, default=3, metavar="K",
+    q.add_argument("--top-k", dest="top_k", type=positive_int, default=3, metavar="K",
                    help="partition columns and sort schemes kept (default 3)")
     q.add_argument("--label", choices=("cost", "skip"), default="cost",
                    help="cost: rows read plus file and row-group open costs (default); "

@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from engine import api
+from engine.cli.args import positive, positive_int
 from engine.cli.auth import add_identity_args, signed_in
 from engine.cli.output import add_json_flag, aligned, emit
 from engine.core.errors import InvalidParameterError
@@ -209,23 +210,6 @@ def _drop(args: argparse.Namespace, settings: Any) -> int:
     return 0
 
 
-def _positive(convert: Callable[[str], Any], noun: str) -> Callable[[str], Any]:
-    """An argparse ``type``: ``convert(text)`` (int, float), refused unless it is above 0."""
-    def parse(text: str) -> Any:
-        try:
-            value = convert(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {noun}: {text!r}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive: {value}")
-        return value
-    return parse
-
-
-_positive_int = _positive(int, "an integer")
-_positive_float = _positive(float, "a number")
-
-
 def register(subparsers: Any) -> None:
     table = subparsers.add_parser("table", help="create, register and inspect tables")
     sub = table.add_subparsers(dest="table_command", metavar="ACTION")
@@ -237,8 +221,8 @@ def register(subparsers: Any) -> None:
                    help="CSV (with header) or Parquet: a file, folder or glob")
     p.add_argument("--order-by", metavar="COL", help="sort rows by COL (default: ingestion order)")
     size = p.add_mutually_exclusive_group()
-    size.add_argument("--target-rows", type=_positive_int, metavar="N", help="rows per micro-partition")
-    size.add_argument("--target-mb", type=_positive_float, metavar="M", help="MiB per micro-partition")
+    size.add_argument("--target-rows", type=positive_int, metavar="N", help="rows per micro-partition")
+    size.add_argument("--target-mb", type=positive, metavar="M", help="MiB per micro-partition")
     p.add_argument("--format", choices=["native", "iceberg"], default="native",
                    help="native snapshots in the workspace, or an Iceberg table default.NAME "
                         "of the workspace's catalog (default native)")

@@ -112,6 +112,11 @@ def _read_json(path: str, what: str, hint: str) -> dict:
     return data
 
 
+def _write_info(table_dir: str, info: TableInfo) -> None:
+    """Write ``table.json`` (the table's identity: format, location, catalog) atomically."""
+    _write_atomic(os.path.join(table_dir, TABLE_FILE), json.dumps(asdict(info), indent=1).encode())
+
+
 def _write_atomic(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file, fsync, and os.replace."""
     tmp = f"{path}.tmp-{secrets.token_hex(4)}"
@@ -195,19 +200,25 @@ class TableStore:
                         target_rows: int | None = None) -> TableInfo:
         """Add a table kept in an open format (its metadata stays the format's: only
         ``table.json`` is written to the workspace)."""
-        validate_name(name)
-        os.makedirs(self.root, exist_ok=True)
-        with self._lock(self.root):
-            if self.exists(name):
-                raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
-            tdir = self.table_dir(name)
+        with self._new_table(name) as tdir:
             info = TableInfo(name=name, location=location, metadata_dir=os.path.join(tdir, "metadata"),
                              managed=managed, target_rows=target_rows, target_bytes=None,
                              created_at=_iso(utc_now()), format=fmt, catalog=catalog,
                              identifier=identifier)
             os.makedirs(tdir, exist_ok=True)
-            _write_atomic(os.path.join(tdir, TABLE_FILE), json.dumps(asdict(info), indent=1).encode())
+            _write_info(tdir, info)
             return info
+
+    @contextlib.contextmanager
+    def _new_table(self, name: str) -> Iterator[str]:
+        """The folder of table ``name``, about to be created, under the workspace lock (so
+        two processes cannot both create it); a name in use is refused."""
+        validate_name(name)
+        os.makedirs(self.root, exist_ok=True)
+        with self._lock(self.root):
+            if self.exists(name):
+                raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
+            yield self.table_dir(name)
 
     def info(self, name: str) -> TableInfo:
         path = os.path.join(self.table_dir(name), TABLE_FILE)
@@ -441,12 +452,7 @@ class TableStore:
                target_rows: int | None = None, target_bytes: int | None = None,
                summary: Mapping | None = None) -> Snapshot:
         """Create table ``name`` with its first snapshot (id "1"): used by ingest and register."""
-        validate_name(name)
-        os.makedirs(self.root, exist_ok=True)
-        with self._lock(self.root):
-            if self.exists(name):
-                raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
-            tdir = self.table_dir(name)
+        with self._new_table(name) as tdir:
             mdir = os.path.join(tdir, "metadata")
             os.makedirs(mdir, exist_ok=True)
             for stale in os.listdir(mdir):  # leftovers of an earlier failed create
@@ -456,7 +462,7 @@ class TableStore:
                 name=name, location=fs.normalize(location) if location else self.managed_location(name),
                 metadata_dir=mdir, managed=managed, target_rows=target_rows,
                 target_bytes=target_bytes, created_at=_iso(utc_now()))
-            _write_atomic(os.path.join(tdir, TABLE_FILE), json.dumps(asdict(info), indent=1).encode())
+            _write_info(tdir, info)
             next_seq = max((p.created_seq for p in partitions), default=-1) + 1
             with self._lock(mdir):
                 return self._publish(info, 1, None, operation, schema, partitions, partitions,
