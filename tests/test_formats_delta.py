@@ -17,7 +17,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from engine import api
-from engine.core.errors import CommitConflictError, InvalidParameterError
+from engine.core.errors import CommitConflictError
 from engine.policy.base import PlanGroup
 from engine.table.footers import read_partitions
 from engine.table.store import TableStore
@@ -67,14 +67,6 @@ def test_statistics_history_and_columns_without_statistics(settings, tmp_path):
     hist = api.table_snapshots(settings, "li")
     assert [h["id"] for h in hist] == ["0", "1", "2"] and hist[-1]["parent"] == "1"
     assert hist[0]["operation"] in ("write", "create table")
-
-
-def test_partitioned_delta_tables_are_refused(settings, tmp_path):
-    path = str(tmp_path / "p")
-    data = lineitem_arrow(50).append_column("part", pa.array(["a"] * 50))
-    write_deltalake(path, data, partition_by=["part"])
-    with pytest.raises(InvalidParameterError, match="partitioned by part"):
-        api.register_delta(settings, "p", path)
 
 
 def test_rewrite_commit_restore_concurrency_and_vacuum(settings, tmp_path):

@@ -81,8 +81,10 @@ def register_iceberg(settings: Settings, name: str, identifier: str,
 
 
 def register_delta(settings: Settings, name: str, path: str) -> Snapshot:
-    """Register the Delta table at ``path``; rewrites are committed to its log in place."""
-    return ingest.register_delta(settings, name, path)
+    """Register the Delta table at ``path`` (partitioned tables included: plans are split
+    by partition and new files carry their partition values); rewrites are committed to
+    its log in place."""
+    return TableStore(settings).register_delta(name, path)
 
 
 def adopt_iceberg(settings: Settings, name: str, path: str) -> Snapshot:

@@ -209,6 +209,17 @@ class TableStore:
             _write_info(tdir, info)
             return info
 
+    def register_delta(self, name: str, path: str) -> Snapshot:
+        """Register the Delta table at ``path`` (partitioned or not; reads its log only,
+        writes nothing there)."""
+        validate_name(name)
+        location = path if fs.is_uri(path) else fs.normalize(path)
+        if not delta.is_delta_table(location):
+            raise DataFileError(f"--delta {path}: not a Delta table (no _delta_log folder)")
+        delta.open_table(name, location)  # TableNotFoundError naming the path
+        self.register_format(name, "delta", location)
+        return self.current_snapshot(name)
+
     @contextlib.contextmanager
     def _new_table(self, name: str) -> Iterator[str]:
         """The folder of table ``name``, about to be created, under the workspace lock (so

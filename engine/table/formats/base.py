@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Hashable, Mapping, Sequence
 
 from engine.table.model import Partition, Snapshot
 
@@ -72,11 +72,24 @@ class TableFormat(ABC):
     def data_location(self) -> str:
         """Where new data files of a rewrite go (a folder path or URI)."""
 
+    def partition_keys(self, snapshot_id: str | None = None) -> Mapping[str, Hashable]:
+        """The partition value of each data file of a snapshot (the current one by
+        default), for tables the format partitions: equal keys, same partition. Empty for
+        unpartitioned tables (the default). Plans are split by it at planning time
+        (:func:`engine.table.formats.partitioning.split_groups`)."""
+        return {}
+
     @abstractmethod
     def commit_rewrite(self, base_snapshot_id: str, removed: Sequence[str],
                        added: Sequence[Partition], properties: Mapping[str, str]) -> Snapshot:
         """Replace ``removed`` with ``added`` in one atomic commit on top of the current
-        snapshot; ``properties`` (plan id, policy, approver) go into the snapshot summary."""
+        snapshot; ``properties`` (plan id, policy, approver) go into the snapshot summary.
+
+        Contract for partitioned tables (added in round 3, what the executor does): no
+        group mixes partition values, and ``added`` lists the new files group by group in
+        the order the groups' files appear in ``removed``, each group's rows conserved; a
+        format whose files do not carry their partition (Delta) derives each new file's
+        partition from that order (:func:`~engine.table.formats.partitioning.assign_by_rows`)."""
 
     @abstractmethod
     def rollback(self, to_snapshot_id: str, actor: str | None = None) -> Snapshot:

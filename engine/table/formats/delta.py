@@ -16,8 +16,12 @@
   Another advisor rewrite or a restore after the plan's base version is a conflict (two
   plans on one table: at most one commits).
 * Rollback: ``restore()``; expiry: ``vacuum()`` with the retention given.
-* Partitioned Delta tables are refused at registration: their data files do not hold the
-  partition columns, so a rewrite that reads the files alone would lose them.
+* Partitioned tables: a file's partition values live in its ``add`` action, not in the
+  file. The snapshot gives each partition column the file's value as its min and max (null
+  count: all rows or none), :meth:`DeltaFormat.partition_keys` lets planning split groups by
+  partition, and the commit gives each new file the partition of the group it was written
+  from (:func:`~engine.table.formats.partitioning.assign_by_rows`), after checking that the
+  file's bounds lie inside that partition's replaced files' bounds.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import decimal
 import json
 import os
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any, Hashable, Mapping, Sequence
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -42,6 +46,7 @@ from engine.core.errors import (CommitConflictError, DataFileError, SnapshotNotF
 from engine.table import fs
 from engine.table.footers import fill_missing_bounds, table_schema_from_arrow
 from engine.table.formats.base import SnapshotInfo, TableFormat
+from engine.table.formats.partitioning import assign_by_rows
 from engine.table.model import ColumnStats, Partition, Snapshot, TableSchema
 
 #: Delta's default number of leading columns with statistics
@@ -139,10 +144,16 @@ class DeltaFormat(TableFormat):
         names = set(actions.column_names)
         rows = actions.to_pylist()
         rows.sort(key=lambda r: (r["modification_time"], r["path"]))
+        partitioned = set(table.metadata().partition_columns)
         partitions = []
         for i, row in enumerate(rows):
             cols = {}
             for name, ltype in schema.columns:
+                if name in partitioned:  # the add action's value: the file's min and max
+                    value = _naive_utc(row.get(f"partition.{name}"))
+                    cols[name] = ColumnStats(value, value,
+                                             int(row["num_records"] or 0) if value is None else 0, 0)
+                    continue
                 lo, hi = row.get(f"min.{name}"), row.get(f"max.{name}")
                 if isinstance(lo, dt.datetime) and lo.tzinfo is not None:
                     lo = lo.astimezone(dt.timezone.utc).replace(tzinfo=None)
@@ -152,7 +163,8 @@ class DeltaFormat(TableFormat):
                 cols[name] = ColumnStats(lo, hi, int(nulls) if nulls is not None else None, 0)
             partitions.append(Partition(path=self._abs(row["path"]), rows=int(row["num_records"] or 0),
                                         bytes=int(row["size_bytes"]), columns=cols, created_seq=i))
-        missing = [n for n, t in schema.columns if t != "other" and f"min.{n}" not in names]
+        missing = [n for n, t in schema.columns
+                   if t != "other" and f"min.{n}" not in names and n not in partitioned]
         partitions, from_footers = fill_missing_bounds(partitions, schema, missing,
                                                        FOOTER_FALLBACK_MAX_FILES)
         version = table.version()
@@ -188,13 +200,30 @@ class DeltaFormat(TableFormat):
     def data_location(self) -> str:
         return self.location
 
+    def partition_keys(self, snapshot_id: str | None = None) -> dict[str, Hashable]:
+        """The partition values of each file of a partitioned table (empty otherwise)."""
+        sid = None if snapshot_id is None else str(snapshot_id).strip()
+        if sid is not None and not sid.isdigit():
+            raise SnapshotNotFoundError(f"table {self.name!r} has no version {snapshot_id!r}")
+        table = self.table(None if sid is None else int(sid))
+        return {path: key for path, (key, _, _) in self._live(table).items() if key}
+
+    def _live(self, table: DeltaTable) -> dict[str, tuple[tuple, int, str]]:
+        """Live files by absolute path: (partition values in column order, rows, the path
+        as the log spells it)."""
+        columns = list(table.metadata().partition_columns)
+        actions = pa.table(table.get_add_actions(flatten=True))
+        values = [actions.column(f"partition.{c}").to_pylist() for c in columns]
+        rows = actions.column("num_records").to_pylist()
+        return {self._abs(path): (tuple(_naive_utc(v[i]) for v in values), int(rows[i] or 0), path)
+                for i, path in enumerate(actions.column("path").to_pylist())}
+
     def commit_rewrite(self, base_snapshot_id: str, removed: Sequence[str],
                        added: Sequence[Partition], properties: Mapping[str, str]) -> Snapshot:
         table = self.table()
-        if table.metadata().partition_columns:
-            raise DataFileError(f"table {self.name!r}: partitioned Delta tables are not rewritten")
-        live = {self._abs(p): p for p in pa.table(table.get_add_actions(flatten=True))
-                .column("path").to_pylist()}
+        columns = list(table.metadata().partition_columns)
+        live_meta = self._live(table)
+        live = {path: raw for path, (_, _, raw) in live_meta.items()}
         wanted = list(dict.fromkeys(removed))
         gone = [p for p in wanted if p not in live]
         if gone:
@@ -204,13 +233,17 @@ class DeltaFormat(TableFormat):
         self._check_no_rewrite_since(table, base_snapshot_id)
         schema = self.schema(table)
         indexed = stats_columns(schema, table.metadata().configuration)
+        keys = self._added_keys(columns, removed, added, live_meta)
         now_ms = int(time.time() * 1000)
         actions: list[AddAction | RemoveAction] = [
-            RemoveAction(path=live[p], data_change=False, deletion_timestamp=now_ms)
+            RemoveAction(path=live[p], data_change=False, deletion_timestamp=now_ms,
+                         partition_values=_partition_values(columns, live_meta[p][0]) or None)
             for p in wanted]
-        actions += [AddAction(path=self._rel(p.path), size=p.bytes, partition_values={},
+        actions += [AddAction(path=self._rel(p.path), size=p.bytes,
+                              partition_values=_partition_values(columns, key),
                               modification_time=now_ms, data_change=False,
-                              stats=_stats(p, schema, indexed)) for p in added]
+                              stats=_stats(p, schema, [c for c in indexed if c not in columns]))
+                    for p, key in zip(added, keys)]
         meta = {"la.operation": "rewrite", "la.base-snapshot": str(base_snapshot_id),
                 **{f"la.{k.replace('_', '-')}": str(v) for k, v in properties.items()
                    if v is not None}}
@@ -220,6 +253,30 @@ class DeltaFormat(TableFormat):
         except CommitFailedError as exc:
             raise CommitConflictError(f"table {self.name!r}: the Delta commit failed: {exc}") from None
         return self.current_snapshot()
+
+    def _added_keys(self, columns: Sequence[str], removed: Sequence[str],
+                    added: Sequence[Partition], live: Mapping[str, tuple[tuple, int, str]],
+                    ) -> list[tuple]:
+        """Each new file's partition values (see :meth:`TableFormat.commit_rewrite`'s
+        contract), checked against the bounds of the replaced files of that partition."""
+        if not columns:
+            return [()] * len(added)
+        try:
+            keys = assign_by_rows([live[p][1] for p in removed], [live[p][0] for p in removed],
+                                  [p.rows for p in added])
+        except ValueError as exc:
+            raise DataFileError(f"table {self.name!r}: cannot place the new files in their "
+                                f"partitions: {exc}") from None
+        by_path = {p.path: p for p in self.current_snapshot().partitions}
+        for part, key in zip(added, keys):
+            sources = [by_path[p] for p in removed if live[p][0] == key and p in by_path]
+            outside = _outside(part, sources, columns)
+            if outside:
+                raise DataFileError(
+                    f"{part.path}: its {outside} values fall outside partition "
+                    f"{dict(zip(columns, key))} it was assigned to; nothing was committed "
+                    "(the new files must come group by group in the order of the removed ones)")
+        return keys
 
     def _check_no_rewrite_since(self, table: DeltaTable, base_snapshot_id: str) -> None:
         """Two plans on one table: at most one commits (another advisor rewrite or a
@@ -252,6 +309,54 @@ class DeltaFormat(TableFormat):
         files = self.table().vacuum(retention_hours=hours, dry_run=dry_run,
                                     enforce_retention_duration=False)
         return sorted(self._abs(f) for f in files)
+
+
+def _naive_utc(value: Any) -> Any:
+    """Timestamps with a zone as naive UTC, like every other source of statistics."""
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def _partition_values(columns: Sequence[str], key: Sequence[Any]) -> dict[str, str | None]:
+    """Delta's string form of partition values (``partitionValues`` of an action).
+
+    >>> _partition_values(["r", "d", "n"], ["eu", dt.date(2020, 1, 4), None])
+    {'r': 'eu', 'd': '2020-01-04', 'n': None}
+    >>> _partition_values(["t", "b"], [dt.datetime(2020, 1, 4, 5, 6, 7), True])
+    {'t': '2020-01-04 05:06:07.000000', 'b': 'true'}
+    """
+    out: dict[str, str | None] = {}
+    for name, value in zip(columns, key):
+        if value is None:
+            out[name] = None
+        elif isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        elif isinstance(value, dt.datetime):
+            out[name] = value.strftime("%Y-%m-%d %H:%M:%S.%f")
+        elif isinstance(value, dt.date):
+            out[name] = value.isoformat()
+        else:
+            out[name] = str(value)
+    return out
+
+
+def _outside(part: Partition, sources: Sequence[Partition], skip: Sequence[str]) -> str | None:
+    """The first column whose bounds in ``part`` exceed the union of ``sources``' bounds."""
+    for name, st in part.columns.items():
+        if name in skip or st.min is None or st.max is None:
+            continue
+        bounds = [(s.columns[name].min, s.columns[name].max) for s in sources
+                  if name in s.columns and s.columns[name].min is not None
+                  and s.columns[name].max is not None]
+        if len(bounds) < len(sources) or not bounds:
+            continue  # some source's bounds unknown: nothing to check against
+        try:
+            if st.min < min(b[0] for b in bounds) or st.max > max(b[1] for b in bounds):
+                return name
+        except TypeError:
+            continue
+    return None
 
 
 def _stats(p: Partition, schema: TableSchema, indexed: Sequence[str]) -> str:

@@ -32,7 +32,7 @@ import datetime as dt
 import decimal
 import os
 from collections import OrderedDict
-from typing import Any, Mapping, Sequence
+from typing import Any, Hashable, Mapping, Sequence
 
 import pyarrow as pa
 from pyiceberg.catalog import Catalog, load_catalog
@@ -49,6 +49,7 @@ from pyiceberg.types import (BooleanType, DateType, DecimalType, DoubleType, Flo
 from engine.core.errors import (CommitConflictError, ConfigError, DataFileError,
                                 SnapshotNotFoundError, TableNotFoundError)
 from engine.table import footers, fs
+from engine.table.formats import iceberg_commit, iceberg_files
 from engine.table.formats.base import SnapshotInfo, TableFormat
 from engine.table.model import ColumnStats, Partition, Snapshot, TableSchema
 
@@ -213,7 +214,7 @@ class IcebergFormat(TableFormat):
             positions: dict[int, int] = {}
             live: dict[str, DataFile] = {}
             for manifest in snap.manifests(tbl.io):
-                entries = manifest.fetch_manifest_entry(tbl.io, discard_deleted=True)
+                entries = iceberg_commit.live_entries(manifest, tbl.io)
                 if manifest.content == ManifestContent.DELETES:
                     delete_files += len(entries)
                     continue
@@ -252,6 +253,19 @@ class IcebergFormat(TableFormat):
         tbl = self.table()
         return [self._info(s) for s in sorted(tbl.metadata.snapshots, key=lambda s: s.timestamp_ms)]
 
+    def partition_keys(self, snapshot_id: str | None = None) -> dict[str, Hashable]:
+        """(spec id, partition tuple) of each data file whose spec partitions the table."""
+        tbl = self.table()
+        snap = (tbl.current_snapshot() if snapshot_id is None
+                else tbl.metadata.snapshot_by_id(self._snapshot_id(tbl, snapshot_id) or 0))
+        if snap is None:
+            return {}
+        self._load(tbl, snap.snapshot_id)
+        live, _ = self._live_files(tbl, snap.snapshot_id)
+        specs = tbl.metadata.specs()
+        return {path: (f.spec_id, tuple(f.partition[i] for i in range(len(f.partition))))
+                for path, f in live.items() if specs[f.spec_id].fields}
+
     def data_location(self) -> str:
         tbl = self.table()
         return tbl.properties.get("write.data.path") or f"{tbl.location().rstrip('/')}/data"
@@ -280,17 +294,18 @@ class IcebergFormat(TableFormat):
                     f"table {self.name!r} changed: {len(gone)} of the plan's files are no longer "
                     f"live (a concurrent writer deleted or rewrote them), e.g. {gone[0]}")
             if new_files is None:
-                new_files = [self._data_file(tbl, file_uri(p.path)) for p in added]
+                new_files = self._data_files(tbl, added)
             try:
-                with tbl.transaction() as tx:
+                with iceberg_commit.MemoTransaction(tbl) as tx:
                     if NAME_MAPPING not in tbl.properties:
                         tx.set_properties({NAME_MAPPING: tbl.schema().name_mapping.model_dump_json()})
-                    with tx.update_snapshot(snapshot_properties=props).overwrite() as rewrite:
+                    with iceberg_commit.overwrite(tx, tbl.io, props) as rewrite:
                         for path in wanted:
                             rewrite.delete_data_file(live[path])
                         for data_file in new_files:
                             rewrite.append_data_file(data_file)
-                return self.current_snapshot()
+                head = tbl.current_snapshot()  # the commit updated ``tbl`` in place
+                return self._load(tbl, head.snapshot_id if head else None)
             except (CommitFailedException, ValidationException):
                 if attempt == COMMIT_ATTEMPTS - 1:
                     raise CommitConflictError(
@@ -317,10 +332,11 @@ class IcebergFormat(TableFormat):
                 "longer an ancestor of the current one (rolled back?); create a new plan")
 
     @staticmethod
-    def _live_files(tbl: Table) -> tuple[dict[str, DataFile], int]:
-        """The current snapshot's live data files by path and its number of delete files
-        (from the cache the snapshot's loading filled, else from the manifests)."""
-        snap = tbl.current_snapshot()
+    def _live_files(tbl: Table, snapshot_id: int | None = None) -> tuple[dict[str, DataFile], int]:
+        """A snapshot's (the current one's) live data files by path and its number of
+        delete files (from the cache the snapshot's loading filled, else the manifests)."""
+        snap = (tbl.current_snapshot() if snapshot_id is None
+                else tbl.metadata.snapshot_by_id(snapshot_id))
         live: dict[str, DataFile] = {}
         deletes = 0
         if snap is None:
@@ -329,19 +345,31 @@ class IcebergFormat(TableFormat):
         if cached is not None:
             return cached
         for manifest in snap.manifests(tbl.io):
-            entries = manifest.fetch_manifest_entry(tbl.io, discard_deleted=True)
+            entries = iceberg_commit.live_entries(manifest, tbl.io)
             if manifest.content == ManifestContent.DELETES:
                 deletes += len(entries)
             else:
                 live.update((e.data_file.file_path, e.data_file) for e in entries)
         return live, deletes
 
-    def _data_file(self, tbl: Table, path: str) -> DataFile:
-        try:
-            return parquet_file_to_data_file(tbl.io, tbl.metadata, path)
-        except ValueError as exc:  # e.g. a file spanning two partition values
-            raise DataFileError(f"{path}: cannot be added to iceberg table {self.name!r}: {exc}") \
-                from None
+    def _data_files(self, tbl: Table, added: Sequence[Partition]) -> list[DataFile]:
+        """The new files' entries, from the footer statistics the executor already read
+        (:mod:`engine.table.formats.iceberg_files`), re-reading a footer only where those
+        cannot reproduce pyiceberg's entry."""
+        plan = iceberg_files.statistics_plan(tbl.metadata)
+        ltypes = dict(self.schema(tbl).columns)
+        out = []
+        for part in added:
+            path = file_uri(part.path)
+            try:
+                if iceberg_files.can_build(part, tbl.metadata, plan, ltypes):
+                    out.append(iceberg_files.data_file(path, part, tbl.metadata, plan))
+                else:
+                    out.append(parquet_file_to_data_file(tbl.io, tbl.metadata, path))
+            except ValueError as exc:  # e.g. a file spanning two partition values
+                raise DataFileError(
+                    f"{path}: cannot be added to iceberg table {self.name!r}: {exc}") from None
+        return out
 
     def rollback(self, to_snapshot_id: str, actor: str | None = None) -> Snapshot:
         tbl = self.table()

@@ -1,0 +1,101 @@
+"""Partitioned tables: a rewrite group never mixes partition values.
+
+An Iceberg or Delta table partitioned by ``region`` or ``month(ts)`` keeps every data file
+inside one partition value (Iceberg records the tuple in the manifest entry, Delta in the
+``add`` action's ``partitionValues``; Delta files do not even hold the partition columns).
+A policy that groups files by their zonemaps alone may put files of two partitions into one
+group, whose sorted output would then straddle partitions. So plans are finalized by
+:func:`split_groups`: each group is split into one group per partition value, in the order
+the values first appear, before the plan is stored and shown (not refused at commit time).
+
+The partition of each file comes from the format (:meth:`TableFormat.partition_keys`, empty
+for unpartitioned tables and the native format). :func:`assign_by_rows` carries a group's
+partition to the files the executor wrote for it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from typing import Any, Hashable, Mapping, Sequence, TypeVar
+
+G = TypeVar("G")
+
+
+def split_by_partition(paths: Sequence[str], keys: Mapping[str, Hashable]) -> list[tuple[str, ...]]:
+    """``paths`` cut into runs of one partition value each (first-appearance order; files
+    without a key, e.g. of an unpartitioned table, share one run).
+
+    >>> split_by_partition(["a", "b", "c", "d"], {"a": ("eu",), "b": ("us",), "c": ("eu",)})
+    [('a', 'c'), ('b',), ('d',)]
+    >>> split_by_partition(["a", "b"], {})
+    [('a', 'b')]
+    """
+    runs: dict[Hashable, list[str]] = {}
+    for path in paths:
+        runs.setdefault(keys.get(path), []).append(path)
+    return [tuple(run) for run in runs.values()]
+
+
+def split_groups(groups: Sequence[G], keys: Mapping[str, Hashable]) -> tuple[G, ...]:
+    """Each plan group (a dataclass with ``partitions``, such as
+    :class:`engine.policy.base.PlanGroup`) split into one group per partition value.
+
+    A split group keeps its layout, columns and parameters; its ``predicted_saving_bytes``
+    (when it has one) is shared in proportion to the files, and its ``reason`` says it was
+    split. Groups within one partition come back unchanged (the same objects).
+    """
+    out: list[G] = []
+    for group in groups:
+        runs = split_by_partition(getattr(group, "partitions"), keys)
+        if len(runs) == 1:
+            out.append(group)
+            continue
+        total = sum(len(r) for r in runs)
+        for run in runs:
+            out.append(dataclasses.replace(group, **_split_fields(group, run, len(runs), total)))
+    return tuple(out)
+
+
+def _split_fields(group: Any, run: tuple[str, ...], parts: int, total: int) -> dict[str, Any]:
+    fields: dict[str, Any] = {"partitions": run}
+    if hasattr(group, "predicted_saving_bytes"):
+        fields["predicted_saving_bytes"] = float(group.predicted_saving_bytes) * len(run) / total
+    if hasattr(group, "reason"):
+        note = f"split by table partition into {parts} groups"
+        fields["reason"] = f"{group.reason}; {note}" if group.reason else note
+    return fields
+
+
+def assign_by_rows(removed_rows: Sequence[int], removed_keys: Sequence[Hashable],
+                   added_rows: Sequence[int]) -> list[Hashable]:
+    """The partition of each added file, from the removed files it was written from.
+
+    The commit contract (:meth:`TableFormat.commit_rewrite`): ``added`` lists the new
+    files group by group in the order of ``removed``, and each group's rows are conserved
+    (the executor verified counts and checksums). Then the first row of added file ``j``
+    (position ``sum(added_rows[:j])``) lies in the removed file of the same group that
+    covers that position, whose key is the group's. Empty added files take the key at
+    their position (they hold no row, so no row can land in a wrong partition).
+
+    >>> assign_by_rows([2, 3, 0, 4], ["eu", "eu", "us", "us"], [5, 1, 3])
+    ['eu', 'us', 'us']
+    """
+    if sum(removed_rows) != sum(added_rows):
+        raise ValueError(f"the new files hold {sum(added_rows)} rows, the replaced ones "
+                         f"{sum(removed_rows)}")
+    ends: list[int] = []
+    owners: list[Hashable] = []
+    total = 0
+    for rows, key in zip(removed_rows, removed_keys):
+        if rows > 0:
+            total += rows
+            ends.append(total)
+            owners.append(key)
+    out: list[Hashable] = []
+    start = 0
+    for rows in added_rows:
+        i = min(bisect.bisect_right(ends, start), len(owners) - 1) if owners else 0
+        out.append(owners[i] if owners else (removed_keys[0] if removed_keys else None))
+        start += rows
+    return out

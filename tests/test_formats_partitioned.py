@@ -1,0 +1,191 @@
+"""Partitioned Iceberg and Delta tables (real pyiceberg SQLite catalogs, real deltalake
+tables): plan groups are split by partition at planning time, and the rewrite's new files
+carry their partition values; the format's own reader returns the same rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from deltalake import DeltaTable, write_deltalake
+from pyiceberg.io.pyarrow import parquet_file_to_data_file
+from pyiceberg.transforms import MonthTransform
+
+from engine import api
+from engine.core.errors import DataFileError
+from engine.policy.base import PlanGroup
+from engine.table.footers import read_partitions
+from engine.table.formats import iceberg, iceberg_files
+from engine.table.formats.partitioning import split_groups
+from engine.table.store import TableStore
+from plan_helpers import insert_plan, lineitem_arrow
+from security_helpers import sign_in
+
+IDENT = "ns.li"
+
+
+def _digest(table: pa.Table) -> tuple[int, str]:
+    rows = sorted(repr(r) for r in table.to_pylist())
+    return len(rows), hashlib.sha256("\n".join(rows).encode()).hexdigest()
+
+
+def _rewrite(store: TableStore, name: str, paths: list[str], tag: str, key: str = "l_shipdate"):
+    """One sorted file of ``paths``' rows under the table's data location (a stand-in for
+    one group of the executor)."""
+    rows = pa.concat_tables([pq.read_table(p.replace("file://", "")) for p in paths]).sort_by(key)
+    out = f"{store.new_data_dir(name, tag)}/part-0.parquet"
+    pq.write_table(rows, out.replace("file://", ""))
+    return read_partitions([out])[1]
+
+
+def _month_table(settings, tmp_path):
+    """lineitem partitioned by month(l_orderdate), order dates over three months, added as
+    three loads of 100 rows, each load one file per month (pyiceberg's own ``append`` to a
+    transform-partitioned table needs the optional pyiceberg-core; ``add_files`` does not)."""
+    data = lineitem_arrow(300)
+    days = [dt.date(2020, 1, 1) + dt.timedelta(days=i * 90 // 300) for i in range(300)]
+    data = data.set_column(1, "l_orderdate", pa.array(days, pa.date32()))
+    catalog = iceberg.workspace_catalog(str(settings.home))
+    catalog.create_namespace("ns")
+    tbl = catalog.create_table(IDENT, schema=data.schema)
+    with tbl.update_spec() as spec:
+        spec.add_field("l_orderdate", MonthTransform(), "order_month")
+    tbl = catalog.load_table(IDENT)
+    for load in range(3):
+        chunk = data.slice(load * 100, 100)
+        months = pc.month(chunk.column("l_orderdate"))
+        files = []
+        for month in sorted(set(months.to_pylist())):
+            out = str(tmp_path / f"load{load}-m{month}.parquet")
+            pq.write_table(chunk.filter(pc.equal(months, month)), out)
+            files.append(out)
+        tbl.add_files(files)
+        tbl = catalog.load_table(IDENT)
+    return catalog, data
+
+
+def test_iceberg_groups_are_split_by_month_and_new_files_carry_their_month(settings, tmp_path):
+    catalog, data = _month_table(settings, tmp_path)
+    snap = api.register_iceberg(settings, "li", IDENT)
+    store = TableStore(settings)
+    keys = store.format("li").partition_keys()
+    assert set(keys) == {p.path for p in snap.partitions}
+    months = {k[1][0] for k in keys.values()}
+    # one partition per month of order dates (pyiceberg months since 1970-01)
+    first = {(d.year - 1970) * 12 + d.month - 1 for d in data.column("l_orderdate").to_pylist()}
+    assert months == first and snap.partition_count == 4  # the second load spans two months
+    # a policy's group over every file: split into one group per month, nothing lost
+    group = PlanGroup(tuple(p.path for p in snap.partitions), "sort", ("l_shipdate",), "why",
+                      predicted_saving_bytes=90.0)
+    split = split_groups([group], keys)
+    assert len(split) == len(months)
+    assert sorted(p for g in split for p in g.partitions) == sorted(group.partitions)
+    assert all(len({keys[p] for p in g.partitions}) == 1 for g in split)
+    assert sum(g.predicted_saving_bytes for g in split) == pytest.approx(90.0)
+    assert all(g.reason.startswith("why; split by table partition") for g in split)
+    # rewriting one month: the new file's partition is that month, entry as pyiceberg's
+    month_files = list(split[0].partitions)
+    added = _rewrite(store, "li", month_files, "plan1-g0")
+    tbl = catalog.load_table(IDENT)
+    plan = iceberg_files.statistics_plan(tbl.metadata)
+    uri = iceberg.file_uri(added[0].path)
+    mine = iceberg_files.data_file(uri, added[0], tbl.metadata, plan)
+    ref = parquet_file_to_data_file(tbl.io, tbl.metadata, uri)
+    for field in ("partition", "record_count", "file_size_in_bytes", "column_sizes",
+                  "value_counts", "null_value_counts", "lower_bounds", "upper_bounds"):
+        assert getattr(mine, field) == getattr(ref, field), field
+    before = _digest(tbl.scan().to_arrow())
+    after = store.format("li").commit_rewrite(snap.id, month_files, added, {"plan_id": "1"})
+    assert after.partition_count == snap.partition_count - len(month_files) + 1
+    assert store.format("li").partition_keys()[uri] == keys[month_files[0]]
+    assert _digest(catalog.load_table(IDENT).scan().to_arrow()) == before
+    # a file spanning two months is refused at commit, nothing committed
+    two = [split[1].partitions[0], split[2].partitions[0]]
+    mixed = _rewrite(store, "li", two, "plan2-g0", key="l_orderdate")
+    with pytest.raises(DataFileError, match="more than one partition value"):
+        store.format("li").commit_rewrite(after.id, two, mixed, {"plan_id": "2"})
+    assert store.current_id("li") == after.id
+
+
+def _region_delta(path: str) -> pa.Table:
+    data = lineitem_arrow(240).append_column(
+        "region", pa.array(["eu" if i % 3 else "us" for i in range(240)]))
+    for i in range(0, 240, 80):
+        write_deltalake(path, data.slice(i, 80), mode="append", partition_by=["region"])
+    return data
+
+
+def test_delta_partitioned_table_is_registered_split_and_rewritten_in_place(settings, tmp_path):
+    path = str(tmp_path / "d")
+    data = _region_delta(path)
+    snap = api.register_delta(settings, "d", path)
+    assert snap.partition_count == 6 and snap.total_rows == 240
+    for p in snap.partitions:  # the partition column's bounds: the add action's value
+        region = p.columns["region"]
+        assert region.min == region.max and region.min in ("eu", "us") and region.null_count == 0
+    assert "region" not in snap.summary["columns_without_stats"]
+    store = TableStore(settings)
+    keys = store.format("d").partition_keys()
+    assert set(keys.values()) == {("eu",), ("us",)}
+    groups = split_groups([PlanGroup(tuple(p.path for p in snap.partitions), "sort",
+                                     ("l_shipdate",))], keys)
+    assert len(groups) == 2
+    before = _digest(pa.table(DeltaTable(path).to_pyarrow_table()))
+    removed = [p for g in groups for p in g.partitions]
+    added = [f for i, g in enumerate(groups) for f in _rewrite(store, "d", list(g.partitions),
+                                                              f"plan1-g{i}")]
+    assert all("region" not in pq.read_schema(a.path).names for a in added)
+    # the wrong order (group 1's file first) is caught by the bounds check
+    with pytest.raises(DataFileError, match="fall outside partition"):
+        store.format("d").commit_rewrite(snap.id, removed, added[::-1], {"plan_id": "1"})
+    assert store.current_id("d") == snap.id
+    after = store.format("d").commit_rewrite(snap.id, removed, added, {"plan_id": "1"})
+    assert after.partition_count == 2
+    table = DeltaTable(path)
+    assert _digest(pa.table(table.to_pyarrow_table())) == before
+    eu = pa.table(table.to_pyarrow_table(filters=[("region", "=", "eu")]))
+    assert eu.num_rows == sum(1 for r in data.column("region").to_pylist() if r == "eu")
+    log = os.path.join(path, "_delta_log", f"{int(after.id):020d}.json")
+    actions = [json.loads(line) for line in open(log)]
+    adds = [a["add"] for a in actions if "add" in a]
+    assert sorted(a["partitionValues"]["region"] for a in adds) == ["eu", "us"]
+    assert all("region" not in json.loads(a["stats"])["minValues"] for a in adds)
+    removes = [a["remove"] for a in actions if "remove" in a]
+    assert {r["partitionValues"]["region"] for r in removes} == {"eu", "us"}
+    shipped = {p.path: p for p in after.partitions}
+    for a in added:
+        assert shipped[a.path].columns["region"].min in ("eu", "us")
+
+
+@pytest.mark.spark
+def test_partitioned_delta_plan_run_by_spark_keeps_every_row_in_its_partition(settings, spark,
+                                                                              tmp_path):
+    path = str(tmp_path / "d")
+    data = _region_delta(path)
+    snap = api.register_delta(settings, "d", path)
+    keys = TableStore(settings).format("d").partition_keys()
+    groups = split_groups([PlanGroup(tuple(p.path for p in snap.partitions), "sort",
+                                     ("l_shipdate",), "test")], keys)
+    pid = insert_plan(settings, snap, groups)
+    api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
+    result = api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
+    table = DeltaTable(path)
+    assert str(table.version()) == result["snapshot_id"]
+    assert _digest(pa.table(table.to_pyarrow_table())) == _digest(data.select(
+        pa.table(table.to_pyarrow_table()).column_names))
+    for region in ("eu", "us"):
+        got = pa.table(table.to_pyarrow_table(filters=[("region", "=", region)]))
+        want = data.filter(pc.equal(data.column("region"), region))
+        assert got.num_rows == want.num_rows
+    after = TableStore(settings).current_snapshot("d")
+    new = [p for p in after.partitions if p.path not in keys]
+    spans = sorted((p.columns["l_shipdate"].min, p.columns["l_shipdate"].max, p.columns["region"].min)
+                   for p in new)
+    assert {s[2] for s in spans} == {"eu", "us"}
+    assert isinstance(spans[0][0], dt.date)
