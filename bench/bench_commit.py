@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake import write_deltalake
+from pyiceberg.io.pyarrow import parquet_file_to_data_file
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
@@ -73,6 +74,33 @@ def bench_iceberg(home: str, table: pa.Table, files: int) -> tuple[float, float,
     return (t_rewrite, *commit(fmt, base, out))
 
 
+def bench_iceberg_plain(home: str, table: pa.Table, files: int) -> tuple[float, float, float]:
+    """The same commit through pyiceberg's public path alone (the previous round's commit):
+    ``Table.transaction()``, an overwrite, every new footer read again by
+    ``parquet_file_to_data_file``."""
+    catalog = iceberg.workspace_catalog(home)
+    tbl = iceberg.create_table(catalog, "b.t", table.schema)
+    step = -(-table.num_rows // files)
+    for i in range(files):
+        tbl.append(table.slice(i * step, step))
+    fmt = iceberg.IcebergFormat("t", "b.t", catalog)
+    base = fmt.current_snapshot()
+    out, t_rewrite = rewrite([p.path for p in base.partitions],
+                             fmt.data_location().replace("file://", "") + "/rw", files)
+    start = time.perf_counter()
+    read_partitions(out)
+    mid = time.perf_counter()
+    tbl = catalog.load_table("b.t")
+    live = {e.data_file.file_path: e.data_file for m in tbl.current_snapshot().manifests(tbl.io)
+            for e in m.fetch_manifest_entry(tbl.io, discard_deleted=True)}
+    with tbl.transaction() as tx, tx.update_snapshot().overwrite() as ow:
+        for p in base.partitions:
+            ow.delete_data_file(live[p.path])
+        for path in out:
+            ow.append_data_file(parquet_file_to_data_file(tbl.io, tbl.metadata, f"file://{path}"))
+    return t_rewrite, mid - start, time.perf_counter() - mid
+
+
 def bench_delta(root: str, table: pa.Table, files: int) -> tuple[float, float, float]:
     step = -(-table.num_rows // files)
     for i in range(files):
@@ -87,11 +115,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--files", type=int, default=20)
+    parser.add_argument("--plain", action="store_true",
+                        help="also commit through pyiceberg's public path alone (side by side)")
     args = parser.parse_args()
     table = data(args.rows)
+    runs = [("iceberg", lambda tmp: bench_iceberg(os.path.join(tmp, "h"), table, args.files)),
+            ("delta", lambda tmp: bench_delta(os.path.join(tmp, "dl"), table, args.files))]
+    if args.plain:
+        runs.insert(1, ("iceberg-plain-pyiceberg",
+                        lambda tmp: bench_iceberg_plain(os.path.join(tmp, "p"), table, args.files)))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, run in (("iceberg", lambda: bench_iceberg(os.path.join(tmp, "h"), table, args.files)),
-                          ("delta", lambda: bench_delta(os.path.join(tmp, "dl"), table, args.files))):
+        for name, run in ((n, lambda r=r: r(tmp)) for n, r in runs):
             t_rewrite, t_footers, t_commit = run()
             total = t_footers + t_commit
             print(f"{name}: rows={args.rows} files={args.files} rewrite={t_rewrite:.2f}s "

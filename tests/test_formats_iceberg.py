@@ -21,6 +21,7 @@ from engine import api
 from engine.core.errors import CommitConflictError, DataFileError
 from engine.policy.base import PlanGroup
 from engine.table.footers import read_partitions
+from engine.table import fs
 from engine.table.formats import iceberg
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, lineitem_arrow
@@ -171,9 +172,22 @@ def test_expire_deletes_only_files_of_expired_snapshots(settings):
     _, added = read_partitions([new_path])
     store.format("li").commit_rewrite(base.id, [old], added, {"plan_id": "1"})
     assert api.gc_table(settings, "li", older_than="7d", dry_run=True) == []
-    assert api.gc_table(settings, "li", older_than="0s", dry_run=True, force_retention=True) == [old]
-    assert api.gc_table(settings, "li", older_than="0s", dry_run=False, force_retention=True, actor=sign_in(settings, "root")) == [old]
-    assert not (catalog.load_table(IDENT).metadata.snapshot_by_id(int(base.id)))
+    listed = api.gc_table(settings, "li", older_than="0s", dry_run=True, force_retention=True)
+    # the replaced data file, then the metadata only the expired snapshots referenced
+    tbl = catalog.load_table(IDENT)
+    expired = [s for s in tbl.metadata.snapshots if s.snapshot_id != tbl.current_snapshot().snapshot_id]
+    kept_manifests = {m.manifest_path for m in tbl.current_snapshot().manifests(tbl.io)}
+    old_manifests = {m.manifest_path for s in expired for m in s.manifests(tbl.io)} - kept_manifests
+    assert old_manifests and listed == [old, *sorted(old_manifests),
+                                        *sorted(s.manifest_list for s in expired)]
+    assert all(fs.exists(p) for p in listed)
+    deleted = api.gc_table(settings, "li", older_than="0s", dry_run=False, force_retention=True,
+                           actor=sign_in(settings, "root"))
+    assert deleted == listed and not any(fs.exists(p) for p in deleted)
+    tbl = catalog.load_table(IDENT)
+    assert not tbl.metadata.snapshot_by_id(int(base.id)) and len(tbl.metadata.snapshots) == 1
+    assert fs.exists(tbl.current_snapshot().manifest_list)
+    assert all(fs.exists(p) for p in kept_manifests)
     assert _scan(catalog) == _digest(data)
 
 

@@ -385,31 +385,37 @@ class IcebergFormat(TableFormat):
 
     def expire(self, older_than: dt.timedelta, dry_run: bool = True) -> list[str]:
         """Expire snapshots older than the retention (Iceberg's ``expire_snapshots``; the
-        current one and branch heads stay) and delete the data files only they referenced.
+        current one stays) and delete the files only they referenced: data files, then
+        manifests, then manifest lists (Iceberg's ``ExpireSnapshots`` with file cleanup).
 
-        pyiceberg 0.12 expires metadata but deletes no file, so the difference of the data
-        files referenced before and after is deleted here; files a running job is writing
-        are referenced by no snapshot and never listed.
+        pyiceberg 0.12 expires the snapshots from the metadata but deletes no file
+        (``MaintenanceTable.expire_snapshots`` has no cleanup), so the files referenced by
+        the expired snapshots and by no retained one are deleted here, after the metadata
+        commit. Files a running job is writing (its data, its manifests) are referenced by
+        no snapshot yet and are never listed. Returns data files first, then metadata files.
         """
         tbl = self.table()
-        cutoff = dt.datetime.now(dt.timezone.utc) - older_than
-        cutoff_ms = int(cutoff.timestamp() * 1000)
+        cutoff_ms = int((dt.datetime.now(dt.timezone.utc) - older_than).timestamp() * 1000)
         current = tbl.current_snapshot()
         current_id = current.snapshot_id if current is not None else None
-        doomed_ids = [s.snapshot_id for s in tbl.metadata.snapshots
+        snaps = list(tbl.metadata.snapshots)
+        doomed_ids = [s.snapshot_id for s in snaps
                       if s.timestamp_ms < cutoff_ms and s.snapshot_id != current_id]
-        keep_ids = {s.snapshot_id for s in tbl.metadata.snapshots} - set(doomed_ids)
-        before = _files_of(tbl, [s.snapshot_id for s in tbl.metadata.snapshots])
-        after = _files_of(tbl, sorted(keep_ids))
-        doomed = sorted(before - after)
-        if not dry_run and doomed_ids:
+        if not doomed_ids:
+            return []
+        kept = [s for s in snaps if s.snapshot_id not in set(doomed_ids)]
+        gone = [s for s in snaps if s.snapshot_id in set(doomed_ids)]
+        data = sorted(_files_of(tbl, gone) - _files_of(tbl, kept))
+        metadata = sorted(_manifests_of(tbl, gone) - _manifests_of(tbl, kept))
+        metadata += sorted(s.manifest_list for s in gone)
+        if not dry_run:
             tbl.maintenance.expire_snapshots().by_ids(doomed_ids).commit()
-            for path in doomed:
+            for path in data + metadata:
                 try:
                     fs.delete_file(path)
                 except FileNotFoundError:
                     pass
-        return doomed
+        return data + metadata
 
 
 def _remember(cache: "OrderedDict[Any, Any]", key: Any, value: Any) -> None:
@@ -419,16 +425,18 @@ def _remember(cache: "OrderedDict[Any, Any]", key: Any, value: Any) -> None:
         cache.popitem(last=False)
 
 
-def _files_of(tbl: Table, snapshot_ids: Sequence[int]) -> set[str]:
+def _files_of(tbl: Table, snapshots: Sequence[Any]) -> set[str]:
+    """The data files the ``snapshots`` hold live."""
     out: set[str] = set()
-    for sid in snapshot_ids:
-        snap = tbl.metadata.snapshot_by_id(sid)
-        if snap is None:
-            continue
+    for snap in snapshots:
         for manifest in snap.manifests(tbl.io):
-            out.update(e.data_file.file_path
-                       for e in manifest.fetch_manifest_entry(tbl.io, discard_deleted=True))
+            out.update(e.data_file.file_path for e in iceberg_commit.live_entries(manifest, tbl.io))
     return out
+
+
+def _manifests_of(tbl: Table, snapshots: Sequence[Any]) -> set[str]:
+    """The manifest files the ``snapshots``' manifest lists name."""
+    return {m.manifest_path for snap in snapshots for m in snap.manifests(tbl.io)}
 
 
 def _partition(data_file: DataFile, fields: Sequence[tuple[int, str, Any]], seq: int) -> Partition:
