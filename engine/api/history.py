@@ -8,7 +8,9 @@ rewrites buy. Metadata only (each snapshot's zonemaps, the stored workload, the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+import datetime as dt
+import decimal
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -22,7 +24,7 @@ from engine.workload.store import WorkloadStore
 if TYPE_CHECKING:
     from engine.core.config import Settings
 
-__all__ = ["clustering_trend", "reclustering_history"]
+__all__ = ["clustering_trend", "reclustering_history", "snapshot_history"]
 
 #: snapshots the trend covers by default (the newest), each costing one pass over the workload
 DEFAULT_TREND_SNAPSHOTS = 20
@@ -99,3 +101,83 @@ def reclustering_history(settings: "Settings", table: str) -> list[dict[str, Any
             "error": result.get("error") if plan["status"] == "failed" else None,
         })
     return out
+
+
+#: the same fact under each format's key: native summary, Iceberg summary, Delta metrics
+_FACTS = {
+    "plan_id": ("plan_id", "la.plan-id"),
+    "policy": ("policy", "la.policy"),
+    "approver": ("approver", "la.approver"),
+    "added_files": ("added", "added-data-files", "la.added-files", "num_added_files",
+                    "numAddedFiles", "numFiles"),
+    "removed_files": ("removed", "deleted-data-files", "la.removed-files", "num_removed_files",
+                      "numRemovedFiles"),
+    "added_rows": ("added-records", "num_added_rows", "numOutputRows"),
+    "total_files": ("total-data-files",),
+    "total_rows": ("total-records",),
+}
+
+
+def snapshot_history(settings: "Settings", table: str) -> list[dict[str, Any]]:
+    """The table's snapshots as its format records them, oldest first, for any format.
+
+    One dict per snapshot (JSON-friendly): ``id``, ``parent``, ``created_at`` (ISO UTC),
+    ``operation`` (the format's word: Iceberg ``append``/``overwrite``/..., Delta
+    ``write``/``restore``/..., native ``create``/``recluster``/``rollback``), ``actor``
+    (the approver of an advisor rewrite, else the format's user when it records one),
+    ``current`` (bool), ``format``; the facts every format can answer under one name:
+    ``plan_id``, ``policy``, ``approver``, ``added_files``, ``removed_files``,
+    ``added_rows``, ``total_files``, ``total_rows`` (None when the format does not say);
+    and ``summary``, everything the format recorded (Iceberg's snapshot summary, Delta's
+    commit info with ``operationParameters`` and ``operationMetrics``, the native header's
+    summary). Rollback goes through :func:`engine.api.rollback_table` with an ``id``.
+    """
+    fmt = TableStore(settings).format(table)
+    current = fmt.current_id()
+    out = []
+    for info in fmt.history():
+        summary = _flat(info.summary)
+        row: dict[str, Any] = {"id": info.id, "parent": info.parent,
+                               "created_at": info.created_at, "operation": info.operation,
+                               "actor": info.actor, "current": info.id == current,
+                               "format": fmt.format_name}
+        for fact, keys in _FACTS.items():
+            row[fact] = next((summary[k] for k in keys if summary.get(k) is not None), None)
+        for fact in ("added_files", "removed_files", "added_rows", "total_files", "total_rows"):
+            row[fact] = _int(row[fact])
+        row["plan_id"] = None if row["plan_id"] is None else str(row["plan_id"])
+        row["summary"] = _jsonable(info.summary)
+        out.append(row)
+    return out
+
+
+def _flat(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary with Delta's nested ``operationMetrics`` lifted to the top level."""
+    flat = dict(summary)
+    metrics = summary.get("operationMetrics")
+    if isinstance(metrics, Mapping):
+        for key, value in metrics.items():
+            flat.setdefault(key, value)
+    return flat
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _jsonable(value: Any) -> Any:
+    """Dates as ISO strings, decimals and other objects as strings; containers kept."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    return str(value)

@@ -245,6 +245,7 @@ class DeltaFormat(TableFormat):
                               stats=_stats(p, schema, [c for c in indexed if c not in columns]))
                     for p, key in zip(added, keys)]
         meta = {"la.operation": "rewrite", "la.base-snapshot": str(base_snapshot_id),
+                "la.added-files": str(len(added)), "la.removed-files": str(len(wanted)),
                 **{f"la.{k.replace('_', '-')}": str(v) for k, v in properties.items()
                    if v is not None}}
         try:
