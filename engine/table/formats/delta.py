@@ -35,6 +35,7 @@ from typing import Any, Hashable, Mapping, Sequence
 from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from deltalake import DeltaTable
 from deltalake.exceptions import CommitFailedError, DeltaError
 from deltalake.exceptions import TableNotFoundError as DeltaTableNotFound
@@ -44,10 +45,11 @@ from engine.core import logical_types
 from engine.core.errors import (CommitConflictError, DataFileError, SnapshotNotFoundError,
                                 TableNotFoundError)
 from engine.table import fs
-from engine.table.footers import fill_missing_bounds, table_schema_from_arrow
+from engine.table.footers import table_schema_from_arrow
+from engine.table.formats import columnar
 from engine.table.formats.base import SnapshotInfo, TableFormat
 from engine.table.formats.partitioning import assign_by_rows
-from engine.table.model import ColumnStats, Partition, Snapshot, TableSchema
+from engine.table.model import Partition, Snapshot, TableSchema
 
 #: Delta's default number of leading columns with statistics
 DEFAULT_INDEXED_COLS = 32
@@ -139,42 +141,40 @@ class DeltaFormat(TableFormat):
         return table_schema_from_arrow(pa.schema(table.schema().to_arrow()))
 
     def _load(self, table: DeltaTable) -> Snapshot:
+        """The version's files and statistics, Arrow to Arrow into the columnar manifest
+        (:mod:`engine.table.formats.columnar`): no Python object per file and column."""
         schema = self.schema(table)
         actions = pa.table(table.get_add_actions(flatten=True))
+        if actions.num_rows:
+            actions = actions.take(pc.sort_indices(
+                actions, [("modification_time", "ascending"), ("path", "ascending")]))
         names = set(actions.column_names)
-        rows = actions.to_pylist()
-        rows.sort(key=lambda r: (r["modification_time"], r["path"]))
         partitioned = set(table.metadata().partition_columns)
-        partitions = []
-        for i, row in enumerate(rows):
-            cols = {}
-            for name, ltype in schema.columns:
-                if name in partitioned:  # the add action's value: the file's min and max
-                    value = _naive_utc(row.get(f"partition.{name}"))
-                    cols[name] = ColumnStats(value, value,
-                                             int(row["num_records"] or 0) if value is None else 0, 0)
-                    continue
-                lo, hi = row.get(f"min.{name}"), row.get(f"max.{name}")
-                if isinstance(lo, dt.datetime) and lo.tzinfo is not None:
-                    lo = lo.astimezone(dt.timezone.utc).replace(tzinfo=None)
-                if isinstance(hi, dt.datetime) and hi.tzinfo is not None:
-                    hi = hi.astimezone(dt.timezone.utc).replace(tzinfo=None)
-                nulls = row.get(f"null_count.{name}")
-                cols[name] = ColumnStats(lo, hi, int(nulls) if nulls is not None else None, 0)
-            partitions.append(Partition(path=self._abs(row["path"]), rows=int(row["num_records"] or 0),
-                                        bytes=int(row["size_bytes"]), columns=cols, created_seq=i))
+        rows = pc.fill_null(actions.column("num_records"), 0) if actions.num_rows else pa.array([], pa.int64())
+        columns: dict[str, tuple[Any, Any, Any, Any]] = {}
+        for name, _ in schema.columns:
+            if name in partitioned and f"partition.{name}" in names:
+                value = actions.column(f"partition.{name}")  # the file's min and max
+                columns[name] = (value, value, pc.if_else(pc.is_null(value), rows, 0), None)
+            elif f"min.{name}" in names:
+                nulls = actions.column(f"null_count.{name}") if f"null_count.{name}" in names else None
+                columns[name] = (actions.column(f"min.{name}"), actions.column(f"max.{name}"),
+                                 nulls, None)
+        paths = [self._abs(p) for p in actions.column("path").to_pylist()] if actions.num_rows else []
+        sizes = actions.column("size_bytes") if actions.num_rows else []
+        manifest_table = columnar.build(schema, paths, rows, sizes, columns)
         missing = [n for n, t in schema.columns
                    if t != "other" and f"min.{n}" not in names and n not in partitioned]
-        partitions, from_footers = fill_missing_bounds(partitions, schema, missing,
-                                                       FOOTER_FALLBACK_MAX_FILES)
+        manifest_table, from_footers = columnar.fill_from_footers(
+            manifest_table, schema, missing, FOOTER_FALLBACK_MAX_FILES)
         version = table.version()
         info = self._info(self._history_entry(table, version), version)
         summary = dict(info.summary)
         summary.update({"format": "delta", "columns_without_stats": missing,
                         "columns_from_footers": from_footers})
-        return Snapshot(id=str(version), parent=info.parent, created_at=info.created_at,
-                        operation=info.operation, table=self.name, schema=schema,
-                        partitions=tuple(partitions), summary=summary)
+        return columnar.snapshot(manifest_table, schema, id=str(version), parent=info.parent,
+                                 created_at=info.created_at, operation=info.operation,
+                                 table=self.name, summary=summary)
 
     @staticmethod
     def _history_entry(table: DeltaTable, version: int) -> Mapping[str, Any]:

@@ -8,16 +8,19 @@
 * Partitions (data files) and their per-column statistics come from the snapshot's
   manifests (the same entries ``table.inspect.files()`` reads): ``lower_bounds`` /
   ``upper_bounds`` decoded by the column's Iceberg type (:func:`pyiceberg.conversions.from_bytes`:
-  dates, timestamps with and without zone, decimals, strings), ``null_value_counts``,
+  dates, timestamps with and without zone, decimals, strings; decoded per column in bulk,
+  :func:`engine.table.formats.columnar.decode_bounds`), ``null_value_counts``,
   ``column_sizes`` (compressed bytes). A column whose bounds the table does not keep
   (metrics mode ``none`` / ``counts``) is listed in the snapshot summary under
   ``columns_without_stats``; its bounds are read from the Parquet footers instead (tables of
   up to FOOTER_FALLBACK_MAX_FILES files; ``columns_from_footers``), else left unknown.
 * :meth:`IcebergFormat.commit_rewrite` is one pyiceberg transaction: an overwrite snapshot
-  that deletes the plan's DataFiles and appends the new ones, whose metrics pyiceberg reads
-  from their Parquet footers (:func:`pyiceberg.io.pyarrow.parquet_file_to_data_file`, the
-  reader ``add_files`` uses; it also derives each file's partition tuple and refuses a file
-  that mixes partition values). pyiceberg 0.12 has no ``replace`` operation (it raises
+  that deletes the plan's DataFiles and appends the new ones. Their entries are built from
+  the footer statistics the executor already read (:mod:`engine.table.formats.iceberg_files`:
+  the table's metrics modes, pyiceberg's truncation and partition rule; a file spanning
+  two partition values is refused), and the overwrite reads no manifest the snapshot's
+  loading already read (:mod:`engine.table.formats.iceberg_commit`). pyiceberg 0.12 has
+  no ``replace`` operation (it raises
   "Operation not implemented"), so the snapshot's operation is ``overwrite`` and the summary
   says ``la.operation=rewrite``. Optimistic concurrency: when another writer committed in
   between, the transaction is rebuilt on the new head as long as every removed file is
@@ -29,7 +32,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 import os
 from collections import OrderedDict
 from typing import Any, Hashable, Mapping, Sequence
@@ -37,21 +39,20 @@ from typing import Any, Hashable, Mapping, Sequence
 import pyarrow as pa
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.conversions import from_bytes
 from pyiceberg.exceptions import CommitFailedException, NoSuchTableError, ValidationException
 from pyiceberg.io.pyarrow import parquet_file_to_data_file
 from pyiceberg.manifest import DataFile, ManifestContent
 from pyiceberg.table import Table
 from pyiceberg.types import (BooleanType, DateType, DecimalType, DoubleType, FloatType,
-                             IntegerType, LongType, PrimitiveType, StringType, TimestampType,
+                             IntegerType, LongType, StringType, TimestampType,
                              TimestamptzType)
 
 from engine.core.errors import (CommitConflictError, ConfigError, DataFileError,
                                 SnapshotNotFoundError, TableNotFoundError)
-from engine.table import footers, fs
-from engine.table.formats import iceberg_commit, iceberg_files
+from engine.table import fs
+from engine.table.formats import columnar, iceberg_commit, iceberg_files
 from engine.table.formats.base import SnapshotInfo, TableFormat
-from engine.table.model import ColumnStats, Partition, Snapshot, TableSchema
+from engine.table.model import Partition, Snapshot, TableSchema
 
 #: the embedded catalog's name (``--catalog`` left out)
 WORKSPACE_CATALOG = "workspace"
@@ -67,8 +68,6 @@ _CACHE_SIZE = 8
 _SNAPSHOTS: "OrderedDict[tuple[str, int, int], Snapshot]" = OrderedDict()
 # (table uuid, snapshot id) -> (live DataFiles by path, delete files): reused by the commit
 _LIVE: "OrderedDict[tuple[str, int], tuple[dict[str, DataFile], int]]" = OrderedDict()
-_EPOCH_DATE = dt.date(1970, 1, 1)
-_EPOCH_TS = dt.datetime(1970, 1, 1)
 _LTYPES: tuple[tuple[type, str], ...] = (
     (BooleanType, "bool"), (IntegerType, "int"), (LongType, "int"), (FloatType, "float"),
     (DoubleType, "float"), (DecimalType, "decimal"), (DateType, "date"),
@@ -114,31 +113,6 @@ def logical_type(iceberg_type: Any) -> str:
         if isinstance(iceberg_type, cls):
             return ltype
     return "other"
-
-
-def decode_bound(iceberg_type: PrimitiveType, raw: bytes | None) -> Any:
-    """A manifest bound in the engine's value domain: dates as ``date``, timestamps (with or
-    without zone) as naive UTC ``datetime``, decimals as ``Decimal``, strings as ``str``.
-
-    >>> decode_bound(DateType(), (18262).to_bytes(4, "little"))
-    datetime.date(2020, 1, 1)
-    >>> decode_bound(TimestamptzType(), (1_577_854_800_000_000).to_bytes(8, "little"))
-    datetime.datetime(2020, 1, 1, 5, 0)
-    >>> decode_bound(DecimalType(10, 2), (150).to_bytes(2, "big"))
-    Decimal('1.50')
-    """
-    if raw is None or logical_type(iceberg_type) == "other":
-        return None
-    value = from_bytes(iceberg_type, raw)
-    if isinstance(iceberg_type, DateType):
-        return _EPOCH_DATE + dt.timedelta(days=int(value))
-    if isinstance(iceberg_type, (TimestampType, TimestamptzType)):
-        return _EPOCH_TS + dt.timedelta(microseconds=int(value))
-    if isinstance(iceberg_type, DecimalType):
-        return value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
-    if isinstance(iceberg_type, StringType) and isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return value
 
 
 class IcebergFormat(TableFormat):
@@ -200,11 +174,12 @@ class IcebergFormat(TableFormat):
         return snap
 
     def _read(self, tbl: Table, snapshot_id: int | None) -> Snapshot:
+        """One pass over the snapshot's manifests; the bounds decoded column by column in
+        bulk into the columnar manifest (:mod:`engine.table.formats.columnar`)."""
         schema = self.schema(tbl)
         fields = [(f.field_id, f.name, f.field_type) for f in tbl.schema().fields]
-        partitions: list[Partition] = []
+        files: list[tuple[int, DataFile]] = []  # (created_seq, entry)
         delete_files = 0
-        bounded: set[int] = set()  # field ids some file has bounds for
         summary: dict[str, Any] = {}
         info = None
         if snapshot_id is not None:
@@ -223,21 +198,28 @@ class IcebergFormat(TableFormat):
                     seq = int(entry.sequence_number or 0)
                     pos = positions.get(seq, 0)
                     positions[seq] = pos + 1
-                    partitions.append(_partition(entry.data_file, fields, (seq << SEQ_SHIFT) | pos))
-                    bounded.update(entry.data_file.lower_bounds or ())
+                    files.append(((seq << SEQ_SHIFT) | pos, entry.data_file))
             _remember(_LIVE, (str(tbl.metadata.table_uuid), snapshot_id), (live, delete_files))
-        partitions.sort(key=lambda p: p.created_seq)
+        files.sort(key=lambda t: t[0])
+        entries = [f for _, f in files]
+        columns = {name: _column_arrays(entries, fid, ftype) for fid, name, ftype in fields}
+        data = columnar.build(schema, [f.file_path for f in entries],
+                              [f.record_count for f in entries],
+                              [f.file_size_in_bytes for f in entries], columns,
+                              seqs=[seq for seq, _ in files])
+        bounded = {fid for f in entries for fid in (f.lower_bounds or ())}
         missing = [n for fid, n, t in fields
-                   if logical_type(t) != "other" and partitions and fid not in bounded]
-        partitions, from_footers = footers.fill_missing_bounds(partitions, schema, missing,
-                                                               FOOTER_FALLBACK_MAX_FILES)
+                   if logical_type(t) != "other" and entries and fid not in bounded]
+        data, from_footers = columnar.fill_from_footers(data, schema, missing,
+                                                        FOOTER_FALLBACK_MAX_FILES)
         summary.update({"format": "iceberg", "delete_files": delete_files,
                         "columns_without_stats": missing, "columns_from_footers": from_footers})
-        return Snapshot(id=str(snapshot_id) if snapshot_id is not None else "0",
-                        parent=info.parent if info else None,
-                        created_at=info.created_at if info else "",
-                        operation=info.operation if info else "create", table=self.name,
-                        schema=schema, partitions=tuple(partitions), summary=summary)
+        return columnar.snapshot(data, schema,
+                                 id=str(snapshot_id) if snapshot_id is not None else "0",
+                                 parent=info.parent if info else None,
+                                 created_at=info.created_at if info else "",
+                                 operation=info.operation if info else "create", table=self.name,
+                                 summary=summary)
 
     @staticmethod
     def _info(snap: Any) -> SnapshotInfo:
@@ -439,18 +421,29 @@ def _manifests_of(tbl: Table, snapshots: Sequence[Any]) -> set[str]:
     return {m.manifest_path for snap in snapshots for m in snap.manifests(tbl.io)}
 
 
-def _partition(data_file: DataFile, fields: Sequence[tuple[int, str, Any]], seq: int) -> Partition:
-    lower = data_file.lower_bounds or {}
-    upper = data_file.upper_bounds or {}
-    nulls = data_file.null_value_counts or {}
-    sizes = data_file.column_sizes or {}
-    columns = {name: ColumnStats(decode_bound(ftype, lower.get(fid)),
-                                 decode_bound(ftype, upper.get(fid)),
-                                 int(nulls[fid]) if fid in nulls else None,
-                                 int(sizes.get(fid, 0) or 0))
-               for fid, name, ftype in fields}
-    return Partition(path=data_file.file_path, rows=int(data_file.record_count),
-                     bytes=int(data_file.file_size_in_bytes), columns=columns, created_seq=seq)
+def _bound_kind(iceberg_type: Any) -> tuple[str, int]:
+    """How :func:`columnar.decode_bounds` reads a type's bounds (and a decimal's scale)."""
+    ltype = logical_type(iceberg_type)
+    if ltype == "decimal":
+        return "decimal", int(iceberg_type.scale)
+    if isinstance(iceberg_type, IntegerType):
+        return "int32", 0
+    if isinstance(iceberg_type, FloatType):
+        return "float32", 0
+    return {"int": "int64", "float": "float64", "bool": "bool", "date": "date",
+            "timestamp": "timestamp", "string": "string"}.get(ltype, "other"), 0
+
+
+def _column_arrays(entries: Sequence[DataFile], fid: int, iceberg_type: Any) -> tuple:
+    """(min, max, null count, compressed bytes) of field ``fid`` over ``entries``, as
+    Arrow arrays in the manifest's types (bounds decoded by Iceberg type, in bulk)."""
+    kind, scale = _bound_kind(iceberg_type)
+    lower = [(f.lower_bounds or {}).get(fid) for f in entries]
+    upper = [(f.upper_bounds or {}).get(fid) for f in entries]
+    nulls = [(f.null_value_counts or {}).get(fid) for f in entries]
+    sizes = [int((f.column_sizes or {}).get(fid) or 0) for f in entries]
+    return (columnar.decode_bounds(kind, lower, scale), columnar.decode_bounds(kind, upper, scale),
+            pa.array(nulls, pa.int64()), pa.array(sizes, pa.int64()))
 
 
 def create_table(catalog: Catalog, identifier: str, schema: pa.Schema,
