@@ -79,6 +79,14 @@ class TableFormat(ABC):
         (:func:`engine.table.formats.partitioning.split_groups`)."""
         return {}
 
+    def merge_on_read(self, snapshot_id: str | None = None) -> Mapping[str, str]:
+        """Data files of a snapshot (the current one by default) whose rows are partly
+        deleted by merge-on-read deletes (Iceberg delete files, Delta deletion vectors),
+        with the reason a plan shows ("has 3 position delete files"). The advisor does not
+        rewrite them (their Parquet rows include deleted ones): planning leaves them out,
+        the commit refuses them. Empty by default (the native format has none)."""
+        return {}
+
     @abstractmethod
     def commit_rewrite(self, base_snapshot_id: str, removed: Sequence[str],
                        added: Sequence[Partition], properties: Mapping[str, str]) -> Snapshot:

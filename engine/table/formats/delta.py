@@ -208,6 +208,25 @@ class DeltaFormat(TableFormat):
         table = self.table(None if sid is None else int(sid))
         return {path: key for path, (key, _, _) in self._live(table).items() if key}
 
+    def merge_on_read(self, snapshot_id: str | None = None) -> dict[str, str]:
+        """Files with a deletion vector (rows deleted without rewriting the file), read
+        through delta-rs's own ``deletion_vectors()``: only tables with the
+        ``deletionVectors`` reader feature can have them."""
+        sid = None if snapshot_id is None else str(snapshot_id).strip()
+        if sid is not None and not sid.isdigit():
+            raise SnapshotNotFoundError(f"table {self.name!r} has no version {snapshot_id!r}")
+        table = self.table(None if sid is None else int(sid))
+        if "deletionVectors" not in (table.protocol().reader_features or ()):
+            return {}
+        vectors = pa.RecordBatchReader.from_stream(table.deletion_vectors()).read_all()
+        out = {}
+        for uri, keep in zip(vectors.column("filepath").to_pylist(),
+                             vectors.column("selection_vector").to_pylist()):
+            deleted = sum(1 for k in keep if not k)
+            path = fs.local_path(unquote(uri)) if uri.startswith("file:") else unquote(uri)
+            out[path] = f"has a deletion vector ({deleted} rows deleted)"
+        return out
+
     def _live(self, table: DeltaTable) -> dict[str, tuple[tuple, int, str]]:
         """Live files by absolute path: (partition values in column order, rows, the path
         as the log spells it)."""
@@ -231,6 +250,14 @@ class DeltaFormat(TableFormat):
                 f"table {self.name!r} changed: {len(gone)} of the plan's files are no longer "
                 f"live (a concurrent writer deleted or rewrote them), e.g. {gone[0]}")
         self._check_no_rewrite_since(table, base_snapshot_id)
+        vectors = self.merge_on_read()
+        refused = [p for p in wanted if p in vectors]
+        if refused:
+            raise DataFileError(
+                f"table {self.name!r}: {len(refused)} of the plan's files have merge-on-read "
+                f"deletes, e.g. {refused[0]} {vectors[refused[0]]}; the advisor does not rewrite "
+                "them (that would bring deleted rows back): purge them first (Delta REORG "
+                "TABLE ... APPLY (PURGE)) and plan again")
         schema = self.schema(table)
         indexed = stats_columns(schema, table.metadata().configuration)
         keys = self._added_keys(columns, removed, added, live_meta)

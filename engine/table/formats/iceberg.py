@@ -50,7 +50,7 @@ from pyiceberg.types import (BooleanType, DateType, DecimalType, DoubleType, Flo
 from engine.core.errors import (CommitConflictError, ConfigError, DataFileError,
                                 SnapshotNotFoundError, TableNotFoundError)
 from engine.table import fs
-from engine.table.formats import columnar, iceberg_commit, iceberg_files
+from engine.table.formats import columnar, iceberg_commit, iceberg_deletes, iceberg_files
 from engine.table.formats.base import SnapshotInfo, TableFormat
 from engine.table.model import Partition, Snapshot, TableSchema
 
@@ -66,8 +66,10 @@ FOOTER_FALLBACK_MAX_FILES = 10_000
 _CACHE_SIZE = 8
 # (table uuid, snapshot id, schema id) -> Snapshot: a snapshot's files never change
 _SNAPSHOTS: "OrderedDict[tuple[str, int, int], Snapshot]" = OrderedDict()
-# (table uuid, snapshot id) -> (live DataFiles by path, delete files): reused by the commit
-_LIVE: "OrderedDict[tuple[str, int], tuple[dict[str, DataFile], int]]" = OrderedDict()
+# (table uuid, snapshot id) -> (live DataFiles by path, {path: (position, equality) delete
+# files attached}): reused by the commit
+_LIVE: "OrderedDict[tuple[str, int], tuple[dict[str, DataFile], dict[str, tuple[int, int]]]]" \
+    = OrderedDict()
 _LTYPES: tuple[tuple[type, str], ...] = (
     (BooleanType, "bool"), (IntegerType, "int"), (LongType, "int"), (FloatType, "float"),
     (DoubleType, "float"), (DecimalType, "decimal"), (DateType, "date"),
@@ -186,20 +188,18 @@ class IcebergFormat(TableFormat):
             snap = tbl.metadata.snapshot_by_id(snapshot_id)
             info = self._info(snap)
             summary = dict(info.summary)
+            live, data_entries, delete_entries = self._entries(tbl, snap)
+            delete_files = len(delete_entries)
             positions: dict[int, int] = {}
-            live: dict[str, DataFile] = {}
-            for manifest in snap.manifests(tbl.io):
-                entries = iceberg_commit.live_entries(manifest, tbl.io)
-                if manifest.content == ManifestContent.DELETES:
-                    delete_files += len(entries)
-                    continue
-                for entry in entries:
-                    live[entry.data_file.file_path] = entry.data_file
-                    seq = int(entry.sequence_number or 0)
-                    pos = positions.get(seq, 0)
-                    positions[seq] = pos + 1
-                    files.append(((seq << SEQ_SHIFT) | pos, entry.data_file))
-            _remember(_LIVE, (str(tbl.metadata.table_uuid), snapshot_id), (live, delete_files))
+            for entry in data_entries:
+                seq = int(entry.sequence_number or 0)
+                pos = positions.get(seq, 0)
+                positions[seq] = pos + 1
+                files.append(((seq << SEQ_SHIFT) | pos, entry.data_file))
+            with_deletes = iceberg_deletes.attached(data_entries, delete_entries,
+                                                    tbl.metadata.specs())
+            summary["files_with_deletes"] = len(with_deletes)
+            _remember(_LIVE, (str(tbl.metadata.table_uuid), snapshot_id), (live, with_deletes))
         files.sort(key=lambda t: t[0])
         entries = [f for _, f in files]
         columns = {name: _column_arrays(entries, fid, ftype) for fid, name, ftype in fields}
@@ -264,11 +264,14 @@ class IcebergFormat(TableFormat):
         new_files: list[DataFile] | None = None
         for attempt in range(COMMIT_ATTEMPTS):
             tbl = self.table()
-            live, deletes = self._live_files(tbl)
-            if deletes:
-                raise CommitConflictError(
-                    f"table {self.name!r} has {deletes} delete file(s) (merge-on-read): the "
-                    "advisor does not rewrite such tables; compact the deletes first")
+            live, attached = self._live_files(tbl)
+            refused = [p for p in wanted if p in attached]
+            if refused:
+                raise DataFileError(
+                    f"table {self.name!r}: {len(refused)} of the plan's files have merge-on-read "
+                    f"deletes, e.g. {refused[0]} {iceberg_deletes.reason(attached[refused[0]])}; "
+                    "the advisor does not rewrite them (that would bring deleted rows back): "
+                    "compact the deletes first (Iceberg rewrite_position_deletes) and plan again")
             self._check_no_rewrite_since(tbl, base_snapshot_id)
             gone = [p for p in wanted if p not in live]
             if gone:
@@ -314,25 +317,45 @@ class IcebergFormat(TableFormat):
                 "longer an ancestor of the current one (rolled back?); create a new plan")
 
     @staticmethod
-    def _live_files(tbl: Table, snapshot_id: int | None = None) -> tuple[dict[str, DataFile], int]:
-        """A snapshot's (the current one's) live data files by path and its number of
-        delete files (from the cache the snapshot's loading filled, else the manifests)."""
-        snap = (tbl.current_snapshot() if snapshot_id is None
-                else tbl.metadata.snapshot_by_id(snapshot_id))
+    def _entries(tbl: Table, snap: Any) -> tuple[dict[str, DataFile], list, list]:
+        """A snapshot's live data files by path, its data entries and its delete entries
+        (one pass over its manifests, remembered for the commit)."""
         live: dict[str, DataFile] = {}
-        deletes = 0
-        if snap is None:
-            return live, 0
-        cached = _LIVE.get((str(tbl.metadata.table_uuid), snap.snapshot_id))
-        if cached is not None:
-            return cached
+        data: list = []
+        deletes: list = []
         for manifest in snap.manifests(tbl.io):
             entries = iceberg_commit.live_entries(manifest, tbl.io)
             if manifest.content == ManifestContent.DELETES:
-                deletes += len(entries)
-            else:
-                live.update((e.data_file.file_path, e.data_file) for e in entries)
-        return live, deletes
+                deletes.extend(entries)
+                continue
+            data.extend(entries)
+            live.update((e.data_file.file_path, e.data_file) for e in entries)
+        return live, data, deletes
+
+    def _live_files(self, tbl: Table, snapshot_id: int | None = None,
+                    ) -> tuple[dict[str, DataFile], dict[str, tuple[int, int]]]:
+        """A snapshot's (the current one's) live data files by path and the delete files
+        attached to them (from the cache the snapshot's loading filled, else the
+        manifests)."""
+        snap = (tbl.current_snapshot() if snapshot_id is None
+                else tbl.metadata.snapshot_by_id(snapshot_id))
+        if snap is None:
+            return {}, {}
+        cached = _LIVE.get((str(tbl.metadata.table_uuid), snap.snapshot_id))
+        if cached is not None:
+            return cached
+        live, data, deletes = self._entries(tbl, snap)
+        return live, iceberg_deletes.attached(data, deletes, tbl.metadata.specs())
+
+    def merge_on_read(self, snapshot_id: str | None = None) -> dict[str, str]:
+        """Data files with delete files attached, and why they are not rewritten."""
+        tbl = self.table()
+        snap = (tbl.current_snapshot() if snapshot_id is None
+                else tbl.metadata.snapshot_by_id(self._snapshot_id(tbl, snapshot_id) or 0))
+        if snap is None:
+            return {}
+        _, attached = self._live_files(tbl, snap.snapshot_id)
+        return {path: iceberg_deletes.reason(counts) for path, counts in attached.items()}
 
     def _data_files(self, tbl: Table, added: Sequence[Partition]) -> list[DataFile]:
         """The new files' entries, from the footer statistics the executor already read

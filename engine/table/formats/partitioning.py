@@ -10,7 +10,8 @@ the values first appear, before the plan is stored and shown (not refused at com
 
 The partition of each file comes from the format (:meth:`TableFormat.partition_keys`, empty
 for unpartitioned tables and the native format). :func:`assign_by_rows` carries a group's
-partition to the files the executor wrote for it.
+partition to the files the executor wrote for it. :func:`prepare_groups` is the one call
+planning makes: it also leaves out files with merge-on-read deletes, saying why.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from typing import Any, Hashable, Mapping, Sequence, TypeVar
+
+from engine.table.formats.base import TableFormat
 
 G = TypeVar("G")
 
@@ -35,6 +38,40 @@ def split_by_partition(paths: Sequence[str], keys: Mapping[str, Hashable]) -> li
     for path in paths:
         runs.setdefault(keys.get(path), []).append(path)
     return [tuple(run) for run in runs.values()]
+
+
+def prepare_groups(groups: Sequence[G], fmt: TableFormat, snapshot_id: str) -> tuple[G, ...]:
+    """A policy's groups made fit for ``fmt``'s table: files with merge-on-read deletes
+    left out (the group's ``reason`` names them: "left out ...: has 3 position delete
+    files"), groups left empty dropped, the rest split by partition (:func:`split_groups`).
+
+    The plans service calls it once on every proposal, before the plan is stored."""
+    refused = fmt.merge_on_read(snapshot_id)
+    if refused:
+        groups = leave_out(groups, refused)
+    return split_groups(groups, fmt.partition_keys(snapshot_id))
+
+
+def leave_out(groups: Sequence[G], refused: Mapping[str, str]) -> tuple[G, ...]:
+    """Each group without the ``refused`` files (path -> reason); its ``reason`` names the
+    first one and how many, its ``predicted_saving_bytes`` shrinks with its files."""
+    out: list[G] = []
+    for group in groups:
+        paths = tuple(getattr(group, "partitions"))
+        kept = tuple(p for p in paths if p not in refused)
+        if len(kept) == len(paths):
+            out.append(group)
+            continue
+        if not kept:
+            continue
+        gone = [p for p in paths if p in refused]
+        fields = _split_fields(group, kept, 1, len(paths))
+        if hasattr(group, "reason"):
+            note = (f"left out {len(gone)} file(s) with merge-on-read deletes, e.g. {gone[0]} "
+                    f"{refused[gone[0]]}")
+            fields["reason"] = f"{group.reason}; {note}" if group.reason else note
+        out.append(dataclasses.replace(group, **fields))
+    return tuple(out)
 
 
 def split_groups(groups: Sequence[G], keys: Mapping[str, Hashable]) -> tuple[G, ...]:
