@@ -23,6 +23,7 @@ from pyiceberg.table.update.snapshot import _FastAppendFiles
 from pyiceberg.typedef import Record
 
 from engine import api
+from engine.cli import main
 from engine.core.errors import DataFileError
 from engine.policy.base import PlanGroup
 from engine.table.footers import read_partitions
@@ -188,6 +189,9 @@ def test_delta_files_with_deletion_vectors_are_left_out_and_refused(settings, tm
     store = TableStore(settings)
     fmt = store.format("dv")
     assert fmt.merge_on_read() == {first: "has a deletion vector (2 rows deleted)"}
+    info = api.table_info(settings, "dv")
+    assert info["merge_on_read"] == {first: "has a deletion vector (2 rows deleted)"}
+    assert info["partitioned"] is False
     group = PlanGroup(tuple(p.path for p in snap.partitions), "sort", ("l_shipdate",))
     (kept,) = prepare_groups([group], fmt, snap.id)
     assert first not in kept.partitions and len(kept.partitions) == 2
@@ -207,3 +211,15 @@ def test_delta_files_with_deletion_vectors_are_left_out_and_refused(settings, tm
                                rewrite(list(kept.partitions), "p2"), {"plan_id": "2"})
     assert after.partition_count == 2 and after.total_rows == 300
     assert fmt.merge_on_read() == {first: "has a deletion vector (2 rows deleted)"}  # still
+
+
+def test_table_show_names_the_files_with_deletion_vectors(tmp_path, capsys):
+    home, path = str(tmp_path / "home"), str(tmp_path / "dv")
+    write_deltalake(path, lineitem_arrow(50), configuration={"delta.enableDeletionVectors": "true"})
+    first = _delta_delete_rows(path, [0])
+    assert main(["--home", home, "table", "register", "dv", "--delta", path]) == 0
+    capsys.readouterr()
+    assert main(["--home", home, "table", "show", "dv"]) == 0
+    out = capsys.readouterr().out
+    assert f"merge-on-read deletes on 1 file(s), never rewritten: e.g. {first} has a deletion " \
+           "vector (1 rows deleted)" in out

@@ -112,12 +112,17 @@ def load_snapshot(settings: Settings, name: str, snapshot_id: str | None = None)
 
 
 def table_info(settings: Settings, name: str) -> dict:
-    """Where the table lives and its current size, JSON-friendly."""
+    """Where the table lives and its current size, JSON-friendly; ``partitioned`` (the
+    format partitions it: plans are split by partition) and ``merge_on_read`` (files with
+    delete files or deletion vectors, never rewritten: ``{path: reason}``)."""
     store = TableStore(settings)
     info = store.info(name)
     snap = store.current_snapshot(name)
+    fmt = store.format(name)
     return {"name": info.name, "location": info.location, "managed": info.managed,
             "format": info.format, "catalog": info.catalog, "identifier": info.identifier,
+            "partitioned": bool(fmt.partition_keys(snap.id)),
+            "merge_on_read": dict(fmt.merge_on_read(snap.id)),
             "columns_without_stats": list(snap.summary.get("columns_without_stats") or []),
             "columns_from_footers": list(snap.summary.get("columns_from_footers") or []),
             "metadata_dir": info.metadata_dir, "target_rows": info.target_rows,

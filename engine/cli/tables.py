@@ -67,6 +67,11 @@ def _show_text(d: Mapping[str, Any], info: Mapping[str, Any]) -> str:
                      + ", ".join(info["columns_without_stats"])
                      + ("; read from the Parquet footers" if info.get("columns_from_footers")
                         else ""))
+    mor = info.get("merge_on_read") or {}
+    if mor:
+        path, why = next(iter(mor.items()))
+        lines.append(f"merge-on-read deletes on {len(mor)} file(s), never rewritten: e.g. "
+                     f"{path} {why}")
     lines += ["", "columns:"]
     col_rows = []
     for c in info["columns"]:
