@@ -141,9 +141,13 @@ def test_delta_partitioned_table_is_registered_split_and_rewritten_in_place(sett
     added = [f for i, g in enumerate(groups) for f in _rewrite(store, "d", list(g.partitions),
                                                               f"plan1-g{i}")]
     assert all("region" not in pq.read_schema(a.path).names for a in added)
-    # the wrong order (group 1's file first) is caught by the bounds check
-    with pytest.raises(DataFileError, match="fall outside partition"):
+    # the wrong order (group 1's file first) is caught, nothing committed
+    with pytest.raises(DataFileError, match="nothing was committed"):
         store.format("d").commit_rewrite(snap.id, removed, added[::-1], {"plan_id": "1"})
+    # a group written from both partitions (a plan not split) is refused too
+    mixed = _rewrite(store, "d", removed, "plan9-g0")
+    with pytest.raises(DataFileError, match="more than one partition .* nothing was committed"):
+        store.format("d").commit_rewrite(snap.id, removed, mixed, {"plan_id": "9"})
     assert store.current_id("d") == snap.id
     after = store.format("d").commit_rewrite(snap.id, removed, added, {"plan_id": "1"})
     assert after.partition_count == 2

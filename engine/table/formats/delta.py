@@ -48,7 +48,7 @@ from engine.table import fs
 from engine.table.footers import table_schema_from_arrow
 from engine.table.formats import columnar
 from engine.table.formats.base import SnapshotInfo, TableFormat
-from engine.table.formats.partitioning import assign_by_rows
+from engine.table.formats.partitioning import assign_by_rows, straddling
 from engine.table.model import Partition, Snapshot, TableSchema
 
 #: Delta's default number of leading columns with statistics
@@ -295,6 +295,13 @@ class DeltaFormat(TableFormat):
         except ValueError as exc:
             raise DataFileError(f"table {self.name!r}: cannot place the new files in their "
                                 f"partitions: {exc}") from None
+        mixed = straddling([live[p][1] for p in removed], [live[p][0] for p in removed],
+                           [(p.path, p.rows) for p in added])
+        if mixed:
+            raise DataFileError(
+                f"{mixed}: its rewrite group was written from files of more than one partition "
+                f"of table {self.name!r}; nothing was committed (plans must be split by "
+                "partition: engine.table.formats.partitioning.prepare_groups)")
         by_path = {p.path: p for p in self.current_snapshot().partitions}
         for part, key in zip(added, keys):
             sources = [by_path[p] for p in removed if live[p][0] == key and p in by_path]

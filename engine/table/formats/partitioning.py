@@ -104,6 +104,55 @@ def _split_fields(group: Any, run: tuple[str, ...], parts: int, total: int) -> d
     return fields
 
 
+def group_of(path: str) -> str:
+    """The folder that holds one rewrite group's new files: the executor writes group N
+    under ``.../__la_g=N/`` (and physical partitions below it); any other writer's file
+    counts as its own folder's.
+
+    >>> group_of("/t/_la/plan3-b0/__la_g=2/__la_part=1/part-0.parquet")
+    '/t/_la/plan3-b0/__la_g=2'
+    >>> group_of("/t/plan1-g0/part-0.parquet")
+    '/t/plan1-g0'
+    """
+    head, sep, _ = path.partition("/__la_g=")
+    if sep:
+        return head + sep + path[len(head) + len(sep):].split("/", 1)[0]
+    return path.rsplit("/", 1)[0]
+
+
+def straddling(removed_rows: Sequence[int], removed_keys: Sequence[Hashable],
+               added: Sequence[tuple[str, int]]) -> str | None:
+    """The first new file whose group (:func:`group_of`, consecutive files) was written
+    from replaced files of more than one partition, else None: such a group's rows mix
+    partitions, and a format that cannot read the partition from the file (Delta) would
+    put some rows into the wrong one.
+
+    >>> straddling([2, 2], ["eu", "us"], [("/g0/a", 2), ("/g1/b", 2)]) is None
+    True
+    >>> straddling([2, 2], ["eu", "us"], [("/g0/a", 1), ("/g0/b", 3)])
+    '/g0/a'
+    """
+    starts: list[int] = []
+    total = 0
+    for rows in removed_rows:
+        starts.append(total)
+        total += rows
+    start = 0
+    i = 0
+    while i < len(added):
+        j, rows = i, 0
+        while j < len(added) and group_of(added[j][0]) == group_of(added[i][0]):
+            rows += added[j][1]
+            j += 1
+        keys = {removed_keys[k] for k, (s, n) in enumerate(zip(starts, removed_rows))
+                if n > 0 and s < start + rows and s + n > start}
+        if len(keys) > 1:
+            return added[i][0]
+        start += rows
+        i = j
+    return None
+
+
 def assign_by_rows(removed_rows: Sequence[int], removed_keys: Sequence[Hashable],
                    added_rows: Sequence[int]) -> list[Hashable]:
     """The partition of each added file, from the removed files it was written from.
