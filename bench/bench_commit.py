@@ -61,7 +61,9 @@ def commit(fmt, base, out: list[str]) -> tuple[float, float]:
     return mid - start, time.perf_counter() - mid
 
 
-def bench_iceberg(home: str, table: pa.Table, files: int) -> tuple[float, float, float]:
+def iceberg_rewritten(home: str, table: pa.Table, files: int):
+    """An Iceberg table of ``files`` appends, rewritten: (catalog, format, base snapshot,
+    new files, rewrite seconds)."""
     catalog = iceberg.workspace_catalog(home)
     tbl = iceberg.create_table(catalog, "b.t", table.schema)
     step = -(-table.num_rows // files)
@@ -71,6 +73,11 @@ def bench_iceberg(home: str, table: pa.Table, files: int) -> tuple[float, float,
     base = fmt.current_snapshot()
     out, t_rewrite = rewrite([p.path for p in base.partitions],
                              fmt.data_location().replace("file://", "") + "/rw", files)
+    return catalog, fmt, base, out, t_rewrite
+
+
+def bench_iceberg(home: str, table: pa.Table, files: int) -> tuple[float, float, float]:
+    _, fmt, base, out, t_rewrite = iceberg_rewritten(home, table, files)
     return (t_rewrite, *commit(fmt, base, out))
 
 
@@ -78,15 +85,7 @@ def bench_iceberg_plain(home: str, table: pa.Table, files: int) -> tuple[float, 
     """The same commit through pyiceberg's public path alone (the previous round's commit):
     ``Table.transaction()``, an overwrite, every new footer read again by
     ``parquet_file_to_data_file``."""
-    catalog = iceberg.workspace_catalog(home)
-    tbl = iceberg.create_table(catalog, "b.t", table.schema)
-    step = -(-table.num_rows // files)
-    for i in range(files):
-        tbl.append(table.slice(i * step, step))
-    fmt = iceberg.IcebergFormat("t", "b.t", catalog)
-    base = fmt.current_snapshot()
-    out, t_rewrite = rewrite([p.path for p in base.partitions],
-                             fmt.data_location().replace("file://", "") + "/rw", files)
+    catalog, _, base, out, t_rewrite = iceberg_rewritten(home, table, files)
     start = time.perf_counter()
     read_partitions(out)
     mid = time.perf_counter()

@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Hashable, Mapping, Sequence
 
+from engine.core.errors import DataFileError
 from engine.table.model import Partition, Snapshot
 
 
@@ -35,6 +36,19 @@ class SnapshotInfo:
     operation: str  # the format's word: create, append, replace/rewrite, overwrite, restore ...
     actor: str | None = None
     summary: Mapping[str, Any] = field(default_factory=dict)
+
+
+def refuse_merge_on_read(table: str, removed: Sequence[str], reasons: Mapping[str, str],
+                         remedy: str) -> None:
+    """Raise the one-line refusal when any of ``removed`` has merge-on-read deletes
+    (``reasons``: :meth:`TableFormat.merge_on_read`); ``remedy`` names the format's own
+    compaction."""
+    refused = [p for p in removed if p in reasons]
+    if refused:
+        raise DataFileError(
+            f"table {table!r}: {len(refused)} of the plan's files have merge-on-read deletes, "
+            f"e.g. {refused[0]} {reasons[refused[0]]}; the advisor does not rewrite them (that "
+            f"would bring deleted rows back): {remedy} and plan again")
 
 
 class TableFormat(ABC):

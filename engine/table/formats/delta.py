@@ -47,7 +47,7 @@ from engine.core.errors import (CommitConflictError, DataFileError, SnapshotNotF
 from engine.table import fs
 from engine.table.footers import table_schema_from_arrow
 from engine.table.formats import columnar
-from engine.table.formats.base import SnapshotInfo, TableFormat
+from engine.table.formats.base import SnapshotInfo, TableFormat, refuse_merge_on_read
 from engine.table.formats.partitioning import assign_by_rows, straddling
 from engine.table.model import Partition, Snapshot, TableSchema
 
@@ -250,14 +250,8 @@ class DeltaFormat(TableFormat):
                 f"table {self.name!r} changed: {len(gone)} of the plan's files are no longer "
                 f"live (a concurrent writer deleted or rewrote them), e.g. {gone[0]}")
         self._check_no_rewrite_since(table, base_snapshot_id)
-        vectors = self.merge_on_read()
-        refused = [p for p in wanted if p in vectors]
-        if refused:
-            raise DataFileError(
-                f"table {self.name!r}: {len(refused)} of the plan's files have merge-on-read "
-                f"deletes, e.g. {refused[0]} {vectors[refused[0]]}; the advisor does not rewrite "
-                "them (that would bring deleted rows back): purge them first (Delta REORG "
-                "TABLE ... APPLY (PURGE)) and plan again")
+        refuse_merge_on_read(self.name, wanted, self.merge_on_read(),
+                             "purge them first (Delta REORG TABLE ... APPLY (PURGE))")
         schema = self.schema(table)
         indexed = stats_columns(schema, table.metadata().configuration)
         keys = self._added_keys(columns, removed, added, live_meta)

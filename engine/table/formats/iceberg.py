@@ -51,7 +51,7 @@ from engine.core.errors import (CommitConflictError, ConfigError, DataFileError,
                                 SnapshotNotFoundError, TableNotFoundError)
 from engine.table import fs
 from engine.table.formats import columnar, iceberg_commit, iceberg_deletes, iceberg_files
-from engine.table.formats.base import SnapshotInfo, TableFormat
+from engine.table.formats.base import SnapshotInfo, TableFormat, refuse_merge_on_read
 from engine.table.model import Partition, Snapshot, TableSchema
 
 #: the embedded catalog's name (``--catalog`` left out)
@@ -235,11 +235,16 @@ class IcebergFormat(TableFormat):
         tbl = self.table()
         return [self._info(s) for s in sorted(tbl.metadata.snapshots, key=lambda s: s.timestamp_ms)]
 
+    def _snap(self, tbl: Table, snapshot_id: str | None) -> Any:
+        """The snapshot by id (the current one for None); None for an empty table."""
+        if snapshot_id is None:
+            return tbl.current_snapshot()
+        return tbl.metadata.snapshot_by_id(self._snapshot_id(tbl, snapshot_id) or 0)
+
     def partition_keys(self, snapshot_id: str | None = None) -> dict[str, Hashable]:
         """(spec id, partition tuple) of each data file whose spec partitions the table."""
         tbl = self.table()
-        snap = (tbl.current_snapshot() if snapshot_id is None
-                else tbl.metadata.snapshot_by_id(self._snapshot_id(tbl, snapshot_id) or 0))
+        snap = self._snap(tbl, snapshot_id)
         if snap is None:
             return {}
         self._load(tbl, snap.snapshot_id)
@@ -265,13 +270,9 @@ class IcebergFormat(TableFormat):
         for attempt in range(COMMIT_ATTEMPTS):
             tbl = self.table()
             live, attached = self._live_files(tbl)
-            refused = [p for p in wanted if p in attached]
-            if refused:
-                raise DataFileError(
-                    f"table {self.name!r}: {len(refused)} of the plan's files have merge-on-read "
-                    f"deletes, e.g. {refused[0]} {iceberg_deletes.reason(attached[refused[0]])}; "
-                    "the advisor does not rewrite them (that would bring deleted rows back): "
-                    "compact the deletes first (Iceberg rewrite_position_deletes) and plan again")
+            refuse_merge_on_read(
+                self.name, wanted, {p: iceberg_deletes.reason(attached[p]) for p in attached},
+                "compact the deletes first (Iceberg rewrite_position_deletes)")
             self._check_no_rewrite_since(tbl, base_snapshot_id)
             gone = [p for p in wanted if p not in live]
             if gone:
@@ -350,8 +351,7 @@ class IcebergFormat(TableFormat):
     def merge_on_read(self, snapshot_id: str | None = None) -> dict[str, str]:
         """Data files with delete files attached, and why they are not rewritten."""
         tbl = self.table()
-        snap = (tbl.current_snapshot() if snapshot_id is None
-                else tbl.metadata.snapshot_by_id(self._snapshot_id(tbl, snapshot_id) or 0))
+        snap = self._snap(tbl, snapshot_id)
         if snap is None:
             return {}
         _, attached = self._live_files(tbl, snap.snapshot_id)
