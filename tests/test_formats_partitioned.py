@@ -15,14 +15,14 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 from pyiceberg.io.pyarrow import parquet_file_to_data_file
-from pyiceberg.transforms import MonthTransform
+from pyiceberg.transforms import IdentityTransform, MonthTransform
 
 from engine import api
 from engine.core.errors import DataFileError
 from engine.policy.base import PlanGroup
 from engine.table.footers import read_partitions
 from engine.table.formats import iceberg, iceberg_files
-from engine.table.formats.partitioning import split_groups
+from engine.table.formats.partitioning import prepare_groups, split_groups
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, lineitem_arrow
 from security_helpers import sign_in
@@ -193,3 +193,34 @@ def test_partitioned_delta_plan_run_by_spark_keeps_every_row_in_its_partition(se
                    for p in new)
     assert {s[2] for s in spans} == {"eu", "us"}
     assert isinstance(spans[0][0], dt.date)
+
+
+@pytest.mark.spark
+def test_partitioned_iceberg_plan_run_by_spark_commits_each_file_to_its_partition(settings, spark):
+    data = lineitem_arrow(600).append_column(
+        "region", pa.array(["eu" if i % 3 else "us" for i in range(600)]))
+    catalog = iceberg.workspace_catalog(str(settings.home))
+    catalog.create_namespace("ns")
+    tbl = catalog.create_table(IDENT, schema=data.schema)
+    with tbl.update_spec() as spec:
+        spec.add_field("region", IdentityTransform(), "region")
+    tbl = catalog.load_table(IDENT)
+    for i in range(0, 600, 300):
+        tbl.append(data.slice(i, 300))  # each append: one file per region
+    snap = api.register_iceberg(settings, "li", IDENT)
+    fmt = TableStore(settings).format("li")
+    groups = prepare_groups([PlanGroup(tuple(p.path for p in snap.partitions), "sort",
+                                       ("l_shipdate",), "test")], fmt, snap.id)
+    assert len(groups) == 2
+    before = _digest(catalog.load_table(IDENT).scan().to_arrow())
+    pid = insert_plan(settings, snap, groups)
+    api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
+    api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
+    tbl = catalog.load_table(IDENT)
+    assert _digest(tbl.scan().to_arrow()) == before
+    keys = TableStore(settings).format("li").partition_keys()
+    assert not set(keys) & {p.path for p in snap.partitions} and len(keys) >= 2
+    for path, (_, (region,)) in keys.items():  # every row of a file is in its partition
+        assert set(pq.read_table(path.replace("file://", "")).column("region").to_pylist()) == {region}
+    eu = tbl.scan(row_filter="region == 'eu'").to_arrow()
+    assert eu.num_rows == sum(1 for r in data.column("region").to_pylist() if r == "eu")
