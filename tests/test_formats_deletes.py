@@ -47,7 +47,7 @@ class _DeleteManifestWriter(ManifestWriterV2):
         return {**super()._meta, "content": "deletes"}
 
 
-class _AddPositionDeletes(_FastAppendFiles):
+class _AddDeleteFiles(_FastAppendFiles):
     """A snapshot that keeps every manifest and adds one delete manifest (what Spark's
     merge-on-read DELETE commits)."""
 
@@ -80,7 +80,7 @@ def _delete_rows(catalog, data_path: str, positions: list[int], out: str) -> Non
         file_size_in_bytes=os.path.getsize(out), spec_id=tbl.spec().spec_id,
         lower_bounds={PATH_ID: data_path.encode()}, upper_bounds={PATH_ID: data_path.encode()})
     with tbl.transaction() as tx:
-        producer = _AddPositionDeletes(operation=Operation.DELETE, transaction=tx, io=tbl.io)
+        producer = _AddDeleteFiles(operation=Operation.DELETE, transaction=tx, io=tbl.io)
         producer.delete_files = [delete]
         producer.commit()
 
@@ -223,3 +223,28 @@ def test_table_show_names_the_files_with_deletion_vectors(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"merge-on-read deletes on 1 file(s), never rewritten: e.g. {first} has a deletion " \
            "vector (1 rows deleted)" in out
+
+
+def test_an_equality_delete_is_attached_to_every_older_file_of_its_partition(settings, tmp_path):
+    data = lineitem_arrow(200)
+    catalog = iceberg.workspace_catalog(str(settings.home))
+    tbl = iceberg.create_table(catalog, IDENT, data.schema)
+    tbl.append(data.slice(0, 100))
+    out = str(tmp_path / "eq-deletes.parquet")
+    field_id = tbl.schema().find_field("l_orderkey").field_id
+    pq.write_table(pa.table({"l_orderkey": pa.array([3, 7], pa.int64())}), out)
+    delete = DataFile.from_args(
+        content=DataFileContent.EQUALITY_DELETES, file_path=f"file://{out}",
+        file_format=FileFormat.PARQUET, partition=Record(), record_count=2,
+        file_size_in_bytes=os.path.getsize(out), spec_id=tbl.spec().spec_id,
+        equality_ids=[field_id])
+    with tbl.transaction() as tx:
+        producer = _AddDeleteFiles(operation=Operation.DELETE, transaction=tx, io=tbl.io)
+        producer.delete_files = [delete]
+        producer.commit()
+    catalog.load_table(IDENT).append(data.slice(100, 100))  # newer than the delete
+    api.register_iceberg(settings, "eq", IDENT)
+    refused = TableStore(settings).format("eq").merge_on_read()
+    snap = TableStore(settings).current_snapshot("eq")
+    older = [p.path for p in snap.partitions if p.columns["l_orderkey"].min == 0]
+    assert refused == {older[0]: "has 1 equality delete file"}  # the newer file is not affected
