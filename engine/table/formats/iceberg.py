@@ -48,6 +48,7 @@ from pyiceberg.types import (BooleanType, DateType, DecimalType, DoubleType, Flo
 
 from engine.core.errors import (CommitConflictError, ConfigError, DataFileError,
                                 SnapshotNotFoundError, TableNotFoundError)
+from engine.core.faults import crash_point
 from engine.table import footers, fs
 from engine.table.formats.base import SnapshotInfo, TableFormat
 from engine.table.model import ColumnStats, Partition, Snapshot, TableSchema
@@ -290,6 +291,7 @@ class IcebergFormat(TableFormat):
                             rewrite.delete_data_file(live[path])
                         for data_file in new_files:
                             rewrite.append_data_file(data_file)
+                    crash_point("mid_commit")
                 return self.current_snapshot()
             except (CommitFailedException, ValidationException):
                 if attempt == COMMIT_ATTEMPTS - 1:
