@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from typing import Sequence
 
 from engine.cli import (
     analysis, approvers, audit, calibrate, demo, design, plans, simulate, tables, ui, workload,
 )
-from engine.core.config import Settings, load_settings
+from engine.core.config import Settings, SettingWarning, load_settings
 from engine.core.errors import AdvisorError
 
 #: the sub-command modules, in help order
@@ -52,6 +53,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _error(message: str) -> None:
     print(f"layout-advisor: error: {message}", file=sys.stderr, flush=True)
+
+
+def _load_settings(args: argparse.Namespace) -> Settings:
+    """The settings, each ignored setting (an old ``approvers = [...]``) said in one line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SettingWarning)
+        settings = load_settings({"home": args.home, "spark_master": args.spark_master})
+    for w in caught:
+        if issubclass(w.category, SettingWarning):
+            print(f"layout-advisor: warning: {w.message}", file=sys.stderr, flush=True)
+        else:  # not ours to silence
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return settings
 
 
 def _os_error_text(exc: OSError) -> str:
@@ -91,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # --help piped into head
         return _quiet_broken_pipe()
     try:
-        settings: Settings = load_settings({"home": args.home, "spark_master": args.spark_master})
+        settings = _load_settings(args)
         require_workspace(args, settings)
         result = args.func(args, settings)
         sys.stdout.flush()

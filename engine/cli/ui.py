@@ -103,6 +103,8 @@ def check_port(port: int, address: str) -> None:
         raise InvalidParameterError(f"--port must be between 1 and 65535, got {port}")
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # as a server binds (Streamlit does): a listener refuses it, TIME_WAIT does not
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((address, int(port)))
         except OSError as exc:

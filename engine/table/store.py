@@ -232,10 +232,12 @@ class TableStore:
             raise TableNotFoundError(f"no table named {name!r} in {self.root}{hint}")
         data = _read_json(path, "table description", "restore it from a backup")
         try:
-            return TableInfo(**data)
+            info = TableInfo(**data)
         except TypeError as exc:
             raise DataFileError(f"{path}: the table description is damaged ({exc}); restore "
                                 "it from a backup") from None
+        _check_own_workspace(info, os.path.join(self.table_dir(name), "metadata"), path)
+        return info
 
     def data_root(self, name: str) -> str:
         """Where writers put files for ``name`` (a table being created gets its managed root;
@@ -688,6 +690,22 @@ class TableStore:
             shutil.rmtree(tdir, ignore_errors=True)
         for key in [k for k in _SNAPSHOT_CACHE if _under(k[0], tdir)]:
             _SNAPSHOT_CACHE.pop(key, None)
+
+
+def _check_own_workspace(info: TableInfo, here: str, path: str) -> None:
+    """Refuse a table described by another workspace's ``table.json`` (a copied or moved
+    workspace): its snapshots name the original's files by absolute path, so a commit or a
+    gc here would change the original table (issue 10 section 3)."""
+    recorded = info.metadata_dir
+    same = os.path.realpath(recorded) == os.path.realpath(here) or (
+        os.path.exists(recorded) and os.path.exists(here) and os.path.samefile(recorded, here))
+    if not same:
+        raise DataFileError(
+            f"{path}: table {info.name!r} belongs to the workspace at "
+            f"{os.path.dirname(os.path.dirname(os.path.dirname(recorded)))} (this workspace "
+            "was copied or moved from there) and its snapshots name that workspace's files, so "
+            "changing it here would change the original; use the original workspace, or "
+            f"remove {os.path.dirname(path)} here and create or register the table again")
 
 
 def _check_files(added: Sequence[Partition]) -> None:
