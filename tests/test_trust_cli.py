@@ -115,3 +115,44 @@ def test_sigterm_to_ui_stops_streamlit_and_frees_the_port(settings, tmp_path):
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         probe.bind(("0.0.0.0", port))
         probe.listen(1)
+
+
+def test_the_dashboards_audit_page_shows_the_log_and_a_broken_chain(settings):
+    """The audit page (app/app_pages/audit.py) under Streamlit's AppTest: entries newest
+    first with a Markdown-looking reason shown as plain text; an edit made in SQLite behind
+    the store's back turns the banner into an error naming the problem."""
+    import sqlite3
+
+    from streamlit.testing.v1 import AppTest
+
+    from plan_helpers import insert_plan
+    from engine.policy.base import PlanGroup
+
+    snap = make_table(settings, n=1000, rows_per_file=500)
+    pid = insert_plan(settings, snap, [PlanGroup((snap.partitions[0].path,), "sort",
+                                                 ("l_shipdate",), "t")])
+    evil = "![x](http://evil.example/a.png) **bold**"
+    api.approve_plan(settings, pid, sign_in(settings, "alice"), reason=evil)
+    app = str(REPO / "app" / "streamlit_app.py")
+
+    def open_audit() -> AppTest:
+        at = AppTest.from_file(app, default_timeout=120)
+        at.run()
+        at.switch_page("app_pages/audit.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at
+
+    at = open_audit()
+    assert at.title[0].value == "Audit log" and "intact" in at.success[0].value
+    entries = next(f.value for f in at.dataframe if "action" in f.value.columns)
+    assert list(entries["action"])[0] == "approve" and "create" in list(entries["action"])
+    assert list(entries["id"]) == sorted(entries["id"], reverse=True)  # newest first
+    assert list(entries["reason"])[0] == evil  # the raw text, in a table cell
+    assert not any("evil.example" in m.value for m in at.markdown)
+    with sqlite3.connect(settings.home / "control.db") as conn:
+        conn.execute("DROP TRIGGER audit_no_update")
+        conn.execute("UPDATE audit SET actor = 'mallory' WHERE action = 'approve'")
+    at = open_audit()
+    assert at.error and "tampered" in at.error[0].value
+    problems = next(f.value for f in at.dataframe if "problem" in f.value.columns)
+    assert len(problems) >= 1
