@@ -161,3 +161,17 @@ def test_a_runner_killed_right_after_running_settles_as_failed(settings):
     assert "died before committing" in shown["result"]["error"]
     assert [e["action"] for e in shown["audit"]][-2:] == ["run", "settle"]
     assert api.verify_audit(settings)["ok"]
+
+
+def test_rollback_targets_leave_out_the_current_snapshot_and_its_twin(settings):
+    base = make_table(settings, n=1000, rows_per_file=500)
+    root = sign_in(settings, ROOT)  # the control store exists before any recluster
+    store = TableStore(settings)
+    out = store.new_data_dir("lineitem", "copy")
+    copy = os.path.join(out, "part-0.parquet")
+    shutil.copyfile(base.partitions[0].path, copy)
+    _, added = read_partitions([copy], schema=base.schema)
+    store.commit("lineitem", base.id, [base.partitions[0].path], added, "recluster")  # 2
+    assert api.rollback_targets(settings, "lineitem") == ["1"]
+    api.rollback_table(settings, "lineitem", "1", actor=root)  # 3 == 1
+    assert api.rollback_targets(settings, "lineitem") == ["2"]  # never 1, the twin of 3
