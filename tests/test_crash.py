@@ -19,6 +19,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,7 +30,7 @@ from deltalake import DeltaTable, write_deltalake
 from engine import api
 from engine.core.faults import CRASH_ENV
 from engine.policy.base import PlanGroup
-from engine.table import fs
+from engine.table import fs, orphans
 from engine.table.formats import iceberg
 from engine.table.store import TableStore
 from crash_helpers import commit_copies
@@ -96,9 +97,19 @@ def _gc_everything(settings) -> list[str]:
                         actor=sign_in(settings, ROOT))
 
 
+def _metadata_orphans(settings) -> list[str]:
+    """Iceberg metadata files no version of the table names (none for other formats)."""
+    store = TableStore(settings)
+    fmt = store.format(NAME)
+    if not isinstance(fmt, iceberg.IcebergFormat):
+        return []
+    return orphans.metadata_orphans(fmt.table(), time.time() + 60)
+
+
 def _no_orphans(settings) -> None:
     on_disk, current = _files_left(settings)
     assert on_disk == current, sorted(on_disk ^ current)[:3]
+    assert _metadata_orphans(settings) == []
     store = TableStore(settings)
     if store.info(NAME).format == "native":  # no metadata of an unpublished snapshot
         top = int(store.current_id(NAME))
@@ -185,6 +196,8 @@ def test_sigkill_inside_a_commit(fmt, point, settings, tmp_path):
     assert _read(fmt, settings) == before
     on_disk, current = _files_left(settings)
     assert len(on_disk - current) == 2  # the dead writer's copies, referenced by nothing
+    if fmt == "iceberg":  # and its manifests and manifest list, never published
+        assert len(_metadata_orphans(settings)) >= 2
     dry = api.gc_table(settings, NAME, "0s", dry_run=True, force_retention=True)
     assert {fs.normalize(p) for p in dry} >= on_disk - current
     _gc_everything(settings)

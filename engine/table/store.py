@@ -38,7 +38,7 @@ from engine.core.config import Settings
 from engine.core.errors import (CommitConflictError, DataFileError, InvalidParameterError,
                                 SnapshotNotFoundError, TableExistsError, TableNotFoundError)
 from engine.core.faults import crash_point
-from engine.table import footers, fs, leases, manifest
+from engine.table import footers, fs, leases, manifest, orphans
 from engine.table.formats import delta, iceberg
 from engine.table.formats.base import TableFormat
 from engine.table.formats.native import NativeFormat
@@ -653,7 +653,8 @@ class TableStore:
         """gc of an Iceberg or Delta table: the format's own expiry (Iceberg
         ``expire_snapshots``; Delta ``VACUUM``, listed as a dry run and then deleted here,
         since VACUUM cannot skip leased folders), plus the orphans under the data location
-        that no snapshot ever named (a crashed run's output), never in a live leased folder."""
+        that no snapshot ever named (a crashed run's output), never in a live leased folder,
+        and Iceberg metadata no version names (:mod:`engine.table.orphans`)."""
         fmt = self._format_of(info)
         root = fmt.data_location()
         files = fs.list_files(root) if fs.exists(root) else []
@@ -668,11 +669,13 @@ class TableStore:
         doomed = [p for p in expired if not keep(p)]
         cutoff_s = (utc_now() - older_than).timestamp()
         named = ever | {fs.normalize(p) for p in doomed}
-        orphans = [p for p in files if fs.normalize(p) not in named and not keep(p)
-                   and fs.mtime(p) < cutoff_s]
+        stray = [p for p in files if fs.normalize(p) not in named and not keep(p)
+                 and fs.mtime(p) < cutoff_s]
+        if isinstance(fmt, iceberg.IcebergFormat) and not live:  # no run of ours committing
+            stray += orphans.metadata_orphans(fmt.table(), cutoff_s)
         if not dry_run:
-            _delete_all((doomed if info.format == "delta" else []) + orphans)
-        return sorted(doomed + orphans)
+            _delete_all((doomed if info.format == "delta" else []) + stray)
+        return sorted(doomed + stray)
 
     def drop(self, name: str) -> None:
         """Forget a table. Managed: its data goes too (a managed Iceberg table is dropped
