@@ -29,7 +29,11 @@ COMMAND_MODULES = (demo, tables, workload, analysis, design, plans, simulate, ca
 EXIT_USER, EXIT_BUG, EXIT_PIPE = 2, 1, 141
 #: commands that may start a workspace that does not exist yet (or need none: simulate)
 CREATES_WORKSPACE = {("demo", None), ("table", "create"), ("table", "register"), ("table", "adopt"),
-                     ("approvers", "add"), ("simulate", None), ("ui", None)}
+                     ("approvers", "add"), ("simulate", None), ("ui", None),
+                     ("calibrate", None)}
+#: what any workspace holds at least one of (a folder without them is not a workspace)
+WORKSPACE_MARKERS = ("control.db", "tables", "workloads", "layout-advisor.toml",
+                     "calibration.json")
 REPORT_HINT = ("this is a bug in layout-advisor; please report it with the command you ran "
                "(rerun with --traceback for the details)")
 
@@ -76,13 +80,18 @@ def _os_error_text(exc: OSError) -> str:
 
 
 def require_workspace(args: argparse.Namespace, settings: Settings) -> None:
-    """A ``--home`` that does not exist is a mistake (a typo would otherwise show an empty
-    workspace, or start one in the wrong place), except for the commands that create one."""
+    """A ``--home`` that does not exist, or is a folder that is no workspace (``--home /tmp``,
+    ``--home ~``), is a mistake (a typo would otherwise show an empty workspace, or start one
+    in the wrong place), except for the commands that create one."""
     sub = getattr(args, f"{args.command}_command", None)
     if (args.command, sub) in CREATES_WORKSPACE or (args.command, None) in CREATES_WORKSPACE:
         return
     if not settings.home.exists():
         raise AdvisorError(f"no workspace at {settings.home}; check --home, or create one with "
+                           "`layout-advisor demo` or `layout-advisor table create`")
+    if not any((settings.home / marker).exists() for marker in WORKSPACE_MARKERS):
+        raise AdvisorError(f"{settings.home} is not a Layout Advisor workspace (it has none of "
+                           f"{', '.join(WORKSPACE_MARKERS)}); check --home, or create one with "
                            "`layout-advisor demo` or `layout-advisor table create`")
 
 

@@ -267,6 +267,8 @@ CASES: tuple[Case, ...] = (
                                       "--secret-file", "{secret}"),
          r"snapshot 1 of 'lineitem' cannot be restored: 1 of its files were removed",
          damage="data-file-deleted", audits=True),
+    Case("home-not-a-workspace", ("--home", "{tmp}", "plan", "list"),
+         r"scratch is not a Layout Advisor workspace"),
     Case("copied-workspace-show", ("--home", "{tmp}/copy", "table", "show", "lineitem"),
          r"belongs to the workspace at .*copied or moved", damage="workspace-copied"),
     Case("copied-workspace-gc", ("--home", "{tmp}/copy", "table", "gc", "lineitem", "--older-than",
