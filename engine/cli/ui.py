@@ -142,21 +142,27 @@ def start_ui(settings: Settings, port: int = 8501, table: str | None = None,
 
 def stop_ui(process: subprocess.Popen, timeout_s: float = 10.0) -> None:
     """Stop the dashboard and everything it started (the Spark JVM): SIGTERM to its process
-    group, SIGKILL to what is left after ``timeout_s``."""
-    for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            break
-        try:
-            process.wait(timeout=wait_s)
-        except subprocess.TimeoutExpired:
-            continue
-        try:  # the server is gone; make sure no child (the JVM) outlives it
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        break
+    group (to the process alone if it leads none), SIGKILL after ``timeout_s``, then SIGKILL
+    to whatever of the group outlived the server."""
+    _signal(process, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _signal(process, signal.SIGKILL)
+        process.wait(timeout=5.0)
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _signal(process: subprocess.Popen, sig: int) -> None:
+    """``sig`` to the process group ``process`` leads, else to ``process`` itself."""
+    try:
+        os.killpg(process.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        if process.poll() is None:
+            process.send_signal(sig)
 
 
 class _Stop(Exception):
