@@ -8,18 +8,21 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from engine import api
 from engine.cli import main
-from engine.cli.ui import streamlit_command, wait_until_ready
+from engine.cli.ui import DEFAULT_ADDRESS, exposure_warning, streamlit_command, wait_until_ready
 from engine.core.errors import ApprovalError
-from plan_helpers import make_table
+from engine.policy.base import PlanGroup
+from plan_helpers import insert_plan, make_table
 from security_helpers import ensure_account, secret_file, sign_in
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,7 +65,6 @@ def test_an_old_approvers_list_gets_one_migration_line_and_the_command_runs(sett
 def test_ui_binds_this_machine_by_default_and_warns_when_exposed(settings, capsys):
     cmd = streamlit_command(8501, None, None)
     assert not any(a.startswith("--server.address") for a in cmd)  # the caller decides
-    from engine.cli.ui import DEFAULT_ADDRESS, exposure_warning
     assert DEFAULT_ADDRESS == "127.0.0.1" and exposure_warning("127.0.0.1") is None
     assert "0.0.0.0" in exposure_warning("0.0.0.0")
 
@@ -121,13 +123,6 @@ def test_the_dashboards_audit_page_shows_the_log_and_a_broken_chain(settings):
     """The audit page (app/app_pages/audit.py) under Streamlit's AppTest: entries newest
     first with a Markdown-looking reason shown as plain text; an edit made in SQLite behind
     the store's back turns the banner into an error naming the problem."""
-    import sqlite3
-
-    from streamlit.testing.v1 import AppTest
-
-    from plan_helpers import insert_plan
-    from engine.policy.base import PlanGroup
-
     snap = make_table(settings, n=1000, rows_per_file=500)
     pid = insert_plan(settings, snap, [PlanGroup((snap.partitions[0].path,), "sort",
                                                  ("l_shipdate",), "t")])
