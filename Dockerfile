@@ -1,5 +1,15 @@
 # Layout Advisor: the demo dashboard on the embedded default (Spark local, sample data).
 #   docker build -t layout-advisor . && docker run -p 8501:8501 layout-advisor
+#
+# No approver is baked into the image. On its first start `demo` creates the demo admin
+# `dba` with a generated secret and prints it once (read it with `docker logs CONTAINER`),
+# or uses the secret you pass: `docker run -e LAYOUT_ADVISOR_DEMO_SECRET=... ...`. Only its
+# Argon2id hash is stored (in the /data volume). Lost it? Another admin can reset it
+# (`docker exec -it CONTAINER layout-advisor approvers passwd dba --as OTHER_ADMIN`), or
+# start over with a fresh volume.
+# The container must listen on 0.0.0.0 (the port is published by Docker), so `demo` prints a
+# warning that the dashboard is exposed: read-only pages are open, changes need a sign-in.
+# `docker stop` sends SIGTERM: the command stops Streamlit and its Spark JVM, then exits.
 FROM python:3.11-slim
 
 # Spark needs a Java 17 runtime; headless is enough.

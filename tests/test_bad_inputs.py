@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from engine.core.config import load_settings
 from engine.plans.store import ControlStore
 from engine.policy.base import PlanGroup
 from engine.table import store as table_store
+from engine.table.model import Partition
 from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
 from plan_helpers import insert_plan, make_table
@@ -84,6 +86,19 @@ def _damage(kind: str, home: Path) -> None:
     elif kind == "manifest-truncated":
         path = meta / "snap-00000001.manifest.parquet"
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    elif kind == "data-file-deleted":  # snapshot 2 replaced file 0 by a copy; file 0 gone
+        settings = load_settings({"home": str(home)}, environ={})
+        store = TableStore(settings)
+        snap = store.current_snapshot("lineitem")
+        first = snap.partitions[0]
+        copy = os.path.join(store.new_data_dir("lineitem", "copy"), "part-0.parquet")
+        shutil.copyfile(first.path, copy)
+        store.commit("lineitem", snap.id, [first.path],
+                     [Partition(copy, first.rows, first.bytes, first.columns, first.created_seq)],
+                     "recluster")
+        os.remove(first.path)
+    elif kind == "workspace-copied":  # the scratch folder gets a copy of the workspace
+        shutil.copytree(home, home.parent / "scratch" / "copy")
     elif kind == "table-json-garbage":
         (home / "tables" / "lineitem" / "table.json").write_text("{")
     else:  # pragma: no cover - a typo in the corpus

@@ -15,7 +15,7 @@ from security_helpers import ensure_account
 
 
 def test_an_internal_error_is_one_line_exit_1_with_a_hint(settings, capsys, monkeypatch):
-    settings.home.mkdir(parents=True)
+    (settings.home / "tables").mkdir(parents=True)  # a workspace (no tables yet)
 
     def broken(*_a, **_k):
         raise RuntimeError("a bug")
@@ -31,7 +31,7 @@ def test_an_internal_error_is_one_line_exit_1_with_a_hint(settings, capsys, monk
 
 
 def test_an_os_error_on_a_user_path_is_exit_2(settings, capsys, monkeypatch):
-    settings.home.mkdir(parents=True)
+    (settings.home / "tables").mkdir(parents=True)  # a workspace (no tables yet)
 
     def unreadable(*_a, **_k):
         raise PermissionError(13, "Permission denied", "/data/log.sql")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from engine.core.config import CONFIG_FILE_NAME, Settings, load_settings
+from engine.core.config import CONFIG_FILE_NAME, Settings, SettingWarning, load_settings
 from engine.core.errors import ConfigError
 
 
@@ -47,9 +47,10 @@ def test_the_environment_and_the_file_can_no_longer_make_approvers(tmp_path):
     with pytest.raises(ConfigError, match="LAYOUT_ADVISOR_APPROVERS: approvers are no longer "
                                           "configured.*`layout-advisor approvers add NAME`"):
         load_settings({"home": str(tmp_path)}, environ={"LAYOUT_ADVISOR_APPROVERS": "mallory"})
-    _write_config(tmp_path, 'approvers = ["mallory"]\n')
-    with pytest.raises(ConfigError, match=f"{CONFIG_FILE_NAME}: approvers are no longer"):
-        load_settings({"home": str(tmp_path)}, environ={})
+    _write_config(tmp_path, 'approvers = ["mallory"]\n')  # an old workspace: migrate, go on
+    with pytest.warns(SettingWarning, match=f"{CONFIG_FILE_NAME}: `approvers = \\[...\\]` is "
+                                            "ignored: approvers are no longer"):
+        assert load_settings({"home": str(tmp_path)}, environ={}).approvers == ()
 
 
 def test_secret_file_variables_are_not_settings(tmp_path):

@@ -15,7 +15,7 @@ from engine.core.errors import InvalidParameterError
 from engine.spark.ingest import create_table
 from engine.table.store import TableStore
 from plan_helpers import EPOCH, lineitem_arrow, rows_of
-from security_helpers import ROOT, sign_in
+from security_helpers import ROOT, ensure_account, secret_file, sign_in
 
 pytestmark = pytest.mark.spark
 
@@ -103,10 +103,11 @@ def test_dd_plan_and_parameter_errors(settings, spark, lineitem):
         api.create_plan(settings, "lineitem", "dd", {"alpha": 2.0})
 
 
-def test_cli_plan_create_show_list_json(settings, spark, lineitem, capsys):
+def test_cli_plan_create_show_list_json(settings, spark, lineitem, capsys, tmp_path):
     home = str(settings.home)
+    ensure_account(settings, "dave")  # a named proposer signs in
     assert main(["--home", home, "plan", "create", "lineitem", "--window", "24",
-                 "--as", "dave", "--json"]) == 0
+                 "--as", "dave", "--secret-file", secret_file(tmp_path), "--json"]) == 0
     created = json.loads(capsys.readouterr().out)
     assert created["status"] == "proposed" and created["created_by"] == "dave"
     assert main(["--home", home, "plan", "show", str(created["id"])]) == 0

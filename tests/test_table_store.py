@@ -226,6 +226,8 @@ def test_gc_deletes_only_unreferenced_files_and_never_user_files(settings, tmp_p
     store.commit("t", "2", first[:1], parts2, "recluster")  # snapshot 3 drops first[0]
     crashed = Path(store.new_data_dir("t", "recluster")) / "orphan.parquet"  # a crashed writer
     crashed.write_bytes(b"partial")
+    for lease in (Path(store.table_dir("t")) / "leases").glob("*.json"):  # the writer died
+        lease.unlink()
 
     # long retention: everything was current recently -> nothing to delete
     assert store.gc("t", dt.timedelta(days=7)) == []
@@ -257,6 +259,9 @@ def test_gc_keeps_recent_unreferenced_output_of_a_running_writer(settings, tmp_p
     assert store.gc("t", dt.timedelta(hours=1)) == []
     old = time.time() - 7200
     os.utime(inflight, (old, old))
+    assert store.gc("t", dt.timedelta(0)) == []  # its writer (this process) holds the lease
+    for lease in (Path(store.table_dir("t")) / "leases").glob("*.json"):  # the writer died
+        lease.unlink()
     assert store.gc("t", dt.timedelta(hours=1)) == [str(inflight)]
 
 

@@ -17,7 +17,7 @@ from engine.api.analysis import (
 )
 from engine.api.design import design_paw, design_pto
 from engine.api.calibration import calibrate, show_calibration
-from engine.api.files import files_bytes
+from engine.api.files import files_bytes, rollback_targets
 from engine.api.history import clustering_trend, reclustering_history
 from engine.api.history import snapshot_history
 from engine.api.impact import plan_impact

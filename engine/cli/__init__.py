@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from typing import Sequence
 
 from engine.cli import (
     analysis, approvers, audit, calibrate, demo, design, plans, simulate, tables, ui, workload,
 )
-from engine.core.config import Settings, load_settings
+from engine.core.config import Settings, SettingWarning, load_settings
 from engine.core.errors import AdvisorError
 
 #: the sub-command modules, in help order
@@ -28,7 +29,11 @@ COMMAND_MODULES = (demo, tables, workload, analysis, design, plans, simulate, ca
 EXIT_USER, EXIT_BUG, EXIT_PIPE = 2, 1, 141
 #: commands that may start a workspace that does not exist yet (or need none: simulate)
 CREATES_WORKSPACE = {("demo", None), ("table", "create"), ("table", "register"), ("table", "adopt"),
-                     ("approvers", "add"), ("simulate", None), ("ui", None)}
+                     ("approvers", "add"), ("simulate", None), ("ui", None),
+                     ("calibrate", None)}
+#: what any workspace holds at least one of (a folder without them is not a workspace)
+WORKSPACE_MARKERS = ("control.db", "tables", "workloads", "layout-advisor.toml",
+                     "calibration.json")
 REPORT_HINT = ("this is a bug in layout-advisor; please report it with the command you ran "
                "(rerun with --traceback for the details)")
 
@@ -54,6 +59,19 @@ def _error(message: str) -> None:
     print(f"layout-advisor: error: {message}", file=sys.stderr, flush=True)
 
 
+def _load_settings(args: argparse.Namespace) -> Settings:
+    """The settings, each ignored setting (an old ``approvers = [...]``) said in one line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SettingWarning)
+        settings = load_settings({"home": args.home, "spark_master": args.spark_master})
+    for w in caught:
+        if issubclass(w.category, SettingWarning):
+            print(f"layout-advisor: warning: {w.message}", file=sys.stderr, flush=True)
+        else:  # not ours to silence
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return settings
+
+
 def _os_error_text(exc: OSError) -> str:
     """'PATH: reason' for an OSError on a file the user named (or the workspace)."""
     where = exc.filename if exc.filename is not None else ""
@@ -62,13 +80,18 @@ def _os_error_text(exc: OSError) -> str:
 
 
 def require_workspace(args: argparse.Namespace, settings: Settings) -> None:
-    """A ``--home`` that does not exist is a mistake (a typo would otherwise show an empty
-    workspace, or start one in the wrong place), except for the commands that create one."""
+    """A ``--home`` that does not exist, or is a folder that is no workspace (``--home /tmp``,
+    ``--home ~``), is a mistake (a typo would otherwise show an empty workspace, or start one
+    in the wrong place), except for the commands that create one."""
     sub = getattr(args, f"{args.command}_command", None)
     if (args.command, sub) in CREATES_WORKSPACE or (args.command, None) in CREATES_WORKSPACE:
         return
     if not settings.home.exists():
         raise AdvisorError(f"no workspace at {settings.home}; check --home, or create one with "
+                           "`layout-advisor demo` or `layout-advisor table create`")
+    if not any((settings.home / marker).exists() for marker in WORKSPACE_MARKERS):
+        raise AdvisorError(f"{settings.home} is not a Layout Advisor workspace (it has none of "
+                           f"{', '.join(WORKSPACE_MARKERS)}); check --home, or create one with "
                            "`layout-advisor demo` or `layout-advisor table create`")
 
 
@@ -91,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # --help piped into head
         return _quiet_broken_pipe()
     try:
-        settings: Settings = load_settings({"home": args.home, "spark_master": args.spark_master})
+        settings = _load_settings(args)
         require_workspace(args, settings)
         result = args.func(args, settings)
         sys.stdout.flush()

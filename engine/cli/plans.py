@@ -87,8 +87,12 @@ def _create(args: argparse.Namespace, settings: Any) -> int:
     params = {"window": args.window, "alpha": args.alpha, "beta": args.beta,
               "cost_limit": args.cost_limit, "k_max": args.k_max, "eps": args.eps,
               "min_samples": args.min_samples, "key": args.key}
-    result = api.create_plan(settings, args.table, policy=args.policy, params=params,
-                             created_by=args.actor)
+    if args.actor:  # a named proposer signs in: nobody proposes in someone else's name
+        with signed_in(args, settings) as identity:
+            result = api.create_plan(settings, args.table, policy=args.policy,
+                                     params=params, created_by=identity)
+    else:
+        result = api.create_plan(settings, args.table, policy=args.policy, params=params)
     emit(args, result, _plan_text)
     return 0
 
@@ -146,8 +150,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--min-samples", dest="min_samples", type=positive_int,
                    help="DBSCAN min_samples")
     p.add_argument("--key", help="clustering key (DD, DD-EP; WAIR: one fixed key)")
-    p.add_argument("--as", dest="actor", help="who proposes the plan (default: OS user); "
-                                              "the proposer cannot approve it")
+    add_identity_args(p, required=False, who="proposer (default: the OS user; a proposer "
+                                             "cannot approve the plan): signed in,")
     add_json_flag(p)
     p.set_defaults(func=_create)
 

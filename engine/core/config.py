@@ -5,8 +5,9 @@ Settings are read once and frozen. Each key's default sits beside it in :class:`
 Environment variables are the upper-cased field names with the ``LAYOUT_ADVISOR_`` prefix,
 e.g. ``LAYOUT_ADVISOR_SPARK_MASTER=local[2]``.
 
-Nobody is an approver by configuration: ``approvers = [...]`` in the file or
-``LAYOUT_ADVISOR_APPROVERS`` is refused with a message (approvers are stored with hashed
+Nobody is an approver by configuration: ``LAYOUT_ADVISOR_APPROVERS`` is refused with a
+message, and an old workspace's ``approvers = [...]`` in the file is ignored with a
+one-line :class:`SettingWarning` saying how to migrate (approvers are stored with hashed
 secrets in the control store, ``layout-advisor approvers add``). A few ``LAYOUT_ADVISOR_*``
 variables are not settings but inputs of one command (:data:`NOT_SETTINGS`).
 Numbers are checked where they enter: NaN, infinities and values out of a setting's range
@@ -20,6 +21,7 @@ import json
 import math
 import os
 import tomllib
+import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
@@ -36,6 +38,12 @@ NOT_SETTINGS = frozenset({"SECRET_FILE", "DEMO_SECRET"})
 _NO_MORE_APPROVERS = ("approvers are no longer configured (anyone who can set a variable or edit "
                       "the file could approve); remove it and add approvers with "
                       "`layout-advisor approvers add NAME`")
+
+
+class SettingWarning(UserWarning):
+    """A setting that is ignored (the CLI prints it as one line and carries on)."""
+
+
 #: lowest value each numeric setting accepts, and whether the bound itself is allowed
 _LOWER_BOUNDS: dict[str, tuple[float, bool]] = {
     "spark_shuffle_partitions": (1, True), "scan_bytes_per_s": (0, False),
@@ -185,8 +193,10 @@ def _from_mapping(values: Mapping[str, Any], source: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, raw in values.items():
         name = key.replace("-", "_").lower()
-        if name == "approvers":
-            raise ConfigError(f"{source}: {_NO_MORE_APPROVERS}")
+        if name == "approvers":  # an old workspace's file: say how to migrate, go on
+            warnings.warn(f"{source}: `approvers = [...]` is ignored: {_NO_MORE_APPROVERS}",
+                          SettingWarning, stacklevel=2)
+            continue
         if name not in known:
             raise ConfigError(f"{source}: unknown setting {key!r}")
         out[name] = _coerce(name, known[name], raw, source)

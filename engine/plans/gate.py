@@ -137,7 +137,8 @@ def reject(book: PlanBook, plan_id: int, actor: object, reason: str | None = Non
 
 
 def start(book: PlanBook, plan_id: int, actor: object) -> Plan:
-    """approved -> running by a signed-in approver, refusing anything else with the reason.
+    """approved -> running by a signed-in approver, refusing anything else with the reason;
+    the job record naming this process as the runner is written in the same transaction.
 
     The plan's status must also be the one its audit trail moved it to: a status set in
     SQLite behind the store's back (no approve entry) cannot run.
@@ -158,7 +159,9 @@ def start(book: PlanBook, plan_id: int, actor: object) -> Plan:
         raise ApprovalError(f"plan {plan_id} is marked approved but its audit trail has no "
                             "approval; run `layout-advisor audit verify`")
     name = require(book.settings, actor, "run", book.control)
-    return book.move(plan_id, (APPROVED,), RUNNING, name, "run", None)
+    # status and job record in one transaction: a plan is never running without a runner
+    return Plan.from_row(book.control.transition(plan_id, (APPROVED,), RUNNING, name, "run",
+                                                 job_groups=len(plan.groups)))
 
 
 def undo_rolled_back(book: PlanBook, table: str, target: str, new_snapshot: str,

@@ -337,9 +337,14 @@ class ControlStore:
 
     def transition(self, plan_id: int, allowed_from: Sequence[str], to_status: str,
                    actor: str, action: str, reason: str | None = None,
-                   result: Mapping[str, Any] | None = None) -> PlanRow:
+                   result: Mapping[str, Any] | None = None,
+                   job_groups: int | None = None) -> PlanRow:
         """Move a plan to ``to_status`` if it is in one of ``allowed_from``, atomically,
-        writing the audit entry in the same transaction. Raises ApprovalError otherwise."""
+        writing the audit entry in the same transaction. Raises ApprovalError otherwise.
+
+        ``job_groups``: also register this process as the plan's runner (:meth:`start_job`)
+        in the same transaction, so a plan is never ``running`` without a job record naming
+        its host and pid (a kill between two transactions used to wedge it for good)."""
         now = utc_now()
         with self.transaction() as conn:
             row = conn.execute("SELECT status FROM plans WHERE id = ?", (int(plan_id),)).fetchone()
@@ -357,6 +362,8 @@ class ControlStore:
                 conn.execute("UPDATE plans SET status = ?, updated_at = ?, result = ? WHERE id = ?",
                              (to_status, now, _dumps(result), int(plan_id)))
             self._append_audit(conn, plan_id, actor, action, current, to_status, reason, now)
+            if job_groups is not None:
+                self._insert_job(conn, plan_id, job_groups, now)
         return self.get_plan(plan_id)
 
     # -- audit -----------------------------------------------------------------------
@@ -536,13 +543,16 @@ class ControlStore:
     # -- job progress ----------------------------------------------------------------
     def start_job(self, plan_id: int, groups_total: int) -> None:
         """Register the running job (host and pid let readers detect a dead runner)."""
-        now = utc_now()
         with self.transaction() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO jobs(plan_id, groups_done, groups_total, rows, bytes,"
-                " message, host, pid, started_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (int(plan_id), 0, groups_total, 0, 0, "starting", socket.gethostname(),
-                 os.getpid(), now, now))
+            self._insert_job(conn, plan_id, groups_total, utc_now())
+
+    @staticmethod
+    def _insert_job(conn: sqlite3.Connection, plan_id: int, groups_total: int, now: str) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO jobs(plan_id, groups_done, groups_total, rows, bytes,"
+            " message, host, pid, started_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (int(plan_id), 0, int(groups_total), 0, 0, "starting", socket.gethostname(),
+             os.getpid(), now, now))
 
     def set_progress(self, plan_id: int, groups_done: int, groups_total: int, rows: int,
                      bytes_: int, message: str = "") -> None:

@@ -57,6 +57,7 @@ import pyarrow as pa
 
 from engine.core import logical_types
 from engine.core.errors import ExecutionError, PlanError, StalePlanError
+from engine.core.faults import crash_point
 from engine.layout.base import ordering_from_json
 from engine.layout.groups import ordering_for_group
 from engine.spark import footers_parallel
@@ -893,6 +894,7 @@ def _rewrite(spark: "SparkSession", schema: "TableSchema", specs: list[_Spec], o
                 _write(subset, batch, n_buckets, out_dir, max_rows, rg_bytes, fault, data_cols)
         lap("order_write")
         files = flatten(spark, out_dir)
+        crash_point("after_write")
         if total_rows and not files:
             raise ExecutionError(f"Spark wrote no data files into {out_dir}")
         checks = _verify(spark, _read_inputs(spark, schema, specs, spark_schema), files, data_cols,
@@ -1019,6 +1021,7 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
                        f"{r.rows} rows, {group.layout} on {', '.join(group.columns)}")
                 if fault == f"fail-group:{r.index}":
                     raise ExecutionError(f"injected failure after group {r.index} ({FAULT_ENV})")
+            crash_point("after_verify")
             if fault == "before-commit":
                 os._exit(97)  # simulate a crash between write and commit (test hook)
             removed = [p for i in batch for p in plan.groups[i].partitions]
@@ -1028,6 +1031,7 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
                 "removed": len(removed), "added": len(added),
                 "rows": sum(r.rows for r in run.groups)})
             committed = True
+            crash_point("after_commit")
         finally:
             if not committed:
                 try:

@@ -37,7 +37,8 @@ import pyarrow.parquet as pq
 from engine.core.config import Settings
 from engine.core.errors import (CommitConflictError, DataFileError, InvalidParameterError,
                                 SnapshotNotFoundError, TableExistsError, TableNotFoundError)
-from engine.table import footers, fs, manifest
+from engine.core.faults import crash_point
+from engine.table import footers, fs, leases, manifest, orphans
 from engine.table.formats import delta, iceberg
 from engine.table.formats.base import TableFormat
 from engine.table.formats.native import NativeFormat
@@ -47,6 +48,8 @@ TABLE_FILE = "table.json"
 CURRENT_FILE = "current"
 LOCK_FILE = ".lock"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+#: a snapshot's metadata files: snap-00000007.json, .manifest.parquet, .rowgroups.parquet
+_SNAP_FILE = re.compile(r"^snap-(\d+)\.")
 _SNAPSHOT_CACHE_SIZE = 16
 # header path -> Snapshot (snapshot files are immutable, so caching them is safe)
 _SNAPSHOT_CACHE: "OrderedDict[tuple[str, int, int], Snapshot]" = OrderedDict()
@@ -240,10 +243,12 @@ class TableStore:
             raise TableNotFoundError(f"no table named {name!r} in {self.root}{hint}")
         data = _read_json(path, "table description", "restore it from a backup")
         try:
-            return TableInfo(**data)
+            info = TableInfo(**data)
         except TypeError as exc:
             raise DataFileError(f"{path}: the table description is damaged ({exc}); restore "
                                 "it from a backup") from None
+        _check_own_workspace(info, os.path.join(self.table_dir(name), "metadata"), path)
+        return info
 
     def data_root(self, name: str) -> str:
         """Where writers put files for ``name`` (a table being created gets its managed root;
@@ -256,12 +261,14 @@ class TableStore:
     def new_data_dir(self, name: str, purpose: str) -> str:
         """A fresh, unique, existing directory under the table's data root.
 
-        Nothing references it until a commit does, so a failed writer just deletes it
-        (and GC removes what a crashed writer left, once older than the retention).
+        Nothing references it until a commit does, so a failed writer just deletes it; it
+        is leased to this process (:mod:`engine.table.leases`), so gc leaves it alone while
+        the writer lives, whatever the retention, and removes what a crashed writer left.
         """
         tag = re.sub(r"[^A-Za-z0-9_-]+", "-", purpose).strip("-") or "data"
         stamp = utc_now().strftime("%Y%m%dT%H%M%S")
         path = fs.join(self.data_root(name), f"{tag}-{stamp}-{secrets.token_hex(4)}")
+        leases.take(self.table_dir(name), path)  # before the folder exists (see leases)
         fs.makedirs(path)
         return path
 
@@ -444,6 +451,7 @@ class TableStore:
         else:  # rollback: the older manifest is immutable and can be shared
 
             table = pq.read_table(os.path.join(mdir, manifest_file))
+        crash_point("mid_commit")
         header = {
             "id": str(seq), "parent": parent, "created_at": _iso(utc_now()), "operation": operation,
             "table": info.name, "schema": schema.to_json(), "summary": dict(summary or {}),
@@ -453,6 +461,7 @@ class TableStore:
         }
         header_path = os.path.join(mdir, f"{stem}.json")
         _write_atomic(header_path, json.dumps(header, indent=1, default=str).encode())
+        crash_point("before_pointer")
         pointer = {"id": str(seq), "header": f"{stem}.json"}
         _write_atomic(os.path.join(mdir, CURRENT_FILE), json.dumps(pointer).encode())
         _fsync_dir(mdir)
@@ -512,6 +521,7 @@ class TableStore:
                     f"{current}, e.g. {missing[0]}")
             kept_paths = set(positions) - removed_set
             added = list(added)
+            _check_files(added)
             seen: set[str] = set()
             for p in added:
                 if p.path in kept_paths or p.path in seen:
@@ -573,54 +583,110 @@ class TableStore:
         return set(table.column("path").to_pylist())
 
     def gc(self, name: str, older_than: dt.timedelta, dry_run: bool = False) -> list[str]:
-        """Delete data files that no retained snapshot references; returns their paths.
+        """Delete files that no retained snapshot references; returns their paths.
 
         Retained: the current snapshot, and every snapshot that was still current at some
         moment within ``older_than`` (a reader may have started on it then). Only files
         under the table's data root are ever candidates, so a registered table's own
         dataset is never touched. Unreferenced files no snapshot ever named (a crashed
-        writer's output) are deleted only once they are older than ``older_than`` too, so a
-        job writing right now is safe.
+        writer's output) are deleted once they are older than ``older_than`` too, and
+        never while a live writer holds the lease of their folder (:mod:`engine.table.leases`),
+        whatever the retention. Metadata of snapshots that were never published (a crash
+        between a snapshot's files and its pointer) goes too.
         """
         if older_than < dt.timedelta(0):
             raise InvalidParameterError("gc: the retention must not be negative")
         info = self.info(name)
         if info.format != "native":
-            return self._format_of(info).expire(older_than, dry_run=dry_run)
+            return self._gc_foreign(info, older_than, dry_run)
         with self._lock(info.metadata_dir):
-            now = utc_now()
-            cutoff = now - older_than
+            cutoff = utc_now() - older_than
             chain = self._chain(name)  # newest first
-            retained, expired = [chain[0]], []
-            for newer, older in zip(chain, chain[1:]):
-                (retained if parse_time(newer["created_at"]) >= cutoff else expired).append(older)
-            referenced: set[str] = set()
-            for header in retained:
-                referenced |= self._paths_of(info, header)
-            formerly: set[str] = set()
-            for header in expired:
-                formerly |= self._paths_of(info, header)
-            formerly -= referenced
+            referenced, formerly = self._referenced(info, chain, cutoff)
             root = info.data_root
             protected = [] if info.managed else [fs.normalize(info.location)]
-            if not info.managed:  # the user's files as registered: never ours to delete
-                formerly -= self._paths_of(info, chain[-1])
-            if not fs.exists(root):
-                return []
-            doomed = []
-            cutoff_s = cutoff.timestamp()
-            for path in fs.list_files(root, include_hidden=True):
-                if path in referenced or any(_under(path, p) for p in protected):
-                    continue
-                if path in formerly or fs.mtime(path) < cutoff_s:
-                    doomed.append(path)
+            doomed = self._unpublished_metadata(info, str(chain[0]["id"]))
+            files = fs.list_files(root, include_hidden=True) if fs.exists(root) else []
+            live = self._live_leases(info.name, dry_run)  # after listing: see leases
+            doomed += [p for p in files
+                       if p not in referenced and not any(_under(p, q) for q in protected)
+                       and (p in formerly or (fs.mtime(p) < cutoff.timestamp() and not any(
+                           leases.covers(fs.normalize(q), p) for q in live)))]
             if not dry_run:
-                for path in doomed:
-                    with contextlib.suppress(FileNotFoundError):
-                        fs.delete_file(path)
-                if not fs.is_uri(root):
-                    _remove_empty_dirs(root, cutoff_s)
+                _delete_all(doomed)
+                if files and not fs.is_uri(root):
+                    _remove_empty_dirs(root, cutoff.timestamp(), keep=live)
             return doomed
+
+    def _referenced(self, info: TableInfo, chain: Sequence[dict],
+                    cutoff: dt.datetime) -> tuple[set[str], set[str]]:
+        """(files of retained snapshots, files only expired snapshots name). Retained: the
+        current snapshot and every one still current at some moment after ``cutoff``; a
+        registered table's first snapshot (the user's own files) never expires."""
+        retained, expired = [chain[0]], []
+        for newer, older in zip(chain, chain[1:]):
+            (retained if parse_time(newer["created_at"]) >= cutoff else expired).append(older)
+        referenced: set[str] = set()
+        for header in retained:
+            referenced |= self._paths_of(info, header)
+        formerly: set[str] = set()
+        for header in expired:
+            formerly |= self._paths_of(info, header)
+        formerly -= referenced
+        if not info.managed:
+            formerly -= self._paths_of(info, chain[-1])
+        return referenced, formerly
+
+    def _unpublished_metadata(self, info: TableInfo, current: str) -> list[str]:
+        """Snapshot files numbered above the current snapshot: written by a commit that
+        died before its pointer swap, never published (ids only grow, so nothing above the
+        pointer was ever current; the caller holds the commit lock, so none is in flight)."""
+        out = []
+        for entry in sorted(os.listdir(info.metadata_dir)):
+            m = _SNAP_FILE.match(entry)
+            if (m and int(m.group(1)) > int(current)) or ".tmp-" in entry:
+                out.append(os.path.join(info.metadata_dir, entry))
+        return out
+
+    def _live_leases(self, name: str, dry_run: bool) -> list[str]:
+        """Folders leased by writers still alive; dead writers' lease files are removed
+        (unless ``dry_run``): their output is an orphan from now on."""
+        live = []
+        for lease in leases.read_all(self.table_dir(name)):
+            if lease.live():
+                live.append(lease.folder)
+            elif not dry_run:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(lease.path)
+        return live
+
+    def _gc_foreign(self, info: TableInfo, older_than: dt.timedelta, dry_run: bool) -> list[str]:
+        """gc of an Iceberg or Delta table: the format's own expiry (Iceberg
+        ``expire_snapshots``; Delta ``VACUUM``, listed as a dry run and then deleted here,
+        since VACUUM cannot skip leased folders), plus the orphans under the data location
+        that no snapshot ever named (a crashed run's output), never in a live leased folder,
+        and Iceberg metadata no version names (:mod:`engine.table.orphans`)."""
+        fmt = self._format_of(info)
+        root = fmt.data_location()
+        files = fs.list_files(root) if fs.exists(root) else []
+        live = [fs.normalize(q) for q in self._live_leases(info.name, dry_run)]
+        ever = {fs.normalize(p.path) for h in fmt.history() for p in fmt.snapshot(h.id).partitions}
+
+        def keep(path: str) -> bool:  # a live writer's file that no snapshot named yet
+            norm = fs.normalize(path)
+            return norm not in ever and any(leases.covers(q, norm) for q in live)
+
+        expired = fmt.expire(older_than, dry_run=dry_run or info.format == "delta")
+        doomed = [p for p in expired if not keep(p)]
+        cutoff_s = (utc_now() - older_than).timestamp()
+        named = ever | {fs.normalize(p) for p in doomed}
+        stray = [p for p in files if fs.normalize(p) not in named and not keep(p)
+                 and fs.mtime(p) < cutoff_s]
+        if isinstance(fmt, iceberg.IcebergFormat) and not live:  # no run of ours committing
+            stray += orphans.metadata_orphans(fmt.table(), cutoff_s)
+        if not dry_run:
+            _delete_all((doomed if info.format == "delta" else []) + stray)
+        return sorted(doomed + stray)
 
     def drop(self, name: str) -> None:
         """Forget a table. Managed: its data goes too (a managed Iceberg table is dropped
@@ -640,6 +706,42 @@ class TableStore:
             _SNAPSHOT_CACHE.pop(key, None)
 
 
+def _check_own_workspace(info: TableInfo, here: str, path: str) -> None:
+    """Refuse a table described by another workspace's ``table.json`` (a copied or moved
+    workspace): its snapshots name the original's files by absolute path, so a commit or a
+    gc here would change the original table (issue 10 section 3)."""
+    recorded = info.metadata_dir
+    same = os.path.realpath(recorded) == os.path.realpath(here) or (
+        os.path.exists(recorded) and os.path.exists(here) and os.path.samefile(recorded, here))
+    if not same:
+        raise DataFileError(
+            f"{path}: table {info.name!r} belongs to the workspace at "
+            f"{os.path.dirname(os.path.dirname(os.path.dirname(recorded)))} (this workspace "
+            "was copied or moved from there) and its snapshots name that workspace's files, so "
+            "changing it here would change the original; use the original workspace, or "
+            f"remove {os.path.dirname(path)} here and create or register the table again")
+
+
+def _check_files(added: Sequence[Partition]) -> None:
+    """Every file a commit adds exists with the size its footer was read at (checked under
+    the commit lock, which gc takes too: a file deleted or replaced since the run verified
+    it fails the commit instead of publishing a snapshot that names a missing file)."""
+    for p in added:
+        if not fs.exists(p.path):
+            raise DataFileError(f"{p.path}: a file this commit adds is gone (deleted by gc "
+                                "or by hand?); nothing was committed")
+        if p.bytes and fs.size(p.path) != p.bytes:
+            raise DataFileError(f"{p.path}: a file this commit adds is {fs.size(p.path)} bytes "
+                                f"but was verified at {p.bytes}; nothing was committed")
+
+
+def _delete_all(paths: Sequence[str]) -> None:
+    """Delete files (one already gone is fine: another gc got there first)."""
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            fs.delete_file(path)
+
+
 def _int_or_none(value: Any) -> int | None:
     try:
         return int(value)
@@ -656,9 +758,12 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root + "/")
 
 
-def _remove_empty_dirs(root: str, cutoff_s: float) -> None:
+def _remove_empty_dirs(root: str, cutoff_s: float, keep: Sequence[str] = ()) -> None:
+    """Remove empty folders older than the cutoff, except leased ones (a writer may be
+    about to fill a folder it just made)."""
+    kept = [fs.normalize(k) for k in keep]
     for dirpath, _dirs, _files in os.walk(root, topdown=False):
-        if dirpath == root:
+        if dirpath == root or any(leases.covers(k, dirpath) for k in kept):
             continue
         with contextlib.suppress(OSError):
             if not os.listdir(dirpath) and os.path.getmtime(dirpath) < cutoff_s:

@@ -78,7 +78,6 @@ CASES: tuple[Case, ...] = (
     _config("zero-idle", "session_idle_s = 0\n", r"'session_idle_s'.*greater than 0"),
     _config("bad-bool", "separation_of_duties = \"maybe\"\n", r"'separation_of_duties'.*true or false"),
     _config("unknown-key", "no_such_setting = 1\n", r"unknown setting 'no_such_setting'"),
-    _config("approvers-list", "approvers = [\"mallory\"]\n", r"approvers are no longer configured"),
     _config("bad-toml", "target_rows = \n", r"layout-advisor\.toml"),
     _config("both-sizes-zero", "target_rows = 0\ntarget_mb = 0\n", r"target_rows or target_mb must be positive"),
     Case("config-not-utf8", LIST, r"layout-advisor\.toml: not UTF-8", config=b"spark_master = \"\xff\xfe\"\n"),
@@ -258,9 +257,28 @@ CASES: tuple[Case, ...] = (
     Case("control-db-truncated", ("plan", "list"), r"control store .*control\.db cannot be used", damage="control-truncated"),
     Case("auth-bad-name", ("approvers", "add", "a\tb", "--admin"), r"approver name 'a\\tb' must be",
          stdin="a long new secret\n"),
+    # -- round 3: a named proposer signs in; a file deleted under the table; a copied workspace
+    Case("create-as-without-secret", (*CREATE, "--as", "alice"), r"no secret for 'alice'"),
+    Case("create-as-wrong-secret", (*CREATE, "--as", "alice", "--secret-file", "{tmp}/wrong"),
+         r"wrong name or secret for 'alice'", files={"wrong": b"not the secret\n"}, audits=True),
+    Case("create-as-unknown-name", (*CREATE, "--as", "mallory", "--secret-file", "{secret}"),
+         r"wrong name or secret for 'mallory'", audits=True),
+    Case("rollback-to-deleted-file", ("table", "rollback", "lineitem", "--to", "1", "--as", "root",
+                                      "--secret-file", "{secret}"),
+         r"snapshot 1 of 'lineitem' cannot be restored: 1 of its files were removed",
+         damage="data-file-deleted", audits=True),
+    Case("home-not-a-workspace", ("--home", "{tmp}", "plan", "list"),
+         r"scratch is not a Layout Advisor workspace"),
+    Case("copied-workspace-show", ("--home", "{tmp}/copy", "table", "show", "lineitem"),
+         r"belongs to the workspace at .*copied or moved", damage="workspace-copied"),
+    Case("copied-workspace-gc", ("--home", "{tmp}/copy", "table", "gc", "lineitem", "--older-than",
+                                 "0s", "--force-retention", "--yes", "--as", "root",
+                                 "--secret-file", "{secret}"),
+         r"belongs to the workspace at", damage="workspace-copied"),
 )
 
 #: damages a case may ask for (applied by the test, see tests/test_bad_inputs.py)
 DAMAGES = ("control-garbage", "control-directory", "control-missing-after-recluster",
            "pointer-garbage", "pointer-dangling", "header-garbage", "manifest-truncated",
-           "table-json-garbage", "workload-garbage", "control-truncated")
+           "table-json-garbage", "workload-garbage", "control-truncated", "data-file-deleted",
+           "workspace-copied")

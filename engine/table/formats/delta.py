@@ -44,6 +44,7 @@ from deltalake.transaction import AddAction, CommitProperties, RemoveAction
 from engine.core import logical_types
 from engine.core.errors import (CommitConflictError, DataFileError, SnapshotNotFoundError,
                                 TableNotFoundError)
+from engine.core.faults import crash_point
 from engine.table import fs
 from engine.table.footers import table_schema_from_arrow
 from engine.table.formats import columnar
@@ -269,6 +270,7 @@ class DeltaFormat(TableFormat):
                 "la.added-files": str(len(added)), "la.removed-files": str(len(wanted)),
                 **{f"la.{k.replace('_', '-')}": str(v) for k, v in properties.items()
                    if v is not None}}
+        crash_point("mid_commit")
         try:
             table.create_write_transaction(actions, mode="append", schema=table.schema(),
                                            commit_properties=CommitProperties(custom_metadata=meta))

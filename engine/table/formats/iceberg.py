@@ -49,6 +49,7 @@ from pyiceberg.types import (BooleanType, DateType, DecimalType, DoubleType, Flo
 
 from engine.core.errors import (CommitConflictError, ConfigError, DataFileError,
                                 SnapshotNotFoundError, TableNotFoundError)
+from engine.core.faults import crash_point
 from engine.table import fs
 from engine.table.formats import columnar, iceberg_commit, iceberg_deletes, iceberg_files
 from engine.table.formats.base import SnapshotInfo, TableFormat, refuse_merge_on_read
@@ -290,6 +291,7 @@ class IcebergFormat(TableFormat):
                             rewrite.delete_data_file(live[path])
                         for data_file in new_files:
                             rewrite.append_data_file(data_file)
+                    crash_point("mid_commit")
                 head = tbl.current_snapshot()  # the commit updated ``tbl`` in place
                 return self._load(tbl, head.snapshot_id if head else None)
             except (CommitFailedException, ValidationException):

@@ -1,0 +1,59 @@
+"""NaN in a float column never makes pruning skip a file DuckDB would read rows from (issue 10
+section 4). The files are written by Spark (as a rewrite writes them): Spark's Parquet writer
+puts NaN into the column statistics (max = NaN) where pyarrow leaves NaN out. For ranges open
+and closed on either side, every file the zonemaps prune must hold no row DuckDB matches.
+
+Known gap, kept visible: the footer reader keeps max = NaN and the pruning's comparisons
+with NaN are false, so such a file is pruned for every range. The fix belongs to
+engine/table/footers.py or engine/scan/pruning.py (not this issue's files): read a NaN
+bound as "NaN sorts above every number" (hi = +inf) or as unknown. Until then the test
+asserts the agreement for the files without NaN and turns into an xfail naming the
+disagreeing files; once fixed it passes.
+"""
+
+from __future__ import annotations
+
+import glob
+
+import duckdb
+import pytest
+
+from engine.scan.pruning import analyze_fragment
+from engine.table.footers import read_partitions
+from engine.table.model import ZoneMaps
+from engine.workload.model import Range, ScanFragment
+
+RANGES = {  # SQL condition -> the same range
+    "x > 100": Range(100.0, None, False, True),
+    "x >= 15": Range(15.0, None, True, True),
+    "x < 5": Range(None, 5.0, True, False),
+    "x BETWEEN 12 AND 14": Range(12.0, 14.0),
+    "x <= 1e300": Range(None, 1e300),
+}
+
+
+@pytest.mark.spark
+def test_pruning_never_skips_a_file_duckdb_reads_rows_from(spark, tmp_path):
+    rows = [(float("nan") if i % 9 == 4 and i < 40 else float(i), i) for i in range(80)]
+    (spark.createDataFrame(rows, "x double, k long").repartition(4, "k").sortWithinPartitions("k")
+     .write.parquet(str(tmp_path / "t")))
+    paths = sorted(glob.glob(str(tmp_path / "t" / "*.parquet")))
+    schema, parts = read_partitions(paths)
+    zm = ZoneMaps.from_partitions(schema, parts)
+    con = duckdb.connect()
+    with_nan = {p for p in paths
+                if con.execute(f"SELECT count(*) FROM read_parquet('{p}') WHERE isnan(x)").fetchone()[0]}
+    assert with_nan and len(with_nan) < len(paths)  # both kinds of file are there
+    wrong = []
+    for sql, rng in RANGES.items():
+        scan = analyze_fragment(zm, ScanFragment(sql, "t", ({"x": rng},), ("x",)))
+        scanned = {parts[i].path for i in scan.index.tolist()}
+        for p in paths:
+            hits = con.execute(f"SELECT count(*) FROM read_parquet('{p}') WHERE {sql}").fetchone()[0]
+            if hits and p not in scanned:
+                wrong.append((sql, p, hits))
+    assert not [w for w in wrong if w[1] not in with_nan], wrong  # NaN-free files: exact
+    if wrong:
+        pytest.xfail(f"{len(wrong)} (range, file) pairs pruned although DuckDB reads rows, all "
+                     f"in files whose statistics have max = NaN, e.g. {wrong[0][0]}: "
+                     f"{wrong[0][2]} rows (fix in footers/pruning, reported)")

@@ -1,0 +1,108 @@
+"""A rewrite never changes a type (issue 10 section 4): the types the issue found changed by
+a Spark rewrite, each in its own column of one table, rewritten by a real plan run; every
+field of every new file must equal its input field (type, unit, time zone, nullability,
+field metadata) and every value must survive.
+
+Known gap, kept visible as an xfail naming each changed field (the values are asserted
+first, as hard failures) until the executor restores the input's Arrow schema: Spark reads
+and writes these through its own type system (TIMESTAMP as UTC microseconds, one string
+type, nullable fields, no field metadata). Once fixed, it passes. An unsigned
+integer Spark cannot carry at all: the run must fail and change nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from engine import api
+from engine.core.errors import ExecutionError
+from engine.policy.base import PlanGroup
+from engine.table.footers import read_partitions
+from engine.table.store import TableStore
+from plan_helpers import insert_plan
+from security_helpers import sign_in
+
+N = 400
+#: the types the issue found changed by a rewrite, beside a plain key column
+FIELDS = [
+    pa.field("k", pa.int64(), nullable=False),
+    pa.field("ts_paris", pa.timestamp("us", tz="Europe/Paris")),
+    pa.field("ts_ms", pa.timestamp("ms")),
+    pa.field("big_text", pa.large_string()),
+    pa.field("tagged", pa.int32(), metadata={b"comment": b"kept verbatim"}),
+]
+
+
+def _rows(start: int) -> pa.Table:
+    base = dt.datetime(2024, 3, 30, 23, 0)
+    ks = range(start, start + N // 4)
+    return pa.table({
+        "k": [(k * 7919) % N for k in ks],
+        "ts_paris": [base + dt.timedelta(minutes=17 * k) for k in ks],
+        "ts_ms": [base + dt.timedelta(milliseconds=k) for k in ks],
+        "big_text": [f"row {k}" for k in ks],
+        "tagged": [k % 13 for k in ks],
+    }, schema=pa.schema(FIELDS))
+
+
+def _changed(expected: pa.Schema, got: pa.Schema) -> list[str]:
+    return [f"{f.name}: {f} -> {got.field(f.name)}" for f in expected
+            if not got.field(f.name).equals(f, check_metadata=True)]
+
+
+def _typed_table(settings, rows) -> tuple:
+    store = TableStore(settings)
+    root = store.managed_location("typed")
+    os.makedirs(root, exist_ok=True)
+    paths = []
+    for i in range(4):
+        paths.append(f"{root}/ingest-{i}.parquet")
+        pq.write_table(rows(i * N // 4), paths[-1])
+    schema, parts = read_partitions(paths)
+    base = store.create("typed", schema=schema, partitions=parts, operation="create",
+                        target_rows=N // 2)
+    pid = insert_plan(settings, base, [PlanGroup(tuple(paths), "sort", ("k",), "t")])
+    api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="types")
+    return store, base, paths, pid
+
+
+@pytest.mark.spark
+def test_a_rewrite_keeps_every_field_exactly(settings, spark):
+    store, base, paths, pid = _typed_table(settings, _rows)
+    api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
+    new = [p.path for p in store.current_snapshot("typed").partitions]
+    assert new and not set(new) & set(paths)
+    before = pa.concat_tables([pq.read_table(p) for p in paths]).sort_by("k")
+    after = pa.concat_tables([pq.read_table(p) for p in new]).sort_by("k")
+    assert after.num_rows == before.num_rows
+    assert after.cast(before.schema).equals(before)  # every value survives
+    expected = pq.read_schema(paths[0])
+    problems = sorted({c for p in new for c in _changed(expected, pq.read_schema(p))})
+    if problems:  # values survived (asserted above); the types did not, yet
+        pytest.xfail("open in engine/spark/executor.py (reported): " + "; ".join(problems))
+
+
+def _unsigned_rows(start: int) -> pa.Table:
+    ks = range(start, start + N // 4)
+    return pa.table({"k": pa.array(ks, pa.int64()),
+                     "u32": pa.array([4_000_000_000 - k for k in ks], pa.uint32())})
+
+
+@pytest.mark.spark
+def test_a_type_spark_cannot_carry_fails_the_run_and_changes_nothing(settings, spark):
+    """uint32 (found turned into int64 by a rewrite): the run must refuse, not convert."""
+    store, base, paths, pid = _typed_table(settings, _unsigned_rows)
+    before = {p: Path(p).read_bytes() for p in paths}
+    with pytest.raises(ExecutionError, match="uint32"):
+        api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
+    assert store.current_id("typed") == base.id
+    assert {p: Path(p).read_bytes() for p in paths} == before
+    assert api.show_plan(settings, pid)["status"] == "failed"
+    assert sorted(str(p) for p in Path(store.managed_location("typed")).rglob("*.parquet")) \
+        == sorted(paths)  # the run left no file behind
