@@ -83,7 +83,7 @@ def test_skip_label_and_lightweight_variant(settings, table):
 def test_pto_policy_proposal_and_stored_plan(settings, table):
     assert "pto" in policy_names()
     assert make_policy("pto", {"top_k": 2, "label": "skip"}).get_params() == \
-        {"top_k": 2, "label": "skip", "lightweight": False, "seed": 0}
+        {"top_k": 2, "label": "skip", "lightweight": False, "verify_top": 0, "seed": 0}
     out = api.create_plan(settings, "lineitem", policy="pto")
     plan = api.show_plan(settings, out["id"])
     assert plan["status"] == "proposed" and plan["policy"] == "pto"
@@ -117,6 +117,13 @@ def test_cli_design_pto_text_json_and_errors(settings, table, capsys):
     assert main([*home, "design", "pto", "lineitem", "--label", "skip"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("PTO: partition by") and "baselines" in text and "human expert" in text
+    assert main([*home, "design", "pto", "lineitem", "--verify-top", "2", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["verify_top"] == 2 and sum(c["verified"] for c in d["candidates"]) == 2
+    assert all(c["measured"] is not None for c in d["candidates"] if c["verified"])
+    with pytest.raises(SystemExit) as exc:
+        main([*home, "design", "pto", "lineitem", "--verify-top", "-1"])
+    assert exc.value.code == 2 and "--verify-top" in capsys.readouterr().err
     assert main([*home, "design", "pto", "nosuch"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("layout-advisor: error:") and len(err.strip().splitlines()) == 1

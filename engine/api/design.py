@@ -57,7 +57,7 @@ def design_paw(settings: "Settings", table: str, delta: Any = "auto", b_min_rows
 
 # --- PTO
 def design_pto(settings: "Settings", table: str, top_k: int = 3, label: str = "cost",
-               lightweight: bool = False, exhaustive: bool = False) -> dict[str, Any]:
+               lightweight: bool = False, exhaustive: bool = False, verify_top: int = 0) -> dict[str, Any]:
     """PTO's design for ``table`` from its imported workload (seed 002).
 
     Returns the ranked candidates (``predicted`` for every one, ``measured`` for the
@@ -71,7 +71,7 @@ def design_pto(settings: "Settings", table: str, top_k: int = 3, label: str = "c
     zm = snapshot.zonemaps()
     fragments = list(WorkloadStore(settings).fragments(snapshot.table))
     types = dict(snapshot.schema.columns)
-    config = PtoConfig(top_k=int(top_k), label=label, lightweight=bool(lightweight))
+    config = PtoConfig(top_k=int(top_k), label=label, lightweight=bool(lightweight), verify_top=int(verify_top))
     run = run_on_files(list(zm.paths), types, int(zm.bytes.sum()), fragments, config)
     file_bytes = float(zm.bytes.mean()) if len(zm) else 0.0
     found = [pto_baselines.default_layout(run, file_bytes), pto_baselines.human_expert(run)]

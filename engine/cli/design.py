@@ -12,7 +12,7 @@ import argparse
 from typing import Any, Mapping
 
 from engine import api
-from engine.cli.args import positive_int
+from engine.cli.args import number, positive_int
 from engine.cli.output import add_json_flag, aligned, emit
 from engine.core.fmt import JEDEC_UNITS, human_bytes
 
@@ -78,6 +78,9 @@ def register(subparsers: Any) -> None:
     q.add_argument("--label", choices=("cost", "skip"), default="cost",
                    help="cost: rows read plus file and row-group open costs (default); "
                         "skip: the paper's skipped rows")
+    q.add_argument("--verify-top", dest="verify_top", type=number(low=0, integer=True), default=0,
+                   metavar="N", help="label the N best predicted layouts on the sample too and choose "
+                                     "again (default 0: the paper's choice)")
     add_json_flag(q)
     q.set_defaults(func=_pto)
 
@@ -107,4 +110,5 @@ def pto_text(d: Mapping[str, Any]) -> str:
 
 
 def _pto(args: argparse.Namespace, settings: Any) -> None:
-    emit(args, api.design_pto(settings, args.table, top_k=args.top_k, label=args.label), pto_text)
+    emit(args, api.design_pto(settings, args.table, top_k=args.top_k, label=args.label,
+                              verify_top=args.verify_top), pto_text)
