@@ -61,6 +61,19 @@ def test_design_pto_ranks_candidates_and_beats_the_default(settings, table):
     assert d["choice"]["predicted"] is not None
     # the chosen layout, measured, is better than the table as ingested (dates trail order)
     assert max(c["measured"] for c in labelled) > by_name["default"]["measured"]
+    # the recommendation the dashboard shows, and the comparison under both labels
+    rec = d["recommendation"]
+    assert {k: rec[k] for k in ("partition_by", "sort", "target_file_bytes", "row_group_bytes")} == \
+        {k: d["choice"][k] for k in ("partition_by", "sort", "target_file_bytes", "row_group_bytes")}
+    assert rec["label"] == "cost" and rec["predicted"] == d["choice"]["predicted"] and rec["why"] == d["reason"]
+    comp = {c["name"]: c for c in d["comparison"]}
+    assert set(comp) == {"pto", "default", "human expert"}
+    for name, b in by_name.items():  # the run's label, measured twice alike
+        assert comp[name]["cost"] == pytest.approx(b["measured"], abs=1e-3)
+    assert all(0.0 <= c["skip"] <= 100.0 for c in comp.values())
+    if rec["measured"] is not None:  # a measured choice is the best label seen, above the default's
+        assert comp["pto"]["cost"] == pytest.approx(rec["measured"], abs=1e-3)
+        assert comp["pto"]["cost"] > comp["default"]["cost"]
     json.dumps(d)  # JSON-plain
 
 

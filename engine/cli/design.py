@@ -95,7 +95,7 @@ def pto_text(d: Mapping[str, Any]) -> str:
              None if c["measured"] is None else f"{c['measured']:.2f}"]
             for i, c in enumerate(d["candidates"][:SHOWN])]
     base = [[b["name"], b["partition_by"] or "-", b["sort"], _mb(b["target_file_bytes"]),
-             _mb(b["row_group_bytes"]), f"{b['measured']:.2f}"] for b in d["baselines"]]
+             _mb(b["row_group_bytes"]), f"{b['cost']:.2f}", f"{b['skip']:.2f}"] for b in d["comparison"]]
     return "\n".join([
         d["reason"],
         f"{d['fragments']} fragments; sample {d['sample_rows']} rows ({d['sample_rate']:.2%}); "
@@ -104,8 +104,8 @@ def pto_text(d: Mapping[str, Any]) -> str:
         aligned(["#", "partition", "sort", "file", "row group", "predicted", "measured"], rows,
                 right=(0, 3, 4, 5, 6)),
         f"... {len(d['candidates']) - SHOWN} more (--json)" if len(d["candidates"]) > SHOWN else "",
-        "baselines (measured on the same sample):",
-        aligned(["layout", "partition", "sort", "file", "row group", "measured"], base, right=(3, 4, 5)),
+        "PTO and the baselines, measured on the same sample (% saved):",
+        aligned(["layout", "partition", "sort", "file", "row group", "cost", "skip"], base, right=(3, 4, 5, 6)),
     ]).rstrip()
 
 
