@@ -291,3 +291,18 @@ def test_verify_top_labels_the_best_predicted_and_chooses_again():
     assert wrong.verified and wrong.measured == 0.0 and wrong.to_json()["training"] is False
     with pytest.raises(InvalidParameterError, match="verify_top"):
         PtoConfig(verify_top=-1)
+
+
+def test_refine_sizes_labels_every_size_of_the_chosen_pair():
+    from engine.design.pto.optimizer import Candidate, PtoConfig, refine
+
+    t, frags = _toy()
+    t = TableData(t.data, t.types, 100, 100, 100)
+    sort_x = cand.SortScheme("sort", ("x",))
+    chosen = Candidate(cand.Layout(None, sort_x, 100, 100), predicted=40.0, measured=50.0)
+    small = Candidate(cand.Layout(None, sort_x, 25, 5), predicted=10.0)  # measures 85% skipped
+    other = Candidate(cand.Layout(None, cand.BINPACK, 25, 5), predicted=5.0)  # another pair
+    out = refine([chosen, small, other], PtoConfig(label="skip", refine_sizes=True), t, frags)
+    assert out[0] is small and small.measured == 85.0 and small.verified
+    assert chosen.measured == 50.0 and not chosen.verified  # a training label is kept
+    assert other.measured is None  # only the chosen pair's sizes are labelled

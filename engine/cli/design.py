@@ -81,6 +81,9 @@ def register(subparsers: Any) -> None:
     q.add_argument("--verify-top", dest="verify_top", type=number(low=0, integer=True), default=0,
                    metavar="N", help="label the N best predicted layouts on the sample too and choose "
                                      "again (default 0: the paper's choice)")
+    q.add_argument("--refine-sizes", dest="refine_sizes", action="store_true",
+                   help="label every file and row-group size of the chosen partition and sort "
+                        "and choose again (default off: the paper's choice)")
     add_json_flag(q)
     q.set_defaults(func=_pto)
 
@@ -111,4 +114,4 @@ def pto_text(d: Mapping[str, Any]) -> str:
 
 def _pto(args: argparse.Namespace, settings: Any) -> None:
     emit(args, api.design_pto(settings, args.table, top_k=args.top_k, label=args.label,
-                              verify_top=args.verify_top), pto_text)
+                              verify_top=args.verify_top, refine_sizes=args.refine_sizes), pto_text)
