@@ -6,9 +6,9 @@ column inside the partition guardrails: 10 <= NDV <= 4,000, and ``day``'s NDV is
 ``day`` spreads over 8,000 days, ``payload`` is 48 random hex characters (incompressible,
 so bytes follow rows). Every query picks one region; two in three also a 400-day range.
 Partitioning on ``region`` skips 11/12 of the rows of every query for one file opened per
-partition, which no unpartitioned layout matches at any file size of the grid, so PTO's
-choice partitions on it (asserted, then every physical property is checked against the
-chosen design).
+query; an unpartitioned sort on ``region`` only approaches it (its files straddle two
+regions, so a query opens two), and PTO's choice partitions on it here (asserted; then
+every physical property is checked against the chosen design).
 """
 
 from __future__ import annotations
