@@ -273,3 +273,36 @@ def test_label_sample_cap_is_a_parameter():
     assert run(t, frags).sample.n_rows == n  # "u" is unique: Algorithm 2 needs the whole table
     capped = run(t, frags, PtoConfig(max_sample_rows=5_000))
     assert 4_000 < capped.sample.n_rows < 6_000 and capped.sample.n_table == n
+
+
+def test_verify_top_labels_the_best_predicted_and_chooses_again():
+    from engine.design.pto.optimizer import Candidate, PtoConfig, verify
+
+    t, frags = _toy()  # x = 0..99 at 1 byte a row; the fragment reads 10 <= x <= 20
+    t = TableData(t.data, t.types, 100, 100, 100)
+    sort_x = cand.SortScheme("sort", ("x",))
+    wrong = Candidate(cand.Layout(None, cand.BINPACK, 100, 100), predicted=90.0)  # one file: 0% saved
+    good = Candidate(cand.Layout(None, sort_x, 25, 5), predicted=80.0, measured=85.0)
+    ranked = [wrong, good]
+    # the paper's choice keeps the over-predicted layout
+    assert verify(list(ranked), PtoConfig(label="skip"), t, frags)[0] is wrong
+    out = verify(list(ranked), PtoConfig(label="skip", verify_top=1), t, frags)
+    assert out[0] is good and out[1] is wrong
+    assert wrong.verified and wrong.measured == 0.0 and wrong.to_json()["training"] is False
+    with pytest.raises(InvalidParameterError, match="verify_top"):
+        PtoConfig(verify_top=-1)
+
+
+def test_refine_sizes_labels_every_size_of_the_chosen_pair():
+    from engine.design.pto.optimizer import Candidate, PtoConfig, refine
+
+    t, frags = _toy()
+    t = TableData(t.data, t.types, 100, 100, 100)
+    sort_x = cand.SortScheme("sort", ("x",))
+    chosen = Candidate(cand.Layout(None, sort_x, 100, 100), predicted=40.0, measured=50.0)
+    small = Candidate(cand.Layout(None, sort_x, 25, 5), predicted=10.0)  # measures 85% skipped
+    other = Candidate(cand.Layout(None, cand.BINPACK, 25, 5), predicted=5.0)  # another pair
+    out = refine([chosen, small, other], PtoConfig(label="skip", refine_sizes=True), t, frags)
+    assert out[0] is small and small.measured == 85.0 and small.verified
+    assert chosen.measured == 50.0 and not chosen.verified  # a training label is kept
+    assert other.measured is None  # only the chosen pair's sizes are labelled

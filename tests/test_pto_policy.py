@@ -61,6 +61,19 @@ def test_design_pto_ranks_candidates_and_beats_the_default(settings, table):
     assert d["choice"]["predicted"] is not None
     # the chosen layout, measured, is better than the table as ingested (dates trail order)
     assert max(c["measured"] for c in labelled) > by_name["default"]["measured"]
+    # the recommendation the dashboard shows, and the comparison under both labels
+    rec = d["recommendation"]
+    assert {k: rec[k] for k in ("partition_by", "sort", "target_file_bytes", "row_group_bytes")} == \
+        {k: d["choice"][k] for k in ("partition_by", "sort", "target_file_bytes", "row_group_bytes")}
+    assert rec["label"] == "cost" and rec["predicted"] == d["choice"]["predicted"] and rec["why"] == d["reason"]
+    comp = {c["name"]: c for c in d["comparison"]}
+    assert set(comp) == {"pto", "default", "human expert"}
+    for name, b in by_name.items():  # the run's label, measured twice alike
+        assert comp[name]["cost"] == pytest.approx(b["measured"], abs=1e-3)
+    assert all(0.0 <= c["skip"] <= 100.0 for c in comp.values())
+    if rec["measured"] is not None:  # a measured choice is the best label seen, above the default's
+        assert comp["pto"]["cost"] == pytest.approx(rec["measured"], abs=1e-3)
+        assert comp["pto"]["cost"] > comp["default"]["cost"]
     json.dumps(d)  # JSON-plain
 
 
@@ -83,7 +96,8 @@ def test_skip_label_and_lightweight_variant(settings, table):
 def test_pto_policy_proposal_and_stored_plan(settings, table):
     assert "pto" in policy_names()
     assert make_policy("pto", {"top_k": 2, "label": "skip"}).get_params() == \
-        {"top_k": 2, "label": "skip", "lightweight": False, "seed": 0}
+        {"top_k": 2, "label": "skip", "lightweight": False, "verify_top": 0, "refine_sizes": False,
+         "seed": 0}
     out = api.create_plan(settings, "lineitem", policy="pto")
     plan = api.show_plan(settings, out["id"])
     assert plan["status"] == "proposed" and plan["policy"] == "pto"
@@ -117,6 +131,13 @@ def test_cli_design_pto_text_json_and_errors(settings, table, capsys):
     assert main([*home, "design", "pto", "lineitem", "--label", "skip"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("PTO: partition by") and "baselines" in text and "human expert" in text
+    assert main([*home, "design", "pto", "lineitem", "--verify-top", "2", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["verify_top"] == 2 and sum(c["verified"] for c in d["candidates"]) == 2
+    assert all(c["measured"] is not None for c in d["candidates"] if c["verified"])
+    with pytest.raises(SystemExit) as exc:
+        main([*home, "design", "pto", "lineitem", "--verify-top", "-1"])
+    assert exc.value.code == 2 and "--verify-top" in capsys.readouterr().err
     assert main([*home, "design", "pto", "nosuch"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("layout-advisor: error:") and len(err.strip().splitlines()) == 1

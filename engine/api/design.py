@@ -57,25 +57,41 @@ def design_paw(settings: "Settings", table: str, delta: Any = "auto", b_min_rows
 
 # --- PTO
 def design_pto(settings: "Settings", table: str, top_k: int = 3, label: str = "cost",
-               lightweight: bool = False, exhaustive: bool = False) -> dict[str, Any]:
+               lightweight: bool = False, exhaustive: bool = False, verify_top: int = 0,
+               refine_sizes: bool = False) -> dict[str, Any]:
     """PTO's design for ``table`` from its imported workload (seed 002).
 
-    Returns the ranked candidates (``predicted`` for every one, ``measured`` for the
-    labelled training layouts), the ``choice`` and its ``reason``, and the baselines
-    measured with the same label on the same sample: the layout as ingested
-    (``default``), the human expert (Algorithm 4) and, with ``exhaustive``, the best of
-    every candidate labelled (PTO's regret). Nothing is stored: ``plan create TABLE
-    --policy pto`` stores the design as a proposed plan.
+    Returns ``recommendation`` (the chosen ``partition_by`` (None: none), ``sort``,
+    ``sort_kind``, ``sort_columns``, ``target_file_bytes``, ``row_group_bytes``, the
+    run's ``label`` and its ``predicted`` and ``measured`` values (measured is None when
+    the model predicted the choice), ``why``), ``comparison`` (the choice and the
+    baselines, each with its layout and both labels measured on the same sample:
+    ``cost`` and ``skip`` in % saved, higher is better), the ranked ``candidates``
+    (``predicted`` for every one, ``measured`` for the labelled training layouts and the
+    ``verified`` ones), and the run's evidence (``choice``, ``reason``, ``baselines``
+    measured with the run's label, candidate lists, sample, timings). Baselines: the layout
+    as ingested (``default``), the human expert (Algorithm 4) and, with ``exhaustive``, the
+    best of every candidate labelled (PTO's regret). Nothing is stored: ``create_plan(settings,
+    table, "pto", {"top_k", "label", "lightweight", "verify_top", "refine_sizes"})`` stores the design as
+    a proposed plan.
     """
     snapshot = TableStore(settings).current_snapshot(table)
     zm = snapshot.zonemaps()
     fragments = list(WorkloadStore(settings).fragments(snapshot.table))
     types = dict(snapshot.schema.columns)
-    config = PtoConfig(top_k=int(top_k), label=label, lightweight=bool(lightweight))
+    config = PtoConfig(top_k=int(top_k), label=label, lightweight=bool(lightweight), verify_top=int(verify_top),
+                       refine_sizes=bool(refine_sizes))
     run = run_on_files(list(zm.paths), types, int(zm.bytes.sum()), fragments, config)
     file_bytes = float(zm.bytes.mean()) if len(zm) else 0.0
     found = [pto_baselines.default_layout(run, file_bytes), pto_baselines.human_expert(run)]
     if exhaustive:
         found.append(pto_baselines.exhaustive(run))
+    choice = run.choice
+    recommendation = {**choice.layout.describe(), "label": config.label, "predicted": round(choice.predicted, 4),
+                      "measured": None if choice.measured is None else round(choice.measured, 4),
+                      "why": run.reason()}
+    comparison = [{"name": "pto", **choice.layout.describe(), **pto_baselines.measure_all(run, choice.layout)}]
+    comparison += [{"name": m.name, **m.layout.describe(), **pto_baselines.measure_all(run, m.layout)} for m in found]
     return {"table": snapshot.table, "snapshot_id": snapshot.id, "fragments": len(fragments),
+            "recommendation": recommendation, "comparison": comparison,
             **design_details(run), "baselines": [m.to_json() for m in found]}

@@ -12,7 +12,7 @@ import argparse
 from typing import Any, Mapping
 
 from engine import api
-from engine.cli.args import positive_int
+from engine.cli.args import number, positive_int
 from engine.cli.output import add_json_flag, aligned, emit
 from engine.core.fmt import JEDEC_UNITS, human_bytes
 
@@ -78,6 +78,12 @@ def register(subparsers: Any) -> None:
     q.add_argument("--label", choices=("cost", "skip"), default="cost",
                    help="cost: rows read plus file and row-group open costs (default); "
                         "skip: the paper's skipped rows")
+    q.add_argument("--verify-top", dest="verify_top", type=number(low=0, integer=True), default=0,
+                   metavar="N", help="label the N best predicted layouts on the sample too and choose "
+                                     "again (default 0: the paper's choice)")
+    q.add_argument("--refine-sizes", dest="refine_sizes", action="store_true",
+                   help="label every file and row-group size of the chosen partition and sort "
+                        "and choose again (default off: the paper's choice)")
     add_json_flag(q)
     q.set_defaults(func=_pto)
 
@@ -92,7 +98,7 @@ def pto_text(d: Mapping[str, Any]) -> str:
              None if c["measured"] is None else f"{c['measured']:.2f}"]
             for i, c in enumerate(d["candidates"][:SHOWN])]
     base = [[b["name"], b["partition_by"] or "-", b["sort"], _mb(b["target_file_bytes"]),
-             _mb(b["row_group_bytes"]), f"{b['measured']:.2f}"] for b in d["baselines"]]
+             _mb(b["row_group_bytes"]), f"{b['cost']:.2f}", f"{b['skip']:.2f}"] for b in d["comparison"]]
     return "\n".join([
         d["reason"],
         f"{d['fragments']} fragments; sample {d['sample_rows']} rows ({d['sample_rate']:.2%}); "
@@ -101,10 +107,11 @@ def pto_text(d: Mapping[str, Any]) -> str:
         aligned(["#", "partition", "sort", "file", "row group", "predicted", "measured"], rows,
                 right=(0, 3, 4, 5, 6)),
         f"... {len(d['candidates']) - SHOWN} more (--json)" if len(d["candidates"]) > SHOWN else "",
-        "baselines (measured on the same sample):",
-        aligned(["layout", "partition", "sort", "file", "row group", "measured"], base, right=(3, 4, 5)),
+        "PTO and the baselines, measured on the same sample (% saved):",
+        aligned(["layout", "partition", "sort", "file", "row group", "cost", "skip"], base, right=(3, 4, 5, 6)),
     ]).rstrip()
 
 
 def _pto(args: argparse.Namespace, settings: Any) -> None:
-    emit(args, api.design_pto(settings, args.table, top_k=args.top_k, label=args.label), pto_text)
+    emit(args, api.design_pto(settings, args.table, top_k=args.top_k, label=args.label,
+                              verify_top=args.verify_top, refine_sizes=args.refine_sizes), pto_text)

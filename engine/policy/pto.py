@@ -25,17 +25,23 @@ class PtoPolicy(Policy):
     ``top_k``: partition columns and sort schemes kept (section 4.1.3: 3); ``label``:
     ``"cost"`` (scan cost with file and row-group overheads, decision 6) or ``"skip"``
     (the paper's skipped rows); ``lightweight``: label with one fragment per filter-column
-    set (section 4.5); ``seed``: sampling and training-set seed. Learned: ``run_`` (the
+    set (section 4.5); ``verify_top``: label that many of the best-ranked unlabelled
+    candidates after prediction and choose again (ours; 0, the default, is the paper's
+    choice); ``refine_sizes``: label every file and row-group size of the chosen
+    (partition, sort) pair and choose again (ours; off by default); ``seed``: sampling and
+    training-set seed. Learned: ``run_`` (the
     last run, not persisted: each decision starts afresh from the workload).
     """
 
     name = "pto"
 
     def __init__(self, top_k: int = 3, label: str = "cost", lightweight: bool = False,
-                 seed: int = 0) -> None:
+                 verify_top: int = 0, refine_sizes: bool = False, seed: int = 0) -> None:
         self.top_k = top_k
         self.label = label
         self.lightweight = lightweight
+        self.verify_top = verify_top
+        self.refine_sizes = refine_sizes
         self.seed = seed
         self.run_: PtoRun | None = None
 
@@ -45,6 +51,7 @@ class PtoPolicy(Policy):
 
     def config(self) -> PtoConfig:
         return PtoConfig(top_k=int(self.top_k), label=str(self.label), lightweight=bool(self.lightweight),
+                         verify_top=int(self.verify_top), refine_sizes=bool(self.refine_sizes),
                          seed=int(self.seed))
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
@@ -77,6 +84,8 @@ def design_details(run: PtoRun) -> dict[str, Any]:
         "choice": run.choice.to_json(),
         "reason": run.reason(),
         "label": run.config.label,
+        "verify_top": run.config.verify_top,
+        "refine_sizes": run.config.refine_sizes,
         "candidates": [c.to_json() for c in run.candidates],
         "partition_candidates": list(run.partitions),
         "sort_candidates": [s.label for s in run.sorts.schemes],

@@ -18,33 +18,16 @@ zonemap bounds are unknown (``valid`` False), which pruning treats as "might mat
 
 from __future__ import annotations
 
-import math
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
+from engine.layout.cuts import cut_points
 from engine.table.model import ColumnZoneMap, TableSchema, ZoneMaps
 
 PATH_PREFIX = "sim/part-"
-
-
-def cut_points(n_rows: int, target_rows: int, at_least_target: bool = False) -> np.ndarray:
-    """Start offsets of ``ceil(n / target)`` near-equal chunks of ``n`` ordered rows
-    (``floor(n / target)`` chunks, each at least the target, with ``at_least_target``).
-
-    Example:
-    >>> cut_points(10, 4).tolist()
-    [0, 3, 6]
-    >>> cut_points(10, 4, at_least_target=True).tolist()
-    [0, 5]
-    """
-    if n_rows <= 0:
-        return np.zeros(0, dtype=np.int64)
-    t = max(1, target_rows)
-    k = max(1, n_rows // t if at_least_target else math.ceil(n_rows / t))
-    return (np.arange(k, dtype=np.int64) * n_rows) // k
 
 
 class _Grow:

@@ -40,6 +40,15 @@ def measure(run: PtoRun, layout: Layout) -> float:
     return labels.label_layout(layout, run.sample, run.label_fragments, c.label, c.c_file, c.c_rg)
 
 
+def measure_all(run: PtoRun, layout: Layout) -> dict[str, float]:
+    """The layout's every label on the run's sample: ``{"cost": %, "skip": %}`` (one
+    placement, both counts)."""
+    c = run.config
+    placed = labels.place_layout(layout, run.sample)
+    return {name: round(placed.label(run.label_fragments, name, c.c_file, c.c_rg), 4)
+            for name in labels.LABELS}
+
+
 def default_layout(run: PtoRun, file_bytes: float, row_group_bytes: float | None = None) -> Measured:
     """The layout as ingested: no partition, input order, files of ``file_bytes``."""
     lay = Layout(None, BINPACK, int(file_bytes), int(row_group_bytes or file_bytes))

@@ -38,6 +38,7 @@ from engine.core.errors import InvalidParameterError
 from engine.design.pto.candidates import Layout
 from engine.design.pto.data import EncodedBox, TableData
 from engine.layout.base import make_ordering
+from engine.layout.cuts import cut_points
 
 LABELS = ("cost", "skip")
 #: default open costs in row-equivalents (decision 6): DuckDB on this 2-core machine, one
@@ -47,20 +48,6 @@ C_FILE_ROWS = 2_000.0
 C_RG_ROWS = 50.0
 #: fewer rows than this in a downscaled row group raises the sampling rate (ours)
 MIN_RG_ROWS = 8
-
-
-def chunk_starts(n: int, max_rows: int) -> np.ndarray:
-    """Start offsets of ceil(n / max_rows) near-equal chunks (the executor's cut; the same
-    rule as ``engine.sim.table.cut_points``, which sits in a higher layer).
-
-    Example:
-    >>> chunk_starts(10, 4).tolist()
-    [0, 3, 6]
-    """
-    if n <= 0:
-        return np.zeros(0, dtype=np.int64)
-    k = -(-n // max(1, max_rows))
-    return (np.arange(k, dtype=np.int64) * n) // k
 
 
 @dataclass
@@ -137,10 +124,10 @@ def place(table: TableData, partition: str | None, kind: str, columns: Sequence[
     n = table.n_rows
     rows, seg = ordered_rows(table, partition, kind, tuple(columns))
     bounds = np.append(seg, n)
-    files = [bounds[i] + chunk_starts(int(bounds[i + 1] - bounds[i]), file_rows) for i in range(len(seg))]
+    files = [bounds[i] + cut_points(int(bounds[i + 1] - bounds[i]), file_rows) for i in range(len(seg))]
     file_starts = np.concatenate(files) if files else np.zeros(0, dtype=np.int64)
     fb = np.append(file_starts, n)
-    rgs = [fb[i] + chunk_starts(int(fb[i + 1] - fb[i]), rg_rows) for i in range(len(file_starts))]
+    rgs = [fb[i] + cut_points(int(fb[i + 1] - fb[i]), rg_rows) for i in range(len(file_starts))]
     rg_starts = np.concatenate(rgs) if rgs else np.zeros(0, dtype=np.int64)
     return Placement(table, rows, file_starts, rg_starts)
 
