@@ -17,7 +17,6 @@ change is audited by the store (:mod:`engine.plans.store`).
 
 from __future__ import annotations
 
-import os
 import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -26,6 +25,7 @@ from engine.core.errors import ApprovalError, SnapshotNotFoundError, TableNotFou
 from engine.plans.store import ControlStore, PlanRow
 from engine.policy.base import PlanGroup, Proposal
 from engine.policy.codec import proposal_from_json, proposal_to_json
+from engine.table.leases import pid_alive
 from engine.table.store import TableStore
 
 if TYPE_CHECKING:
@@ -88,16 +88,6 @@ class Plan:
         }
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - exists, owned by someone else
-        return True
-    return True
-
-
 class PlanBook:
     """Plans read with their state settled, and the transitions of the plan's life.
 
@@ -143,12 +133,14 @@ class PlanBook:
         job = self.control.progress(plan.id)
         if not job or job.get("host") != socket.gethostname() or not job.get("pid"):
             return plan
-        if _pid_alive(int(job["pid"])):
+        if pid_alive(int(job["pid"])):
             return plan
         committed = False
         try:
             snap = self.tables.current_snapshot(plan.table)
-            committed = str(snap.summary.get("plan_id")) == str(plan.id)
+            # native snapshots record ``plan_id``; Iceberg and Delta ``la.plan-id``
+            marker = snap.summary.get("plan_id", snap.summary.get("la.plan-id"))
+            committed = str(marker) == str(plan.id)
         except (TableNotFoundError, SnapshotNotFoundError):
             pass
         to, why = ((SUCCEEDED, f"runner pid {job['pid']} exited after committing")
