@@ -113,12 +113,13 @@ def snapshot(table: str, snapshot_id: str | None = None) -> Any:
     return _snapshot(home(), table, sid)
 
 
-def rollback_table(table: str, to_snapshot_id: str, actor: Any) -> Any:
-    """Make ``to_snapshot_id`` current again (a new snapshot; nothing is deleted); the
-    engine checks that ``actor`` is a signed-in admin."""
-    out = api.rollback_table(settings(), table, to_snapshot_id, actor=actor)
+def rollback_table(table: str, to_snapshot_id: str, actor: Any) -> dict[str, Any]:
+    """Make ``to_snapshot_id`` current again (a new snapshot; nothing is deleted) and reset
+    WAIR's learned state when it is newer than that snapshot; the engine checks that
+    ``actor`` is a signed-in admin. Returns ``{"snapshot", "state_reset"}``."""
+    out = api.rollback_and_reset(settings(), table, to_snapshot_id, actor=actor)
     clear_caches()
-    return out
+    return dict(out)
 
 
 # --------------------------------------------------------------------------- analysis
@@ -365,6 +366,31 @@ def depth_before_after(plan: Mapping[str, Any]) -> pd.DataFrame:
         return pd.DataFrame()
     return views.depth_before_after(cols, analyze(plan["table"], plan["base_snapshot"]),
                                     analyze(plan["table"], after_id))
+
+
+def wair_state(table: str) -> dict[str, Any]:
+    """What WAIR learned on ``table`` (window, credit, debt, window closes, its plans);
+    not cached: a plan creation or run changes it."""
+    return dict(api.wair_state(settings(), table))
+
+
+def reset_wair_state(table: str, actor: Any, reason: str = "") -> dict[str, Any]:
+    """Forget WAIR's learned state on ``table`` (a signed-in approver; audited)."""
+    out = dict(api.reset_policy_state(settings(), table, actor, reason or None))
+    clear_caches()
+    return out
+
+
+def plan_exports(plan_id: int) -> tuple[str, str]:
+    """(JSON, Markdown runbook) of a stored plan, for the download buttons."""
+    return api.plan_json(settings(), int(plan_id)), api.plan_runbook(settings(), int(plan_id))
+
+
+def compare_plans(a: int, b: int) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Two stored plans side by side: the frame and the partition overlap counts."""
+    out = api.compare_plans(settings(), int(a), int(b))
+    return views.compare_frame(out), {k: int(out[k]) for k in ("shared_partitions", "only_a",
+                                                               "only_b")}
 
 
 def start_run(plan_id: int, actor: Any) -> Any:

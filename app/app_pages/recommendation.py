@@ -58,6 +58,8 @@ with guard():
     with st.spinner("WAIR is reading the workload window..."):
         rec = services.preview_plan(table, "wair", engine_params)
 
+components.wair_state_panel(table)
+
 if rec.get("status") == "no-action":
     explanation = rec.get("explanation") or {}
     st.info(f"**WAIR proposes nothing right now.** {views.md_text(explanation.get('why', ''))}\n\n"
@@ -119,6 +121,7 @@ else:
     st.table(views.groups_frame(rec), hide_index=True)
     st.caption("Each group is rewritten together with its own ordering (a hybrid layout): "
                "sort on one column, Hilbert over a blend, or a Qd-tree for diffuse savings.")
+    components.hybrid_layout_chart(table, rec, key="rec_layout")
 
     identity = components.signed_in()
     actor = identity.name if identity is not None else services.default_proposer()
