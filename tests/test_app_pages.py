@@ -175,3 +175,34 @@ def test_vanished_table_is_an_error_not_a_traceback(engine_settings):
     at = AppTest.from_function(script, default_timeout=TIMEOUT).run()
     assert not at.exception
     assert "no_such_table" in at.error[0].value
+
+
+def test_wair_memory_is_shown_and_an_approver_resets_it(engine_settings):
+    """After a decision WAIR remembers its window; the Recommendation page shows it, and a
+    signed-in approver resets it (audited), after which the page says nothing is learned."""
+    from engine import api
+    from security_helpers import SECRET
+
+    api.create_plan(engine_settings, "lineitem", "wair", {"window": 40}, created_by="carol")
+    state = api.wair_state(engine_settings, "lineitem")
+    assert state["saved"] and state["window_size"] == 40
+    at = open_app("recommendation")
+    assert metric(at, "Window now") == ["40 queries"]
+    assert metric(at, "Debt") == [f"{views_fmt_seconds(state['debt_cpu_s'])} CPU"]
+    assert at.button(key="wair_reset").disabled  # reading needs nothing; resetting an approver
+    at.sidebar.text_input(key="signin_name").input("alice")
+    at.sidebar.text_input(key="signin_secret").input(SECRET).run()
+    at.sidebar.button(key="signin").click().run()
+    at.text_input(key="wair_reset_reason").input("workload changed").run()
+    at.button(key="wair_reset").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    after = api.wair_state(engine_settings, "lineitem")
+    assert after["runs"] == 0 and after["windows_closed"] == 0 and after["window_size"] == 50
+    assert any(s.value.startswith("WAIR's memory on this table was reset") for s in at.success)
+    entry = [a for a in api.audit_log(engine_settings) if a["action"] == "policy-reset"][-1]
+    assert entry["actor"] == "alice" and "workload changed" in entry["reason"]
+
+
+def views_fmt_seconds(value: float) -> str:
+    from app import views
+    return views.fmt_seconds(value)
