@@ -432,3 +432,16 @@ def simulate(preset: str, rows: int, policies: Sequence[str], seed: int,
 def clear_caches() -> None:
     """Forget cached metrics (after an action that changed the workspace)."""
     st.cache_data.clear()
+
+
+# --------------------------------------------------------------------------- designs
+
+def design_paw(table: str, delta: Any = "auto", window: int | None = None) -> dict[str, Any]:
+    """PAW's whole-table design of ``table`` (samples the table: the page runs it on a
+    button and keeps the answer)."""
+    return dict(api.design_paw(settings(), table, delta=delta, window=window))
+
+
+def design_pto(table: str, top_k: int = 3, label: str = "cost") -> dict[str, Any]:
+    """PTO's whole-table design of ``table`` (labels layouts on a sample: on a button)."""
+    return dict(api.design_pto(settings(), table, top_k=int(top_k), label=label))

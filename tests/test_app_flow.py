@@ -157,3 +157,12 @@ def test_actions_need_a_signed_in_approver(engine_settings, workspace):
         for b in at.button:
             if b.key == key:
                 assert b.disabled
+    from engine import api
+    from engine.core.errors import ApprovalError
+
+    with pytest.raises(ApprovalError):  # nobody signed in: WAIR's memory stays
+        api.reset_policy_state(engine_settings, "flow", None)
+    bob = api.authenticate(engine_settings, "bob", SECRET)
+    with pytest.raises(ApprovalError):  # an approver is not an admin: no rollback
+        api.rollback_and_reset(engine_settings, "flow", str(api.table_snapshots(engine_settings,
+                                                                                  "flow")[0]["id"]), bob)

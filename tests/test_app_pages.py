@@ -206,3 +206,19 @@ def test_wair_memory_is_shown_and_an_approver_resets_it(engine_settings):
 def views_fmt_seconds(value: float) -> str:
     from app import views
     return views.fmt_seconds(value)
+
+
+def test_design_page_shows_paw_against_its_baselines(engine_settings):
+    """The Design page runs PAW on a button; its table is engine.api.design_paw's costs."""
+    from engine import api
+
+    at = open_app("design")
+    assert [b for b in at.button if b.key == "pto_run"]  # PTO is one tab away
+    at.button(key="paw_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    design = api.design_paw(engine_settings, "lineitem")["design"]
+    costs = frame_with(at, "rows read per query (history)").set_index("design")
+    assert costs.loc["PAW", "rows read per query (history)"] == round(design["costs"]["paw"]["history"])
+    assert costs.loc["Qd-tree (greedy)", "rows read per query (worst δ-similar future)"] == \
+        round(design["costs"]["qdtree"]["worst_future"])
+    assert metric(at, "Leaves") == [f"{len(design['leaves']):,}"]

@@ -36,6 +36,7 @@ PAGES = [
     ("recommendation", "recommendation", "Data-driven plans for comparison", 1, None),
     ("approve", "approve", "Snapshot history", 0, None),
     ("whatif", "whatif", "Summary", 3, "Run simulation"),
+    ("design", "design", "PAW (seed 001)", 0, None),
 ]
 
 pytestmark = [
