@@ -162,6 +162,21 @@ def test_whatif_runs_the_simulator_and_shows_its_numbers(engine_settings):
         assert summary.loc[res["label"], "partitions rewritten"] == res["partitions_rewritten"]
 
 
+def test_whatif_readme_setup_is_the_presets_own_scenario(engine_settings):
+    """'As in the README' fills the form with the preset's own scenario at 200,000 rows (the
+    setup of bench/wair_replication.py --quick), not the quick shortened one."""
+    from engine import api
+
+    at = open_app("whatif")
+    assert at.number_input(key="wi_tpch_periods").value == 4  # quick
+    at.radio(key="wi_mode").set_value("readme").run()
+    assert not at.exception
+    defaults = {f["name"]: f["default"] for f in api.scenario_parameters("tpch")}
+    assert at.number_input(key="wi_tpch_readme_rows").value == 200_000
+    for name in ("periods", "batches_per_period", "recluster_start"):
+        assert at.number_input(key=f"wi_tpch_readme_{name}").value == defaults[name]
+
+
 def test_vanished_table_is_an_error_not_a_traceback(engine_settings):
     def script():
         import streamlit as st

@@ -44,7 +44,7 @@ with st.form("whatif_form"):
         box = cols[i % 4]
         name, kind, default = f["name"], f["kind"], start_values.get(f["name"], f.get("default"))
         label = name.replace("_", " ").capitalize()
-        key = f"wi_{preset}_{mode}_{name}"
+        key = f"wi_{preset}_{name}" if mode == "quick" else f"wi_{preset}_{mode}_{name}"
         if kind == "int":
             values[name] = box.number_input(label, value=int(default), min_value=f.get("min"),
                                             step=1, help=f.get("help"), key=key)
