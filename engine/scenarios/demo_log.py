@@ -54,7 +54,7 @@ WHERE l_commitdate >= DATE '{a}' AND l_commitdate < DATE '{a}' + INTERVAL '{days
 GROUP BY l_suppkey"""
 
 #: (template, weight at the start of the log, weight at its end): the date shift
-MIX = (("ship", 0.40, 0.32), ("ship_supplier", 0.30, 0.24), ("supplier", 0.12, 0.10),
+MIX = (("ship", 0.40, 0.34), ("ship_supplier", 0.30, 0.26), ("supplier", 0.12, 0.06),
        ("commit_deals", 0.04, 0.34), ("commit", 0.14, 0.0))
 
 #: hot ranges start within this many days of their end of the data
