@@ -391,7 +391,7 @@ def group_colors(labels: Sequence[str], rest: str) -> dict[str, str]:
     """A color per plan group label (``layout key``): the layout kind picks the hue family
     (sort blue, Hilbert green, Qd-tree purple), groups of one kind get its shades; partitions
     the plan leaves alone (``rest``) are light grey."""
-    out: dict[str, str] = {}
+    out: dict[str, str] = {rest: "#d9d9d9"}  # first: drawn below the groups
     seen: dict[str, int] = {}
     for label in labels:
         if label == rest:
@@ -400,7 +400,6 @@ def group_colors(labels: Sequence[str], rest: str) -> dict[str, str]:
         k = seen[kind] = seen.get(kind, -1) + 1
         base = LAYOUT_COLORS.get(kind, qualitative.Plotly[len(out) % len(qualitative.Plotly)])
         out[label] = base if k == 0 else sample_colorscale([base, "#ffffff"], [min(0.6, 0.2 * k)])[0]
-    out[rest] = "#d9d9d9"
     return out
 
 

@@ -670,7 +670,7 @@ def group_assignment(zm: Any, groups: Sequence[Mapping[str, Any]], column: str,
     its min; past ``limit`` partitions an even sample of the unselected ones is kept (the
     selected ones are all drawn). Returns lo, hi, category, y, ltype and the label order."""
     cz = zm.column(column)
-    label = np.full(len(zm), NOT_REWRITTEN, dtype=object)
+    label = np.full(len(zm.paths), NOT_REWRITTEN, dtype=object)
     where = {p: i for i, p in enumerate(zm.paths)}
     order_labels = []
     for g in groups:
