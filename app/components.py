@@ -189,3 +189,13 @@ def hybrid_layout_chart(table: str, plan: Any, key: str) -> None:
         st.plotly_chart(charts.group_layout(assignment, column, views.NOT_REWRITTEN), key=key)
         st.caption("Each line is a partition's range on the column, coloured by the group "
                    "that rewrites it (layout and key); grey partitions stay as they are.")
+
+
+def require_workload(table: str, why: str) -> None:
+    """Stop the page with what to do when ``table`` has no imported workload."""
+    with guard():
+        has_workload = bool(services.fragments(table))
+    if not has_workload:
+        st.info(f"{why}, and **{table}** has none yet. Import a query log with "
+                f"`layout-advisor workload import {table} FILE`, then reload this page.")
+        st.stop()

@@ -13,12 +13,7 @@ st.caption("WAIR repairs the partitions the workload hurts most; these designs a
            "whole table should be laid out, e.g. when creating or migrating it. Each run reads "
            "a sample of the table, so it starts on a button.")
 table = components.require_table()
-with guard():
-    has_workload = bool(services.fragments(table))
-if not has_workload:
-    st.info(f"Both designs start from the workload, and **{table}** has none yet. Import a "
-            f"query log with `layout-advisor workload import {table} FILE`.")
-    st.stop()
+components.require_workload(table, "Both designs start from the workload")
 
 identity = components.signed_in()
 actor = identity.name if identity is not None else services.default_proposer()

@@ -14,12 +14,7 @@ if components.selected_snapshot() is not None:
     st.warning("Plans always start from the table's current snapshot; the snapshot picked in "
                "the sidebar is ignored here.")
 
-with guard():
-    has_workload = bool(services.fragments(table))
-if not has_workload:
-    st.info(f"WAIR recommends from the workload, and **{table}** has none yet. Import a query log "
-            f"with `layout-advisor workload import {table} FILE`, then reload this page.")
-    st.stop()
+components.require_workload(table, "WAIR recommends from the workload")
 
 DEFAULTS = {"window": 50, "alpha": 1.0, "beta": 0.0, "cost_limit": 0.0, "k_max": 64,
             "eps": 0.1, "min_samples": 5}
