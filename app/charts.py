@@ -381,3 +381,35 @@ def mark_periods(fig: go.Figure, starts: Sequence[tuple[float, str]]) -> go.Figu
                       annotation_text=label, annotation_position="top left",
                       annotation_font_color="#616161")
     return fig
+
+
+LAYOUT_COLORS = {"sort": qualitative.D3[0], "hilbert": qualitative.D3[2], "qdtree": qualitative.D3[4],
+                 "zorder": qualitative.D3[1], "paw": qualitative.D3[3], "binpack": qualitative.D3[5]}
+
+
+def group_colors(labels: Sequence[str], rest: str) -> dict[str, str]:
+    """A color per plan group label (``layout key``): the layout kind picks the hue family
+    (sort blue, Hilbert green, Qd-tree purple), groups of one kind get its shades; partitions
+    the plan leaves alone (``rest``) are light grey."""
+    out: dict[str, str] = {rest: "#d9d9d9"}  # first: drawn below the groups
+    seen: dict[str, int] = {}
+    for label in labels:
+        if label == rest:
+            continue
+        kind = label.split(" ")[0]
+        k = seen[kind] = seen.get(kind, -1) + 1
+        base = LAYOUT_COLORS.get(kind, qualitative.Plotly[len(out) % len(qualitative.Plotly)])
+        out[label] = base if k == 0 else sample_colorscale([base, "#ffffff"], [min(0.6, 0.2 * k)])[0]
+    return out
+
+
+def group_layout(assignment: Mapping[str, Any], column: str, rest: str) -> go.Figure:
+    """The hybrid layout drawn: every partition's range on ``column`` ordered by its min,
+    coloured by the plan group (layout and key) that rewrites it."""
+    colors = group_colors(assignment["labels"], rest)
+    title = f"Which partitions go to which layout (range on {column})"
+    if assignment.get("sampled"):
+        title += ", untouched partitions sampled"
+    return partition_segments(assignment["lo"], assignment["hi"], assignment["ltype"], column,
+                              assignment["category"], colors, title,
+                              "partition (ordered by min)", y=assignment["y"])

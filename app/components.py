@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 import streamlit as st
 
-from app import glossary, services, views
+from app import charts, glossary, services, views
 
 TABLE_KEY = "table"
 SNAPSHOT_KEY = "snapshot_choice"
@@ -138,3 +138,64 @@ def require_table() -> str:
                 "or build the demo table with `layout-advisor demo`.")
         st.stop()
     return table
+
+
+def wair_state_panel(table: str) -> None:
+    """What WAIR remembers on ``table`` (window, credit, debt, window closes) and, for a
+    signed-in approver, a reset: learned state explains why a plan is allowed or not."""
+    with guard(stop=False):
+        state = services.wair_state(table)
+        with st.expander("What WAIR remembers on this table", icon=":material/memory:"):
+            if not state["saved"]:
+                st.caption("Nothing yet: the next decision starts from the parameters above "
+                           "(window, no credit, no debt).")
+                return
+            a, b, c, d = st.columns(4)
+            a.metric("Window now", f"{state['window_size']:,} queries",
+                     help="Adapted after each completed window: doubled when realized savings "
+                          "beat the prediction or nothing happened, halved otherwise (section 4.2).")
+            b.metric("Runs fed back", f"{state['runs']:,}")
+            c.metric("Credit (net of past rewrites)", views.fmt_seconds(state["credit_cpu_s"]) + " CPU",
+                     help="Realized savings minus reclustering costs (eq. 5, before the "
+                          "per-query allowance c).")
+            d.metric("Debt", views.fmt_seconds(state["debt_cpu_s"]) + " CPU",
+                     help="Reclustering cost not yet paid back by realized savings (eq. 2).")
+            frame = views.wair_state_frame(state)
+            if not frame.empty:
+                st.dataframe(frame, hide_index=True, key="wair_windows")
+            identity = signed_in()
+            reason = st.text_input("Reason for a reset (audited)", key="wair_reset_reason")
+            if st.button("Reset WAIR's memory", key="wair_reset", disabled=identity is None,
+                         help="Needs a signed-in approver. The next decision then starts fresh."):
+                with guard(stop=False):
+                    services.reset_wair_state(table, identity, reason)
+                    st.session_state["wair_reset_done"] = True
+                    st.rerun()
+            if st.session_state.pop("wair_reset_done", False):
+                st.success("WAIR's memory on this table was reset.")
+            st.caption("A rollback to a snapshot older than this memory resets it too.")
+
+
+def hybrid_layout_chart(table: str, plan: Any, key: str) -> None:
+    """Draw which partitions a plan's groups rewrite with which layout, on a chosen column."""
+    groups = plan.get("groups") or []
+    columns = list(dict.fromkeys(c for g in groups for c in g.get("columns", [])))
+    if not groups or not columns:
+        return
+    column = st.selectbox("Draw the layout on column", columns, key=f"{key}_column")
+    with guard(stop=False):
+        zm = services.snapshot(table, plan.get("base_snapshot")).zonemaps()
+        assignment = views.group_assignment(zm, groups, column)
+        st.plotly_chart(charts.group_layout(assignment, column, views.NOT_REWRITTEN), key=key)
+        st.caption("Each line is a partition's range on the column, coloured by the group "
+                   "that rewrites it (layout and key); grey partitions stay as they are.")
+
+
+def require_workload(table: str, why: str) -> None:
+    """Stop the page with what to do when ``table`` has no imported workload."""
+    with guard():
+        has_workload = bool(services.fragments(table))
+    if not has_workload:
+        st.info(f"{why}, and **{table}** has none yet. Import a query log with "
+                f"`layout-advisor workload import {table} FILE`, then reload this page.")
+        st.stop()

@@ -113,12 +113,13 @@ def snapshot(table: str, snapshot_id: str | None = None) -> Any:
     return _snapshot(home(), table, sid)
 
 
-def rollback_table(table: str, to_snapshot_id: str, actor: Any) -> Any:
-    """Make ``to_snapshot_id`` current again (a new snapshot; nothing is deleted); the
-    engine checks that ``actor`` is a signed-in admin."""
-    out = api.rollback_table(settings(), table, to_snapshot_id, actor=actor)
+def rollback_table(table: str, to_snapshot_id: str, actor: Any) -> dict[str, Any]:
+    """Make ``to_snapshot_id`` current again (a new snapshot; nothing is deleted) and reset
+    WAIR's learned state when it is newer than that snapshot; the engine checks that
+    ``actor`` is a signed-in admin. Returns ``{"snapshot", "state_reset"}``."""
+    out = api.rollback_and_reset(settings(), table, to_snapshot_id, actor=actor)
     clear_caches()
-    return out
+    return dict(out)
 
 
 # --------------------------------------------------------------------------- analysis
@@ -367,6 +368,31 @@ def depth_before_after(plan: Mapping[str, Any]) -> pd.DataFrame:
                                     analyze(plan["table"], after_id))
 
 
+def wair_state(table: str) -> dict[str, Any]:
+    """What WAIR learned on ``table`` (window, credit, debt, window closes, its plans);
+    not cached: a plan creation or run changes it."""
+    return dict(api.wair_state(settings(), table))
+
+
+def reset_wair_state(table: str, actor: Any, reason: str = "") -> dict[str, Any]:
+    """Forget WAIR's learned state on ``table`` (a signed-in approver; audited)."""
+    out = dict(api.reset_policy_state(settings(), table, actor, reason or None))
+    clear_caches()
+    return out
+
+
+def plan_exports(plan_id: int) -> tuple[str, str]:
+    """(JSON, Markdown runbook) of a stored plan, for the download buttons."""
+    return api.plan_json(settings(), int(plan_id)), api.plan_runbook(settings(), int(plan_id))
+
+
+def compare_plans(a: int, b: int) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Two stored plans side by side: the frame and the partition overlap counts."""
+    out = api.compare_plans(settings(), int(a), int(b))
+    return views.compare_frame(out), {k: int(out[k]) for k in ("shared_partitions", "only_a",
+                                                               "only_b")}
+
+
 def start_run(plan_id: int, actor: Any) -> Any:
     """Run an approved plan in the engine's background thread (the first run starts Spark,
     ~12 s); the page follows it with :func:`run_progress`."""
@@ -406,3 +432,16 @@ def simulate(preset: str, rows: int, policies: Sequence[str], seed: int,
 def clear_caches() -> None:
     """Forget cached metrics (after an action that changed the workspace)."""
     st.cache_data.clear()
+
+
+# --------------------------------------------------------------------------- designs
+
+def design_paw(table: str, delta: Any = "auto", window: int | None = None) -> dict[str, Any]:
+    """PAW's whole-table design of ``table`` (samples the table: the page runs it on a
+    button and keeps the answer)."""
+    return dict(api.design_paw(settings(), table, delta=delta, window=window))
+
+
+def design_pto(table: str, top_k: int = 3, label: str = "cost") -> dict[str, Any]:
+    """PTO's whole-table design of ``table`` (labels layouts on a sample: on a button)."""
+    return dict(api.design_pto(settings(), table, top_k=int(top_k), label=label))

@@ -42,6 +42,7 @@ PAGES = [
     st.Page("app_pages/approve_run.py", title="Approve and run", icon=":material/task_alt:",
             url_path="approve"),
     st.Page("app_pages/whatif.py", title="What-if", icon=":material/science:", url_path="whatif"),
+    st.Page("app_pages/design.py", title="Design", icon=":material/architecture:", url_path="design"),
     st.Page("app_pages/audit.py", title="Audit log", icon=":material/policy:", url_path="audit"),
 ]
 

@@ -651,3 +651,98 @@ def _simulation_summary(result: Mapping[str, Any]) -> pd.DataFrame:
     if not frame.empty:
         frame = frame.sort_values("total CPU-s").reset_index(drop=True)
     return frame
+
+
+# --------------------------------------------------------------------------- plans, more
+
+def group_label(group: Mapping[str, Any]) -> str:
+    """``sort l_shipdate``, ``hilbert l_shipdate+l_suppkey``, ``qdtree ...``."""
+    return f"{group['layout']} {'+'.join(group['columns'])}".strip()
+
+
+NOT_REWRITTEN = "not rewritten"
+
+
+def group_assignment(zm: Any, groups: Sequence[Mapping[str, Any]], column: str,
+                     limit: int = 5000) -> dict[str, Any]:
+    """Which partitions go to which layout, for the hybrid-layout drawing: every partition's
+    ``[lo, hi]`` on ``column`` (encoded), its group label (or ``not rewritten``), ordered by
+    its min; past ``limit`` partitions an even sample of the unselected ones is kept (the
+    selected ones are all drawn). Returns lo, hi, category, y, ltype and the label order."""
+    cz = zm.column(column)
+    label = np.full(len(zm.paths), NOT_REWRITTEN, dtype=object)
+    where = {p: i for i, p in enumerate(zm.paths)}
+    order_labels = []
+    for g in groups:
+        name = group_label(g)
+        order_labels.append(name)
+        idx = [where[p] for p in g["partitions"] if p in where]
+        label[idx] = name
+    keep = np.flatnonzero(cz.valid)
+    chosen = keep[label[keep] != NOT_REWRITTEN]
+    rest = keep[label[keep] == NOT_REWRITTEN]
+    room = max(0, limit - len(chosen))
+    if len(rest) > room:
+        rest = rest[np.unique(np.linspace(0, len(rest) - 1, room).round().astype(np.int64))] \
+            if room else rest[:0]
+    idx = np.concatenate([chosen, rest])
+    idx = idx[np.argsort(cz.lo[idx], kind="stable")]
+    return {"lo": cz.lo[idx], "hi": cz.hi[idx], "category": label[idx], "y": np.arange(len(idx)),
+            "ltype": cz.ltype, "labels": list(dict.fromkeys(order_labels)) + [NOT_REWRITTEN],
+            "sampled": len(idx) < len(keep)}
+
+
+def compare_frame(out: Mapping[str, Any]) -> pd.DataFrame:
+    """:func:`engine.api.compare_plans` as a frame: one row per field, plan a, plan b, b - a;
+    bytes and seconds in human units."""
+    rows = []
+    for row in out["rows"]:
+        field = str(row["field"])
+        fmt = (fmt_bytes if field.startswith("bytes") or "bytes" in field
+               else fmt_seconds if "CPU-s" in field
+               else fmt_money if "money" in field
+               else (lambda v: f"{v:,.0f}" if isinstance(v, (int, float)) else ("–" if v is None else str(v))))
+        diff = row.get("difference")
+        rows.append({"": field, f"plan {out['a']}": fmt(row["a"]) if row["a"] is not None else "–",
+                     f"plan {out['b']}": fmt(row["b"]) if row["b"] is not None else "–",
+                     "b − a": ("–" if diff is None else
+                               ("+" if diff > 0 else "−" if diff < 0 else "") + fmt(abs(diff)))})
+    return pd.DataFrame(rows)
+
+
+def wair_state_frame(state: Mapping[str, Any]) -> pd.DataFrame:
+    """WAIR's latest window closes: end (queries), size before and after, verdict, the
+    predicted and realized CPU-seconds that decided it."""
+    rows = [{"after query": int(w.get("end_queries") or 0),
+             "window before": int(w.get("window_before") or 0),
+             "window after": int(w.get("window_after") or 0),
+             "verdict": w.get("verdict", ""),
+             "predicted": fmt_seconds(w.get("predicted_cpu_s")),
+             "realized": fmt_seconds(w.get("realized_cpu_s")),
+             "runs": int(w.get("feedbacks") or 0), "proposals": int(w.get("proposals") or 0)}
+            for w in state.get("windows") or []]
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- designs
+
+PAW_METHODS = {"paw": "PAW", "qdtree": "Qd-tree (greedy)", "kdtree": "k-d tree",
+               "lb_b": "lower bound LB_b", "lb": "lower bound LBCost"}
+
+
+def paw_costs_frame(design: Mapping[str, Any]) -> pd.DataFrame:
+    """Rows read per query by PAW and its baselines, on the history and on the worst
+    δ-similar future (seed 001, section 6)."""
+    rows = [{"design": PAW_METHODS.get(name, name), "rows read per query (history)": round(c["history"]),
+             "rows read per query (worst δ-similar future)": round(c["worst_future"])}
+            for name, c in (design.get("costs") or {}).items()]
+    return pd.DataFrame(rows)
+
+
+def pto_candidates_frame(result: Mapping[str, Any], limit: int = 15) -> pd.DataFrame:
+    """PTO's ranked candidates: the layout, predicted and (for the labelled ones) measured
+    cost; the chosen one first."""
+    rows = []
+    for c in sorted(result.get("candidates") or [], key=lambda c: c.get("predicted", 0.0))[:limit]:
+        rows.append({k: v for k, v in c.items() if not isinstance(v, (list, dict))})
+    return pd.DataFrame(rows)

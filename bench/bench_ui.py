@@ -136,6 +136,61 @@ def time_pages(home: Path, table: str, runs: int) -> list[dict]:
     return out
 
 
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-dev-shm-usage"]
+#: (url path, page) in navigation order
+BROWSER_PAGES = [("", "overview"), ("partitions", "partitions"), ("workload", "workload"),
+                 ("recommendation", "recommendation"), ("approve", "approve_run"),
+                 ("whatif", "whatif")]
+IDLE_JS = ("() => document.querySelector('[data-testid=\"stApp\"]') && "
+           "!document.querySelector('[data-testid^=\"stStatusWidgetRunning\"]') && "
+           "document.querySelectorAll('[data-testid=\"stMainBlockContainer\"] *').length > 20")
+
+
+def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0) -> list[dict]:
+    """Per page, in headless Debian Chromium against ``layout-advisor ui``: the time from
+    navigation to Streamlit's idle state (the app is rendered and no script runs), the
+    first visit of a fresh server (cold: caches empty) and the median of ``runs`` later
+    visits (warm). Each visit is a full page load, as a user opening a link."""
+    from playwright.sync_api import sync_playwright  # only this mode needs playwright
+
+    from engine.cli.ui import start_ui, stop_ui, wait_until_ready
+
+    settings = load_settings({"home": str(home)}, environ={})
+    port = 8600 + os.getpid() % 300
+    proc = start_ui(settings, port=port, table=table, address="127.0.0.1", quiet=True)
+    out = []
+    try:
+        if not wait_until_ready(port, timeout_s=120, process=proc):
+            raise SystemExit("the dashboard did not start")
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+
+            def visit(path: str) -> float:
+                t = time.perf_counter()
+                page.goto(f"http://127.0.0.1:{port}/{path}", wait_until="domcontentloaded")
+                page.wait_for_timeout(300)  # the script starts after the websocket opens
+                page.wait_for_function(IDLE_JS, timeout=timeout_s * 1000, polling=50)
+                return time.perf_counter() - t
+
+            for path, name in BROWSER_PAGES:
+                cold = visit(path)
+                warm = [visit(path) for _ in range(runs)]
+                errors = page.locator("[data-testid='stException']").count()
+                out.append({"page": name, "cold_s": round(cold, 2),
+                            "warm_s": round(statistics.median(warm), 2),
+                            "problems": f"{errors} exception(s)" if errors else ""})
+                print(f"  {name:15s} cold {cold:6.2f} s   warm {statistics.median(warm):6.2f} s",
+                      flush=True)
+            browser.close()
+    finally:
+        stop_ui(proc, timeout_s=15)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2,000 partitions and queries")
@@ -145,7 +200,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-demo", action="store_true")
     parser.add_argument("--demo-home", help="an existing workspace holding the demo table 'lineitem'")
     parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument("--browser", action="store_true",
+                        help="time the pages of --demo-home in headless Chromium (navigation to "
+                             "idle, cold and warm) instead of AppTest")
     args = parser.parse_args(argv)
+    if args.browser:
+        if not args.demo_home:
+            raise SystemExit("--browser needs --demo-home (a workspace holding table 'lineitem')")
+        s = load_settings({"home": args.demo_home}, environ={})
+        n_parts = api.load_snapshot(s, "lineitem").partition_count
+        n_q = len(api.workload_fragments(s, "lineitem"))
+        print(f"chromium: {n_parts} partitions, {n_q} queries", flush=True)
+        rows = browser_times(Path(args.demo_home), "lineitem", args.runs)
+        return 1 if any(r["warm_s"] >= 2.0 or r["cold_s"] >= 4.0 for r in rows) else 0
     if args.quick:
         args.partitions, args.queries = 2000, 2000
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -256,3 +256,41 @@ def test_trend_and_reclustering_history_after_a_run(workspace, engine_settings, 
     at = open_page()
     assert any(c.proto.spec and "Average depth per snapshot" in c.proto.spec
                for c in at.get("plotly_chart"))
+
+
+def test_hybrid_layout_drawing_colours_each_partition_by_its_group():
+    """Each partition is drawn with the label of the group that rewrites it (layout and key),
+    ordered by its min; the untouched ones are grey and drawn first (below the groups)."""
+    import types
+
+    import numpy as np
+
+    from app import charts
+
+    col = types.SimpleNamespace(lo=np.array([30, 10, 20, 0]), hi=np.array([40, 50, 25, 5]),
+                                valid=np.array([True, True, True, True]), ltype="int64")
+    zm = types.SimpleNamespace(paths=["p0", "p1", "p2", "p3"], column=lambda name: col)
+    groups = [{"layout": "sort", "columns": ["a"], "partitions": ["p1", "p3"]},
+              {"layout": "hilbert", "columns": ["a", "b"], "partitions": ["p0"]}]
+    out = views.group_assignment(zm, groups, "a")
+    assert out["lo"].tolist() == [0, 10, 20, 30]  # by min
+    assert out["category"].tolist() == ["sort a", "sort a", views.NOT_REWRITTEN, "hilbert a+b"]
+    assert out["labels"] == ["sort a", "hilbert a+b", views.NOT_REWRITTEN] and not out["sampled"]
+    colors = charts.group_colors(out["labels"], views.NOT_REWRITTEN)
+    assert list(colors)[0] == views.NOT_REWRITTEN and len(set(colors.values())) == 3
+    fig = charts.group_layout(out, "a", views.NOT_REWRITTEN)
+    assert [t.name for t in fig.data] == ["not rewritten (1)", "sort a (2)", "hilbert a+b (1)"]
+    # past the limit the untouched partitions are sampled, the rewritten ones all kept
+    few = views.group_assignment(zm, groups, "a", limit=3)
+    assert sorted(few["category"].tolist()) == ["hilbert a+b", "sort a", "sort a"] and few["sampled"]
+
+
+def test_plan_comparison_frame_formats_each_field():
+    out = {"a": 1, "b": 2, "rows": [
+        {"field": "partitions rewritten", "a": 126, "b": 43, "difference": -83.0},
+        {"field": "bytes written", "a": 2048.0, "b": 1024.0, "difference": -1024.0},
+        {"field": "policy", "a": "wair", "b": "dd", "difference": None}]}
+    frame = views.compare_frame(out).set_index("")
+    assert frame.loc["partitions rewritten"].tolist() == ["126", "43", "−83"]
+    assert frame.loc["bytes written", "b − a"] == "−" + views.fmt_bytes(1024.0)
+    assert frame.loc["policy"].tolist() == ["wair", "dd", "–"]

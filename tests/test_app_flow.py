@@ -7,6 +7,7 @@ stale and says so -> roll back in one click.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -107,11 +108,24 @@ def test_store_approve_run_rollback(engine_settings):
     assert any(o.startswith(f"{new_id} · recluster") and "(current)" in o
                for o in at.sidebar.selectbox[1].options)
 
-    # 4. The other plan was made against the old snapshot: stale, said plainly
+    learned = api.wair_state(engine_settings, "flow")
+    assert learned["saved"] and learned["runs"] == 1  # the run's realized saving was fed back
+    assert learned["cost_cpu_s"] > 0 and learned["plans"][-1]["id"] == first
+
+    # 4. The other plan was made against the old snapshot: stale, said plainly; the two
+    #    plans side by side, each exportable as JSON and as a runbook
     at.selectbox(key="plan_pick").set_value(second).run()
     assert not at.exception
     assert any("stale" in e.value for e in at.error)
     assert api.show_plan(engine_settings, second)["status"] == "stale"
+    compared = frame_with(at, f"plan {first}")
+    row = compared.set_index("").loc["partitions rewritten"]
+    assert row[f"plan {second}"] == f"{api.show_plan(engine_settings, second)['partition_count']:,}"
+    assert row[f"plan {first}"] == f"{plan['partition_count']:,}"
+    runbook = api.plan_runbook(engine_settings, first)
+    assert f"plan {first}" in runbook and "## Groups" in runbook and "## Result" in runbook
+    assert runbook.count("\n| ") - 1 == len(plan["groups"])  # header + one row per group
+    assert json.loads(api.plan_json(engine_settings, first))["id"] == first
 
     # 5. Roll back to the base snapshot, confirmed, as an admin (an approver may not)
     sign_in(at, "alice")
@@ -125,6 +139,10 @@ def test_store_approve_run_rollback(engine_settings):
     assert not at.exception
     snaps = api.table_snapshots(engine_settings, "flow")
     assert snaps[-1]["operation"] == "rollback"
+    # WAIR learned from a run the rollback undid: its memory is reset, and the page says so
+    assert api.wair_state(engine_settings, "flow")["runs"] == 0
+    assert any("reset" in s.value for s in at.success)
+    assert any(a["action"] == "policy-reset" for a in api.audit_log(engine_settings))
     restored = api.load_snapshot(engine_settings, "flow")
     original = api.load_snapshot(engine_settings, "flow", base)
     assert sorted(p.path for p in restored.partitions) == sorted(p.path for p in original.partitions)
@@ -139,3 +157,12 @@ def test_actions_need_a_signed_in_approver(engine_settings, workspace):
         for b in at.button:
             if b.key == key:
                 assert b.disabled
+    from engine import api
+    from engine.core.errors import ApprovalError
+
+    with pytest.raises(ApprovalError):  # nobody signed in: WAIR's memory stays
+        api.reset_policy_state(engine_settings, "flow", None)
+    bob = api.authenticate(engine_settings, "bob", SECRET)
+    with pytest.raises(ApprovalError):  # an approver is not an admin: no rollback
+        api.rollback_and_reset(engine_settings, "flow", str(api.table_snapshots(engine_settings,
+                                                                                  "flow")[0]["id"]), bob)

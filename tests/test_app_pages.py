@@ -162,6 +162,21 @@ def test_whatif_runs_the_simulator_and_shows_its_numbers(engine_settings):
         assert summary.loc[res["label"], "partitions rewritten"] == res["partitions_rewritten"]
 
 
+def test_whatif_readme_setup_is_the_presets_own_scenario(engine_settings):
+    """'As in the README' fills the form with the preset's own scenario at 200,000 rows (the
+    setup of bench/wair_replication.py --quick), not the quick shortened one."""
+    from engine import api
+
+    at = open_app("whatif")
+    assert at.number_input(key="wi_tpch_periods").value == 4  # quick
+    at.radio(key="wi_mode").set_value("readme").run()
+    assert not at.exception
+    defaults = {f["name"]: f["default"] for f in api.scenario_parameters("tpch")}
+    assert at.number_input(key="wi_tpch_readme_rows").value == 200_000
+    for name in ("periods", "batches_per_period", "recluster_start"):
+        assert at.number_input(key=f"wi_tpch_readme_{name}").value == defaults[name]
+
+
 def test_vanished_table_is_an_error_not_a_traceback(engine_settings):
     def script():
         import streamlit as st
@@ -175,3 +190,50 @@ def test_vanished_table_is_an_error_not_a_traceback(engine_settings):
     at = AppTest.from_function(script, default_timeout=TIMEOUT).run()
     assert not at.exception
     assert "no_such_table" in at.error[0].value
+
+
+def test_wair_memory_is_shown_and_an_approver_resets_it(engine_settings):
+    """After a decision WAIR remembers its window; the Recommendation page shows it, and a
+    signed-in approver resets it (audited), after which the page says nothing is learned."""
+    from engine import api
+    from security_helpers import SECRET
+
+    api.create_plan(engine_settings, "lineitem", "wair", {"window": 40}, created_by="carol")
+    state = api.wair_state(engine_settings, "lineitem")
+    assert state["saved"] and state["window_size"] == 40
+    at = open_app("recommendation")
+    assert metric(at, "Window now") == ["40 queries"]
+    assert metric(at, "Debt") == [f"{views_fmt_seconds(state['debt_cpu_s'])} CPU"]
+    assert at.button(key="wair_reset").disabled  # reading needs nothing; resetting an approver
+    at.sidebar.text_input(key="signin_name").input("alice")
+    at.sidebar.text_input(key="signin_secret").input(SECRET).run()
+    at.sidebar.button(key="signin").click().run()
+    at.text_input(key="wair_reset_reason").input("workload changed").run()
+    at.button(key="wair_reset").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    after = api.wair_state(engine_settings, "lineitem")
+    assert after["runs"] == 0 and after["windows_closed"] == 0 and after["window_size"] == 50
+    assert any(s.value.startswith("WAIR's memory on this table was reset") for s in at.success)
+    entry = [a for a in api.audit_log(engine_settings) if a["action"] == "policy-reset"][-1]
+    assert entry["actor"] == "alice" and "workload changed" in entry["reason"]
+
+
+def views_fmt_seconds(value: float) -> str:
+    from app import views
+    return views.fmt_seconds(value)
+
+
+def test_design_page_shows_paw_against_its_baselines(engine_settings):
+    """The Design page runs PAW on a button; its table is engine.api.design_paw's costs."""
+    from engine import api
+
+    at = open_app("design")
+    assert [b for b in at.button if b.key == "pto_run"]  # PTO is one tab away
+    at.button(key="paw_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    design = api.design_paw(engine_settings, "lineitem")["design"]
+    costs = frame_with(at, "rows read per query (history)").set_index("design")
+    assert costs.loc["PAW", "rows read per query (history)"] == round(design["costs"]["paw"]["history"])
+    assert costs.loc["Qd-tree (greedy)", "rows read per query (worst δ-similar future)"] == \
+        round(design["costs"]["qdtree"]["worst_future"])
+    assert metric(at, "Leaves") == [f"{len(design['leaves']):,}"]

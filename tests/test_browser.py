@@ -36,6 +36,7 @@ PAGES = [
     ("recommendation", "recommendation", "Data-driven plans for comparison", 1, None),
     ("approve", "approve", "Snapshot history", 0, None),
     ("whatif", "whatif", "Summary", 3, "Run simulation"),
+    ("design", "design", "PAW (seed 001)", 0, None),
 ]
 
 pytestmark = [
@@ -125,3 +126,56 @@ def test_every_page_renders_in_chromium(dashboard, tmp_path):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         for f in facts.values():
             shutil.copy(f["screenshot"], SCREENSHOTS / f["screenshot"].name)
+
+
+def test_journey_store_sign_in_approve_run_in_chromium(dashboard, tmp_path):
+    """A DBA's path through the pages in the browser: WAIR's recommendation stored as a
+    plan, sign in as an approver, approve it, run it with progress, see the realized saving
+    beside the predicted one. Screenshots of each step go to ``tmp_path``."""
+    from playwright.sync_api import sync_playwright
+
+    from security_helpers import SECRET
+
+    timeout = 240_000
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+
+            def idle() -> None:
+                page.wait_for_timeout(500)
+                page.wait_for_function(
+                    "!document.querySelector('[data-testid^=\"stStatusWidgetRunning\"]')",
+                    timeout=timeout)
+
+            page.goto(f"{dashboard}/recommendation", wait_until="domcontentloaded")
+            store = page.get_by_role("button", name="Store as proposed plan")
+            store.wait_for(timeout=timeout)
+            idle()
+            store.click()
+            page.get_by_text("stored as", exact=False).first.wait_for(timeout=timeout)
+            page.screenshot(path=str(tmp_path / "1-stored.png"), full_page=True)
+
+            page.goto(f"{dashboard}/approve", wait_until="domcontentloaded")
+            page.get_by_text("Sign in to approve").first.wait_for(timeout=timeout)
+            idle()
+            page.get_by_text("Sign in to approve").first.click()
+            page.get_by_label("Approver").fill("alice")
+            page.get_by_label("Secret").fill(SECRET)
+            page.get_by_label("Secret").press("Enter")
+            idle()
+            page.get_by_role("button", name="Sign in", exact=True).click()
+            page.get_by_text("Signed in as").first.wait_for(timeout=timeout)
+            idle()
+            page.get_by_role("button", name="Approve", exact=True).click()
+            run = page.get_by_role("button", name="Run now")
+            run.wait_for(timeout=timeout)
+            idle()
+            run.click()
+            page.get_by_text("New snapshot", exact=False).first.wait_for(timeout=timeout * 2)
+            idle()
+            page.screenshot(path=str(tmp_path / "2-ran.png"), full_page=True)
+            assert page.locator("[data-testid='stException']").count() == 0
+            assert page.get_by_text("Realized / predicted").count() >= 1
+        finally:
+            browser.close()

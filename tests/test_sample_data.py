@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from engine.scenarios import tpch
+from engine.scenarios import demo_log, tpch
 from engine.spark import tpch_data
 from engine.spark.ingest import DEMO_TARGET_ROWS
 
@@ -150,3 +150,35 @@ def test_make_queries_is_deterministic_and_fits_the_data(tmp_path):
     assert [q["sql"] for q in other] != [json.loads(line)["sql"] for line in out1.read_text().splitlines()]
     with pytest.raises(Exception):
         tpch.make_queries(0)
+
+
+def test_demo_log_shifts_to_commit_dates_and_filters_suppliers():
+    """The demo log (``layout-advisor demo``): deterministic, every statement runs on the
+    data, ship-date filters give way to commit-date ones over the weeks, and supplier-key
+    filters (uniform in every partition) run throughout."""
+    log = demo_log.make_demo_log(DATA, count=400)
+    assert log == demo_log.make_demo_log(DATA, count=400)
+    times = [dt.datetime.fromisoformat(q["ts"]) for q in log]
+    assert times == sorted(times)
+    first, last = log[:100], log[-100:]
+
+    def share(queries, column):
+        return sum(column in q["sql"] for q in queries) / len(queries)
+
+    deals = [sum(q["template"] == "commit_deals" for q in part) / len(part) for part in (first, last)]
+    assert deals[1] > deals[0] + 0.15  # the workload moves to l_commitdate (with four more columns)
+    assert min(share(first, "l_suppkey"), share(last, "l_suppkey")) > 0.3
+    # hot ranges: ship-date filters mostly in the newest year of ship dates, commit-date
+    # filters mostly in the oldest year of commit dates
+    bounds = demo_log.column_bounds(DATA, ("l_shipdate", "l_commitdate"))
+    ship = [dt.date.fromisoformat(m) for q in log if q["template"] == "ship"
+            for m in re.findall(r"l_shipdate >= DATE '(\S+)'", q["sql"])]
+    commit = [dt.date.fromisoformat(m) for q in log if q["template"] == "commit_deals"
+              for m in re.findall(r"l_commitdate >= DATE '(\S+)'", q["sql"])]
+    year = dt.timedelta(days=365)
+    assert np.mean([d > bounds["l_shipdate"][1] - year for d in ship]) > 0.8
+    assert np.mean([d < bounds["l_commitdate"][0] + year for d in commit]) > 0.8
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW lineitem AS SELECT * FROM read_parquet('{DATA}')")
+    for q in log[::10]:
+        con.execute(q["sql"]).fetchall()

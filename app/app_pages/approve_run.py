@@ -58,6 +58,15 @@ else:
     d.metric("Break-even", f"{be:,.0f} queries" if be is not None else "never")
     with st.expander("What will be rewritten", expanded=status in ("proposed", "approved")):
         st.table(views.groups_frame(plan), hide_index=True)
+        components.hybrid_layout_chart(table, plan, key="plan_layout")
+    with guard(stop=False):
+        as_json, runbook = services.plan_exports(plan_id)
+        left, right, _ = st.columns([1, 1, 2])
+        left.download_button("Export as JSON", as_json, file_name=f"plan-{plan_id}.json",
+                             mime="application/json", key="export_json")
+        right.download_button("Export as runbook (Markdown)", runbook,
+                              file_name=f"plan-{plan_id}-runbook.md", mime="text/markdown",
+                              key="export_runbook")
 
     if status == "stale":
         st.error("This plan is stale: the table changed since it was proposed (its base snapshot "
@@ -137,6 +146,17 @@ else:
             st.caption("Average and maximum overlap depth of the plan's key columns before and "
                        "after the run (lower is better).")
 
+    if len(ids) > 1:
+        with st.expander("Compare with another plan"):
+            others = [i for i in ids if i != plan_id]
+            other = st.selectbox("Other plan", others, key="compare_pick")
+            with guard(stop=False):
+                frame, overlap = services.compare_plans(plan_id, other)
+                st.dataframe(frame, hide_index=True, key="compare_table")
+                st.caption(f"They share {overlap['shared_partitions']:,} partitions; "
+                           f"{overlap['only_a']:,} only in plan {plan_id}, "
+                           f"{overlap['only_b']:,} only in plan {other}.")
+
     with st.expander("Audit log"):
         with guard(stop=False):
             st.dataframe(services.audit_log(plan_id), hide_index=True, key="plan_audit")
@@ -167,9 +187,11 @@ if older:
     if right.button("Roll back", disabled=not is_admin or not sure, key="rollback",
                     help="Needs an admin."):
         with guard(stop=False):
-            services.rollback_table(table, target, actor)
-            st.session_state["flash"] = (f"Snapshot `{target}` is current again (published as a "
-                                         "new rollback snapshot; no file was deleted).")
+            out = services.rollback_table(table, target, actor)
+            st.session_state["flash"] = (
+                f"Snapshot `{target}` is current again (published as a new rollback snapshot; "
+                "no file was deleted)." + (" WAIR's learned state was newer than it and was "
+                                           "reset." if out.get("state_reset") else ""))
             st.rerun()
     st.caption("A rollback publishes the chosen version as a new snapshot; the files of newer "
                "versions are kept until an explicit garbage collection.")

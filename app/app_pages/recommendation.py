@@ -14,12 +14,7 @@ if components.selected_snapshot() is not None:
     st.warning("Plans always start from the table's current snapshot; the snapshot picked in "
                "the sidebar is ignored here.")
 
-with guard():
-    has_workload = bool(services.fragments(table))
-if not has_workload:
-    st.info(f"WAIR recommends from the workload, and **{table}** has none yet. Import a query log "
-            f"with `layout-advisor workload import {table} FILE`, then reload this page.")
-    st.stop()
+components.require_workload(table, "WAIR recommends from the workload")
 
 DEFAULTS = {"window": 50, "alpha": 1.0, "beta": 0.0, "cost_limit": 0.0, "k_max": 64,
             "eps": 0.1, "min_samples": 5}
@@ -57,6 +52,8 @@ engine_params = views.wair_params(params)
 with guard():
     with st.spinner("WAIR is reading the workload window..."):
         rec = services.preview_plan(table, "wair", engine_params)
+
+components.wair_state_panel(table)
 
 if rec.get("status") == "no-action":
     explanation = rec.get("explanation") or {}
@@ -119,6 +116,7 @@ else:
     st.table(views.groups_frame(rec), hide_index=True)
     st.caption("Each group is rewritten together with its own ordering (a hybrid layout): "
                "sort on one column, Hilbert over a blend, or a Qd-tree for diffuse savings.")
+    components.hybrid_layout_chart(table, rec, key="rec_layout")
 
     identity = components.signed_in()
     actor = identity.name if identity is not None else services.default_proposer()

@@ -9,6 +9,10 @@ from app.components import guard
 
 # small defaults so a run answers in seconds; the form changes them
 QUICK = {"rows": 200_000, "periods": 4, "batches_per_period": 4, "recluster_start": 2}
+# the preset's own scenario at 200k rows: bench/wair_replication.py --quick, the README's figures
+README_SETUP = {"rows": 200_000}
+MODES = {"quick": "Quick (seconds)",
+         "readme": "As in the README (bench/wair_replication.py --quick; about a minute)"}
 
 st.title("What-if")
 st.caption("Replays a generated table and workload batch by batch under several reclustering "
@@ -25,16 +29,22 @@ preset = st.selectbox("Preset", names, key="wi_preset",
 with guard():
     schema = services.scenario_parameters(preset)
 
+mode = st.radio("Defaults", list(MODES), format_func=MODES.get, horizontal=True, key="wi_mode",
+                help="Quick shortens the scenario (4 periods of 4 batches); the README setup "
+                     "is the preset's own scenario at 200,000 rows, whose WAIR and NR totals "
+                     "the README and bench/README_sim.md report.")
+start_values = QUICK if mode == "quick" else README_SETUP
+
 values: dict[str, object] = {}
 with st.form("whatif_form"):
-    st.markdown("**Scenario** (defaults are small so a run takes seconds)")
+    st.markdown("**Scenario**")
     fields = [f for f in schema if f["name"] != "preset"]
     cols = st.columns(4)
     for i, f in enumerate(fields):
         box = cols[i % 4]
-        name, kind, default = f["name"], f["kind"], QUICK.get(f["name"], f.get("default"))
+        name, kind, default = f["name"], f["kind"], start_values.get(f["name"], f.get("default"))
         label = name.replace("_", " ").capitalize()
-        key = f"wi_{preset}_{name}"
+        key = f"wi_{preset}_{name}" if mode == "quick" else f"wi_{preset}_{mode}_{name}"
         if kind == "int":
             values[name] = box.number_input(label, value=int(default), min_value=f.get("min"),
                                             step=1, help=f.get("help"), key=key)

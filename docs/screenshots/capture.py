@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(HERE))
     parser.add_argument("--pages", default=None,
                         help="comma-separated page names (overview,partitions,...); default all")
+    parser.add_argument("--timeout", type=float, default=60.0,
+                        help="seconds to wait for each page's content (a first visit at scale is slow)")
     args = parser.parse_args(argv)
     settings = load_settings({"home": args.home})
     port = free_port()
@@ -43,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         wanted = set(args.pages.split(",")) if args.pages else None
         pages = [p for p in PAGES if wanted is None or p[1] in wanted]
-        facts = capture_pages(f"http://127.0.0.1:{port}", Path(args.out), pages)
+        facts = capture_pages(f"http://127.0.0.1:{port}", Path(args.out), pages,
+                              timeout_ms=int(args.timeout * 1000))
         for name, f in facts.items():
             print(f"{name:15s} charts={f['charts']} exceptions={f['exceptions']} "
                   f"errors={f['errors']} -> {f['screenshot']}")

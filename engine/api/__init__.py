@@ -8,8 +8,8 @@ Each area lives in its own module (``tables``, ``workload``, ``analysis``, ``pla
 from __future__ import annotations
 
 from engine.api import (
-    analysis, calibration, design, files, history, impact, plans, security, simulate as _simulate,
-    tables, workload,
+    analysis, calibration, demo, design, export, files, history, impact, plans, security,
+    simulate as _simulate, state, tables, workload,
 )
 from engine.api.analysis import (
     analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, iter_pruning,
@@ -17,6 +17,8 @@ from engine.api.analysis import (
 )
 from engine.api.design import design_paw, design_pto
 from engine.api.calibration import calibrate, show_calibration
+from engine.api.demo import DEMO_SCALE, make_demo_data
+from engine.api.export import compare_plans, plan_json, plan_runbook
 from engine.api.files import files_bytes, rollback_targets
 from engine.api.history import clustering_trend, reclustering_history
 from engine.api.history import snapshot_history
@@ -34,6 +36,7 @@ from engine.api.simulate import (
     DEFAULT_SIMULATION_POLICIES, list_presets, scenario_parameters, simulate, simulate_scenario,
     simulation_policies,
 )
+from engine.api.state import reset_policy_state, rollback_and_reset, wair_state
 from engine.api.tables import (
     DEMO_TARGET_ROWS, MIN_RETENTION, adopt_iceberg, append_table, create_table, drop_table,
     gc_table, list_tables, load_snapshot, parse_duration, register_delta, register_iceberg,
@@ -46,4 +49,5 @@ from engine.api.workload import (
 
 __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__,
            *_simulate.__all__, *files.__all__, *history.__all__, *impact.__all__,
-           *design.__all__, *security.__all__, *calibration.__all__]
+           *design.__all__, *security.__all__, *calibration.__all__,
+           *export.__all__, *state.__all__, *demo.__all__]

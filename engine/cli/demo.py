@@ -1,21 +1,26 @@
 """``layout-advisor demo``: build the demo table and workload, then open the dashboard.
 
+By default TPC-H SF 1 (6M rows, about 3,000 micro-partitions of 2,000 rows, ingested in
+``o_orderdate`` order with WAIR's widened ship-date gap) is generated offline with
+``tpchgen-cli`` and DuckDB, with the demo query log (hot ranges, a shift from
+``l_shipdate`` to ``l_commitdate``, an independent ``l_suppkey`` filter) that makes WAIR's
+hybrid layouts appear. ``--scale`` picks another size; ``--sample`` loads the small
+committed sample instead (no generation; what the tests use).
+
 Idempotent: an existing ``lineitem`` table and its imported workload are kept, so running
-the demo twice only starts the dashboard again. With ``--scale`` the TPC-H data is
-generated offline with ``tpchgen-cli`` (see ``sample_data/make_tpch.py``) instead of the
-committed sample.
+the demo twice only starts the dashboard again.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
+import time
 import sys
 from pathlib import Path
 
 from engine import api
-from engine.cli.args import positive
+from engine.cli.args import positive, positive_int
 from engine.cli.ui import run_ui
 from engine.core.config import Settings
 from engine.core.errors import DataFileError
@@ -36,22 +41,6 @@ def sample_dir() -> Path:
 
 def _say(message: str) -> None:
     print(f"demo: {message}", file=sys.stderr, flush=True)
-
-
-def _generate(settings: Settings, scale: float) -> tuple[Path, Path]:
-    """Generate TPC-H lineitem at ``scale`` and a matching query log into the workspace."""
-    out = Path(settings.home) / "sample" / f"sf{scale:g}"
-    out.mkdir(parents=True, exist_ok=True)
-    table_file, query_file = out / SAMPLE_TABLE_FILE, out / SAMPLE_QUERY_FILE
-    scripts = sample_dir()
-    if not table_file.is_file():
-        _say(f"generating TPC-H lineitem at scale {scale:g} (tpchgen-cli)")
-        subprocess.run([sys.executable, str(scripts / "make_tpch.py"), "--scale", str(scale),
-                        "--out", str(table_file)], check=True)
-    if not query_file.is_file():
-        subprocess.run([sys.executable, str(scripts / "make_queries.py"), "--table-file",
-                        str(table_file), "--out", str(query_file)], check=True)
-    return table_file, query_file
 
 
 DEMO_ADMIN = "dba"
@@ -76,36 +65,45 @@ def ensure_demo_admin(settings: Settings) -> None:
         _say(f"created admin {DEMO_ADMIN!r} with the secret from {DEMO_SECRET_ENV}")
 
 
-def build_demo(settings: Settings, scale: float | None = None, table_format: str = "iceberg") -> None:
+def build_demo(settings: Settings, scale: float | None = None, table_format: str = "iceberg",
+               queries: int | None = None) -> None:
     """Create table ``lineitem`` and import its workload unless they already exist.
 
-    ``table_format`` "iceberg" (the default): ``default.lineitem`` of the workspace's SQLite
-    Iceberg catalog, readable by any Iceberg engine; "native": the workspace's own snapshots
-    (its folder keeps superseded files until ``table gc``: list the live ones with
-    ``layout-advisor table files lineitem``)."""
-    ensure_demo_admin(settings)
+    ``scale``: generate TPC-H at this scale factor with the demo query log (``queries``
+    of them); None: the committed sample and its log. ``table_format`` "iceberg" (the
+    default): ``default.lineitem`` of the workspace's SQLite Iceberg catalog, readable by
+    any Iceberg engine; "native": the workspace's own snapshots (its folder keeps
+    superseded files until ``table gc``: list the live ones with ``layout-advisor table
+    files lineitem``)."""
+    started = time.monotonic()
 
+    def say(message: str) -> None:
+        _say(f"[{time.monotonic() - started:5.0f} s] {message}")
+
+    ensure_demo_admin(settings)
+    existing = {t["name"] for t in api.list_tables(settings)}
     if scale:
-        table_file, query_file = _generate(settings, scale)
+        say(f"TPC-H scale {scale:g}: data and demo query log (generated once, offline)")
+        table_file, query_file = api.make_demo_data(settings, scale, queries=queries, progress=say)
     else:
         table_file, query_file = sample_dir() / SAMPLE_TABLE_FILE, sample_dir() / SAMPLE_QUERY_FILE
-    existing = {t["name"] for t in api.list_tables(settings)}
     if DEMO_TABLE in existing:
-        _say(f"table {DEMO_TABLE} already exists in {settings.home}; keeping it")
+        say(f"table {DEMO_TABLE} already exists in {settings.home}; keeping it")
     else:
-        _say(f"building {table_format} table {DEMO_TABLE} from {table_file} "
-             f"({api.DEMO_TARGET_ROWS} rows per micro-partition, ingestion order = o_orderdate)")
+        say(f"building {table_format} table {DEMO_TABLE} from {table_file} "
+            f"({api.DEMO_TARGET_ROWS} rows per micro-partition, ingestion order = o_orderdate)")
         api.create_table(settings, DEMO_TABLE, str(table_file), target_rows=api.DEMO_TARGET_ROWS,
-                         progress=_say, format=table_format)
+                         progress=say, format=table_format)
     if api.workload_fragments(settings, DEMO_TABLE):
-        _say("workload already imported; keeping it")
+        say("workload already imported; keeping it")
     else:
         report = api.import_workload(settings, DEMO_TABLE, str(query_file))
-        _say(f"imported {report['fragments']} scan fragments from {query_file}")
+        say(f"imported {report['fragments']} scan fragments from {query_file}")
+    say("demo ready")
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    build_demo(settings, args.scale, args.format)
+    build_demo(settings, None if args.sample else args.scale, args.format, args.queries)
     if args.no_ui:
         _say("done (--no-ui): start the dashboard with `layout-advisor ui`")
         return 0
@@ -117,9 +115,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "demo", help="build the demo table and workload, then start the dashboard",
         description="Build table 'lineitem' (TPC-H, ingested in o_orderdate order) and its "
-                    "sample query log in the workspace, then start the dashboard.")
-    parser.add_argument("--scale", type=positive, default=None,
-                        help="generate TPC-H at this scale factor instead of the committed sample")
+                    "demo query log in the workspace, then start the dashboard.")
+    parser.add_argument("--scale", type=positive, default=api.DEMO_SCALE,
+                        help=f"TPC-H scale factor to generate (default {api.DEMO_SCALE:g}: 6M rows, "
+                             "about 3,000 micro-partitions)")
+    parser.add_argument("--sample", action="store_true",
+                        help="load the small committed sample (200k rows, 100 partitions) instead")
+    parser.add_argument("--queries", type=positive_int, default=None,
+                        help="size of the generated demo query log (default 600)")
     parser.add_argument("--format", choices=["iceberg", "native"], default="iceberg",
                         help="table format of lineitem: an Iceberg table in the workspace's "
                              "SQLite catalog (default) or the native snapshot format")

@@ -20,6 +20,7 @@ back to the policy (:mod:`engine.plans.feedback`).
 from __future__ import annotations
 
 import threading
+from datetime import datetime, timezone
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -28,7 +29,7 @@ from engine.core.jsonable import plain_json
 from engine.plans import gate
 from engine.plans.feedback import (feed_policy, load_policy, realized_report,
                                    save_policy_state, window_fragments)
-from engine.plans.plan import Plan, PlanBook
+from engine.plans.plan import ROLLED_BACK, SUCCEEDED, Plan, PlanBook
 from engine.plans.store import ControlStore
 from engine.policy.base import Policy, PolicyContext, Proposal
 from engine.policy.codec import proposal_to_json
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["decide", "window_size", "saved_window", "Decision", "preview_plan", "create_plan",
            "run_plan", "start_run", "BackgroundRun", "list_plans", "show_plan", "plan_progress",
-           "audit_log", "policy_state"]
+           "audit_log", "policy_state", "reset_policy_state", "reset_state_after_rollback"]
 
 #: the policy whose saved window sizes the decisions of policies without a window of their own
 WINDOW_POLICY = "wair"
@@ -342,3 +343,47 @@ def audit_log(settings: "Settings", plan_id: int | None = None) -> list[dict[str
 def policy_state(settings: "Settings", table: str, policy: str = "wair") -> dict[str, Any] | None:
     """The persisted memory of ``policy`` on ``table`` (WAIR: window, credit, history)."""
     return ControlStore(settings).policy_state(table, policy)
+
+
+# -- forgetting learned state (issue 14) ---------------------------------------------------
+def reset_policy_state(settings: "Settings", table: str, policy: str = "wair",
+                       actor: object = None, reason: str | None = None,
+                       who: str | None = None) -> dict[str, Any] | None:
+    """Forget what ``policy`` learned on ``table`` (WAIR: adapted window, credit, debt,
+    window history): its saved state becomes that of a fresh policy, which decides exactly
+    like one without saved state. Needs a signed-in approver (the gate's ``run``: whoever
+    may run a rewrite may reset what rewrites taught); audited. ``who``: a name already
+    checked by the caller's own gate (the rollback). Returns the state as saved."""
+    control = ControlStore(settings)
+    name = who or gate.require(settings, actor, "run", control)
+    state = save_policy_state(control, table, policy.lower(), make_policy(policy.lower()))
+    control.record(name, "policy-reset", f"table {table}: {policy.lower()} state reset"
+                   + (f" ({reason})" if reason else ""))
+    return state
+
+
+def reset_state_after_rollback(settings: "Settings", table: str, target: Snapshot,
+                               who: str) -> bool:
+    """After ``table`` was rolled back to snapshot ``target`` by ``who``: WAIR's state is
+    reset when it is newer than the target: a WAIR decision was taken on another snapshot
+    after the target was committed, or a WAIR plan's run committed after it (its credit,
+    debt and window describe data that is gone). Returns whether it was reset."""
+    control = ControlStore(settings)
+    if control.policy_state(table, WINDOW_POLICY) is None:
+        return False
+    since = _utc(target.created_at)
+    newer = [p for p in PlanBook(settings, control).list(table) if p.policy == WINDOW_POLICY and (
+        (p.base_snapshot != target.id and _utc(p.created_at) > since)
+        or (p.status in (SUCCEEDED, ROLLED_BACK) and _utc(p.updated_at) > since))]
+    if not newer:
+        return False
+    reset_policy_state(settings, table, WINDOW_POLICY, who=who,
+                       reason=f"rolled back to snapshot {target.id}, older than plan(s) "
+                              + ", ".join(str(p.id) for p in newer))
+    return True
+
+
+def _utc(stamp: str) -> datetime:
+    """An ISO-8601 time as an aware UTC datetime (snapshot and plan stamps differ in form)."""
+    parsed = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)

@@ -1,0 +1,75 @@
+"""Design: how the whole table should be laid out (PAW, PTO), previewed on a button; a
+plan is stored only when asked. Everything comes from ``engine.api.design``."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import components, services, views
+from app.components import guard
+
+st.title("Design")
+st.caption("WAIR repairs the partitions the workload hurts most; these designs answer how the "
+           "whole table should be laid out, e.g. when creating or migrating it. Each run reads "
+           "a sample of the table, so it starts on a button.")
+table = components.require_table()
+components.require_workload(table, "Both designs start from the workload")
+
+identity = components.signed_in()
+actor = identity.name if identity is not None else services.default_proposer()
+paw_tab, pto_tab = st.tabs(["PAW (seed 001)", "PTO (seed 002)"])
+
+with paw_tab:
+    st.markdown("A partition tree that stays good for future queries *similar* to past ones "
+                "(δ-similar), where a Qd-tree overfits.")
+    delta = st.text_input("δ (a number, or auto)", value="auto", key="paw_delta")
+    if st.button("Design with PAW", type="primary", key="paw_run"):
+        with guard(stop=False), st.spinner("PAW samples the table and builds its tree..."):
+            st.session_state["paw_result"] = (table, services.design_paw(
+                table, delta=delta.strip() or "auto"))
+    stored = st.session_state.get("paw_result")
+    if stored and stored[0] == table:
+        result = stored[1]
+        if result.get("design") is None:
+            st.info(views.md_text(result.get("reason", "PAW proposes nothing.")))
+        else:
+            summary = result["design"]["summary"]
+            a, b, c = st.columns(3)
+            a.metric("Leaves", f"{len(result['design']['leaves']):,}")
+            b.metric("Queries (history)", f"{result['queries']:,}")
+            c.metric("Sample rows", f"{int(summary.get('sample_rows', 0)):,}")
+            st.dataframe(views.paw_costs_frame(result["design"]), hide_index=True, key="paw_costs")
+            st.caption("Rows read per query, predicted on the sample and scaled to the table; "
+                       "the lower bounds say how much any layout could do.")
+            if st.button("Store as proposed plan", key="paw_store"):
+                with guard(stop=False):
+                    plan = services.create_plan(table, "paw", {"delta": delta.strip() or "auto"}, actor)
+                    st.success(f"Plan {plan.get('id')} stored ({plan.get('status')}); review it "
+                               "on **Approve and run**." if plan.get("id") else
+                               f"Nothing stored: {views.md_text(plan.get('reason'))}")
+
+with pto_tab:
+    st.markdown("Partition column, sort scheme, file and row-group size, predicted by gradient-"
+                "boosted trees from a few labelled layouts.")
+    left, right = st.columns(2)
+    top_k = left.number_input("Partition columns to try (top k)", min_value=1, max_value=10,
+                              value=3, key="pto_topk")
+    label = right.selectbox("Label", ["cost", "skip"], key="pto_label",
+                            help="cost: rows read plus per-file and per-row-group open cost; "
+                                 "skip: the paper's skipped rows.")
+    if st.button("Design with PTO", type="primary", key="pto_run"):
+        with guard(stop=False), st.spinner("PTO labels candidate layouts on a sample..."):
+            st.session_state["pto_result"] = (table, services.design_pto(table, int(top_k), label))
+    stored = st.session_state.get("pto_result")
+    if stored and stored[0] == table:
+        result = stored[1]
+        st.success(f"**Choice:** {views.md_text(result.get('reason', ''))}")
+        st.dataframe(views.pto_candidates_frame(result), hide_index=True, key="pto_candidates")
+        st.caption("The best-ranked candidates: predicted cost for every one, measured for the "
+                   "layouts PTO labelled to train its model.")
+        if st.button("Store as proposed plan", key="pto_store"):
+            with guard(stop=False):
+                plan = services.create_plan(table, "pto", {"top_k": int(top_k), "label": label}, actor)
+                st.success(f"Plan {plan.get('id')} stored ({plan.get('status')}); review it on "
+                           "**Approve and run**." if plan.get("id") else
+                           f"Nothing stored: {views.md_text(plan.get('reason'))}")
