@@ -94,6 +94,12 @@ def table_snapshots(table: str) -> pd.DataFrame:
     return views.snapshot_history(api.table_snapshots(settings(), table))
 
 
+def rollback_targets(table: str) -> list[str]:
+    """Snapshots a rollback would change anything with, newest first (never the current
+    snapshot's twin, issue 10 section 2)."""
+    return api.rollback_targets(settings(), table)
+
+
 def current_snapshot_id(table: str) -> str:
     snaps = table_snapshots(table)
     if snaps.empty:

@@ -177,7 +177,8 @@ if st.session_state.get("flash"):
 with guard():
     snaps = services.table_snapshots(table)
 st.dataframe(views.snapshots_frame(snaps), hide_index=True, key="snapshots_table")
-older = [str(s) for s, cur in zip(snaps["id"], snaps["current"]) if not bool(cur)]
+with guard():
+    older = services.rollback_targets(table)
 if older:
     left, right = st.columns([3, 1])
     target = left.selectbox("Roll back to", older, key="rollback_target")
@@ -196,4 +197,4 @@ if older:
     st.caption("A rollback publishes the chosen version as a new snapshot; the files of newer "
                "versions are kept until an explicit garbage collection.")
 else:
-    st.caption("Only one snapshot so far: nothing to roll back to.")
+    st.caption("No older snapshot differs from the current one: nothing to roll back to.")

@@ -178,10 +178,12 @@ def _snapshots(args: argparse.Namespace, settings: Any) -> int:
 
 def _rollback(args: argparse.Namespace, settings: Any) -> int:
     api.load_snapshot(settings, args.name, args.to)  # a wrong target before the secret prompt
-    with signed_in(args, settings) as identity:
-        snap = api.rollback_table(settings, args.name, args.to, actor=identity)
-    emit(args, _snapshot_summary(snap),
-         lambda d: _snapshot_text(d) + f" - now equal to snapshot {args.to}")
+    with signed_in(args, settings) as identity:  # WAIR's state follows the table back
+        outcome = api.rollback_and_reset(settings, args.name, args.to, actor=identity)
+    snap = api.load_snapshot(settings, args.name, outcome["snapshot"])
+    reset = " - WAIR's learned state was reset" if outcome["state_reset"] else ""
+    emit(args, {**_snapshot_summary(snap), "state_reset": outcome["state_reset"]},
+         lambda d: _snapshot_text(d) + f" - now equal to snapshot {args.to}{reset}")
     return 0
 
 
