@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from engine.core.errors import InvalidParameterError
 from engine.scenarios.presets import build_scenario, list_presets, scenario_parameters
 from engine.policy.registry import DEFAULT_SIM_POLICIES, LABELS, SIM_POLICIES, WAIR_FAMILY
+from engine.sim.apply import dataset_sampler
 from engine.sim.driver import HISTORY_LIMIT
 from engine.sim.runner import compile_scenario, simulate_policies
 from engine.sim.tuning import tune_dd
@@ -111,6 +112,7 @@ def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequ
             runs["dd"], tuning = tune_dd(scenario, settings, budget, one)
         else:
             policy = scenario_policy(name, scenario, policy_params.get(name))
+            policy.bind_sampler(dataset_sampler(scenario.dataset.data))  # PAW's design sample
             history = HISTORY_LIMIT if name in WAIR_FAMILY else SHORT_HISTORY
             runs[name] = simulate_policies(scenario, {name: policy}, settings, step, act_every,
                                            history=history, compiled=compiled, feedback=feedback)[name]

@@ -59,10 +59,12 @@ PLAN_POLICIES: dict[str, type[Policy]] = {
 
 #: the simulator's variants, in display order, and their labels
 SIM_POLICIES = ("nr", "nn", "qd", "dd", "dd-ep", "wair", "fk", "fw", "aggressive", "wair-static",
+                "paw",  # PAW (issue 12): a full repartition at each period start, like QD
                 "oracle")
 DEFAULT_SIM_POLICIES = ("nr", "nn", "qd", "dd", "wair", "oracle")
 LABELS = {"nr": "NR", "nn": "NN", "qd": "QD", "dd": "DD", "dd-ep": "DD-EP", "wair": "WAIR",
           "fk": "WAIR-FK", "fw": "WAIR-FW", "aggressive": "WAIR-aggr", "wair-static": "WAIR-W50",
+          "paw": "PAW",
           "oracle": "Oracle"}
 #: the workload-aware variants (WAIR and its ablations): they look at a long query history
 WAIR_FAMILY = ("wair", "fk", "fw", "aggressive", "wair-static")
@@ -114,6 +116,8 @@ def make_sim_policy(name: str, params: Mapping[str, Any] | None = None, *,
         return _build(QdTreeRepartition, name, given)
     if key == "oracle":
         return Oracle()
+    if key == "paw":  # rows come from the simulator's sampler (Policy.bind_sampler)
+        return _build(PawPolicy, name, given)
     if key == "dd":
         return OracleKeyed(DDPolicy(
             depth_threshold=float(given.get("depth_threshold", 4)),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -25,6 +25,10 @@ from engine.workload.model import ScanFragment
 
 if TYPE_CHECKING:
     from engine.table.model import ZoneMaps
+
+#: ``sampler(zonemaps, columns, max_rows, seed) -> {column: encoded array}``, the shape of
+#: ``engine.policy.base.RowSampler`` (policy sits above design, so it is restated here)
+Sampler = Callable[["ZoneMaps", Sequence[str], int, int], Mapping[str, Any]]
 
 
 def choose_columns(fragments: Sequence[ScanFragment], types: Mapping[str, str], max_columns: int = 4) -> list[str]:
@@ -111,16 +115,21 @@ def design_paw(sample: Mapping[str, np.ndarray], history: Sequence[Mapping[str, 
 
 def design_for_table(zonemaps: "ZoneMaps", fragments: Sequence[ScanFragment], *, delta: float | str = "auto",
                      b_min_rows: int | None = None, alpha: float = 3.0, psi: str = "text", refine: bool = True,
-                     max_columns: int = 4, fit_rows: int = 200_000, seed: int = 0) -> PawDesign | None:
+                     max_columns: int = 4, fit_rows: int = 200_000, seed: int = 0,
+                     sampler: Sampler | None = None) -> PawDesign | None:
     """PAW on a snapshot (its files, sampled) for a window of fragments; None when no fragment
     constrains a numeric, date or timestamp column. ``b_min_rows`` defaults to the median
-    file's rows (one partition fills one file)."""
+    file's rows (one partition fills one file). ``sampler`` draws the rows instead of the
+    files (the simulator's in-memory table, :meth:`engine.policy.base.Policy.bind_sampler`)."""
     types = {c: z.ltype for c, z in zonemaps.columns.items()}
     cols = [c for c in choose_columns(fragments, types, max_columns) if bool(zonemaps.columns[c].valid.any())]
     history = history_boxes(fragments, types, cols)
     if not cols or not history or not len(zonemaps):
         return None
     b_min = int(b_min_rows or max(1, int(np.median(zonemaps.rows))))
-    sample = read_sample(list(zonemaps.paths), types, cols, fit_rows, seed)
+    if sampler is None:
+        sample = read_sample(list(zonemaps.paths), types, cols, fit_rows, seed)
+    else:
+        sample = {c: np.asarray(a, dtype=np.float64) for c, a in sampler(zonemaps, cols, fit_rows, seed).items()}
     return design_paw(sample, history, table_rows=int(zonemaps.rows.sum()), b_min_rows=b_min, delta=delta,
                       alpha=alpha, psi=psi, refine=refine, columns=cols)
