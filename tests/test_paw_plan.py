@@ -55,6 +55,14 @@ def _leaves_of_files(paths, ordering):
     return out
 
 
+def _exit_code(argv: list[str]) -> int:
+    """``main``'s exit code, also when argparse refuses an argument (it exits with 2)."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code)
+
+
 def test_design_preview_compares_with_the_baselines(settings, lineitem):
     out = api.design_paw(settings, "lineitem", delta="auto", b_min_rows=250)
     d = out["design"]
@@ -102,10 +110,24 @@ def test_cli_design_paw_json_and_bad_delta(settings, lineitem, capsys):
     assert main(["--home", home, "design", "paw", "lineitem"]) == 0
     text = capsys.readouterr().out
     assert "PAW" in text and "Qd-tree" in text and "k-d tree" in text
-    assert main(["--home", home, "design", "paw", "lineitem", "--delta", "lots"]) == 2
-    assert "delta" in capsys.readouterr().err
+    assert _exit_code(["--home", home, "design", "paw", "lineitem", "--delta", "lots"]) == 2
+    assert "argument --delta: 'lots' is not a number" in capsys.readouterr().err
     assert main(["--home", home, "plan", "create", "lineitem", "--policy", "paw", "--json"]) == 0
     created = json.loads(capsys.readouterr().out)
     assert created["status"] == "proposed" and created["groups"][0]["layout"] == "paw"
     assert main(["--home", home, "plan", "create", "lineitem", "--policy", "paw", "--alpha", "1"]) == 2
     assert "alpha must be > 1" in capsys.readouterr().err
+    # plan create takes PAW's design flags through the shared converters
+    assert main(["--home", home, "plan", "create", "lineitem", "--policy", "paw", "--delta", "0.02",
+                 "--b-min-rows", "250", "--psi", "printed", "--json"]) == 0
+    created = json.loads(capsys.readouterr().out)
+    assert created["params"]["delta"] == 0.02 and created["params"]["b_min_rows"] == 250
+    assert created["params"]["psi"] == "printed"
+    summary = created["groups"][0]["layout_params"]["design"]["summary"]
+    assert summary["delta"] == pytest.approx(0.02) and summary["psi"] == "printed"
+    for bad, word in ((["--delta", "-1"], "--delta"), (["--delta", "nan"], "--delta"),
+                      (["--b-min-rows", "0"], "--b-min-rows"), (["--psi", "bogus"], "--psi")):
+        assert _exit_code(["--home", home, "plan", "create", "lineitem", "--policy", "paw", *bad]) == 2
+        assert word in capsys.readouterr().err
+    assert main(["--home", home, "plan", "create", "lineitem", "--policy", "wair", "--delta", "0.01"]) == 2
+    assert "does not take delta" in capsys.readouterr().err

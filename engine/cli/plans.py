@@ -10,6 +10,7 @@ from engine import api
 from engine.cli.args import finite, number, positive_int
 from engine.cli.audit import audit_line
 from engine.cli.auth import add_identity_args, signed_in
+from engine.cli.design import add_paw_args
 from engine.cli.output import add_json_flag, emit
 from engine.core.fmt import format_money, format_seconds, human_bytes
 
@@ -86,7 +87,8 @@ def _list_text(rows: list[Mapping[str, Any]]) -> str:
 def _create(args: argparse.Namespace, settings: Any) -> int:
     params = {"window": args.window, "alpha": args.alpha, "beta": args.beta,
               "cost_limit": args.cost_limit, "k_max": args.k_max, "eps": args.eps,
-              "min_samples": args.min_samples, "key": args.key}
+              "min_samples": args.min_samples, "key": args.key,
+              "delta": args.delta, "b_min_rows": args.b_min_rows, "psi": args.psi}
     result = api.create_plan(settings, args.table, policy=args.policy, params=params,
                              created_by=args.actor)
     emit(args, result, _plan_text)
@@ -136,7 +138,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", default="wair", choices=api.policy_names())
     p.add_argument("--window", type=positive_int, help="queries in the sliding window")
     # finite here; each policy checks its own ranges (one rule, shared with the dashboard)
-    p.add_argument("--alpha", type=finite, help="WAIR aggressiveness (eq. 4)")
+    p.add_argument("--alpha", type=finite, help="WAIR aggressiveness (eq. 4); PAW: split policy Ψ's α (> 1)")
     p.add_argument("--beta", type=finite,
                    help="WAIR performance bonus, CPU-s per pruned partition")
     p.add_argument("--cost-limit", dest="cost_limit", type=number(low=0, inf_ok=True),
@@ -146,6 +148,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--min-samples", dest="min_samples", type=positive_int,
                    help="DBSCAN min_samples")
     p.add_argument("--key", help="clustering key (DD, DD-EP; WAIR: one fixed key)")
+    add_paw_args(p, defaults=False)  # --delta, --b-min-rows, --psi
     p.add_argument("--as", dest="actor", help="who proposes the plan (default: OS user); "
                                               "the proposer cannot approve it")
     add_json_flag(p)
