@@ -73,6 +73,14 @@ def test_design_preview_compares_with_the_baselines(settings, lineitem):
     assert set(costs) == {"paw", "qdtree", "kdtree", "lb_b", "lb"}
     assert costs["lb_b"]["worst_future"] <= costs["paw"]["worst_future"] <= costs["kdtree"]["worst_future"]
     assert d["summary"]["delta"] > 0  # δ′ from the two halves of the log
+    # what the Design page draws: Q_H, Q_F* (q ± δ·domain length on each column), domain, types
+    assert d["types"] == {"l_shipdate": "date", "l_quantity": "float"}
+    hist, ext = d["queries"]["history"], d["queries"]["extended"]
+    assert len(hist) == len(ext) == 20
+    for q, e in zip(hist, ext):
+        for col, (lo, hi) in d["domain"].items():
+            pad = d["summary"]["delta"] * (hi - lo)
+            assert e[col][0] == pytest.approx(q[col][0] - pad) and e[col][1] == pytest.approx(q[col][1] + pad)
 
 
 def test_paw_plan_runs_through_the_gate_and_keeps_every_row(settings, spark, lineitem):

@@ -68,7 +68,12 @@ class PawNode:
 
 
 class PawTree:
-    """PAW (Li, Yiu, Chan): a partitioning robust to δ-similar future workloads."""
+    """PAW (Li, Yiu, Chan): a partitioning robust to δ-similar future workloads.
+
+    Learned by :meth:`fit`: ``domain_`` (the data's min/max per dimension), ``delta_`` (δ
+    used, δ′ when ``delta="auto"``), ``history_`` (Q_H as boxes, oldest first),
+    ``extended_`` (Q_F*, Lemma 1), ``nodes_`` and ``leaves_``.
+    """
 
     def __init__(self, b_min: int, delta: float | str = 0.01, alpha: float = 3.0, psi: str = "text",
                  medians: bool = True, refine: bool = False, columns: Sequence[str] = ()) -> None:
@@ -112,6 +117,7 @@ class PawTree:
         self.domain_ = (x.min(axis=0), x.max(axis=0)) if len(x) else (np.zeros(x.shape[1]),) * 2
         self._domain_len = np.where(self.domain_[1] > self.domain_[0], self.domain_[1] - self.domain_[0], 1.0)
         history = [self.as_box(q) for q in queries]
+        self.history_ = history
         self.delta_ = (estimate_delta(history, self.domain_) if self.delta == "auto" and len(history) >= 2
                        else 0.0 if self.delta == "auto" else float(self.delta))
         self.extended_ = [extend(q, self.delta_, self.domain_) for q in history]
