@@ -16,7 +16,9 @@ code (:func:`engine.sim.scan.query_cost`, file min/max only):
 
 The simulator charges rows x a per-column width; the widths are either the scenario's model
 (``TPCH_WIDTHS``, as the what-if page uses) or calibrated from the table's files *before* the
-rewrite (what a what-if run on this table could know). Results: ``bench/results/paw_real.csv``
+rewrite (what a what-if run on this table could know); "written" widths, measured on the files
+the plan wrote, are no prediction but isolate the pruning from the width model. Results:
+``bench/results/paw_real_{dims}d.csv``
 and ``bench/README_paw.md`` (G10).
 """
 
@@ -47,7 +49,7 @@ from engine.spark.ingest import create_table
 from engine.spark.session import get_spark
 from engine.table.store import TableStore
 
-QCOLS = ("l_shipdate", "l_partkey", "l_quantity", "l_extendedprice")  # 4 query dimensions
+QCOLS = ("l_shipdate", "l_partkey", "l_quantity", "l_extendedprice")  # query dimensions, first --dims
 PROJECT = "sum(l_extendedprice), sum(l_discount)"
 SECRET = "paw bench secret"
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
@@ -64,11 +66,11 @@ def literal(col: str, ltype: str, value: float, upper: bool) -> str:
     return f"{(np.ceil(value * 100) if upper else np.floor(value * 100)) / 100:.2f}"
 
 
-def workload_sql(queries: list[DBox], types: dict[str, str]) -> str:
+def workload_sql(queries: list[DBox], types: dict[str, str], cols: tuple[str, ...]) -> str:
     lines = []
     for i, q in enumerate(queries):
         preds = " AND ".join(f"{c} BETWEEN {literal(c, types[c], q.lo[j], False)} AND "
-                             f"{literal(c, types[c], q.hi[j], True)}" for j, c in enumerate(QCOLS))
+                             f"{literal(c, types[c], q.hi[j], True)}" for j, c in enumerate(cols))
         lines.append(f"-- ts: 2024-01-01T{i // 60:02d}:{i % 60:02d}:00\n"
                      f"SELECT {PROJECT} FROM lineitem WHERE {preds};")
     return "\n".join(lines) + "\n"
@@ -91,7 +93,7 @@ def widths_of(zonemaps, names: list[str]) -> dict[str, float]:
     return {c: float(zonemaps.columns[c].compressed_bytes.sum()) / rows for c in names if c in zonemaps.columns}
 
 
-def run(rows: int, target_rows: int, seed: int, delta: float, home: str) -> dict:
+def run(rows: int, target_rows: int, seed: int, delta: float, home: str, dims: int = 4, nq: int = NQ) -> dict:
     settings = load_settings({"home": home, "target_rows": target_rows, "spark_master": "local[2]"})
     spark = get_spark(settings, app_name="paw-real")
     scenario = build_scenario("tpch", rows=rows, seed=seed)
@@ -103,13 +105,14 @@ def run(rows: int, target_rows: int, seed: int, delta: float, home: str) -> dict
     t_ingest = time.perf_counter() - t0
 
     rng = np.random.default_rng(seed)
-    lo = np.array([ds.data[c].min() for c in QCOLS])
-    hi = np.array([ds.data[c].max() for c in QCOLS])
-    history = paw_queries(rng, lo, hi, NQ)
+    cols = QCOLS[:dims]
+    lo = np.array([ds.data[c].min() for c in cols])
+    hi = np.array([ds.data[c].max() for c in cols])
+    history = paw_queries(rng, lo, hi, nq)
     future = perturb(history, delta, (lo, hi), rng)
     log = os.path.join(home, "history.sql")
     with open(log, "w") as fh:
-        fh.write(workload_sql(history, types))
+        fh.write(workload_sql(history, types, cols))
     api.import_workload(settings, "lineitem", log)
 
     api.add_approver(settings, "root", SECRET, admin=True)
@@ -127,7 +130,7 @@ def run(rows: int, target_rows: int, seed: int, delta: float, home: str) -> dict
 
     log = os.path.join(home, "future.sql")
     with open(log, "w") as fh:
-        fh.write(workload_sql(future, types))
+        fh.write(workload_sql(future, types, cols))
     api.import_workload(settings, "lineitem", log, replace=True)
     frags = api.workload_fragments(settings, "lineitem")
     compiled = [compile_fragment(f, types) for f in frags]
@@ -135,7 +138,7 @@ def run(rows: int, target_rows: int, seed: int, delta: float, home: str) -> dict
     zm_real = after.zonemaps()
     names = [c for c, _ in scenario.schema.columns]
     calibrated = widths_of(before.zonemaps(), names)
-    out = {"rows": rows, "target_rows": target_rows, "seed": seed, "delta": delta, "queries": len(frags),
+    out = {"rows": rows, "target_rows": target_rows, "seed": seed, "delta": delta, "dims": dims, "queries": len(frags),
            "files_before": len(before.partitions), "files_after": len(after.partitions),
            "leaves": sum("leaf" in n for n in group["layout_params"]["tree"]["nodes"]),
            "ingest_s": t_ingest, "design_s": t_design, "run_s": t_run,
@@ -144,7 +147,8 @@ def run(rows: int, target_rows: int, seed: int, delta: float, home: str) -> dict
     out["real_bytes"] = sum(c.bytes for c in real)
     out["real_files"] = sum(c.scanned for c in real)
     out["real_rows"] = sum(float(zm_real.rows[scanned_mask(zm_real, cf)].sum()) for cf in compiled)
-    for label, widths in (("model", dict(ds.widths)), ("calibrated", calibrated)):
+    written = widths_of(zm_real, names)  # not a prediction: isolates pruning from the width model
+    for label, widths in (("model", dict(ds.widths)), ("calibrated", calibrated), ("written", written)):
         table = SimTable(ds.schema, ds.data, widths, target_rows)
         old = table.ingest(0, rows)
         sim_group = PlanGroup(tuple(table.path(int(p)) for p in old), "paw", tuple(group["columns"]),
@@ -165,11 +169,13 @@ def main() -> None:
     ap.add_argument("--target-rows", type=int, default=1_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--delta", type=float, default=0.01)
+    ap.add_argument("--dims", type=int, default=4, choices=range(1, len(QCOLS) + 1), help="query dimensions")
+    ap.add_argument("--queries", type=int, default=NQ, help="history queries (as many future ones)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="paw-real-") as home:
-        r = run(args.rows, args.target_rows, args.seed, args.delta, home)
+        r = run(args.rows, args.target_rows, args.seed, args.delta, home, args.dims, args.queries)
     os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, "paw_real.csv"), "w", newline="") as fh:
+    with open(os.path.join(RESULTS, f"paw_real_{args.dims}d.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(r))
         w.writeheader()
         w.writerow(r)
@@ -179,7 +185,7 @@ def main() -> None:
     print(f"per future query ({q}): real files {r['real_files'] / q:.2f} vs sim {r['sim_files'] / q:.2f}; "
           f"rows real {r['real_rows'] / q:.0f} vs sim {r['sim_rows'] / q:.0f} "
           f"(design predicted {r['predicted_rows_per_query']:.0f})")
-    for label in ("model", "calibrated"):
+    for label in ("model", "calibrated", "written"):
         print(f"bytes real {r['real_bytes'] / q:.0f} vs sim ({label} widths) {r[f'sim_{label}_bytes'] / q:.0f}: "
               f"real/sim {r['real_bytes'] / r[f'sim_{label}_bytes']:.4f}")
 

@@ -103,10 +103,12 @@ def mean_cost(cost: Callable[[list], float], qs: list) -> float:
 
 
 def file_mbrs(x: np.ndarray, leaf: np.ndarray, b: int, cols: list[str],
-              n_groups: int = 1) -> tuple[np.ndarray, ...]:
+              n_groups: int = 1, order: str = "str") -> tuple[np.ndarray, ...]:
     """Physical files: each leaf cut by a k-d tree into files of < 2·b rows; their min/max.
-    With ``n_groups`` > 1, each file's rows are written in STR order as that many row groups
-    (PAW §V-A's physical analogue of precise descriptors) and the row groups are returned."""
+    With ``n_groups`` > 1, each file's rows are written as that many row groups, in STR order
+    (``order="str"``: PAW §V-A's physical analogue of precise descriptors) or in the first
+    column's order (``"first"``: the same row-group granularity without STR, the control),
+    and the row groups are returned."""
     lo, hi, rows = [], [], []
     for lf in np.unique(leaf):
         part = x[leaf == lf]
@@ -117,7 +119,9 @@ def file_mbrs(x: np.ndarray, leaf: np.ndarray, b: int, cols: list[str],
             sub = np.zeros(len(part), dtype=np.int64)
         for s in np.unique(sub):
             f = part[sub == s]
-            for tile in str_order(f, n_groups):
+            tiles = (str_order(f, n_groups) if order == "str" else
+                     np.array_split(np.argsort(f[:, 0], kind="stable"), min(n_groups, len(f))))
+            for tile in tiles:
                 g = f[tile]
                 lo.append(g.min(axis=0)), hi.append(g.max(axis=0)), rows.append(len(g))
     return np.array(lo), np.array(hi), np.array(rows, dtype=np.float64)
@@ -210,6 +214,7 @@ def precise_run(n: int, seed: int, kind: str = "clusters") -> dict:
     row = {"seed": seed, "data": kind, "off": tree.cost(future) / NQ}
     row.update({f"nmbr{k}": PreciseDescriptors(tree, data, k).cost(future) / NQ for k in (1, 2, 3, 5)})
     row.update({f"rg{k}": physical_cost(file_mbrs(x, leaf, b, cols, n_groups=k), future) for k in (1, 3, 5)})
+    row["rg3_first"] = physical_cost(file_mbrs(x, leaf, b, cols, n_groups=3, order="first"), future)
     return row
 
 
@@ -237,15 +242,8 @@ def med(rows: list[dict], f: Callable[[dict], float]) -> float:
     return statistics.median(f(r) for r in rows)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--full", action="store_true", help="1M rows (default: --quick, 200k)")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--seeds", type=int, default=4)
-    args = ap.parse_args()
-    n = 1_000_000 if args.full else 200_000
-    d, seeds = 8, range(args.seeds)
-
+def section_sweep(n: int, d: int, seeds: range) -> list[dict]:
+    """G1-G4: the δ sweep (logical and physical), 2 query dimensions."""
     sweep = [logical_run(n, d, s, delta, physical=delta in (0.0, 0.01)) for delta in (0.0, 0.005, 0.01, 0.02, 0.05)
              for s in seeds]
     write_csv("sweep", sweep)
@@ -263,13 +261,20 @@ def main() -> None:
     two = [logical_run(n, d, s, 0.01, qdims=2) for s in seeds]
     print(f"  2 query dims, δ=1%: PAW/LB_b {med(two, lambda r: r['paw'] / r['lb_b']):.2f}, "
           f"Qd/PAW {med(two, lambda r: r['qd'] / r['paw']):.2f}")
+    return sweep
 
+
+def section_psi(n: int, d: int, seeds: range) -> None:
+    """Ψ readings × α (decision 1)."""
     psi_rows = [logical_run(n, d, 0, 0.01, psi=psi, alpha=a) for psi in ("text", "printed") for a in (2, 3, 5, 10)]
     write_csv("psi", psi_rows)
     print("Ψ readings, δ=1%, seed 0 (rows/query, build s, IP share):")
     for r in psi_rows:
         print(f"  {r['psi']:7s} α={r['alpha']:>4}: {r['paw']:7.0f}  {r['paw_build_s']:6.1f} s  {r['ip_share']:.2f}")
 
+
+def section_unknown(n: int, d: int, seeds: range) -> None:
+    """G5: PAW-unknown (δ′, §IV-E) on uniform and skewed readings."""
     variants = [(False, "query", "cycle"), (True, "query", "cycle"), (True, "cluster", "cycle"),
                 (True, "cluster", "halves")]
     unk = [unknown_run(n, d, s, sk, shape, assign) for sk, shape, assign in variants for s in seeds]
@@ -280,6 +285,9 @@ def main() -> None:
         print(f"G5 PAW-unknown {name}: unknown/PAW {med(rs, lambda r: r['paw_unknown'] / r['paw']):.2f}"
               f" (δ′ median {med(rs, lambda r: r['delta_auto']):.3f})")
 
+
+def section_precise(n: int, d: int, seeds: range) -> None:
+    """G6: precise descriptors, logical and physical (STR row groups)."""
     pre = [precise_run(n, s, data) for data in PRECISE_DATA for s in seeds]
     write_csv("precise", pre)
     for data in PRECISE_DATA:
@@ -290,8 +298,12 @@ def main() -> None:
               f"3 vs 1 {100 * (1 - med(rs, lambda r: r['nmbr3'] / r['nmbr1'])):.1f}% less; physical (STR order, "
               "N row groups per file) 1/3/5 = "
               + " / ".join(f"{med(rs, lambda r, k=k: r[f'rg{k}']):.0f}" for k in (1, 3, 5))
-              + f"; 3 vs 1 {100 * (1 - med(rs, lambda r: r['rg3'] / r['rg1'])):.1f}% less")
+              + f"; 3 vs 1 {100 * (1 - med(rs, lambda r: r['rg3'] / r['rg1'])):.1f}% less; 3 row groups in "
+              f"first-column order (control) {med(rs, lambda r: r['rg3_first']):.0f}")
 
+
+def section_tuner(n: int, d: int, seeds: range) -> None:
+    """G7: the storage tuner."""
     tun = [tuner_run(n, d, s, delta) for delta in (0.0, 0.01) for s in seeds]
     write_csv("tuner", tun)
     for delta in (0.0, 0.01):
@@ -300,15 +312,46 @@ def main() -> None:
         print(f"G7 storage tuner δ={delta}: budget 0/5/10/20/40/100% -> " + " / ".join(f"{v:.0f}" for v in steps)
               + f"; LB_b {med(rs, lambda r: r['lb_b']):.0f}; +20%: {100 * (1 - steps[3] / steps[0]):.1f}% less")
 
+
+def section_random(n: int, d: int, seeds: range) -> None:
+    """G8: random future queries with refinement."""
     rnd = [random_run(n, d, s, share) for share in (0.0, 0.5, 1.0) for s in seeds]
     write_csv("random", rnd)
     for share in (0.0, 0.5, 1.0):
         rs = [r for r in rnd if r["random"] == share]
         print(f"G8 random future {int(share * 100)}%: PAW/kd {med(rs, lambda r: r['paw'] / r['kd']):.2f}")
 
+
+def section_build(n: int, d: int, seeds: range, sweep: list[dict]) -> None:
+    """G9: build times (from the sweep)."""
     build = [r for r in sweep if r["delta"] == 0.01]
     print(f"G9 build at {n} x {d} x {NQ}: PAW {med(build, lambda r: r['paw_build_s']):.1f} s, "
           f"Qd {med(build, lambda r: r['qd_build_s']):.1f} s, ratio {med(build, lambda r: r['paw_build_s'] / r['qd_build_s']):.1f}")
+
+
+SECTIONS = ("sweep", "psi", "unknown", "precise", "tuner", "random")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="1M rows (default: --quick, 200k)")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--seeds", type=int, default=4)
+    ap.add_argument("--only", default=",".join(SECTIONS),
+                    help=f"comma-separated sections to run (default all): {', '.join(SECTIONS)}")
+    args = ap.parse_args()
+    n = 1_000_000 if args.full else 200_000
+    d, seeds = 8, range(args.seeds)
+    only = [x.strip() for x in args.only.split(",") if x.strip()]
+    unknown = sorted(set(only) - set(SECTIONS))
+    if unknown:
+        ap.error(f"--only: unknown section {unknown[0]!r}; sections are {', '.join(SECTIONS)}")
+    sweep = section_sweep(n, d, seeds) if "sweep" in only else []
+    for name in only:
+        if name != "sweep":
+            globals()[f"section_{name}"](n, d, seeds)
+    if sweep:
+        section_build(n, d, seeds, sweep)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ import pytest
 from engine import api
 from engine.cli import main
 from engine.core import logical_types
-from engine.layout.base import ordering_from_json
 from engine.layout.paw import PawOrdering
 from engine.spark.ingest import create_table
 from engine.table.store import TableStore

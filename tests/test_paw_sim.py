@@ -26,8 +26,9 @@ def grid_data() -> dict[str, np.ndarray]:
     return {"x": g[0].ravel(), "y": g[1].ravel()}
 
 
-def test_order_rows_returns_one_segment_per_paw_leaf():
-    """The §5 grid case (GP sizes 100 / 100 / 112, IP 9,688): each leaf is its own segment."""
+def test_order_rows_returns_the_executors_files_of_each_paw_leaf():
+    """The §5 grid case (GP sizes 100 / 100 / 112, IP 9,688), files of 100 rows: each leaf is
+    cut on its own into full files and one remainder, as the executor writes them."""
     data = grid_data()
     queries = [{"x": (10, 19), "y": (10, 19)}, {"x": (50, 59), "y": (50, 59)}, {"x": (80, 84), "y": (10, 19)}]
     tree = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(data, queries)
@@ -35,14 +36,14 @@ def test_order_rows_returns_one_segment_per_paw_leaf():
     rows = np.random.default_rng(0).permutation(10_000)
     ordered, starts = order_rows(table, rows, "paw", ("x", "y"), {"tree": tree.router_json()})
     assert np.array_equal(np.sort(ordered), np.arange(10_000))  # every row exactly once
-    assert starts is not None and len(starts) == tree.n_leaves_
     leaf = tree.leaf_of({c: a[ordered] for c, a in data.items()})
     bounds = np.append(starts, len(ordered))
-    sizes = []
+    per_leaf: dict[int, list[int]] = {}
     for a, b in zip(bounds[:-1], bounds[1:]):
-        assert len(set(leaf[a:b].tolist())) == 1  # a segment is one leaf
-        sizes.append(b - a)
-    assert sorted(sizes) == sorted(lf.rows for lf in tree.leaves_) == [100, 100, 112, 9688]
+        (one,) = set(leaf[a:b].tolist())  # a segment (a file) holds one leaf
+        per_leaf.setdefault(one, []).append(int(b - a))
+    assert sorted(sum(v) for v in per_leaf.values()) == sorted(lf.rows for lf in tree.leaves_) == [100, 100, 112, 9688]
+    assert sorted(per_leaf.values(), key=len) == [[100], [100], [100, 12], [100] * 96 + [88]]
 
 
 def test_sim_table_cuts_paw_leaves_on_their_own():
@@ -54,6 +55,7 @@ def test_sim_table_cuts_paw_leaves_on_their_own():
     old = table.ingest(0, 10_000)
     ordered, starts = order_rows(table, table.gather(old), "paw", ("x", "y"), {"tree": tree.router_json()})
     new = table.replace(old, ordered, starts)
+    assert len(new) == 1 + 1 + 1 + 10  # ceil(leaf rows / 1000) files per leaf
     for pid in new:
         assert len(set(tree.leaf_of({c: a[table.rows_of(int(pid))] for c, a in data.items()}).tolist())) == 1
     assert table.total_rows() == 10_000

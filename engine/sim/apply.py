@@ -76,8 +76,9 @@ def order_rows(table: "SimTable", rows: np.ndarray, layout: str, columns: Sequen
                params: Mapping[str, Any] | None = None, seed: int = 0,
                ) -> tuple[np.ndarray, np.ndarray | None]:
     """``rows`` permuted into the layout's order, and for a Qd-tree or a PAW tree the start
-    offsets of its leaves (each leaf is cut on its own, as the executor writes one leaf per
-    file).
+    offsets of its segments: a Qd-tree's leaves (each cut on its own into partitions of at
+    least the target size, the Qd-tree's minimum block), a PAW tree's *files* as the
+    executor writes them (:func:`paw_file_starts`).
 
     The ordering is the group's :func:`engine.layout.groups.ordering_for_group`, as on
     Spark; a sort key (and a one-column curve) is an exact lexicographic sort. A Qd-tree is
@@ -103,7 +104,23 @@ def order_rows(table: "SimTable", rows: np.ndarray, layout: str, columns: Sequen
         return rows[perm], None
     leaf = ordering.keys(data)[perm]
     starts = np.flatnonzero(np.r_[True, leaf[1:] != leaf[:-1]])
+    if layout == "paw":
+        starts = paw_file_starts(starts, n, table.target_rows)
     return rows[perm], starts
+
+
+def paw_file_starts(leaf_starts: np.ndarray, n_rows: int, target_rows: int) -> np.ndarray:
+    """The files the executor writes for PAW leaves: in each leaf (rows in leaf, then first
+    column order), full files of ``target_rows`` rows and one remainder, as Spark's
+    ``maxRecordsPerFile`` cuts them; no file holds two leaves (measured against written
+    files by ``bench/paw_real.py``, PAW_PTO.md §5 G10).
+
+    >>> paw_file_starts(np.array([0, 5]), 12, 3).tolist()
+    [0, 3, 5, 8, 11]
+    """
+    ends = np.append(leaf_starts[1:], n_rows)
+    return np.concatenate([np.arange(a, b, max(1, int(target_rows)), dtype=np.int64)
+                           for a, b in zip(leaf_starts, ends)]) if len(leaf_starts) else leaf_starts
 
 
 def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Settings") -> ApplyResult:
