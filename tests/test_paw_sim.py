@@ -105,3 +105,10 @@ def test_what_if_lists_paw_and_runs_it(settings):
     assert paw.totals()["query_bytes"] < nr.totals()["query_bytes"]
     # the rewrite is charged like QD's (the same rows are read and written)
     assert paw.totals()["recluster_bytes"] == pytest.approx(qd.totals()["recluster_bytes"], rel=0.01)
+
+
+def test_policy_delta_words():
+    assert PawPolicy(delta="Auto-Nearest").delta == "auto-nearest"
+    assert PawPolicy(delta="0.02").delta == 0.02
+    with pytest.raises(InvalidParameterError, match="auto, auto-nearest"):
+        PawPolicy(delta="lots")

@@ -15,6 +15,10 @@ progress=None)`` returns::
 
 Totals cover the measured batches (from the first reclustering period). Costs are in
 bytes, CPU-seconds and money by the settings' rates. Deterministic for a seed.
+
+Every simulated policy gets a row sampler over the scenario's data
+(:meth:`engine.policy.base.Policy.bind_sampler`, a no-op for all but ``paw``, which designs
+its partition tree on a sample of the table at each reclustering period's start).
 """
 
 from __future__ import annotations

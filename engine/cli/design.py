@@ -25,20 +25,23 @@ _METHODS = (("paw", "PAW"), ("qdtree", "Qd-tree"), ("kdtree", "k-d tree"), ("lb_
 
 # --- PAW
 def paw_delta(text: str) -> float | str:
-    """``--delta``: ``auto`` (δ′ from the two halves of the history, PAW §IV-E) or a finite
-    fraction >= 0 of each column's domain.
+    """``--delta``: ``auto`` (δ′ from the two halves of the history, PAW §IV-E),
+    ``auto-nearest`` (the one-sided nearest distance, a departure) or a finite fraction >= 0
+    of each column's domain.
 
-    >>> paw_delta("AUTO"), paw_delta("0.01")
-    ('auto', 0.01)
+    >>> paw_delta("AUTO"), paw_delta("auto-nearest"), paw_delta("0.01")
+    ('auto', 'auto-nearest', 0.01)
     """
-    return "auto" if text.strip().lower() == "auto" else non_negative(text)
+    word = text.strip().lower()
+    return word if word in api.PAW_DELTA_ESTIMATORS else non_negative(text)
 
 
 def add_paw_args(parser: argparse.ArgumentParser, defaults: bool) -> None:
     """PAW's design flags, shared by ``design paw`` and ``plan create --policy paw``;
     without ``defaults`` an absent flag stays None (the policy's default applies)."""
-    parser.add_argument("--delta", type=paw_delta, default="auto" if defaults else None, metavar="D|auto",
-                        help="PAW: δ as a fraction of each column's domain (e.g. 0.01), or 'auto' (default)")
+    parser.add_argument("--delta", type=paw_delta, default="auto" if defaults else None, metavar="D|auto|auto-nearest",
+                        help="PAW: δ as a fraction of each column's domain (e.g. 0.01), 'auto' (δ′ of §IV-E, "
+                             "the default) or 'auto-nearest'")
     parser.add_argument("--b-min-rows", dest="b_min_rows", type=positive_int, default=None, metavar="N",
                         help="PAW: minimum rows per partition (default: the median file's rows)")
     parser.add_argument("--psi", default="text" if defaults else None, choices=api.PAW_PSI,

@@ -7,7 +7,7 @@ the snapshot's files (:mod:`engine.design.paw`), and travels in the plan as the 
 ``layout_params["tree"]`` (layout ``paw``), so what is approved is exactly what runs.
 
 Parameters: ``delta`` (a fraction of each column's domain, or ``"auto"``: δ′ from the two
-halves of the window, §IV-E), ``b_min_rows`` (rows of the table per partition at least;
+halves of the window, §IV-E; ``"auto-nearest"``: the one-sided nearest distance instead), ``b_min_rows`` (rows of the table per partition at least;
 default the median file's rows), ``alpha`` and ``psi`` (the split policy Ψ, PAW_PTO.md §6
 decision 1), ``refine`` (k-d refinement of large rectangular leaves), ``max_columns`` (query
 dimensions), ``fit_rows`` (the design sample).
@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from engine.core.errors import InvalidParameterError
 from engine.design.paw.designer import design_for_table
+from engine.design.paw.similarity import DELTA_ESTIMATORS
 from engine.design.paw.tree import PSI
 from engine.policy.base import PeriodInfo, Policy, PolicyContext, Proposal, RowSampler
 from engine.policy.baselines import _full_proposal
@@ -34,13 +35,15 @@ from engine.workload.model import ScanFragment
 
 
 def parse_delta(delta: Any) -> float | str:
-    """``"auto"`` or a fraction >= 0 (a CLI string like ``"0.01"`` included)."""
-    if isinstance(delta, str) and delta.strip().lower() == "auto":
-        return "auto"
+    """``"auto"`` (δ′, PAW §IV-E), ``"auto-nearest"`` (the one-sided nearest distance, a
+    departure) or a fraction >= 0 (a CLI string like ``"0.01"`` included)."""
+    if isinstance(delta, str) and delta.strip().lower() in DELTA_ESTIMATORS:
+        return delta.strip().lower()
     try:
         value = float(delta)
     except (TypeError, ValueError):
-        raise InvalidParameterError(f"delta must be a fraction of the domain (e.g. 0.01) or 'auto', got {delta!r}") from None
+        raise InvalidParameterError(f"delta must be a fraction of the domain (e.g. 0.01) or one of "
+                                    f"{', '.join(DELTA_ESTIMATORS)}, got {delta!r}") from None
     if not value >= 0:
         raise InvalidParameterError(f"delta must be >= 0, got {delta!r}")
     return value
