@@ -7,10 +7,11 @@ the snapshot's files (:mod:`engine.design.paw`), and travels in the plan as the 
 ``layout_params["tree"]`` (layout ``paw``), so what is approved is exactly what runs.
 
 Parameters: ``delta`` (a fraction of each column's domain, or ``"auto"``: δ′ from the two
-halves of the window, §IV-E; ``"auto-nearest"``: the one-sided nearest distance instead), ``b_min_rows`` (rows of the table per partition at least;
-default the median file's rows), ``alpha`` and ``psi`` (the split policy Ψ, PAW_PTO.md §6
-decision 1), ``refine`` (k-d refinement of large rectangular leaves), ``max_columns`` (query
-dimensions), ``fit_rows`` (the design sample).
+halves of the window, §IV-E; ``"auto-nearest"``: the one-sided nearest distance instead),
+``b_min_rows`` (rows of the table per partition at least; default the median file's rows),
+``alpha`` and ``psi`` (the split policy Ψ, PAW_PTO.md §6 decision 1), ``refine`` (k-d
+refinement of large rectangular leaves), ``max_columns`` (query dimensions), ``fit_rows``
+(the design sample).
 
 In the simulator (and the what-if page) PAW behaves like QD, as issue 12 asks: at each
 reclustering period's start (:meth:`PawPolicy.begin_period`, then

@@ -11,8 +11,9 @@ if that beats leaving the node whole (|Q_F*(P)|·|P|). Irregular partitions (IPs
 (with ``medians=False`` and δ = 0 it is the greedy Qd-tree); ``"none"`` splits nothing (with
 ``refine=True`` it is the k-d tree baseline). ``delta="auto"`` estimates δ′ from the two
 halves of the history (§IV-E); ``delta="auto-nearest"`` uses the one-sided nearest distance
-instead (a departure, :func:`engine.design.paw.similarity.nearest_delta`). ``refine`` splits rectangular leaves by a k-d tree (median,
-round-robin dimensions) until each holds [b_min, 2·b_min) rows; IPs are not refined.
+instead (a departure, :func:`engine.design.paw.similarity.nearest_delta`). ``refine``
+splits rectangular leaves by a k-d tree (median, round-robin dimensions) until each holds
+[b_min, 2·b_min) rows; IPs are not refined.
 
 Routing (§IV-D): a row goes left at an axis node iff ``x < v`` (``<=`` for op "le"); at a
 group node it goes to the first GP′ containing it, else to the IP. A query box reaches a
