@@ -95,7 +95,7 @@ def test_paw_is_period_driven_in_the_simulator():
 
 def test_what_if_lists_paw_and_runs_it(settings):
     assert {"name": "paw", "label": "PAW"} in api.simulation_policies()
-    scenario = build_scenario("tpch", rows=6000, seed=1)
+    scenario = build_scenario("tpch", rows=3000, seed=1)
     runs, _ = api.simulate_scenario(settings, scenario, ["nr", "qd", "paw"], tune=False)
     paw, qd, nr = runs["paw"], runs["qd"], runs["nr"]
     paw_batches = [(b.period, b.batch) for b in paw.batches if b.recluster_layouts.get("paw")]
