@@ -18,6 +18,8 @@
   - ``aggressive``: alpha = 0.5, credit allowance c = 10;
   - ``wair-static``: WAIR with its window fixed at the initial 50 queries -- not in the
     paper; a reference point for the adaptive window (``engine/policy/wair/state.py``).
+  - ``paw`` (issue 12, not a WAIR variant): the whole table re-partitioned by a PAW tree at
+    each reclustering period's start, like ``qd``.
 
   The two facts these variants take from a scenario (one batch's worth of partitions, the
   first reclustering period's key) are explicit arguments: ``engine.sim.variants`` reads them off a scenario.
