@@ -23,7 +23,7 @@ import numpy as np
 
 from engine.design.paw import DBox, PawTree
 from engine.design.paw.baselines import kd_tree, lower_bounds, qdtree, qdtree_cost
-from engine.design.paw.descriptors import PreciseDescriptors
+from engine.design.paw.descriptors import PreciseDescriptors, str_order
 from engine.design.paw.similarity import perturb
 from engine.design.paw.tuner import tune_storage
 
@@ -43,14 +43,33 @@ def uniform_queries(rng: np.random.Generator, d: int, qdims: int, n: int) -> lis
     return out
 
 
-def skewed_queries(rng: np.random.Generator, d: int, qdims: int, n: int, centers: int = 10) -> list[DBox]:
+#: the skewed generator's readings (G5 depends on them, see README_paw.md): ``shape`` "query"
+#: draws every query's side lengths U(0, γ] around a centre ~ N(C_k, σ) (PAW_PTO.md §1, the
+#: default); "cluster" is a Gaussian mixture over the query *bounds* (the paper's "Gaussian
+#: mixture model"): each centre has its own side lengths and every bound ~ N(·, σ).
+#: ``assign`` "cycle" gives query i the centre i mod C; "halves" gives both halves of Q_H
+#: (the two sides of PAW-unknown's δ′, §IV-E) the same number of queries per centre.
+SKEW_SHAPES, SKEW_ASSIGN = ("query", "cluster"), ("cycle", "halves")
+
+
+def skewed_queries(rng: np.random.Generator, d: int, qdims: int, n: int, centers: int = 10,
+                   shape: str = "query", assign: str = "cycle") -> list[DBox]:
     c = rng.uniform(GAMMA, 1 - GAMMA, (centers, qdims))
+    widths = rng.uniform(0, GAMMA, (centers, qdims))
+    sigma = 0.1 * GAMMA
     out = []
     for i in range(n):
-        mid = np.clip(c[i % centers] + rng.normal(0, 0.1 * GAMMA, qdims), 0, 1)
-        w = rng.uniform(0, GAMMA, qdims)
+        k = (i % max(1, n // 2)) % centers if assign == "halves" else i % centers
+        if shape == "cluster":
+            a = c[k] - widths[k] / 2 + rng.normal(0, sigma, qdims)
+            b = c[k] + widths[k] / 2 + rng.normal(0, sigma, qdims)
+            a, b = np.clip(np.minimum(a, b), 0, 1), np.clip(np.maximum(a, b), 0, 1)
+        else:
+            mid = np.clip(c[k] + rng.normal(0, sigma, qdims), 0, 1)
+            w = rng.uniform(0, GAMMA, qdims)
+            a, b = mid - w / 2, mid + w / 2
         lo, hi = np.full(d, -np.inf), np.full(d, np.inf)
-        lo[:qdims], hi[:qdims] = mid - w / 2, mid + w / 2
+        lo[:qdims], hi[:qdims] = a, b
         out.append(DBox.closed(lo, hi))
     return out
 
@@ -59,13 +78,14 @@ class Case:
     """Data, columns, history and future workloads of one run."""
 
     def __init__(self, n: int, d: int, seed: int, delta: float, skewed: bool = False,
-                 random_future: float = 0.0, qdims: int = QDIMS) -> None:
+                 random_future: float = 0.0, qdims: int = QDIMS, shape: str = "query",
+                 assign: str = "cycle") -> None:
         rng = np.random.default_rng(seed)
         self.x = rng.uniform(0, 1, (n, d))
         self.cols = [f"a{j}" for j in range(d)]
         self.data = {c: self.x[:, j] for j, c in enumerate(self.cols)}
-        gen = skewed_queries if skewed else uniform_queries
-        self.history = gen(rng, d, qdims, NQ)
+        self.history = (skewed_queries(rng, d, qdims, NQ, shape=shape, assign=assign) if skewed
+                        else uniform_queries(rng, d, qdims, NQ))
         domain = (np.zeros(d), np.ones(d))
         self.future = perturb(self.history, delta, domain, rng)
         k = int(round(random_future * NQ))
@@ -82,8 +102,13 @@ def mean_cost(cost: Callable[[list], float], qs: list) -> float:
     return cost(qs) / max(1, len(qs))
 
 
-def file_mbrs(x: np.ndarray, leaf: np.ndarray, b: int, cols: list[str]) -> tuple[np.ndarray, ...]:
-    """Physical files: each leaf cut by a k-d tree into files of < 2·b rows; their min/max."""
+def file_mbrs(x: np.ndarray, leaf: np.ndarray, b: int, cols: list[str],
+              n_groups: int = 1, order: str = "str") -> tuple[np.ndarray, ...]:
+    """Physical files: each leaf cut by a k-d tree into files of < 2·b rows; their min/max.
+    With ``n_groups`` > 1, each file's rows are written as that many row groups, in STR order
+    (``order="str"``: PAW §V-A's physical analogue of precise descriptors) or in the first
+    column's order (``"first"``: the same row-group granularity without STR, the control),
+    and the row groups are returned."""
     lo, hi, rows = [], [], []
     for lf in np.unique(leaf):
         part = x[leaf == lf]
@@ -94,7 +119,11 @@ def file_mbrs(x: np.ndarray, leaf: np.ndarray, b: int, cols: list[str]) -> tuple
             sub = np.zeros(len(part), dtype=np.int64)
         for s in np.unique(sub):
             f = part[sub == s]
-            lo.append(f.min(axis=0)), hi.append(f.max(axis=0)), rows.append(len(f))
+            tiles = (str_order(f, n_groups) if order == "str" else
+                     np.array_split(np.argsort(f[:, 0], kind="stable"), min(n_groups, len(f))))
+            for tile in tiles:
+                g = f[tile]
+                lo.append(g.min(axis=0)), hi.append(g.max(axis=0)), rows.append(len(g))
     return np.array(lo), np.array(hi), np.array(rows, dtype=np.float64)
 
 
@@ -131,12 +160,17 @@ def logical_run(n: int, d: int, seed: int, delta: float, psi: str = "text", alph
     return row
 
 
-def unknown_run(n: int, d: int, seed: int, skewed: bool) -> dict:
-    c = Case(n, d, seed, 0.01, skewed=skewed)
+def unknown_run(n: int, d: int, seed: int, skewed: bool, shape: str = "query", assign: str = "cycle") -> dict:
+    """PAW given δ against PAW-unknown: δ′ by the paper's matching ("auto") and by the
+    one-sided nearest distance ("auto-nearest", our departure), both with refinement."""
+    c = Case(n, d, seed, 0.01, skewed=skewed, shape=shape, assign=assign)
     known = PawTree(b_min=c.b, delta=0.01, columns=c.cols).fit(c.data, c.bounds(c.history))
-    auto = PawTree(b_min=c.b, delta="auto", refine=True, columns=c.cols).fit(c.data, c.bounds(c.history))
-    return {"seed": seed, "skewed": skewed, "paw": mean_cost(known.cost, c.future),
-            "paw_unknown": mean_cost(auto.cost, c.future), "delta_auto": auto.delta_}
+    row = {"seed": seed, "skewed": skewed, "shape": shape if skewed else "-", "assign": assign if skewed else "-",
+           "paw": mean_cost(known.cost, c.future)}
+    for key, delta in (("unknown", "auto"), ("nearest", "auto-nearest")):
+        auto = PawTree(b_min=c.b, delta=delta, refine=True, columns=c.cols).fit(c.data, c.bounds(c.history))
+        row[f"paw_{key}"], row[f"delta_{key}"] = mean_cost(auto.cost, c.future), auto.delta_
+    return row
 
 
 def random_run(n: int, d: int, seed: int, share: float) -> dict:
@@ -146,18 +180,46 @@ def random_run(n: int, d: int, seed: int, share: float) -> dict:
     return {"seed": seed, "random": share, "paw": mean_cost(paw.cost, c.future), "kd": mean_cost(kd.cost, c.future)}
 
 
-def precise_run(n: int, seed: int) -> dict:
-    """Skewed 2-D points (an OSM stand-in: 20 Gaussian clusters), 2-D skewed queries."""
+PRECISE_DATA = ("clusters", "osm")
+
+
+def skewed_points(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:
+    """2-D stand-ins for OSM (decision 10): "clusters", 20 Gaussian clusters (σ = 0.03);
+    "osm", 50 cities of heavy-tailed weight and σ ~ U(0.002, 0.02) (70% of the points)
+    plus 15 roads (points along segments, jitter 0.001): large empty regions, as on a map."""
+    if kind == "clusters":
+        centers = rng.uniform(0.1, 0.9, (20, 2))
+        return np.clip(centers[rng.integers(0, 20, n)] + rng.normal(0, 0.03, (n, 2)), 0, 1)
+    k, m = 50, int(n * 0.7)
+    centers, sig = rng.uniform(0.05, 0.95, (k, 2)), rng.uniform(0.002, 0.02, k)
+    weight = rng.pareto(1.2, k) + 0.1
+    lab = rng.choice(k, m, p=weight / weight.sum())
+    city = centers[lab] + rng.normal(0, 1, (m, 2)) * sig[lab, None]
+    a, b = rng.uniform(0.05, 0.95, (15, 2)), rng.uniform(0.05, 0.95, (15, 2))
+    seg, t = rng.integers(0, 15, n - m), rng.uniform(0, 1, (n - m, 1))
+    road = a[seg] + t * (b[seg] - a[seg]) + rng.normal(0, 0.001, (n - m, 2))
+    return np.clip(np.vstack([city, road]), 0, 1)
+
+
+def precise_run(n: int, seed: int, kind: str = "clusters") -> dict:
+    """Skewed 2-D points (an OSM stand-in), 2-D skewed queries; the logical cost with the
+    tree's descriptors only ("off", the paper's plugin-off baseline), with N_mbr STR MBRs
+    per leaf, and the physical analogue (each file's rows in STR order with N row groups;
+    a row group is read iff its min/max meets the query)."""
     rng = np.random.default_rng(seed)
-    centers = rng.uniform(0.1, 0.9, (20, 2))
-    x = np.clip(centers[rng.integers(0, 20, n)] + rng.normal(0, 0.03, (n, 2)), 0, 1)
+    x = skewed_points(rng, n, kind)
     cols = ["lon", "lat"]
     data = {"lon": x[:, 0], "lat": x[:, 1]}
     hist = skewed_queries(rng, 2, 2, NQ)
     future = perturb(hist, 0.01, (np.zeros(2), np.ones(2)), rng)
     b = max(1, int(round(n * 0.00167)))
     tree = PawTree(b_min=b, delta=0.01, columns=cols).fit(data, [q.to_bounds(cols) for q in hist])
-    return {"seed": seed, **{f"nmbr{k}": PreciseDescriptors(tree, data, k).cost(future) / NQ for k in (1, 2, 3, 5)}}
+    leaf = tree.leaf_of(data)
+    row = {"seed": seed, "data": kind, "off": tree.cost(future) / NQ}
+    row.update({f"nmbr{k}": PreciseDescriptors(tree, data, k).cost(future) / NQ for k in (1, 2, 3, 5)})
+    row.update({f"rg{k}": physical_cost(file_mbrs(x, leaf, b, cols, n_groups=k), future) for k in (1, 3, 5)})
+    row["rg3_first"] = physical_cost(file_mbrs(x, leaf, b, cols, n_groups=3, order="first"), future)
+    return row
 
 
 def tuner_run(n: int, d: int, seed: int, delta: float) -> dict:
@@ -184,15 +246,8 @@ def med(rows: list[dict], f: Callable[[dict], float]) -> float:
     return statistics.median(f(r) for r in rows)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--full", action="store_true", help="1M rows (default: --quick, 200k)")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--seeds", type=int, default=4)
-    args = ap.parse_args()
-    n = 1_000_000 if args.full else 200_000
-    d, seeds = 8, range(args.seeds)
-
+def section_sweep(n: int, d: int, seeds: range) -> list[dict]:
+    """G1-G4: the δ sweep (logical and physical), 2 query dimensions."""
     sweep = [logical_run(n, d, s, delta, physical=delta in (0.0, 0.01)) for delta in (0.0, 0.005, 0.01, 0.02, 0.05)
              for s in seeds]
     write_csv("sweep", sweep)
@@ -210,26 +265,50 @@ def main() -> None:
     two = [logical_run(n, d, s, 0.01, qdims=2) for s in seeds]
     print(f"  2 query dims, δ=1%: PAW/LB_b {med(two, lambda r: r['paw'] / r['lb_b']):.2f}, "
           f"Qd/PAW {med(two, lambda r: r['qd'] / r['paw']):.2f}")
+    return sweep
 
+
+def section_psi(n: int, d: int, seeds: range) -> None:
+    """Ψ readings × α (decision 1)."""
     psi_rows = [logical_run(n, d, 0, 0.01, psi=psi, alpha=a) for psi in ("text", "printed") for a in (2, 3, 5, 10)]
     write_csv("psi", psi_rows)
     print("Ψ readings, δ=1%, seed 0 (rows/query, build s, IP share):")
     for r in psi_rows:
         print(f"  {r['psi']:7s} α={r['alpha']:>4}: {r['paw']:7.0f}  {r['paw_build_s']:6.1f} s  {r['ip_share']:.2f}")
 
-    unk = [unknown_run(n, d, s, sk) for sk in (False, True) for s in seeds]
+
+def section_unknown(n: int, d: int, seeds: range) -> None:
+    """G5: PAW-unknown (δ′, §IV-E) on uniform and skewed readings."""
+    variants = [(False, "query", "cycle"), (True, "query", "cycle"), (True, "query", "halves"),
+                (True, "cluster", "cycle"), (True, "cluster", "halves")]
+    unk = [unknown_run(n, d, s, sk, shape, assign) for sk, shape, assign in variants for s in seeds]
     write_csv("unknown", unk)
-    for sk in (False, True):
-        rs = [r for r in unk if r["skewed"] == sk]
-        print(f"G5 PAW-unknown {'skewed ' if sk else 'uniform'}: unknown/PAW {med(rs, lambda r: r['paw_unknown'] / r['paw']):.2f}"
-              f" (δ′ median {med(rs, lambda r: r['delta_auto']):.3f})")
+    for sk, shape, assign in variants:
+        rs = [r for r in unk if r["skewed"] == sk and (not sk or (r["shape"], r["assign"]) == (shape, assign))]
+        name = f"skewed ({shape} shapes, {assign})" if sk else "uniform"
+        print(f"G5 PAW-unknown {name}: unknown/PAW {med(rs, lambda r: r['paw_unknown'] / r['paw']):.2f}"
+              f" (δ′ median {med(rs, lambda r: r['delta_unknown']):.3f}); with auto-nearest "
+              f"{med(rs, lambda r: r['paw_nearest'] / r['paw']):.2f} (δ median {med(rs, lambda r: r['delta_nearest']):.3f})")
 
-    pre = [precise_run(n, s) for s in seeds]
+
+def section_precise(n: int, d: int, seeds: range) -> None:
+    """G6: precise descriptors, logical and physical (STR row groups)."""
+    pre = [precise_run(n, s, data) for data in PRECISE_DATA for s in seeds]
     write_csv("precise", pre)
-    print(f"G6 precise descriptors (skewed 2-D): N_mbr 1/2/3/5 = "
-          + " / ".join(f"{med(pre, lambda r, k=k: r[f'nmbr{k}']):.0f}" for k in (1, 2, 3, 5))
-          + f"; 3 vs 1: {100 * (1 - med(pre, lambda r: r['nmbr3'] / r['nmbr1'])):.1f}% less")
+    for data in PRECISE_DATA:
+        rs = [r for r in pre if r["data"] == data]
+        print(f"G6 precise descriptors ({data}, 2-D): logical off / N_mbr 1/3/5 = "
+              + " / ".join(f"{med(rs, lambda r, k=k: r[k]):.0f}" for k in ("off", "nmbr1", "nmbr3", "nmbr5"))
+              + f"; 3 vs off {100 * (1 - med(rs, lambda r: r['nmbr3'] / r['off'])):.1f}% less, "
+              f"3 vs 1 {100 * (1 - med(rs, lambda r: r['nmbr3'] / r['nmbr1'])):.1f}% less; physical (STR order, "
+              "N row groups per file) 1/3/5 = "
+              + " / ".join(f"{med(rs, lambda r, k=k: r[f'rg{k}']):.0f}" for k in (1, 3, 5))
+              + f"; 3 vs 1 {100 * (1 - med(rs, lambda r: r['rg3'] / r['rg1'])):.1f}% less; 3 row groups in "
+              f"first-column order (control) {med(rs, lambda r: r['rg3_first']):.0f}")
 
+
+def section_tuner(n: int, d: int, seeds: range) -> None:
+    """G7: the storage tuner."""
     tun = [tuner_run(n, d, s, delta) for delta in (0.0, 0.01) for s in seeds]
     write_csv("tuner", tun)
     for delta in (0.0, 0.01):
@@ -238,15 +317,46 @@ def main() -> None:
         print(f"G7 storage tuner δ={delta}: budget 0/5/10/20/40/100% -> " + " / ".join(f"{v:.0f}" for v in steps)
               + f"; LB_b {med(rs, lambda r: r['lb_b']):.0f}; +20%: {100 * (1 - steps[3] / steps[0]):.1f}% less")
 
+
+def section_random(n: int, d: int, seeds: range) -> None:
+    """G8: random future queries with refinement."""
     rnd = [random_run(n, d, s, share) for share in (0.0, 0.5, 1.0) for s in seeds]
     write_csv("random", rnd)
     for share in (0.0, 0.5, 1.0):
         rs = [r for r in rnd if r["random"] == share]
         print(f"G8 random future {int(share * 100)}%: PAW/kd {med(rs, lambda r: r['paw'] / r['kd']):.2f}")
 
+
+def section_build(n: int, d: int, seeds: range, sweep: list[dict]) -> None:
+    """G9: build times (from the sweep)."""
     build = [r for r in sweep if r["delta"] == 0.01]
     print(f"G9 build at {n} x {d} x {NQ}: PAW {med(build, lambda r: r['paw_build_s']):.1f} s, "
           f"Qd {med(build, lambda r: r['qd_build_s']):.1f} s, ratio {med(build, lambda r: r['paw_build_s'] / r['qd_build_s']):.1f}")
+
+
+SECTIONS = ("sweep", "psi", "unknown", "precise", "tuner", "random")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="1M rows (default: --quick, 200k)")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--seeds", type=int, default=4)
+    ap.add_argument("--only", default=",".join(SECTIONS),
+                    help=f"comma-separated sections to run (default all): {', '.join(SECTIONS)}")
+    args = ap.parse_args()
+    n = 1_000_000 if args.full else 200_000
+    d, seeds = 8, range(args.seeds)
+    only = [x.strip() for x in args.only.split(",") if x.strip()]
+    unknown = sorted(set(only) - set(SECTIONS))
+    if unknown:
+        ap.error(f"--only: unknown section {unknown[0]!r}; sections are {', '.join(SECTIONS)}")
+    sweep = section_sweep(n, d, seeds) if "sweep" in only else []
+    for name in only:
+        if name != "sweep":
+            globals()[f"section_{name}"](n, d, seeds)
+    if sweep:
+        section_build(n, d, seeds, sweep)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import pytest
 
 from engine.core.errors import InvalidParameterError
 from engine.design.paw import DBox, PawTree, dist_box, estimate_delta, min_similar_delta, multi_group_split
+from engine.design.paw.similarity import nearest_delta
 
 B_MIN = 100
 REGION = DBox.closed([0, 0], [99, 99])
@@ -168,3 +169,22 @@ def test_delta_similarity_by_matching_with_replicated_history():
     rng = np.random.default_rng(0)
     moved = perturb(qh, 0.03, DOMAIN, rng)
     assert is_delta_similar(qh, moved, 0.03, DOMAIN) and min_similar_delta(qh, moved, DOMAIN) <= 0.03
+
+
+def test_nearest_delta_departs_from_the_matching_only_when_counts_differ():
+    """Two newer queries near the same older one: Def. 2's perfect matching must pair one of
+    them with the far query (48), the one-sided nearest distance does not (2)."""
+    qh = [DBox.closed([0, 0], [10, 10]), DBox.closed([50, 50], [60, 60])]
+    qf = [DBox.closed([1, 1], [11, 11]), DBox.closed([2, 2], [12, 12])]
+    assert min_similar_delta(qh, qf, DOMAIN) == pytest.approx(0.48)
+    assert nearest_delta(qh, qf, DOMAIN) == pytest.approx(0.02)
+    # §5 item 2: one query per cluster on both sides, both readings agree
+    h2 = [DBox.closed([52, 49], [61, 60]), DBox.closed([1, 0], [12, 9])]
+    assert nearest_delta(qh, h2, DOMAIN) == pytest.approx(min_similar_delta(qh, h2, DOMAIN)) == pytest.approx(0.02)
+    # the tree takes either reading by name; the history's halves are qh then qf
+    queries = [q.to_bounds(["x", "y"]) for q in qh + qf]
+    paper = PawTree(b_min=B_MIN, delta="auto").fit(grid_data(), queries)
+    ours = PawTree(b_min=B_MIN, delta="auto-nearest").fit(grid_data(), queries)
+    assert paper.delta_ == pytest.approx(48 / 99) and ours.delta_ == pytest.approx(2 / 99)
+    with pytest.raises(InvalidParameterError, match="auto-nearest"):
+        PawTree(b_min=B_MIN, delta="auto-far").fit(grid_data(), queries)

@@ -12,7 +12,6 @@ import pytest
 from engine import api
 from engine.cli import main
 from engine.core import logical_types
-from engine.layout.base import ordering_from_json
 from engine.layout.paw import PawOrdering
 from engine.spark.ingest import create_table
 from engine.table.store import TableStore
@@ -55,6 +54,14 @@ def _leaves_of_files(paths, ordering):
     return out
 
 
+def _exit_code(argv: list[str]) -> int:
+    """``main``'s exit code, also when argparse refuses an argument (it exits with 2)."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code)
+
+
 def test_design_preview_compares_with_the_baselines(settings, lineitem):
     out = api.design_paw(settings, "lineitem", delta="auto", b_min_rows=250)
     d = out["design"]
@@ -65,6 +72,14 @@ def test_design_preview_compares_with_the_baselines(settings, lineitem):
     assert set(costs) == {"paw", "qdtree", "kdtree", "lb_b", "lb"}
     assert costs["lb_b"]["worst_future"] <= costs["paw"]["worst_future"] <= costs["kdtree"]["worst_future"]
     assert d["summary"]["delta"] > 0  # δ′ from the two halves of the log
+    # what the Design page draws: Q_H, Q_F* (q ± δ·domain length on each column), domain, types
+    assert d["types"] == {"l_shipdate": "date", "l_quantity": "float"}
+    hist, ext = d["queries"]["history"], d["queries"]["extended"]
+    assert len(hist) == len(ext) == 20
+    for q, e in zip(hist, ext):
+        for col, (lo, hi) in d["domain"].items():
+            pad = d["summary"]["delta"] * (hi - lo)
+            assert e[col][0] == pytest.approx(q[col][0] - pad) and e[col][1] == pytest.approx(q[col][1] + pad)
 
 
 def test_paw_plan_runs_through_the_gate_and_keeps_every_row(settings, spark, lineitem):
@@ -102,10 +117,24 @@ def test_cli_design_paw_json_and_bad_delta(settings, lineitem, capsys):
     assert main(["--home", home, "design", "paw", "lineitem"]) == 0
     text = capsys.readouterr().out
     assert "PAW" in text and "Qd-tree" in text and "k-d tree" in text
-    assert main(["--home", home, "design", "paw", "lineitem", "--delta", "lots"]) == 2
-    assert "delta" in capsys.readouterr().err
+    assert _exit_code(["--home", home, "design", "paw", "lineitem", "--delta", "lots"]) == 2
+    assert "argument --delta: 'lots' is not a number" in capsys.readouterr().err
     assert main(["--home", home, "plan", "create", "lineitem", "--policy", "paw", "--json"]) == 0
     created = json.loads(capsys.readouterr().out)
     assert created["status"] == "proposed" and created["groups"][0]["layout"] == "paw"
     assert main(["--home", home, "plan", "create", "lineitem", "--policy", "paw", "--alpha", "1"]) == 2
     assert "alpha must be > 1" in capsys.readouterr().err
+    # plan create takes PAW's design flags through the shared converters
+    assert main(["--home", home, "plan", "create", "lineitem", "--policy", "paw", "--delta", "0.02",
+                 "--b-min-rows", "250", "--psi", "printed", "--json"]) == 0
+    created = json.loads(capsys.readouterr().out)
+    assert created["params"]["delta"] == 0.02 and created["params"]["b_min_rows"] == 250
+    assert created["params"]["psi"] == "printed"
+    summary = created["groups"][0]["layout_params"]["design"]["summary"]
+    assert summary["delta"] == pytest.approx(0.02) and summary["psi"] == "printed"
+    for bad, word in ((["--delta", "-1"], "--delta"), (["--delta", "nan"], "--delta"),
+                      (["--b-min-rows", "0"], "--b-min-rows"), (["--psi", "bogus"], "--psi")):
+        assert _exit_code(["--home", home, "plan", "create", "lineitem", "--policy", "paw", *bad]) == 2
+        assert word in capsys.readouterr().err
+    assert main(["--home", home, "plan", "create", "lineitem", "--policy", "wair", "--delta", "0.01"]) == 2
+    assert "does not take delta" in capsys.readouterr().err

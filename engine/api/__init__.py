@@ -15,7 +15,7 @@ from engine.api.analysis import (
     analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, iter_pruning,
     predicate_partitions, pruning, pruning_scans, signature_projection, span_shares,
 )
-from engine.api.design import design_paw, design_pto
+from engine.api.design import PAW_DELTA_ESTIMATORS, PAW_PSI, design_paw, design_pto
 from engine.api.calibration import calibrate, show_calibration
 from engine.api.demo import DEMO_SCALE, make_demo_data
 from engine.api.export import compare_plans, plan_json, plan_runbook

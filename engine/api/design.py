@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from engine.core.jsonable import plain_json
 from engine.design.paw.designer import design_for_table
+from engine.design.paw.similarity import DELTA_ESTIMATORS
+from engine.design.paw.tree import PSI
 from engine.design.pto import baselines as pto_baselines
 from engine.design.pto.optimizer import PtoConfig, run_on_files
 from engine.policy.paw import PawPolicy
@@ -25,10 +27,15 @@ from engine.workload.store import WorkloadStore
 if TYPE_CHECKING:
     from engine.core.config import Settings
 
-__all__ = ["design_paw", "design_pto"]
+__all__ = ["design_paw", "design_pto", "PAW_PSI", "PAW_DELTA_ESTIMATORS"]
 
 
 # --- PAW
+#: the split policy Ψ's readings (PAW_PTO.md §6 decision 1): "text" (default), "printed" (eq. 4
+#: as printed), "axis" (Alg. 2 only), "none" (no split)
+PAW_PSI = PSI
+#: ``delta`` words besides a fraction: "auto" (δ′, PAW §IV-E) and "auto-nearest" (a departure)
+PAW_DELTA_ESTIMATORS = tuple(DELTA_ESTIMATORS)
 def design_paw(settings: "Settings", table: str, delta: Any = "auto", b_min_rows: int | None = None,
                alpha: float = 3.0, psi: str = "text", refine: bool = True, window: int | None = None,
                max_columns: int = 4, fit_rows: int = 200_000) -> dict[str, Any]:

@@ -15,6 +15,10 @@ progress=None)`` returns::
 
 Totals cover the measured batches (from the first reclustering period). Costs are in
 bytes, CPU-seconds and money by the settings' rates. Deterministic for a seed.
+
+Every simulated policy gets a row sampler over the scenario's data
+(:meth:`engine.policy.base.Policy.bind_sampler`, a no-op for all but ``paw``, which designs
+its partition tree on a sample of the table at each reclustering period's start).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from engine.core.errors import InvalidParameterError
 from engine.scenarios.presets import build_scenario, list_presets, scenario_parameters
 from engine.policy.registry import DEFAULT_SIM_POLICIES, LABELS, SIM_POLICIES, WAIR_FAMILY
+from engine.sim.apply import dataset_sampler
 from engine.sim.driver import HISTORY_LIMIT
 from engine.sim.runner import compile_scenario, simulate_policies
 from engine.sim.tuning import tune_dd
@@ -111,6 +116,7 @@ def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequ
             runs["dd"], tuning = tune_dd(scenario, settings, budget, one)
         else:
             policy = scenario_policy(name, scenario, policy_params.get(name))
+            policy.bind_sampler(dataset_sampler(scenario.dataset.data))  # PAW's design sample
             history = HISTORY_LIMIT if name in WAIR_FAMILY else SHORT_HISTORY
             runs[name] = simulate_policies(scenario, {name: policy}, settings, step, act_every,
                                            history=history, compiled=compiled, feedback=feedback)[name]

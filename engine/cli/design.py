@@ -12,7 +12,7 @@ import argparse
 from typing import Any, Mapping
 
 from engine import api
-from engine.cli.args import number, positive_int
+from engine.cli.args import non_negative, number, positive_int
 from engine.cli.output import add_json_flag, aligned, emit
 from engine.core.fmt import JEDEC_UNITS, human_bytes
 
@@ -24,6 +24,30 @@ _METHODS = (("paw", "PAW"), ("qdtree", "Qd-tree"), ("kdtree", "k-d tree"), ("lb_
 
 
 # --- PAW
+def paw_delta(text: str) -> float | str:
+    """``--delta``: ``auto`` (δ′ from the two halves of the history, PAW §IV-E),
+    ``auto-nearest`` (the one-sided nearest distance, a departure) or a finite fraction >= 0
+    of each column's domain.
+
+    >>> paw_delta("AUTO"), paw_delta("auto-nearest"), paw_delta("0.01")
+    ('auto', 'auto-nearest', 0.01)
+    """
+    word = text.strip().lower()
+    return word if word in api.PAW_DELTA_ESTIMATORS else non_negative(text)
+
+
+def add_paw_args(parser: argparse.ArgumentParser, defaults: bool) -> None:
+    """PAW's design flags, shared by ``design paw`` and ``plan create --policy paw``;
+    without ``defaults`` an absent flag stays None (the policy's default applies)."""
+    parser.add_argument("--delta", type=paw_delta, default="auto" if defaults else None, metavar="D|auto|auto-nearest",
+                        help="PAW: δ as a fraction of each column's domain (e.g. 0.01), 'auto' (δ′ of §IV-E, "
+                             "the default) or 'auto-nearest'")
+    parser.add_argument("--b-min-rows", dest="b_min_rows", type=positive_int, default=None, metavar="N",
+                        help="PAW: minimum rows per partition (default: the median file's rows)")
+    parser.add_argument("--psi", default="text" if defaults else None, choices=api.PAW_PSI,
+                        help="PAW: split policy Ψ reading (PAW_PTO.md decision 1; default text)")
+
+
 def _paw_text(out: Mapping[str, Any]) -> str:
     d = out["design"]
     if d is None:
@@ -56,14 +80,10 @@ def register(subparsers: Any) -> None:
     # --- PAW
     paw = sub.add_parser("paw", help="PAW partition tree robust to δ-similar queries; predicted costs")
     paw.add_argument("table", metavar="TABLE")
-    paw.add_argument("--delta", default="auto",
-                     help="δ as a fraction of each column's domain (e.g. 0.01), or 'auto' (default)")
-    paw.add_argument("--b-min-rows", dest="b_min_rows", type=int, default=None,
-                     help="minimum rows per partition (default: the median file's rows)")
-    paw.add_argument("--alpha", type=float, default=3.0, help="split policy Ψ's α (default 3)")
-    paw.add_argument("--psi", default="text", choices=("text", "printed"),
-                     help="split policy reading (PAW_PTO.md decision 1; default text)")
-    paw.add_argument("--window", type=int, default=None, help="use the last N queries (default all)")
+    add_paw_args(paw, defaults=True)
+    paw.add_argument("--alpha", type=number(low=1, low_inclusive=False), default=3.0,
+                     help="split policy Ψ's α, > 1 (default 3)")
+    paw.add_argument("--window", type=positive_int, default=None, help="use the last N queries (default all)")
     add_json_flag(paw)
     paw.set_defaults(func=_do_paw)
     # --- PTO

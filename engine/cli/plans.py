@@ -10,6 +10,7 @@ from engine import api
 from engine.cli.args import finite, number, positive_int
 from engine.cli.audit import audit_line
 from engine.cli.auth import add_identity_args, signed_in
+from engine.cli.design import add_paw_args
 from engine.cli.output import add_json_flag, emit
 from engine.core.fmt import format_money, format_seconds, human_bytes
 
@@ -86,7 +87,8 @@ def _list_text(rows: list[Mapping[str, Any]]) -> str:
 def _create(args: argparse.Namespace, settings: Any) -> int:
     params = {"window": args.window, "alpha": args.alpha, "beta": args.beta,
               "cost_limit": args.cost_limit, "k_max": args.k_max, "eps": args.eps,
-              "min_samples": args.min_samples, "key": args.key}
+              "min_samples": args.min_samples, "key": args.key,
+              "delta": args.delta, "b_min_rows": args.b_min_rows, "psi": args.psi}
     if args.actor:  # a named proposer signs in: nobody proposes in someone else's name
         with signed_in(args, settings) as identity:
             result = api.create_plan(settings, args.table, policy=args.policy,
@@ -140,7 +142,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", default="wair", choices=api.policy_names())
     p.add_argument("--window", type=positive_int, help="queries in the sliding window")
     # finite here; each policy checks its own ranges (one rule, shared with the dashboard)
-    p.add_argument("--alpha", type=finite, help="WAIR aggressiveness (eq. 4)")
+    p.add_argument("--alpha", type=finite, help="WAIR aggressiveness (eq. 4); PAW: split policy Ψ's α (> 1)")
     p.add_argument("--beta", type=finite,
                    help="WAIR performance bonus, CPU-s per pruned partition")
     p.add_argument("--cost-limit", dest="cost_limit", type=number(low=0, inf_ok=True),
@@ -150,6 +152,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--min-samples", dest="min_samples", type=positive_int,
                    help="DBSCAN min_samples")
     p.add_argument("--key", help="clustering key (DD, DD-EP; WAIR: one fixed key)")
+    add_paw_args(p, defaults=False)  # --delta, --b-min-rows, --psi
     add_identity_args(p, required=False, who="proposer (default: the OS user; a proposer "
                                              "cannot approve the plan): signed in,")
     add_json_flag(p)

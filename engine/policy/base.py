@@ -13,7 +13,7 @@ import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
@@ -21,6 +21,11 @@ if TYPE_CHECKING:
     from engine.table.model import ZoneMaps
 
 from engine.workload.model import ScanFragment
+
+#: ``sampler(zonemaps, columns, max_rows, seed)``: at most ``max_rows`` rows drawn uniformly
+#: from the partitions of ``zonemaps``, as ``{column: encoded array}`` (the encoding of
+#: :mod:`engine.core.logical_types`); see :meth:`Policy.bind_sampler`
+RowSampler = Callable[["ZoneMaps", Sequence[str], int, int], Mapping[str, Any]]
 
 LAYOUT_KINDS = ("sort", "zorder", "hilbert", "qdtree", "paw", "binpack")
 
@@ -132,6 +137,9 @@ class Policy(ABC):
       decisions by the plan store (empty for policies without memory).
     * :meth:`begin_period`, :meth:`ingested`, :meth:`before_queries`: the simulator's batch
       protocol (period starts, newly ingested partitions, a rewrite before a batch's queries).
+    * :meth:`bind_sampler`: where the policy draws table rows when zonemaps are not enough
+      (PAW designs its tree on a row sample); a caller whose partitions are not files (the
+      simulator) binds its own :data:`RowSampler`; unbound, a policy reads the files.
     """
 
     name: ClassVar[str]
@@ -165,6 +173,11 @@ class Policy(ABC):
         return None
 
     def before_queries(self, ctx: PolicyContext) -> Proposal | None:
+        return None
+
+    def bind_sampler(self, sampler: RowSampler | None) -> None:
+        """Rows of the table come from ``sampler`` (None: the snapshot's files). Added for
+        PAW in the simulator (issue 12); policies that only read zonemaps ignore it."""
         return None
 
     @property

@@ -7,32 +7,44 @@ the snapshot's files (:mod:`engine.design.paw`), and travels in the plan as the 
 ``layout_params["tree"]`` (layout ``paw``), so what is approved is exactly what runs.
 
 Parameters: ``delta`` (a fraction of each column's domain, or ``"auto"``: δ′ from the two
-halves of the window, §IV-E), ``b_min_rows`` (rows of the table per partition at least;
-default the median file's rows), ``alpha`` and ``psi`` (the split policy Ψ, PAW_PTO.md §6
-decision 1), ``refine`` (k-d refinement of large rectangular leaves), ``max_columns`` (query
-dimensions), ``fit_rows`` (the design sample).
+halves of the window, §IV-E; ``"auto-nearest"``: the one-sided nearest distance instead),
+``b_min_rows`` (rows of the table per partition at least; default the median file's rows),
+``alpha`` and ``psi`` (the split policy Ψ, PAW_PTO.md §6 decision 1), ``refine`` (k-d
+refinement of large rectangular leaves), ``max_columns`` (query dimensions), ``fit_rows``
+(the design sample).
+
+In the simulator (and the what-if page) PAW behaves like QD, as issue 12 asks: at each
+reclustering period's start (:meth:`PawPolicy.begin_period`, then
+:meth:`PawPolicy.before_queries`) the whole table is re-partitioned by a tree designed on
+the previous period's queries; :meth:`PawPolicy.propose` stays silent once the period
+protocol drives the policy. The simulator's partitions are not files, so it binds a row
+sampler (:meth:`PawPolicy.bind_sampler`); real plans read a sample of the files.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Sequence
 
 from engine.core.errors import InvalidParameterError
 from engine.design.paw.designer import design_for_table
+from engine.design.paw.similarity import DELTA_ESTIMATORS
 from engine.design.paw.tree import PSI
-from engine.policy.base import Policy, PolicyContext, Proposal
+from engine.policy.base import PeriodInfo, Policy, PolicyContext, Proposal, RowSampler
 from engine.policy.baselines import _full_proposal
+from engine.workload.model import ScanFragment
 
 
 def parse_delta(delta: Any) -> float | str:
-    """``"auto"`` or a fraction >= 0 (a CLI string like ``"0.01"`` included)."""
-    if isinstance(delta, str) and delta.strip().lower() == "auto":
-        return "auto"
+    """``"auto"`` (δ′, PAW §IV-E), ``"auto-nearest"`` (the one-sided nearest distance, a
+    departure) or a fraction >= 0 (a CLI string like ``"0.01"`` included)."""
+    if isinstance(delta, str) and delta.strip().lower() in DELTA_ESTIMATORS:
+        return delta.strip().lower()
     try:
         value = float(delta)
     except (TypeError, ValueError):
-        raise InvalidParameterError(f"delta must be a fraction of the domain (e.g. 0.01) or 'auto', got {delta!r}") from None
+        raise InvalidParameterError(f"delta must be a fraction of the domain (e.g. 0.01) or one of "
+                                    f"{', '.join(DELTA_ESTIMATORS)}, got {delta!r}") from None
     if not value >= 0:
         raise InvalidParameterError(f"delta must be >= 0, got {delta!r}")
     return value
@@ -60,11 +72,36 @@ class PawPolicy(Policy):
             raise InvalidParameterError(f"alpha must be > 1, got {alpha}")
         if b_min_rows is not None and int(b_min_rows) < 1:
             raise InvalidParameterError(f"b_min_rows must be >= 1, got {b_min_rows}")
+        self.sampler_: RowSampler | None = None  # None: sample the snapshot's files
+        self.periodic_ = False  # the simulator's period protocol drives the policy
+        self.due_: PeriodInfo | None = None  # the period whose start awaits its repartition
+
+    def bind_sampler(self, sampler: RowSampler | None) -> None:
+        self.sampler_ = sampler
+
+    def begin_period(self, info: PeriodInfo) -> None:
+        """As QD: a reclustering period with a previous period's queries repartitions at its start."""
+        self.periodic_ = True
+        self.due_ = info if info.recluster and len(info.history) else None
+
+    def before_queries(self, ctx: PolicyContext) -> Proposal | None:
+        info, self.due_ = self.due_, None
+        if info is None:
+            return None
+        return self._design(ctx, info.history)
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
-        design = design_for_table(ctx.zonemaps, ctx.window, delta=self.delta, b_min_rows=self.b_min_rows,
+        if self.periodic_:
+            self.last_decision_ = {"action": "none", "reason": "PAW repartitions at period starts only"}
+            return None
+        return self._design(ctx, ctx.window)
+
+    def _design(self, ctx: PolicyContext, fragments: Sequence[ScanFragment]) -> Proposal | None:
+        """The full-table proposal of a PAW tree designed for ``fragments``."""
+        design = design_for_table(ctx.zonemaps, fragments, delta=self.delta, b_min_rows=self.b_min_rows,
                                   alpha=self.alpha, psi=self.psi, refine=self.refine,
-                                  max_columns=self.max_columns, fit_rows=self.fit_rows, seed=self.seed)
+                                  max_columns=self.max_columns, fit_rows=self.fit_rows, seed=self.seed,
+                                  sampler=self.sampler_)
         if design is None:
             self.last_decision_ = {"action": "none", "reason": "no window query constrains a numeric, "
                                    "date or timestamp column of the table"}

@@ -18,6 +18,8 @@
   - ``aggressive``: alpha = 0.5, credit allowance c = 10;
   - ``wair-static``: WAIR with its window fixed at the initial 50 queries -- not in the
     paper; a reference point for the adaptive window (``engine/policy/wair/state.py``).
+  - ``paw`` (issue 12, not a WAIR variant): the whole table re-partitioned by a PAW tree at
+    each reclustering period's start, like ``qd``.
 
   The two facts these variants take from a scenario (one batch's worth of partitions, the
   first reclustering period's key) are explicit arguments: ``engine.sim.variants`` reads them off a scenario.
@@ -59,10 +61,12 @@ PLAN_POLICIES: dict[str, type[Policy]] = {
 
 #: the simulator's variants, in display order, and their labels
 SIM_POLICIES = ("nr", "nn", "qd", "dd", "dd-ep", "wair", "fk", "fw", "aggressive", "wair-static",
+                "paw",  # PAW (issue 12): a full repartition at each period start, like QD
                 "oracle")
 DEFAULT_SIM_POLICIES = ("nr", "nn", "qd", "dd", "wair", "oracle")
 LABELS = {"nr": "NR", "nn": "NN", "qd": "QD", "dd": "DD", "dd-ep": "DD-EP", "wair": "WAIR",
           "fk": "WAIR-FK", "fw": "WAIR-FW", "aggressive": "WAIR-aggr", "wair-static": "WAIR-W50",
+          "paw": "PAW",
           "oracle": "Oracle"}
 #: the workload-aware variants (WAIR and its ablations): they look at a long query history
 WAIR_FAMILY = ("wair", "fk", "fw", "aggressive", "wair-static")
@@ -114,6 +118,8 @@ def make_sim_policy(name: str, params: Mapping[str, Any] | None = None, *,
         return _build(QdTreeRepartition, name, given)
     if key == "oracle":
         return Oracle()
+    if key == "paw":  # rows come from the simulator's sampler (Policy.bind_sampler)
+        return _build(PawPolicy, name, given)
     if key == "dd":
         return OracleKeyed(DDPolicy(
             depth_threshold=float(given.get("depth_threshold", 4)),

@@ -2,8 +2,9 @@
 
 The same operation as the Spark executor (``engine.spark.executor``): for each group, read its
 partitions, fit the group's :mod:`engine.layout` ordering on their rows (sort, Z-order,
-Hilbert, Qd-tree), order the rows, cut them into ``ceil(rows / target_rows)`` near-equal
-partitions, and replace the group's partitions with them. The cost is priced by
+Hilbert, Qd-tree, PAW), order the rows, cut them into ``ceil(rows / target_rows)`` near-equal
+partitions (a Qd-tree's or a PAW tree's leaves each on their own), and replace the group's
+partitions with them. The cost is priced by
 :func:`engine.policy.costmodel.recluster_cost` per group (each group is one sort).
 """
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from engine.core.errors import InvalidParameterError
 from engine.layout.groups import ordering_for_group
-from engine.policy.base import PlanGroup
+from engine.policy.base import PlanGroup, RowSampler
 from engine.policy.costmodel import recluster_cost
 
 if TYPE_CHECKING:
@@ -39,13 +40,45 @@ class ApplyResult:
 
 
 QDTREE_FIT_ROWS = 200_000  # Qd-trees are fitted on a sample of at most this many rows
+TREE_LAYOUTS = ("qdtree", "paw")  # layouts whose leaves are cut on their own (leaf starts)
+
+
+def dataset_sampler(data: Mapping[str, np.ndarray]) -> RowSampler:
+    """A :data:`~engine.policy.base.RowSampler` over a simulated table whose rows are ``data``.
+
+    A :class:`~engine.sim.table.SimTable` holds exactly the first ``n`` rows of its dataset
+    (ingestion appends rows in order; a rewrite permutes its partitions' rows and never adds
+    or drops one), so a uniform sample of all its live partitions is a uniform sample of
+    rows ``[0, n)`` with ``n = zonemaps.rows.sum()``. Meant for whole-table designs (PAW):
+    ``zonemaps`` must be every live partition.
+
+    >>> from types import SimpleNamespace
+    >>> s = dataset_sampler({"x": np.arange(100.0)})
+    >>> out = s(SimpleNamespace(rows=np.array([5, 5])), ["x"], 4, 0)["x"]
+    >>> len(out), bool((out < 10).all()), len(set(out.tolist()))
+    (4, True, 4)
+    >>> s(SimpleNamespace(rows=np.array([3])), ["x"], 4, 0)["x"].tolist()
+    [0.0, 1.0, 2.0]
+    """
+    def sample(zonemaps: Any, columns: Sequence[str], max_rows: int, seed: int) -> dict[str, np.ndarray]:
+        n = int(np.asarray(zonemaps.rows).sum())
+        size = min(len(a) for a in data.values()) if data else 0
+        missing = [c for c in columns if c not in data]
+        if missing or n > size:
+            raise InvalidParameterError(f"the simulated table has no data for {missing or 'rows beyond ' + str(size)}")
+        idx = np.arange(n) if n <= max_rows else np.sort(
+            np.random.default_rng(seed).choice(n, size=int(max_rows), replace=False))
+        return {c: np.asarray(data[c][idx], dtype=np.float64) for c in columns}
+    return sample
 
 
 def order_rows(table: "SimTable", rows: np.ndarray, layout: str, columns: Sequence[str],
                params: Mapping[str, Any] | None = None, seed: int = 0,
                ) -> tuple[np.ndarray, np.ndarray | None]:
-    """``rows`` permuted into the layout's order, and for a Qd-tree the start offsets of its
-    leaves (each leaf is cut on its own).
+    """``rows`` permuted into the layout's order, and for a Qd-tree or a PAW tree the start
+    offsets of its segments: a Qd-tree's leaves (each cut on its own into partitions of at
+    least the target size, the Qd-tree's minimum block), a PAW tree's *files* as the
+    executor writes them (:func:`paw_file_starts`).
 
     The ordering is the group's :func:`engine.layout.groups.ordering_for_group`, as on
     Spark; a sort key (and a one-column curve) is an exact lexicographic sort. A Qd-tree is
@@ -67,11 +100,27 @@ def order_rows(table: "SimTable", rows: np.ndarray, layout: str, columns: Sequen
     ordering = ordering_for_group(group, table.types, fit, group_rows=n,
                                   default_leaf_rows=table.target_rows)
     perm = ordering.order(data)
-    if layout != "qdtree":
+    if layout not in TREE_LAYOUTS:
         return rows[perm], None
     leaf = ordering.keys(data)[perm]
     starts = np.flatnonzero(np.r_[True, leaf[1:] != leaf[:-1]])
+    if layout == "paw":
+        starts = paw_file_starts(starts, n, table.target_rows)
     return rows[perm], starts
+
+
+def paw_file_starts(leaf_starts: np.ndarray, n_rows: int, target_rows: int) -> np.ndarray:
+    """The files the executor writes for PAW leaves: in each leaf (rows in leaf, then first
+    column order), full files of ``target_rows`` rows and one remainder, as Spark's
+    ``maxRecordsPerFile`` cuts them; no file holds two leaves (measured against written
+    files by ``bench/paw_real.py``, PAW_PTO.md §5 G10).
+
+    >>> paw_file_starts(np.array([0, 5]), 12, 3).tolist()
+    [0, 3, 5, 8, 11]
+    """
+    ends = np.append(leaf_starts[1:], n_rows)
+    return np.concatenate([np.arange(a, b, max(1, int(target_rows)), dtype=np.int64)
+                           for a, b in zip(leaf_starts, ends)]) if len(leaf_starts) else leaf_starts
 
 
 def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Settings") -> ApplyResult:

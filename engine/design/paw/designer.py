@@ -10,8 +10,8 @@ Qd-tree's ``min_leaf_rows`` is (:func:`engine.layout.qdtree.scale_min_leaf_rows`
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -25,6 +25,10 @@ from engine.workload.model import ScanFragment
 
 if TYPE_CHECKING:
     from engine.table.model import ZoneMaps
+
+#: ``sampler(zonemaps, columns, max_rows, seed) -> {column: encoded array}``, the shape of
+#: ``engine.policy.base.RowSampler`` (policy sits above design, so it is restated here)
+Sampler = Callable[["ZoneMaps", Sequence[str], int, int], Mapping[str, Any]]
 
 
 def choose_columns(fragments: Sequence[ScanFragment], types: Mapping[str, str], max_columns: int = 4) -> list[str]:
@@ -64,18 +68,28 @@ class PawDesign:
     table_rows: int
     b_min_rows: int
     costs: dict[str, dict[str, float]]  # method -> {"history": rows/query, "worst_future": rows/query}
+    types: dict[str, str] = field(default_factory=dict)  # logical type of each tree column
 
     def to_json(self) -> dict[str, Any]:
+        """Summary, costs, the history Q_H and the extended queries Q_F* (Lemma 1), the data's
+        domain and every leaf with its descriptor box; values encoded as
+        :mod:`engine.core.logical_types` does (``types`` says how to decode them)."""
+        cols = self.tree.columns
+        lo, hi = self.tree.domain_
         return {"summary": {**self.tree.summary(), "sample_rows": self.sample_rows,
                             "table_rows": self.table_rows, "b_min_rows": self.b_min_rows},
                 "costs": self.costs,
+                "types": {c: self.types.get(c, "float") for c in cols},
+                "domain": {c: [float(lo[j]), float(hi[j])] for j, c in enumerate(cols)},
+                "queries": {"history": [q.to_bounds(cols) for q in self.tree.history_],
+                            "extended": [q.to_bounds(cols) for q in self.tree.extended_]},
                 "leaves": [{"id": lf.id, "rows": lf.rows, "irregular": lf.irregular, "box": box}
                            for lf, box in zip(self.tree.leaves_, self.tree.leaf_boxes())]}
 
 
 def design_paw(sample: Mapping[str, np.ndarray], history: Sequence[Mapping[str, Any]], *, table_rows: int,
                b_min_rows: int, delta: float | str = "auto", alpha: float = 3.0, psi: str = "text",
-               refine: bool = True, columns: Sequence[str] = ()) -> PawDesign:
+               refine: bool = True, columns: Sequence[str] = (), types: Mapping[str, str] | None = None) -> PawDesign:
     """Design PAW on ``sample`` for the encoded history boxes; compare with the baselines."""
     cols = tuple(columns) or tuple(sample)
     n = len(next(iter(sample.values()))) if sample else 0
@@ -106,21 +120,26 @@ def design_paw(sample: Mapping[str, np.ndarray], history: Sequence[Mapping[str, 
         "lb_b": {"history": per_query(lb_h[1], len(history)), "worst_future": per_query(lb_f[1], len(future))},
         "lb": {"history": per_query(lb_h[0], len(history)), "worst_future": per_query(lb_f[0], len(future))},
     }
-    return PawDesign(tree, n, int(table_rows), int(b_min_rows), costs)
+    return PawDesign(tree, n, int(table_rows), int(b_min_rows), costs, dict(types or {}))
 
 
 def design_for_table(zonemaps: "ZoneMaps", fragments: Sequence[ScanFragment], *, delta: float | str = "auto",
                      b_min_rows: int | None = None, alpha: float = 3.0, psi: str = "text", refine: bool = True,
-                     max_columns: int = 4, fit_rows: int = 200_000, seed: int = 0) -> PawDesign | None:
+                     max_columns: int = 4, fit_rows: int = 200_000, seed: int = 0,
+                     sampler: Sampler | None = None) -> PawDesign | None:
     """PAW on a snapshot (its files, sampled) for a window of fragments; None when no fragment
     constrains a numeric, date or timestamp column. ``b_min_rows`` defaults to the median
-    file's rows (one partition fills one file)."""
+    file's rows (one partition fills one file). ``sampler`` draws the rows instead of the
+    files (the simulator's in-memory table, :meth:`engine.policy.base.Policy.bind_sampler`)."""
     types = {c: z.ltype for c, z in zonemaps.columns.items()}
     cols = [c for c in choose_columns(fragments, types, max_columns) if bool(zonemaps.columns[c].valid.any())]
     history = history_boxes(fragments, types, cols)
     if not cols or not history or not len(zonemaps):
         return None
     b_min = int(b_min_rows or max(1, int(np.median(zonemaps.rows))))
-    sample = read_sample(list(zonemaps.paths), types, cols, fit_rows, seed)
+    if sampler is None:
+        sample = read_sample(list(zonemaps.paths), types, cols, fit_rows, seed)
+    else:
+        sample = {c: np.asarray(a, dtype=np.float64) for c, a in sampler(zonemaps, cols, fit_rows, seed).items()}
     return design_paw(sample, history, table_rows=int(zonemaps.rows.sum()), b_min_rows=b_min, delta=delta,
-                      alpha=alpha, psi=psi, refine=refine, columns=cols)
+                      alpha=alpha, psi=psi, refine=refine, columns=cols, types=types)

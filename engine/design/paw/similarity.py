@@ -97,16 +97,43 @@ def min_similar_delta(qh: Sequence[DBox], qf: Sequence[DBox], domain: Domain | N
     return float(values[lo])
 
 
-def estimate_delta(history: Sequence[DBox], domain: Domain | None = None) -> float:
+def nearest_delta(qh: Sequence[DBox], qf: Sequence[DBox], domain: Domain | None = None) -> float:
+    """The smallest δ within which every Q_F query has *some* Q_H query (the one-sided
+    Hausdorff distance): Def. 2 without "every q ∈ Q_H used |Q_F|/|Q_H| times".
+
+    Not the paper's δ′ (a departure, ``DELTA_ESTIMATORS["auto-nearest"]``): on a skewed history
+    whose halves hold different numbers of queries per cluster, the perfect matching must
+    pair some query with another cluster's, and δ′ becomes the distance between clusters
+    (``bench/README_paw.md``, G5).
+
+    >>> qh = [DBox.closed([0, 0], [10, 10]), DBox.closed([50, 50], [60, 60])]
+    >>> qf = [DBox.closed([1, 1], [11, 11]), DBox.closed([2, 2], [12, 12])]
+    >>> min_similar_delta(qh, qf), nearest_delta(qh, qf)
+    (48.0, 2.0)
+    """
+    if not qh or not qf:
+        raise InvalidParameterError("both workloads need at least one query")
+    return float(distance_matrix(qf, qh, domain).min(axis=1).max())
+
+
+#: how ``delta="auto…"`` estimates δ from the two halves of the history: ``"auto"`` the paper's
+#: δ′ (§IV-E, Def. 2's perfect matching); ``"auto-nearest"`` the one-sided nearest distance
+DELTA_ESTIMATORS = {"auto": min_similar_delta, "auto-nearest": nearest_delta}
+
+
+def estimate_delta(history: Sequence[DBox], domain: Domain | None = None, method: str = "auto") -> float:
     """Unknown δ (§IV-E): δ′ between the older and the newer half of the history.
 
     ``history`` is in timestamp order; with an odd count the oldest query is dropped.
+    ``method`` is a key of :data:`DELTA_ESTIMATORS` (default the paper's).
     """
+    if method not in DELTA_ESTIMATORS:
+        raise InvalidParameterError(f"delta estimator must be one of {', '.join(DELTA_ESTIMATORS)}, got {method!r}")
     qs = list(history)[len(history) % 2:]
     if len(qs) < 2:
         raise InvalidParameterError("estimating delta needs at least 2 history queries")
     half = len(qs) // 2
-    return min_similar_delta(qs[:half], qs[half:], domain)
+    return DELTA_ESTIMATORS[method](qs[:half], qs[half:], domain)
 
 
 def perturb(queries: Sequence[DBox], delta: float, domain: Domain,

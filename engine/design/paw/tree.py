@@ -10,8 +10,10 @@ if that beats leaving the node whole (|Q_F*(P)|·|P|). Irregular partitions (IPs
 (Alg. 1 and 2 when |P| ≥ α·b_min, Alg. 2 when |P| ≥ 2·b_min); ``"axis"`` is Alg. 2 alone
 (with ``medians=False`` and δ = 0 it is the greedy Qd-tree); ``"none"`` splits nothing (with
 ``refine=True`` it is the k-d tree baseline). ``delta="auto"`` estimates δ′ from the two
-halves of the history (§IV-E). ``refine`` splits rectangular leaves by a k-d tree (median,
-round-robin dimensions) until each holds [b_min, 2·b_min) rows; IPs are not refined.
+halves of the history (§IV-E); ``delta="auto-nearest"`` uses the one-sided nearest distance
+instead (a departure, :func:`engine.design.paw.similarity.nearest_delta`). ``refine``
+splits rectangular leaves by a k-d tree (median, round-robin dimensions) until each holds
+[b_min, 2·b_min) rows; IPs are not refined.
 
 Routing (§IV-D): a row goes left at an axis node iff ``x < v`` (``<=`` for op "le"); at a
 group node it goes to the first GP′ containing it, else to the IP. A query box reaches a
@@ -38,7 +40,7 @@ from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 from engine.design.paw.axis_split import AxisSplit, AxisSplitter
 from engine.design.paw.boxes import DBox, covered, stack, touching
 from engine.design.paw.group_split import GroupSplit, multi_group_split
-from engine.design.paw.similarity import estimate_delta, extend
+from engine.design.paw.similarity import DELTA_ESTIMATORS, estimate_delta, extend
 
 PSI = ("text", "printed", "axis", "none")
 
@@ -68,7 +70,12 @@ class PawNode:
 
 
 class PawTree:
-    """PAW (Li, Yiu, Chan): a partitioning robust to δ-similar future workloads."""
+    """PAW (Li, Yiu, Chan): a partitioning robust to δ-similar future workloads.
+
+    Learned by :meth:`fit`: ``domain_`` (the data's min/max per dimension), ``delta_`` (δ
+    used, δ′ when ``delta="auto"``), ``history_`` (Q_H as boxes, oldest first),
+    ``extended_`` (Q_F*, Lemma 1), ``nodes_`` and ``leaves_``.
+    """
 
     def __init__(self, b_min: int, delta: float | str = 0.01, alpha: float = 3.0, psi: str = "text",
                  medians: bool = True, refine: bool = False, columns: Sequence[str] = ()) -> None:
@@ -88,8 +95,9 @@ class PawTree:
             raise InvalidParameterError(f"psi must be one of {', '.join(PSI)}, got {self.psi!r}")
         if float(self.alpha) <= 1:
             raise InvalidParameterError(f"alpha must be > 1, got {self.alpha}")
-        if self.delta != "auto" and (isinstance(self.delta, str) or float(self.delta) < 0):
-            raise InvalidParameterError(f"delta must be a fraction >= 0 or 'auto', got {self.delta!r}")
+        if self.delta not in DELTA_ESTIMATORS and (isinstance(self.delta, str) or float(self.delta) < 0):
+            raise InvalidParameterError(f"delta must be a fraction >= 0 or one of {', '.join(DELTA_ESTIMATORS)}, "
+                                        f"got {self.delta!r}")
 
     def fit(self, data: Mapping[str, np.ndarray], queries: Sequence[Mapping[str, Any] | DBox]) -> "PawTree":
         """Build the tree on ``data`` (column -> numeric array) for the history ``queries``.
@@ -112,8 +120,10 @@ class PawTree:
         self.domain_ = (x.min(axis=0), x.max(axis=0)) if len(x) else (np.zeros(x.shape[1]),) * 2
         self._domain_len = np.where(self.domain_[1] > self.domain_[0], self.domain_[1] - self.domain_[0], 1.0)
         history = [self.as_box(q) for q in queries]
-        self.delta_ = (estimate_delta(history, self.domain_) if self.delta == "auto" and len(history) >= 2
-                       else 0.0 if self.delta == "auto" else float(self.delta))
+        self.history_ = history
+        auto = isinstance(self.delta, str) and self.delta in DELTA_ESTIMATORS
+        self.delta_ = (estimate_delta(history, self.domain_, self.delta) if auto and len(history) >= 2
+                       else 0.0 if auto else float(self.delta))
         self.extended_ = [extend(q, self.delta_, self.domain_) for q in history]
         self._build(x, data)
         return self

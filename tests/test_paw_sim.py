@@ -1,0 +1,114 @@
+"""PAW in the simulator and the what-if API: leaf starts, the sampling hook, period starts."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from engine import api
+from engine.core.errors import InvalidParameterError
+from engine.design.paw import PawTree
+from engine.policy.base import PeriodInfo, Policy
+from engine.policy.paw import PawPolicy
+from engine.policy.registry import make_sim_policy
+from engine.scenarios.presets import build_scenario
+from engine.sim.apply import dataset_sampler, order_rows
+from engine.sim.table import SimTable
+from engine.table.model import TableSchema
+
+B_MIN = 100
+
+
+def grid_data() -> dict[str, np.ndarray]:
+    g = np.meshgrid(np.arange(100.0), np.arange(100.0), indexing="ij")
+    return {"x": g[0].ravel(), "y": g[1].ravel()}
+
+
+def test_order_rows_returns_the_executors_files_of_each_paw_leaf():
+    """The §5 grid case (GP sizes 100 / 100 / 112, IP 9,688), files of 100 rows: each leaf is
+    cut on its own into full files and one remainder, as the executor writes them."""
+    data = grid_data()
+    queries = [{"x": (10, 19), "y": (10, 19)}, {"x": (50, 59), "y": (50, 59)}, {"x": (80, 84), "y": (10, 19)}]
+    tree = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(data, queries)
+    table = SimpleNamespace(data=data, types={"x": "float", "y": "float"}, target_rows=B_MIN)
+    rows = np.random.default_rng(0).permutation(10_000)
+    ordered, starts = order_rows(table, rows, "paw", ("x", "y"), {"tree": tree.router_json()})
+    assert np.array_equal(np.sort(ordered), np.arange(10_000))  # every row exactly once
+    leaf = tree.leaf_of({c: a[ordered] for c, a in data.items()})
+    bounds = np.append(starts, len(ordered))
+    per_leaf: dict[int, list[int]] = {}
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        (one,) = set(leaf[a:b].tolist())  # a segment (a file) holds one leaf
+        per_leaf.setdefault(one, []).append(int(b - a))
+    assert sorted(sum(v) for v in per_leaf.values()) == sorted(lf.rows for lf in tree.leaves_) == [100, 100, 112, 9688]
+    assert sorted(per_leaf.values(), key=len) == [[100], [100], [100, 12], [100] * 96 + [88]]
+
+
+def test_sim_table_cuts_paw_leaves_on_their_own():
+    """SimTable.replace with PAW leaf starts: no partition straddles two leaves."""
+    data = grid_data()
+    queries = [{"x": (10, 19), "y": (10, 19)}, {"x": (50, 59), "y": (50, 59)}, {"x": (80, 84), "y": (10, 19)}]
+    tree = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(data, queries)
+    table = SimTable(TableSchema((("x", "float"), ("y", "float"))), data, {"x": 8, "y": 8}, 1000)
+    old = table.ingest(0, 10_000)
+    ordered, starts = order_rows(table, table.gather(old), "paw", ("x", "y"), {"tree": tree.router_json()})
+    new = table.replace(old, ordered, starts)
+    assert len(new) == 1 + 1 + 1 + 10  # ceil(leaf rows / 1000) files per leaf
+    for pid in new:
+        assert len(set(tree.leaf_of({c: a[table.rows_of(int(pid))] for c, a in data.items()}).tolist())) == 1
+    assert table.total_rows() == 10_000
+
+
+def test_policy_hook_defaults_to_a_no_op_and_paw_binds_it():
+    class Silent(Policy):
+        name = "silent"
+
+        def propose(self, ctx):
+            return None
+
+    assert Silent().bind_sampler(lambda *a: {}) is None
+    paw = PawPolicy()
+    sampler = dataset_sampler(grid_data())
+    paw.bind_sampler(sampler)
+    assert paw.sampler_ is sampler
+
+
+def test_dataset_sampler_refuses_rows_it_does_not_have():
+    s = dataset_sampler({"x": np.arange(10.0)})
+    with pytest.raises(InvalidParameterError, match="rows beyond 10"):
+        s(SimpleNamespace(rows=np.array([11])), ["x"], 5, 0)
+    with pytest.raises(InvalidParameterError, match="'y'"):
+        s(SimpleNamespace(rows=np.array([3])), ["y"], 5, 0)
+
+
+def test_paw_is_period_driven_in_the_simulator():
+    """After begin_period, propose is silent; before_queries repartitions once per period start."""
+    paw = make_sim_policy("paw", {}, partitions_per_batch=1, first_key="x")
+    assert isinstance(paw, PawPolicy)
+    paw.begin_period(PeriodInfo(period=2, recluster=False, oracle_layout="sort", oracle_columns=("x",)))
+    assert paw.propose(SimpleNamespace()) is None
+    assert "period starts" in paw.last_decision["reason"]
+    assert paw.before_queries(SimpleNamespace()) is None  # no reclustering period: nothing due
+
+
+def test_what_if_lists_paw_and_runs_it(settings):
+    assert {"name": "paw", "label": "PAW"} in api.simulation_policies()
+    scenario = build_scenario("tpch", rows=3000, seed=1)
+    runs, _ = api.simulate_scenario(settings, scenario, ["nr", "qd", "paw"], tune=False)
+    paw, qd, nr = runs["paw"], runs["qd"], runs["nr"]
+    paw_batches = [(b.period, b.batch) for b in paw.batches if b.recluster_layouts.get("paw")]
+    qd_batches = [(b.period, b.batch) for b in qd.batches if b.recluster_layouts.get("qdtree")]
+    assert paw_batches and paw_batches == qd_batches  # a full repartition at each period start, like QD
+    assert all(batch == 1 for _, batch in paw_batches)
+    assert paw.totals()["query_bytes"] < nr.totals()["query_bytes"]
+    # the rewrite is charged like QD's (the same rows are read and written)
+    assert paw.totals()["recluster_bytes"] == pytest.approx(qd.totals()["recluster_bytes"], rel=0.01)
+
+
+def test_policy_delta_words():
+    assert PawPolicy(delta="Auto-Nearest").delta == "auto-nearest"
+    assert PawPolicy(delta="0.02").delta == 0.02
+    with pytest.raises(InvalidParameterError, match="auto, auto-nearest"):
+        PawPolicy(delta="lots")
