@@ -154,34 +154,39 @@ def test_a_lone_partition_or_a_sorted_run_is_not_rewritten() -> None:
     assert sorted_run.last_decision["dropped_unchangeable"] == 2
 
 
-def test_a_plan_whose_losses_exceed_its_saving_is_not_proposed() -> None:
-    # b is clustered (partition i: b in [n - i, n - i + 5], disjoint every 6); a sort of
-    # 20 partitions on a mixes b: queries on a narrow b range then read every new file
+def losses_ctx(b_queries: int) -> PolicyContext:
+    """b is clustered (partition i: b in [n - i, n - i + 5], disjoint every 6); a sort of
+    20 partitions on a mixes b: queries on a narrow b range then read more files. 8
+    a-queries save 0.5 CPU-s per partition each (80 in all; cost 2 x 20 = 40); each b-query
+    loses 2 CPU-s."""
     n = 20
     zm = zonemaps(n)
     frags, scans = [], []
-    util = np.zeros(n)
-    util[:] = 0.5
-    for q in range(8):  # a queries: 8 x 0.5 = 4 CPU-s saved per partition, cost 2
+    util = np.full(n, 0.5)
+    for q in range(8):
         frags.append(ScanFragment(f"a{q}", "t", ({"a": Range(0, 10**6)},), ("a", "b")))
         scans.append(FragmentScan(f"a{q}", np.ones(n, dtype=bool), np.zeros(n, dtype=bool),
                                   util, zm.bytes.astype(float), ("a",)))
-    for q in range(40):  # b queries hitting one partition now
+    for q in range(b_queries):
         frags.append(ScanFragment(f"b{q}", "t", ({"b": Range(n - 3, n - 3)},), ("a", "b")))
         one = np.zeros(n, dtype=bool)
         one[3] = True
         scans.append(FragmentScan(f"b{q}", one, np.zeros(n, dtype=bool), np.ones(n),
                                   zm.bytes.astype(float), ("b",)))
-    c = PolicyContext("t", "s1", zm, frags, scans, S)
-    gains_only = WairPolicy(count_losses=False, hybrid=False, fixed_key="a")
+    return PolicyContext("t", "s1", zm, frags, scans, S)
+
+
+def test_a_plan_whose_losses_exceed_its_saving_is_not_proposed() -> None:
+    c = losses_ctx(60)
+    gains_only = WairPolicy(window=100, losses="off", hybrid=False, fixed_key="a")
     assert gains_only.propose(c) is not None
-    net = WairPolicy(hybrid=False, fixed_key="a")
+    net = WairPolicy(window=100, hybrid=False, fixed_key="a")
     assert net.propose(c) is None
     d = net.last_decision
-    assert "net of losses" in d["reason"]
-    assert d["loss_cpu_s"] > d["saving_cpu_s"] - d["cost_cpu_s"]
+    assert "net of losses" in d["reason"] and "is not positive" in d["reason"]
+    assert d["loss_cpu_s"] > d["saving_cpu_s"]
     lost = {r["column"]: r for r in d["regressions"]}
-    assert set(lost) == {"b"} and lost["b"]["queries"] == 40
+    assert set(lost) == {"b"} and lost["b"]["queries"] == 60
     assert lost["b"]["depth_after"] > lost["b"]["depth_before"]
 
 
@@ -277,7 +282,19 @@ def test_state_round_trip_and_params_json() -> None:
     ({"window": 5}, "window"), ({"cost_limit": 0.0}, "cost_limit"),
     ({"credit_allowance_c": -1.0}, "credit_allowance_c"), ({"bogus": 1}, "bogus"),
     ({"window_rule": "lazy"}, "window_rule"), ({"credit_unit": "usd"}, "credit_unit"),
+    ({"losses": "some"}, "losses"),
 ])
 def test_bad_parameters(kwargs: dict, match: str) -> None:
     with pytest.raises(InvalidParameterError, match=match):
         make_policy("wair", kwargs)  # the registry refuses unknown names; WairParams the rest
+
+
+def test_losses_in_equation_4_refuse_a_plan_that_no_longer_pays_its_cost() -> None:
+    # 25 b-queries lose 50 CPU-s: net saving 80 - 50 = 30 > 0 but below the cost of 40
+    c = losses_ctx(25)
+    net = WairPolicy(window=100, hybrid=False, fixed_key="a").propose(c)
+    assert net is not None and net.details["loss_cpu_s"] == pytest.approx(50.0)
+    assert net.details["net_saving_cpu_s"] == pytest.approx(30.0)
+    strict = WairPolicy(window=100, hybrid=False, fixed_key="a", losses="cost")
+    assert strict.propose(c) is None
+    assert "eq. 4 net of losses" in strict.last_decision["reason"]

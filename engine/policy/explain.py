@@ -98,14 +98,15 @@ def _losses(decision: Mapping[str, Any], queries: int) -> dict[str, str]:
     named = ", ".join(f"{r['column']} ({int(r['queries'])} queries"
                       + (f", depth {float(r['depth_before']):.3g} -> {float(r['depth_after']):.3g}"
                          if "depth_before" in r else "") + ")" for r in cols[:3])
+    tail = (f"net of that it does not pay its cost of {cost:.3g} CPU-s"
+            if decision.get("losses") == "cost" else "it loses more than it gains")
     why = (f"The rewrite would save {saving:.3g} CPU-s over the last {queries} queries but "
            f"slow down others by {loss:.3g} CPU-s, because it mixes the order that serves "
-           f"their filters{': ' + named if named else ''}; net of that it does not pay its "
-           f"cost of {cost:.3g} CPU-s.")
+           f"their filters{': ' + named if named else ''}; {tail}.")
     return {"why": why,
             "what_would_change": "Fewer queries on the columns it would disorder, or more "
-                                 "queries on the rewritten key; set count_losses=false to "
-                                 "judge on gains alone (the paper's equation 3)."}
+                                 "queries on the rewritten key; set losses=off to judge on "
+                                 "gains alone (the paper's equation 3)."}
 
 
 def _sentence(text: str) -> str:
