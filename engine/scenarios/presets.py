@@ -64,6 +64,50 @@ DEFAULT_ROWS = {"tpch": 1_000_000, "dsb": 1_000_000, "mirrors": 1_000_000, "tpch
 PARTITIONS_PER_BATCH = {"tpch": 24, "dsb": 24, "mirrors": 8, "tpch2": 24}
 PARTKEY_WINDOW = 0.02  # tpch2: an l_partkey window covers 2% of the part keys
 
+#: The simulator's economics per preset, measured with DuckDB by ``bench/sim_calibration.py``
+#: (rates per simulator byte; see :mod:`engine.sim.economics`). Provenance in "measured".
+SIM_CALIBRATION: dict[str, Any] = {
+    "measured": "2026-11-23 by bench/sim_calibration.py --rows 1000000 (DuckDB 2.0.0, threads=1, 2-core shared machine at load ~20, Parquet files of 100k rows, snappy)",
+    "presets": {
+        "tpch": {
+            "scan_bytes_per_s": 93250000.0,
+            "query_fixed_s": 0.002667,
+            "query_seconds_per_row": 3.382e-07,
+            "rewrite_bytes_per_s": 9685000.0,
+            "rewrite_fixed_s": 0.0,
+            "mean_rows_selected": 20620.0,
+            "query_mean_s": 0.009641
+        },
+        "dsb": {
+            "scan_bytes_per_s": 122800000.0,
+            "query_fixed_s": 0.0146,
+            "query_seconds_per_row": 0.0,
+            "rewrite_bytes_per_s": 9434000.0,
+            "rewrite_fixed_s": 0.2337,
+            "mean_rows_selected": 673.3,
+            "query_mean_s": 0.01392
+        },
+        "mirrors": {
+            "scan_bytes_per_s": 284300000.0,
+            "query_fixed_s": 0.0009606,
+            "query_seconds_per_row": 1.368e-06,
+            "rewrite_bytes_per_s": 22300000.0,
+            "rewrite_fixed_s": 0.0,
+            "mean_rows_selected": 765.7,
+            "query_mean_s": 0.002008
+        },
+        "tpch2": {
+            "scan_bytes_per_s": 66120000.0,
+            "query_fixed_s": 0.0,
+            "query_seconds_per_row": 1.008e-06,
+            "rewrite_bytes_per_s": 7597000.0,
+            "rewrite_fixed_s": 0.1974,
+            "mean_rows_selected": 19530.0,
+            "query_mean_s": 0.01255
+        }
+    }
+}
+
 
 def _target_rows(rows: int, n_batches: int, per_batch: int) -> int:
     return max(50, int(rows // max(1, n_batches * per_batch)))
