@@ -51,7 +51,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from engine.scenarios.presets import build_scenario  # noqa: E402
-from engine.sim.scan import compile_fragment  # noqa: E402
+from engine.sim.economics import sample_fragments, selected_mask  # noqa: E402
 
 SORT_KEY = {"tpch": "l_shipdate", "dsb": "ss_sold_date_sk", "mirrors": "subnet",
             "tpch2": "l_shipdate"}
@@ -153,25 +153,10 @@ def shape_sql(preset: str, columns: Sequence[str]) -> str:
 
 def fixed_cost(con, sc, preset: str, n_queries: int = 24) -> dict[str, Any]:
     data = sc.dataset.data
-    types = dict(sc.schema.columns)
-    frags = [f for b in sc.batches for f in b.fragments]
-    pick = np.linspace(0, len(frags) - 1, min(n_queries, len(frags))).round().astype(int)
     _dims(con, sc)
     costs, selected = [], []
-    for i in pick.tolist():
-        frag = frags[i]
-        cf = compile_fragment(frag, types)
-        n = int(sc.dataset.batch_offsets[-1])
-        mask = np.zeros(n, dtype=bool) if cf.boxes else np.ones(n, dtype=bool)
-        for box in cf.boxes:
-            m = np.ones(n, dtype=bool)
-            for bd in box:
-                v = data[bd.column]
-                if bd.lo is not None:
-                    m &= v >= bd.lo if bd.lo_inc else v > bd.lo
-                if bd.hi is not None:
-                    m &= v <= bd.hi if bd.hi_inc else v < bd.hi
-            mask |= m
+    for frag in sample_fragments(sc, n_queries):
+        mask = selected_mask(sc, frag)
         cols = [c for c in frag.columns if c in data]
         table = pa.table({c: pa.array(np.asarray(data[c])[mask]) for c in cols}) if cols else \
             pa.table({"x": pa.array(np.zeros(int(mask.sum())))})

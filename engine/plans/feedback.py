@@ -88,13 +88,18 @@ def realized_report(settings: "Settings", before: "Snapshot", after: "Snapshot",
     """Realized vs predicted over ``fragments`` (the decision's window), as recorded on the
     plan."""
     measured = compare_snapshots(settings, before, after, fragments)
-    pred_bytes = float(predicted.get("bytes", 0.0) or 0.0)
-    pred_cpu = float(predicted.get("cpu_seconds", 0.0) or 0.0)
+    return _report(RE_ESTIMATED, "re-estimated: the decision's window replayed on the "
+                   "snapshots before and after (the queries the prediction was fitted on)",
+                   measured, predicted, 1.0, cost_cpu_seconds)
+
+
+def _report(scope: str, label: str, measured: Mapping[str, Any], predicted: Mapping[str, Any],
+            scale: float, cost_cpu_seconds: float) -> dict[str, Any]:
+    """One realized-vs-predicted record (the prediction times ``scale`` queries' worth)."""
+    pred_bytes = float(predicted.get("bytes", 0.0) or 0.0) * scale
+    pred_cpu = float(predicted.get("cpu_seconds", 0.0) or 0.0) * scale
     return {
-        "scope": RE_ESTIMATED,
-        "label": "re-estimated: the decision's window replayed on the snapshots before and "
-                 "after (the queries the prediction was fitted on)",
-        **measured,
+        "scope": scope, "label": label, **measured,
         "predicted_saving_bytes": pred_bytes,
         "predicted_saving_cpu_seconds": pred_cpu,
         "realized_over_predicted": (measured["saving_cpu_seconds"] / pred_cpu
@@ -113,20 +118,11 @@ def later_report(settings: "Settings", before: "Snapshot", after: "Snapshot",
     measured = compare_snapshots(settings, before, after, frags)
     window = float(predicted.get("window_queries", 0.0) or 0.0)
     scale = len(frags) / window if window > 0 else 0.0
-    pred_bytes = float(predicted.get("bytes", 0.0) or 0.0) * scale
-    pred_cpu = float(predicted.get("cpu_seconds", 0.0) or 0.0) * scale
-    return {
-        "scope": REALIZED,
-        "label": f"realized: {len(frags)} queries imported after the run, scored on the "
-                 "snapshots before and after",
-        **measured,
-        "predicted_saving_bytes": pred_bytes,
-        "predicted_saving_cpu_seconds": pred_cpu,
-        "realized_over_predicted": (measured["saving_cpu_seconds"] / pred_cpu
-                                    if pred_cpu > 0 else None),
-        "recluster_cost_cpu_seconds": float(cost_cpu_seconds),
-        "log": measured_against_estimate(after, frags),
-    }
+    report = _report(REALIZED, f"realized: {len(frags)} queries imported after the run, "
+                     "scored on the snapshots before and after", measured, predicted, scale,
+                     cost_cpu_seconds)
+    report["log"] = measured_against_estimate(after, frags)
+    return report
 
 
 def measured_against_estimate(after: "Snapshot", fragments: Sequence["ScanFragment"]

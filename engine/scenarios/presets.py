@@ -67,6 +67,7 @@ PARTKEY_WINDOW = 0.02  # tpch2: an l_partkey window covers 2% of the part keys
 #: The simulator's economics per preset, measured with DuckDB by ``bench/sim_calibration.py``
 #: (rates per simulator byte; see :mod:`engine.sim.economics`). Provenance in "measured".
 SIM_CALIBRATION: dict[str, Any] = {
+    "rows": 1_000_000,
     "measured": "2026-11-23 by bench/sim_calibration.py --rows 1000000 (DuckDB 2.0.0, threads=1, 2-core shared machine at load ~20, Parquet files of 100k rows, snappy)",
     "presets": {
         "tpch": {
