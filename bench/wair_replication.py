@@ -35,6 +35,7 @@ from engine.api.simulate import comparison, simulate_scenario  # noqa: E402
 from engine.core.config import Settings  # noqa: E402
 from engine.policy.registry import LABELS  # noqa: E402
 from engine.scenarios.presets import build_scenario  # noqa: E402
+from engine.sim.economics import calibrated_settings  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 MAIN_POLICIES = ("nr", "nn", "qd", "dd", "dd-ep", "wair", "fk", "fw", "aggressive", "wair-static", "oracle")
@@ -64,12 +65,15 @@ def write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
 # ----------------------------------------------------------------------------- runs
 
 def run_preset(preset: str, rows: int, seed: int, policies: Sequence[str], settings: Settings,
-               overrides: Mapping[str, Any] | None = None, tune: bool = True) -> dict[str, Any]:
+               overrides: Mapping[str, Any] | None = None, tune: bool = True,
+               calibrated: bool = True) -> dict[str, Any]:
     sc = build_scenario(preset, rows=rows, seed=seed, overrides=overrides)
+    if calibrated:  # the preset's DuckDB economics (engine.sim.economics)
+        settings = calibrated_settings(sc, settings, preset)
     t0 = time.perf_counter()
     runs, tuning = simulate_scenario(settings, sc, policies, tune=tune)
     return {"scenario": sc, "runs": runs, "tuning": tuning, "comparison": comparison(runs),
-            "seconds": time.perf_counter() - t0}
+            "seconds": time.perf_counter() - t0, "settings": settings}
 
 
 def end_to_end_rows(preset: str, res: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -228,7 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes (about 10 minutes here)")
     ap.add_argument("--rows", type=int, default=None, help="rows per preset (default 1M, quick 200k)")
     ap.add_argument("--sens-rows", type=int, default=None, help="rows of the sensitivity runs")
-    ap.add_argument("--presets", default="tpch,dsb,mirrors")
+    ap.add_argument("--presets", default="tpch,dsb,mirrors,tpch2")
+    ap.add_argument("--uncalibrated", action="store_true",
+                    help="the default Settings rates and no per-query cost (before issue 11)")
     ap.add_argument("--skip-sensitivity", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(RESULTS))
@@ -245,7 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                       "sort_bytes_per_s": settings.sort_bytes_per_s}, "presets": {}}
     for preset in [p.strip() for p in args.presets.split(",") if p.strip()]:
         log(f"{preset}: {rows:,} rows, policies {', '.join(MAIN_POLICIES)}")
-        res = run_preset(preset, rows, args.seed, MAIN_POLICIES, settings)
+        res = run_preset(preset, rows, args.seed, MAIN_POLICIES, settings,
+                         calibrated=not args.uncalibrated)
         e2e += end_to_end_rows(preset, res)
         batches += batch_rows(preset, res)
         if res["tuning"]:
@@ -254,7 +261,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     res["tuning"]["chosen"].get("depth_threshold") and g.get("max_partitions") ==
                                     res["tuning"]["chosen"].get("max_partitions"),
                                     "budget_bytes": res["tuning"]["budget_bytes"]})
-        meta["presets"][preset] = {"summary": res["scenario"].summary(), "seconds": round(res["seconds"], 1)}
+        st = res["settings"]
+        meta["presets"][preset] = {"summary": res["scenario"].summary(), "seconds": round(res["seconds"], 1),
+                                   "rates": {k: getattr(st, k) for k in (
+                                       "scan_bytes_per_s", "sort_bytes_per_s", "rewrite_read_bytes_per_s",
+                                       "rewrite_fixed_s", "query_fixed_s")}}
         for r in e2e:
             if r["preset"] == preset:
                 log(f"  {r['label']:>10}: bytes {r['bytes_reduction_vs_nr']:+.1%}  CPU {r['cpu_reduction_vs_nr']:+.1%}  "
@@ -265,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "tpch" in args.presets:
         log("tpch with a fixed predicate column (Figure 19)")
         res = run_preset("tpch", rows, args.seed, ("wair", "wair-static", "oracle"), settings,
-                         {"predicate_switch": False})
+                         {"predicate_switch": False}, calibrated=not args.uncalibrated)
         gap = []
         meta["fig19"] = {}
         for name in ("wair", "wair-static"):

@@ -97,3 +97,22 @@ def test_selection_is_connected_to_the_deepest_subrange(threshold):
     assert sel.partitions <= max(threshold, COUNTS[list(sel.selected)].max())
     for r in sel.selected:  # every selected region overlaps the seed
         assert LO[r] <= HI[sel.seed] and HI[r] >= LO[sel.seed]
+
+
+def test_trimming_stops_below_the_threshold_not_at_it():
+    # paragraph 107: remove deep regions "until the number [...] is less than the
+    # threshold". At 600, dropping H leaves A+B+F = 600, not less than 600, so the next
+    # shallowest (A or F, average depth 3; the one with more partitions goes first: A and
+    # F have 100 each, the lower index A) goes too: B + F = 500.
+    sel = select_regions(LO, HI, AVG_DEPTH, COUNTS, threshold=600)
+    assert sel.method == "trim-deep"
+    assert sel.partitions < 600
+    assert sel.partitions == 500 and names(sel.selected) == "BF"
+
+
+def test_target_trimming_stops_below_the_threshold():
+    # paragraph 119: targets are dropped "until [...] less than the threshold value": at
+    # 900 (deep 700 + E 200 = 900 is the threshold itself), E goes as well
+    sel = select_regions(LO, HI, AVG_DEPTH, COUNTS, threshold=900)
+    assert sel.method == "deep+targets"
+    assert sel.partitions < 900

@@ -162,8 +162,11 @@ def test_dd_ep_selects_ep_files_over_the_deepest_subrange():
 def test_dd_ep_rounds_and_convergence():
     a, b = make_table(seed=5)
     zm = zonemaps_from(a, b)
-    one = DDEPPolicy(key="a", partition_threshold=8, ep_file_partitions=4, rounds=1)
-    three = DDEPPolicy(key="a", partition_threshold=8, ep_file_partitions=4, rounds=3)
+    # threshold 9: two EP files of 4 partitions (8) are "less than" it (paragraph 107); at 8
+    # every round keeps one EP file, sorts it on its own, and the overlaps between EP files
+    # never resolve (test_dd_ep_less_than_keeps_one_file_at_an_exact_multiple)
+    one = DDEPPolicy(key="a", partition_threshold=9, ep_file_partitions=4, rounds=1)
+    three = DDEPPolicy(key="a", partition_threshold=9, ep_file_partitions=4, rounds=3)
     p1, p3 = one.propose(context(zm)), three.propose(context(zm))
     assert set(p1.partitions) < set(p3.partitions)
     assert len(p3.details["rounds"]) == 3

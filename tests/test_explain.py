@@ -24,7 +24,15 @@ from engine.policy.explain import explain_no_action
      "cost limit (eq. 2)", "higher cost_limit"),
     ({"reason": "credit budget: cost 2 CPU-s exceeds credit 1 CPU-s (eq. 5)"},
      "(eq. 5)", "credit_allowance_c"),
-], ids=["no-queries", "served", "grouping", "cost-limit", "credit"])
+    ({"reason": "net of losses, saving 5 - predicted loss 9 = -4 CPU-s is not positive",
+      "window_queries": 44, "saving_cpu_s": 5.0,
+      "loss_cpu_s": 9.0, "cost_cpu_s": 2.0,
+      "regressions": [{"column": "b", "queries": 40, "depth_before": 1.0, "depth_after": 20.0}]},
+     "slow down others by 9 CPU-s, because it mixes the order that serves their filters: "
+     "b (40 queries, depth 1 -> 20); it loses more than it gains", "losses=off"),
+    ({"reason": "none of the 2 selected partitions can change a zonemap when rewritten"},
+     "Algorithm 1's guard", "overlapping partitions"),
+], ids=["no-queries", "served", "grouping", "cost-limit", "credit", "losses", "unchangeable"])
 def test_each_wair_refusal_has_its_plain_reason(decision, why, change):
     out = explain_no_action("wair", decision)
     assert why in out["why"] and change in out["what_would_change"]

@@ -3,6 +3,8 @@ statistical checks), determinism, SQL log export round trip."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import json
 
 import numpy as np
@@ -154,6 +156,41 @@ def test_dsb_structure_and_extra_predicates():
         assert 2 <= len(others) <= 3
 
 
+def test_dsb_refresh_runs_hold_the_dates_of_their_month():
+    # as DSB's refresh runs: batch i sells within month i (in random order), so the
+    # ingestion order follows the date; "spread" keeps the pre-issue-11 data
+    sc = build_scenario("dsb", rows=12_000, seed=1)
+    d, off = sc.dataset.data["ss_sold_date_sk"], sc.dataset.batch_offsets
+    for i in (0, 1, 35, 71):
+        month = dt.date(1998 + i // 12, i % 12 + 1, 1)
+        nxt = dt.date(1998 + (i + 1) // 12, (i + 1) % 12 + 1, 1)
+        part = d[off[i]:off[i + 1]]
+        assert part.min() >= _enc("date", month) and part.max() < _enc("date", nxt)
+        assert not np.all(np.diff(part) >= 0)  # random order within the month
+    spread = build_scenario("dsb", rows=12_000, seed=1, overrides={"refresh_dates": "spread"})
+    first = spread.dataset.data["ss_sold_date_sk"][: spread.dataset.batch_offsets[1]]
+    assert first.max() - first.min() > 365 * 5
+
+
+def test_tpch2_queries_two_independent_columns_one_to_one():
+    sc = build_scenario("tpch2", rows=30_000, seed=3)
+    counts = {"l_shipdate": 0, "l_partkey": 0}
+    for b in sc.batches:
+        for f in b.fragments:
+            for c in counts:
+                counts[c] += c in f.boxes[0]
+    assert counts["l_partkey"] > 0.4 * (counts["l_shipdate"] + counts["l_partkey"])
+    assert counts["l_shipdate"] > 0.4 * (counts["l_shipdate"] + counts["l_partkey"])
+    assert all(p.oracle_columns == ("l_shipdate", "l_partkey") for p in sc.spec.periods)
+    # a part-key window is 2% of the part keys
+    parts = sc.dataset.data["l_partkey"].max()
+    r = next(f.boxes[0]["l_partkey"] for b in sc.batches for f in b.fragments
+             if "l_partkey" in f.boxes[0])
+    assert r.max - r.min + 1 == pytest.approx(0.02 * parts, abs=1)
+    data = sc.dataset.data
+    assert abs(np.corrcoef(data["l_shipdate"], data["l_partkey"])[0, 1]) < 0.05
+
+
 def test_mirrors_needle_queries_are_selective():
     sc = build_scenario("mirrors", rows=60_000, seed=2)
     s = sc.summary()
@@ -213,4 +250,4 @@ def test_parameters_are_validated():
     names = {p["name"] for p in scenario_parameters("tpch")}
     assert {"preset", "periods", "batches_per_period", "shifting_rate", "distribution",
             "distribution_param", "selectivity", "predicate_switch", "recluster_start"} <= names
-    assert [p["name"] for p in list_presets()] == ["tpch", "dsb", "mirrors"]
+    assert [p["name"] for p in list_presets()] == ["tpch", "dsb", "mirrors", "tpch2"]

@@ -108,3 +108,36 @@ def test_impact_on_the_recommendation_page(tmp_path, spark, monkeypatch):
     assert len(per_query) == n
     saved = per_query["bytes saved (%)"].tolist()
     assert saved == sorted(saved, reverse=True) and not any(math.isnan(s) for s in saved)
+
+
+def test_losses_are_the_queries_that_read_more_after_the_rewrite():
+    # the first case again: the sort on a saves qa 3 files and costs qb 3 files (1000 B each)
+    from engine.core.config import Settings
+    from engine.policy.impact import rewrite_losses
+
+    zm = table([(0, 10, 2 * i, 2 * i + 1, 100) for i in range(4)])
+    group = PlanGroup(tuple(f"p{i}" for i in range(4)), "sort", ("a",))
+    frags = [query("qa", "a", 0, 2), query("qb", "b", 0, 0.5)]
+    s = Settings(scan_bytes_per_s=1000.0)
+    out = rewrite_losses(zm, [group], frags, s)
+    assert (out["queries"], out["bytes"], out["cpu_seconds"]) == (1, 3000.0, 3.0)
+    (b,) = out["columns"]
+    assert (b["column"], b["queries"], b["bytes_lost"]) == ("b", 1, 3000.0)
+    assert (b["depth_before"], b["depth_after"]) == (1, 4)
+    # with a measured duration, priced like eq. 3: t_read(Q) * lost / size_read(Q)
+    timed = [frags[0], ScanFragment("qb", "t", ({"b": Range(0, 0.5)},), ("a", "b"),
+                                    duration_ms=2000.0)]
+    out = rewrite_losses(zm, [group], timed, s, read_sizes=[4000.0, 1000.0])
+    assert out["cpu_seconds"] == pytest.approx(2.0 * 3000 / 1000)
+    # nothing to lose: a query on the key alone
+    assert rewrite_losses(zm, [group], frags[:1], s)["queries"] == 0
+
+
+def test_a_column_correlated_with_the_key_keeps_its_order():
+    # a: four overlapping ranges; b follows a (b = a + 100), so the files of a sort on a
+    # take rows only from the partitions overlapping their slice, and b stays narrow
+    zm = table([(5.0 * i, 5.0 * i + 10, 100 + 5.0 * i, 110 + 5.0 * i, 100) for i in range(4)])
+    after = predicted_zonemaps(zm, [PlanGroup(tuple(f"p{i}" for i in range(4)), "sort", ("a",))])
+    b_lo, b_hi = after.column("b").lo.tolist(), after.column("b").hi.tolist()
+    assert b_lo[0] == 100 and b_hi[0] < 125  # not the union [100, 125]
+    assert b_lo[-1] > 100 and b_hi[-1] == 125

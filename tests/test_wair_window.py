@@ -182,14 +182,16 @@ def test_window_tolerance_is_validated() -> None:
 # ------------------------------------------------------------------ the collapse, end to end
 
 def context(queries: int, queries_seen: int) -> PolicyContext:
-    """Three partitions of 100 B; every query reads p001 at utilization 0.5 (saves 0.5 CPU-s
-    per query if p001 were rewritten, which costs 2 CPU-s): it pays off over > 4 queries."""
+    """Three overlapping partitions of 100 B; every query reads p001 and p002 at utilization
+    0.5 (each saves 0.5 CPU-s per query if rewritten, which costs 2 CPU-s per partition; the
+    two are rewritten together since a lone partition cannot change its zonemap): it pays
+    off over > 4 queries."""
     schema = TableSchema((("a", "int"),))
     zm = ZoneMaps.from_partitions(schema, [Partition(f"p{i:03d}.parquet", 10, 100,
-                                                     {"a": ColumnStats(10 * i, 10 * i + 9)})
+                                                     {"a": ColumnStats(10 * i, 10 * i + 19)})
                                            for i in range(3)])
-    scanned = np.array([False, True, False])
-    util = np.array([0.0, 0.5, 0.0])
+    scanned = np.array([False, True, True])
+    util = np.array([0.0, 0.5, 0.5])
     frags = [ScanFragment(f"q{q}", "t", ({"a": Range(0, 10**6)},), ("a",)) for q in range(queries)]
     scans = [FragmentScan(f"q{q}", scanned, np.zeros(3, dtype=bool), util, zm.bytes.astype(float), ("a",))
              for q in range(queries)]
@@ -211,5 +213,26 @@ def test_a_collapsed_window_grows_back_until_a_rewrite_pays_off() -> None:
     assert seen[0] == (0, 2, False)
     assert (2, 4, False) in seen and (6, 8, True) == seen[-1]
     assert prop is not None and prop.predicted_saving["window_queries"] == 8
-    assert prop.predicted_saving["cpu_seconds"] == pytest.approx(4.0)
+    assert prop.predicted_saving["cpu_seconds"] == pytest.approx(8.0)
     assert [v for v, _, _ in verdicts(pol)] == ["idle", "idle"]
+
+
+def test_the_paper_rule_halves_idle_and_pending_windows_and_waits_for_the_end() -> None:
+    # section 4.2 as written: after a window, double if actual > predicted, else halve;
+    # a window without feedback has actual = predicted = 0, so it halves too
+    paper = WairPolicy(window=32, min_window=4, window_rule="paper")
+    paper.advance(0)
+    assert paper.advance(32) == 1 and paper.window_size == 16
+    paper.observe(fb(1.0, 0.2))  # optimistic, but judged only when the window ends
+    assert paper.advance(40) == 0 and paper.window_size == 16
+    assert paper.advance(48) == 1 and paper.window_size == 8
+    paper.observe(fb(1.0, 2.0))
+    assert paper.advance(56) == 1 and paper.window_size == 16
+    assert [v for v, _, _ in verdicts(paper)] == ["idle", "optimistic", "accurate"]
+    # the same sequence under the adaptive rule: idle doubles, the shortfall halves at once
+    adaptive = WairPolicy(window=32, min_window=4)
+    adaptive.advance(0)
+    adaptive.advance(32)
+    assert adaptive.window_size == 64
+    adaptive.observe(fb(1.0, 0.2))
+    assert adaptive.advance(40) == 1 and adaptive.window_size == 32

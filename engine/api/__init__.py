@@ -28,6 +28,7 @@ from engine.api.plans import (
     plan_progress, policy_names, policy_state, preview_plan, reject_plan, require_approver,
     run_plan, show_plan, start_run,
 )
+from engine.api.plans import realized_savings
 from engine.api.security import (
     Identity, add_approver, authenticate, change_secret, check_session, generate_secret,
     has_admin, list_approvers, remove_approver, sign_out, verify_audit,

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = ["policy_names", "create_plan", "preview_plan", "list_plans", "show_plan",
            "approve_plan", "reject_plan", "run_plan", "start_run", "BackgroundRun",
-           "plan_progress", "audit_log", "policy_state", "require_approver", "default_actor"]
+           "plan_progress", "audit_log", "policy_state", "require_approver", "default_actor",
+           "realized_savings"]
 
 
 def policy_names() -> list[str]:
@@ -107,6 +108,14 @@ def audit_log(settings: "Settings", plan_id: int | None = None) -> list[dict[str
 def policy_state(settings: "Settings", table: str, policy: str = "wair") -> dict[str, Any] | None:
     """The persisted memory of ``policy`` on ``table`` (WAIR: window, credit, history)."""
     return service.policy_state(settings, table, policy)
+
+
+def realized_savings(settings: "Settings", id: int) -> dict[str, Any]:
+    """Realized saving of a run: the queries imported after it, scored on the snapshots
+    before and after, the prediction scaled to as many queries, and the log's measured
+    bytes and durations beside the estimate. (The run's own ``result["re_estimated"]`` is
+    the decision's window replayed, labelled as such.)"""
+    return service.realized_savings(settings, id)
 
 
 def require_approver(settings: "Settings", actor: Identity | None, action: str) -> str:

@@ -12,9 +12,16 @@ This is the only owner of a decision's window and of policy state. One decision:
    policy proposes; :func:`create_plan` stores the proposal as ``proposed`` and the
    policy's new state, :func:`preview_plan` stores nothing.
 
+Before step 2 the policy learns from the queries that came after its past runs
+(:func:`engine.plans.feedback.settle_later`: a run followed by as many queries as its
+window is scored on them and fed to ``observe``), so WAIR's credit, debt and window follow
+the realized savings (issue 11, section 3); a preview learns in memory only.
+
 :func:`run_plan` goes through the gate (:mod:`engine.plans.gate`), runs the Spark executor
-(:mod:`engine.spark.executor`), records realized against predicted savings and feeds them
-back to the policy (:mod:`engine.plans.feedback`).
+(:mod:`engine.spark.executor`), records the re-estimated saving (the decision's window
+replayed) and where the run stood in the query log; :func:`realized_savings` scores the
+queries imported since (:mod:`engine.plans.feedback`). A preview lists the plan's
+predicted regressions (:func:`engine.policy.impact.rewrite_losses`).
 """
 
 from __future__ import annotations
@@ -27,13 +34,15 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from engine.core.errors import AdvisorError, ExecutionError
 from engine.core.jsonable import plain_json
 from engine.plans import gate
-from engine.plans.feedback import (feed_policy, load_policy, realized_report,
-                                   save_policy_state, window_fragments)
+from engine.plans.feedback import (later_fragments, later_report, load_policy,
+                                   realized_report, save_policy_state, settle_later,
+                                   settled_plans, window_fragments)
 from engine.plans.plan import ROLLED_BACK, SUCCEEDED, Plan, PlanBook
 from engine.plans.store import ControlStore
 from engine.policy.base import Policy, PolicyContext, Proposal
 from engine.policy.codec import proposal_to_json
 from engine.policy.explain import explain_no_action
+from engine.policy.impact import rewrite_losses
 from engine.policy.registry import make_policy, plan_params
 from engine.scan.pruning import analyze_workload
 from engine.spark.executor import execute_plan
@@ -48,7 +57,8 @@ if TYPE_CHECKING:
 
 __all__ = ["decide", "window_size", "saved_window", "Decision", "preview_plan", "create_plan",
            "run_plan", "start_run", "BackgroundRun", "list_plans", "show_plan", "plan_progress",
-           "audit_log", "policy_state", "reset_policy_state", "reset_state_after_rollback"]
+           "audit_log", "policy_state", "realized_savings", "reset_policy_state",
+           "reset_state_after_rollback"]
 
 #: the policy whose saved window sizes the decisions of policies without a window of their own
 WINDOW_POLICY = "wair"
@@ -86,6 +96,8 @@ class Decision:
     policy: Policy
     proposal: Proposal | None
     params: dict[str, Any]  # the cleaned parameters as given
+    window: tuple = ()  # the fragments the policy saw (ScanFragment)
+    settled: tuple[int, ...] = ()  # plans whose later queries the policy has learned from
 
 
 def decide(settings: "Settings", table: str, policy: str,
@@ -101,12 +113,27 @@ def decide(settings: "Settings", table: str, policy: str,
     control = ControlStore(settings)
     pol = load_policy(control, table, name, policy_params, window=clean.get("window"))
     fragments = list(WorkloadStore(settings).fragments(table))
+    settled = _settle(settings, control, table, pol, fragments)
     window = fragments[-window_size(pol, clean.get("window"), control, table, len(fragments)):]
     zonemaps = snapshot.zonemaps()
     scans = analyze_workload(zonemaps, window) if window else []
     ctx = PolicyContext(table=table, snapshot_id=snapshot.id, zonemaps=zonemaps, window=window,
                         scans=scans, settings=settings, queries_seen=len(fragments))
-    return Decision(snapshot, pol, pol.propose(ctx), clean)
+    return Decision(snapshot, pol, pol.propose(ctx), clean, tuple(window), settled)
+
+
+def _settle(settings: "Settings", control: ControlStore, table: str, policy: Policy,
+            fragments: list) -> tuple[int, ...]:
+    """Feed ``policy`` (in memory) the realized savings of its past runs on ``table`` that
+    enough later queries have followed; the ids it has learned from, old and new. Policies
+    without memory learn nothing."""
+    if not policy.state():
+        return ()
+    before = settled_plans(control, table, policy.name)
+    store = TableStore(settings)
+    fed = settle_later(settings, PlanBook(settings).list(table), policy, fragments,
+                       lambda plan, sid: store.snapshot(plan.table, sid), before)
+    return tuple(before) + tuple(fed)
 
 
 def _no_action(decision: Decision, policy: str) -> dict[str, Any]:
@@ -134,7 +161,20 @@ def preview_plan(settings: "Settings", table: str, policy: str = "wair",
             "policy": policy, "params": _jsonable(decision.params),
             "partition_count": len(proposal.partitions),
             **{k: v for k, v in p.items() if k not in ("policy", "params")},
-            "effective_params": p["params"]}
+            "effective_params": p["params"], "regressions": _regressions(settings, decision)}
+
+
+def _regressions(settings: "Settings", decision: Decision) -> dict[str, Any]:
+    """The preview's predicted regressions: WAIR's own (counted in its decision), else
+    :func:`rewrite_losses` of the proposal over the window the policy saw."""
+    details = decision.proposal.details if decision.proposal is not None else {}
+    if "regressions" in details:
+        return _jsonable({"bytes": details.get("loss_bytes", 0.0),
+                          "cpu_seconds": details.get("loss_cpu_s", 0.0),
+                          "queries": details.get("loss_queries", 0),
+                          "columns": details["regressions"]})
+    return _jsonable(rewrite_losses(decision.snapshot.zonemaps(), decision.proposal.groups,
+                                    decision.window, settings))
 
 
 def create_plan(settings: "Settings", table: str, policy: str = "wair",
@@ -154,7 +194,7 @@ def create_plan(settings: "Settings", table: str, policy: str = "wair",
     if twin is not None:
         return {**show_plan(settings, twin), "duplicate_of": twin}
     control = ControlStore(settings)
-    save_policy_state(control, snap.table, policy.lower(), decision.policy)
+    save_policy_state(control, snap.table, policy.lower(), decision.policy, decision.settled)
     plan_id = control.insert_plan(snap.table, snap.id, policy, _jsonable(decision.params),
                                   proposal, created_by or gate.default_actor())
     return show_plan(settings, plan_id)
@@ -204,7 +244,10 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
                                  f"{type(exc).__name__}: {message}") from exc
         raise
     result["cost_check"] = cost_check(settings, plan, result)
-    result["realized"] = _realized(settings, control, plan, result["snapshot_id"])
+    re_estimated = _re_estimated(settings, plan, result["snapshot_id"])
+    result["re_estimated"] = re_estimated
+    result["realized"] = re_estimated  # until later queries arrive: realized_savings()
+    result["queries_at_run"] = len(WorkloadStore(settings).fragments(plan.table))
     book.succeed(plan.id, result)
     return result
 
@@ -229,10 +272,10 @@ def cost_check(settings: "Settings", plan: Plan, result: Mapping[str, Any]) -> d
             "error": (predicted - wall) / wall if wall > 0 else None}
 
 
-def _realized(settings: "Settings", control: ControlStore, plan: Plan,
-              snapshot_id: str) -> dict[str, Any]:
-    """Realized vs predicted over the decision's window; fed to the policy. Never fails
-    the run (the data is committed by now): errors are recorded instead."""
+def _re_estimated(settings: "Settings", plan: Plan, snapshot_id: str) -> dict[str, Any]:
+    """The decision's window replayed on the snapshots before and after (re-estimated, not
+    realized: the policy learns from later queries, :func:`_settle`). Never fails the run
+    (the data is committed by now): errors are recorded instead."""
     try:
         store = TableStore(settings)
         before = store.snapshot(plan.table, plan.base_snapshot)
@@ -240,15 +283,35 @@ def _realized(settings: "Settings", control: ControlStore, plan: Plan,
         predicted = plan.proposal.predicted_saving
         n = int(predicted.get("window_queries", 0) or 0)
         frags = window_fragments(WorkloadStore(settings).fragments(plan.table), n)
-        report = realized_report(settings, before, after, frags, predicted,
-                                 plan.proposal.estimated_cost.cpu_seconds)
-        state = feed_policy(control, plan.table, plan.policy, plan.params, report)
-        if state is not None:
-            report["policy_state"] = _jsonable({k: v for k, v in state.items()
-                                                if k != "history"})
-        return report
+        return realized_report(settings, before, after, frags, predicted,
+                               plan.proposal.estimated_cost.cpu_seconds)
     except Exception as exc:  # noqa: BLE001 - the commit is done; report, do not fail
         return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def realized_savings(settings: "Settings", id: int) -> dict[str, Any]:
+    """The realized saving of a succeeded plan: every query imported after its run, scored
+    on the snapshots before and after (zonemaps), its prediction scaled to as many
+    queries, and the log's measured bytes and durations beside the estimate; ``settled``
+    says whether the policy has learned from it (after a window's worth of queries).
+    ``{"status": "not run"}`` for a plan that has not succeeded, ``"unknown"`` for a run
+    that did not record its place in the log."""
+    book = PlanBook(settings)
+    plan = book.get(int(id))
+    if plan.status != "succeeded" or not plan.result:
+        return {"id": plan.id, "status": "not run", "queries": 0}
+    later = later_fragments(plan, WorkloadStore(settings).fragments(plan.table))
+    if later is None:
+        return {"id": plan.id, "status": "unknown", "queries": 0}
+    store = TableStore(settings)
+    report = later_report(settings, store.snapshot(plan.table, plan.base_snapshot),
+                          store.snapshot(plan.table, plan.result["snapshot_id"]), later,
+                          plan.proposal.predicted_saving,
+                          plan.proposal.estimated_cost.cpu_seconds)
+    need = max(1, int(plan.proposal.predicted_saving.get("window_queries", 0) or 0))
+    settled = plan.id in settled_plans(book.control, plan.table, plan.policy)
+    return {"id": plan.id, "status": "measured" if later else "waiting for later queries",
+            "queries_needed_to_learn": need, "settled": settled, **report}
 
 
 class BackgroundRun:

@@ -9,10 +9,12 @@ partition count:
 2. the *deep regions* cover the deepest sub-range; the *seed* is the deep region whose
    overlapping regions (itself included) represent the most partitions (ops. 812-816);
 3. if the deep regions represent more partitions than the threshold, drop them in order of
-   increasing average depth until they do not (FIG. 9: ops. 952-960);
+   increasing average depth until they represent *less than* the threshold (FIG. 9:
+   ops. 952-960, paragraph 107: "until the number [...] is less than the threshold");
 4. otherwise add the *target regions* (overlap the seed, not the deepest sub-range) and,
    while over the threshold, drop either the lower target L (lowest max) or the upper
-   target U (highest min): the one overlapping fewer deep partitions (L_D vs U_D), on a tie
+   target U (highest min) until the total is *less than* the threshold (paragraph 119):
+   the one overlapping fewer deep partitions (L_D vs U_D), on a tie
    the one overlapping fewer partitions of the regions that also overlap the seed
    (L_C vs U_C) (FIG. 10: ops. 1050-1080).
 
@@ -103,7 +105,7 @@ def select_regions(lo: np.ndarray, hi: np.ndarray, avg_depth: np.ndarray, counts
         keep = np.ones(len(order), dtype=bool)
         total = deep_total
         for i, r in enumerate(order[:-1]):  # never drop the last one
-            if total <= threshold:
+            if total < threshold:  # paragraph 107: "less than the threshold"
                 break
             keep[i] = False
             total -= int(cnt[r])
@@ -116,7 +118,7 @@ def select_regions(lo: np.ndarray, hi: np.ndarray, avg_depth: np.ndarray, counts
     targets = np.flatnonzero(overlaps_seed & ~covers)
     total = deep_total + int(cnt[targets].sum())
     steps.append(f"{len(deep)} deep + {len(targets)} target regions: {total} partitions")
-    if len(targets) and total > threshold:
+    if len(targets) and total >= threshold:
         t_lo, t_hi = lo[targets], hi[targets]
         d_w = _weight_overlapping(t_lo, t_hi, lo[deep], hi[deep], cnt[deep])
         near = np.flatnonzero(overlaps_seed)
@@ -126,7 +128,7 @@ def select_regions(lo: np.ndarray, hi: np.ndarray, avg_depth: np.ndarray, counts
         by_high_min = np.lexsort((np.arange(len(targets)), -_rank(t_hi), -_rank(t_lo)))
         removed = np.zeros(len(targets), dtype=bool)
         pl = pu = 0
-        while total > threshold and not removed.all():
+        while total >= threshold and not removed.all():  # paragraph 119: until less than
             while removed[by_low_max[pl]]:
                 pl += 1
             while removed[by_high_min[pu]]:

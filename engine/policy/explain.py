@@ -2,8 +2,8 @@
 
 A DBA who reads "best cut 1 has net cost +0.000967 CPU-s >= 0" learns nothing. This turns
 a policy's ``last_decision_`` (its reason and evidence: the window, the candidates, the
-cost and saving at Algorithm 2's best cut, the budgets of equations 2 and 5) into two
-sentences. The technical reason stays beside it for those who want it.
+cost and saving at Algorithm 2's best cut, the predicted regressions net of which a plan
+must still pay off, the budgets of equations 2 and 5) into two sentences. The technical reason stays beside it for those who want it.
 
 Example:
 >>> e = explain_no_action("wair", {"reason": "best cut 3 has net cost +0.5 CPU-s >= 0",
@@ -33,6 +33,14 @@ def explain_no_action(policy: str, decision: Mapping[str, Any]) -> dict[str, str
         return _no_candidates(queries)
     if "cut_cost_cpu_s" in decision:
         return _not_worth_it(decision, queries)
+    if reason.startswith("net of losses"):
+        return _losses(decision, queries)
+    if reason.startswith("none of the"):
+        return {"why": "Every partition worth rewriting would be rewritten alone or with "
+                       "partitions whose key ranges are already apart, so no file's min/max "
+                       "could change (Algorithm 1's guard).",
+                "what_would_change": "Queries whose boundaries fall inside overlapping "
+                                     "partitions, e.g. after new data is ingested."}
     if reason.startswith("after grouping"):
         return {"why": "Once the partitions are grouped by layout, the rewrite costs more than "
                        f"alpha times what it would save over the last {queries} queries (eq. 4).",
@@ -79,6 +87,26 @@ def _not_worth_it(decision: Mapping[str, Any], queries: int) -> dict[str, str]:
     else:
         change = "Queries that read these partitions; or set alpha below 1."
     return {"why": why, "what_would_change": change}
+
+
+def _losses(decision: Mapping[str, Any], queries: int) -> dict[str, str]:
+    """The plan would save less than it costs once the queries it slows down are counted."""
+    saving = float(decision.get("saving_cpu_s") or 0.0)
+    loss = float(decision.get("loss_cpu_s") or 0.0)
+    cost = float(decision.get("cost_cpu_s") or 0.0)
+    cols = [r for r in decision.get("regressions") or [] if r.get("queries")]
+    named = ", ".join(f"{r['column']} ({int(r['queries'])} queries"
+                      + (f", depth {float(r['depth_before']):.3g} -> {float(r['depth_after']):.3g}"
+                         if "depth_before" in r else "") + ")" for r in cols[:3])
+    tail = (f"net of that it does not pay its cost of {cost:.3g} CPU-s"
+            if decision.get("losses") == "cost" else "it loses more than it gains")
+    why = (f"The rewrite would save {saving:.3g} CPU-s over the last {queries} queries but "
+           f"slow down others by {loss:.3g} CPU-s, because it mixes the order that serves "
+           f"their filters{': ' + named if named else ''}; {tail}.")
+    return {"why": why,
+            "what_would_change": "Fewer queries on the columns it would disorder, or more "
+                                 "queries on the rewritten key; set losses=off to judge on "
+                                 "gains alone (the paper's equation 3)."}
 
 
 def _sentence(text: str) -> str:

@@ -8,10 +8,12 @@ the assumption the pruning estimate already makes (values uniform within a parti
   of uniform ranges, are cut at equal-row quantiles into the new files. One key column
   gives one slice per file (a sort); ``d`` key columns (Z-order, Hilbert, Qd-tree) give
   ``ceil(files ** (1/d))`` slices per column, the grid those curves approximate;
-* on every other column, the rewrite mixes the group's rows, so each new file may hold any
-  value of the group: its range becomes the union of the group's ranges. This is the side
+* on every other column, the rewrite mixes the rows of the partitions that feed a new
+  file: those whose key range overlaps the file's slice. Its range becomes the union of
+  their ranges (the whole group's union when no key column can be cut). This is the side
   effect a sort on one column has on a column the old order served (the loss WAIR's
-  savings do not count; the cost issue's "net of losses").
+  savings do not count; the cost issue's "net of losses"), while a column correlated
+  with the key keeps most of its clustering.
 
 The prediction then scores every query of the window on both zonemaps (bytes and
 partitions read before and after) and every filtered column's average depth. String key
@@ -40,10 +42,12 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from engine.metrics.overlap import column_clustering
+from engine.policy.costmodel import scan_seconds
 from engine.scan.pruning import analyze_workload
 from engine.table.model import ColumnZoneMap, ZoneMaps
 
 if TYPE_CHECKING:
+    from engine.core.config import Settings
     from engine.policy.base import PlanGroup
     from engine.workload.model import ScanFragment
 
@@ -88,22 +92,52 @@ def _rewrite_group(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], g: int)
     out = [{"path": f"<predicted group {g} file {j}>", "rows": int(round(rows.sum() / files)),
             "bytes": int(round(nbytes.sum() / files)), "lo": {}, "hi": {}, "valid": {}, "nulls": {},
             "cbytes": {}} for j in range(files)]
+    cut_of: dict[str, np.ndarray] = {}
+    for name in keys:
+        cz = zm.columns.get(name)
+        if cz is not None and bool(cz.valid[idx].all()) and cz.ltype != "string":
+            cut_of[name] = _quantile_cuts(cz.lo[idx], cz.hi[idx], rows, slices)
+    sources = _sources(zm, idx, keys, cut_of, slices, files)
     for name, cz in zm.columns.items():
         lo, hi, valid = cz.lo[idx], cz.hi[idx], cz.valid[idx]
         all_valid = bool(valid.all())
         union = (min(lo[valid].tolist()), max(hi[valid].tolist())) if valid.any() else (lo[0], hi[0])
-        cuts = (_quantile_cuts(lo, hi, rows, slices)
-                if name in keys and all_valid and cz.ltype != "string" else None)
+        cuts = cut_of.get(name)
         nulls = int(cz.null_count[idx].sum()) if (cz.null_count[idx] >= 0).all() else -1
         for j, part in enumerate(out):
             if cuts is not None:
                 s = (j // slices ** keys.index(name)) % slices
                 part["lo"][name], part["hi"][name] = cuts[s], cuts[s + 1]
+            elif sources is not None and valid[sources[j]].any():
+                src = sources[j] & valid
+                part["lo"][name] = min(lo[src].tolist())
+                part["hi"][name] = max(hi[src].tolist())
             else:
                 part["lo"][name], part["hi"][name] = union
             part["valid"][name] = all_valid
             part["nulls"][name] = -1 if nulls < 0 else int(round(nulls / files))
             part["cbytes"][name] = int(round(cz.compressed_bytes[idx].sum() / files))
+    return out
+
+
+def _sources(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], cut_of: dict[str, np.ndarray],
+             slices: int, files: int) -> list[np.ndarray] | None:
+    """Per new file, which of the group's partitions can contribute rows to it: those whose
+    range on every cut key column overlaps the file's slice. A non-key column's range in
+    that file is the union over these partitions only, so a column correlated with the key
+    (a commit date beside a ship date) keeps most of its clustering. None when no key
+    column could be cut (then every partition may contribute)."""
+    if not cut_of:
+        return None
+    out = []
+    for j in range(files):
+        mask = np.ones(idx.size, dtype=bool)
+        for name, cuts in cut_of.items():
+            s = (j // slices ** keys.index(name)) % slices
+            cz = zm.columns[name]
+            lo, hi = cz.lo[idx].astype(np.float64), cz.hi[idx].astype(np.float64)
+            mask &= (lo <= cuts[s + 1]) & (hi >= cuts[s])
+        out.append(mask if mask.any() else np.ones(idx.size, dtype=bool))
     return out
 
 
@@ -149,3 +183,69 @@ def plan_impact(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Sequence
         depth.append({"column": name, "depth_before": before.average_depth,
                       "depth_after": later.average_depth})
     return {"queries": queries, "columns": depth}
+
+
+def rewrite_losses(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Sequence["ScanFragment"],
+                   settings: "Settings", read_sizes: Sequence[float] | None = None,
+                   with_depth: bool = True) -> dict[str, Any]:
+    """The predicted loss of a rewrite: the queries of ``fragments`` that would read MORE
+    bytes after it (a filter on a column whose clustering the rewrite mixes), per query
+    and per filtered column ("net of losses", issue 11 section 3; WAIR's equation 3 counts
+    only gains).
+
+    Only the rewritten partitions can change, so each query is scored on their zonemaps
+    before and on their predicted replacements (:func:`predicted_zonemaps`); a query's
+    loss is ``max(0, bytes after - bytes before)`` on them, priced like equation 3:
+    ``t_read(Q) * lost / size_read(Q)`` when the fragment has a measured duration and
+    ``read_sizes[i]`` (size_read(Q) on the whole table) is given, else the bytes at scan
+    rate. A query's loss is split equally over its predicated columns (section 4.4's
+    convention). ``with_depth`` adds each losing column's average depth on the whole
+    table before and after.
+
+    Returns ``{"bytes": total, "cpu_seconds": total, "queries": n, "columns": [{"column",
+    "queries", "bytes_lost", "cpu_seconds_lost", "depth_before", "depth_after"}]}``,
+    columns by bytes lost, largest first.
+    """
+    position = {str(p): i for i, p in enumerate(zm.paths)}
+    touched = sorted({position[p] for g in groups for p in g.partitions if p in position})
+    empty = {"bytes": 0.0, "cpu_seconds": 0.0, "queries": 0, "columns": []}
+    frags = [f for f in fragments if f.predicated_columns]
+    if not touched or not frags:
+        return empty
+    old = zm.subset(np.asarray(touched, dtype=np.int64))
+    new = predicted_zonemaps(old, groups)
+    index = {id(f): i for i, f in enumerate(fragments)}
+    per_col: dict[str, dict[str, float]] = {}
+    total_b = total_s = 0.0
+    n = 0
+    for frag, b, a in zip(frags, analyze_workload(old, frags), analyze_workload(new, frags)):
+        lost = float(a.bytes_scanned) - float(b.bytes_scanned)
+        if lost <= 0:
+            continue
+        size = float(read_sizes[index[id(frag)]]) if read_sizes is not None else 0.0
+        if frag.duration_ms and frag.duration_ms > 0 and size > 0:
+            seconds = frag.duration_ms / 1000.0 * lost / size
+        else:
+            seconds = scan_seconds(lost, settings)
+        n += 1
+        total_b += lost
+        total_s += seconds
+        cols = frag.predicated_columns
+        for c in cols:
+            e = per_col.setdefault(c, {"queries": 0, "bytes_lost": 0.0, "cpu_seconds_lost": 0.0})
+            e["queries"] += 1
+            e["bytes_lost"] += lost / len(cols)
+            e["cpu_seconds_lost"] += seconds / len(cols)
+    if n == 0:
+        return empty
+    after = predicted_zonemaps(zm, groups) if with_depth else None
+    columns = []
+    for c, e in sorted(per_col.items(), key=lambda kv: -kv[1]["bytes_lost"]):
+        row: dict[str, Any] = {"column": c, "queries": int(e["queries"]),
+                               "bytes_lost": e["bytes_lost"],
+                               "cpu_seconds_lost": e["cpu_seconds_lost"]}
+        if after is not None and c in zm.columns:
+            row["depth_before"] = column_clustering(zm, c).average_depth
+            row["depth_after"] = column_clustering(after, c).average_depth
+        columns.append(row)
+    return {"bytes": total_b, "cpu_seconds": total_s, "queries": n, "columns": columns}

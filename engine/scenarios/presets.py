@@ -14,8 +14,10 @@ determined by ``rows`` and ``seed``:
   (uniform over the whole date range) and ``local`` (Zipf alpha = 2 toward recent months);
   selectivity two months (61 days). Oracle keys (section 6.3): ``l_shipdate`` in P3-P4,
   ``l_commitdate`` in P5, Hilbert over both in P6.
-* ``dsb`` (6.2.2): a ``store_sales``-like fact table; 72 monthly refresh runs whose sales
-  dates spread over the six-year date range (refresh data is not in date order); the
+* ``dsb`` (6.2.2): a ``store_sales``-like fact table; 72 monthly refresh runs, each holding
+  the sales of its month in random order within the month (as DSB's refresh runs insert
+  the sales of their date range; ``refresh_dates="spread"`` keeps the earlier version whose
+  batches spread over the six-year range, where no reclustering-free layout prunes); the
   first 24 form the pool (a third of the data, as SF 240 of 720). 30 templates per batch,
   each a two-month ``ss_sold_date_sk`` window drawn from a Gaussian (sigma = 2 months)
   around a reference month that advances one month per batch, plus ranges on two or three
@@ -27,6 +29,12 @@ determined by ``rows`` and ``seed``:
   IPs, user agents, paths), some also on a narrow recent time window (a few hours within
   the last week); about 0.1% selectivity. Four 30-day periods; the first month is the
   pool, reclustering from day 31; QD repartitions at each month end.
+
+* ``tpch2``: the ``tpch`` data with two independent predicate columns queried 1:1 in every
+  period, ``l_shipdate`` (two-month windows) and ``l_partkey`` (windows of 2% of the part
+  keys, about the same selectivity), no predicate switch; oracle key a Hilbert order over
+  both. Here one sort key serves only half the queries, so hybrid layouts matter (the
+  FK ablation's setting; the issue 11 audit measured 68% against 47% on such a variant).
 
 ``build_scenario(preset, rows, seed, overrides)`` applies the dashboard/CLI overrides listed
 by :func:`scenario_parameters`.
@@ -51,9 +59,55 @@ MONTH_DAYS = 30.44
 US_PER_HOUR = 3600e6
 US_PER_DAY = 86400e6
 
-PRESETS = ("tpch", "dsb", "mirrors")
-DEFAULT_ROWS = {"tpch": 1_000_000, "dsb": 1_000_000, "mirrors": 1_000_000}
-PARTITIONS_PER_BATCH = {"tpch": 24, "dsb": 24, "mirrors": 8}
+PRESETS = ("tpch", "dsb", "mirrors", "tpch2")
+DEFAULT_ROWS = {"tpch": 1_000_000, "dsb": 1_000_000, "mirrors": 1_000_000, "tpch2": 1_000_000}
+PARTITIONS_PER_BATCH = {"tpch": 24, "dsb": 24, "mirrors": 8, "tpch2": 24}
+PARTKEY_WINDOW = 0.02  # tpch2: an l_partkey window covers 2% of the part keys
+
+#: The simulator's economics per preset, measured with DuckDB by ``bench/sim_calibration.py``
+#: (rates per simulator byte; see :mod:`engine.sim.economics`). Provenance in "measured".
+SIM_CALIBRATION: dict[str, Any] = {
+    "rows": 1_000_000,
+    "measured": "2026-11-23 by bench/sim_calibration.py --rows 1000000 (DuckDB 2.0.0, threads=1, 2-core shared machine at load ~20, Parquet files of 100k rows, snappy)",
+    "presets": {
+        "tpch": {
+            "scan_bytes_per_s": 93250000.0,
+            "query_fixed_s": 0.002667,
+            "query_seconds_per_row": 3.382e-07,
+            "rewrite_bytes_per_s": 9685000.0,
+            "rewrite_fixed_s": 0.0,
+            "mean_rows_selected": 20620.0,
+            "query_mean_s": 0.009641
+        },
+        "dsb": {
+            "scan_bytes_per_s": 122800000.0,
+            "query_fixed_s": 0.0146,
+            "query_seconds_per_row": 0.0,
+            "rewrite_bytes_per_s": 9434000.0,
+            "rewrite_fixed_s": 0.2337,
+            "mean_rows_selected": 673.3,
+            "query_mean_s": 0.01392
+        },
+        "mirrors": {
+            "scan_bytes_per_s": 284300000.0,
+            "query_fixed_s": 0.0009606,
+            "query_seconds_per_row": 1.368e-06,
+            "rewrite_bytes_per_s": 22300000.0,
+            "rewrite_fixed_s": 0.0,
+            "mean_rows_selected": 765.7,
+            "query_mean_s": 0.002008
+        },
+        "tpch2": {
+            "scan_bytes_per_s": 66120000.0,
+            "query_fixed_s": 0.0,
+            "query_seconds_per_row": 1.008e-06,
+            "rewrite_bytes_per_s": 7597000.0,
+            "rewrite_fixed_s": 0.1974,
+            "mean_rows_selected": 19530.0,
+            "query_mean_s": 0.01255
+        }
+    }
+}
 
 
 def _target_rows(rows: int, n_batches: int, per_batch: int) -> int:
@@ -164,11 +218,15 @@ def _tpch_spec(rows: int, seed: int, o: Mapping[str, Any]) -> tuple[ScenarioSpec
     rate_all = o.get("shifting_rate")
     profile = o.get("profile", "paper")
     ds = tpch_dataset(rows, n_periods * per, seed, int(o.get("max_gap_days", 1000)))
+    two = profile == "two-column"
     periods = []
     for i in range(1, n_periods + 1):
         col_mix: tuple[tuple[str, float], ...] = (("l_shipdate", 1.0),)
         layout, key = "sort", ("l_shipdate",)
-        if profile == "paper" and switch and n_periods >= start + 2:
+        if two:
+            col_mix = (("l_shipdate", 1.0), ("l_partkey", 1.0))
+            layout, key = "hilbert", ("l_shipdate", "l_partkey")
+        elif profile == "paper" and switch and n_periods >= start + 2:
             if i == n_periods - 1:
                 col_mix, key = (("l_commitdate", 1.0),), ("l_commitdate",)
             elif i == n_periods:
@@ -200,10 +258,14 @@ def _tpch_spec(rows: int, seed: int, o: Mapping[str, Any]) -> tuple[ScenarioSpec
         subs.append(SubWorkload("local", TPCH_TEMPLATES, local_dist))
     if not subs:
         raise InvalidParameterError(f"workload must be both, global or local, got {which!r}")
+    parts = float(ds.data["l_partkey"].max())
+    part_window = max(1.0, float(np.floor(PARTKEY_WINDOW * parts)))
     spec = ScenarioSpec(
-        name="tpch", periods=tuple(periods), workloads=tuple(subs),
-        window={"l_shipdate": window, "l_commitdate": window, "l_receiptdate": window},
-        unit={"l_shipdate": MONTH_DAYS, "l_commitdate": MONTH_DAYS, "l_receiptdate": MONTH_DAYS},
+        name="tpch2" if two else "tpch", periods=tuple(periods), workloads=tuple(subs),
+        window={"l_shipdate": window, "l_commitdate": window, "l_receiptdate": window,
+                "l_partkey": part_window},
+        unit={"l_shipdate": MONTH_DAYS, "l_commitdate": MONTH_DAYS, "l_receiptdate": MONTH_DAYS,
+              "l_partkey": part_window},
         seed=seed, target_rows=int(o.get("target_rows") or _target_rows(ds.rows, ds.n_batches,
                                                                          PARTITIONS_PER_BATCH["tpch"])),
         measure_from_period=o.get("measure_from_period"),
@@ -248,8 +310,13 @@ def dsb_templates(n: int = 30, seed: int = 7) -> tuple[QueryTemplate, ...]:
     return tuple(out)
 
 
-def dsb_dataset(rows: int, n_batches: int, seed: int, months: int | None = None) -> Dataset:
-    """Refresh runs of ``store_sales``: each batch's sales dates spread over the date range."""
+def dsb_dataset(rows: int, n_batches: int, seed: int, months: int | None = None,
+                refresh_dates: str = "month") -> Dataset:
+    """Refresh runs of ``store_sales``: batch ``i`` holds the sales of month ``i`` in random
+    order (``refresh_dates="month"``), or sales dates spread over the whole range
+    (``"spread"``, the preset before issue 11)."""
+    if refresh_dates not in ("month", "spread"):
+        raise InvalidParameterError(f"refresh_dates must be month or spread, got {refresh_dates!r}")
     rng = np.random.default_rng([seed, 202])
     months = months or n_batches
     starts = month_starts(dt.date(1998, 1, 1), max(months, n_batches))
@@ -259,8 +326,15 @@ def dsb_dataset(rows: int, n_batches: int, seed: int, months: int | None = None)
     item = rng.integers(1, 18_001, n).astype(np.float64)
     qty = rng.integers(1, 101, n).astype(np.float64)
     price = np.round(rng.uniform(1.0, 200.0, n), 2)
+    if refresh_dates == "month":
+        first = np.array([_epoch_days(starts[i]) for i in range(n_batches)])
+        length = np.array([_epoch_days(starts[i + 1]) for i in range(n_batches)]) - first
+        batch = np.repeat(np.arange(n_batches), per_batch)
+        sold = first[batch] + np.floor(rng.uniform(0.0, 1.0, n) * length[batch])
+    else:
+        sold = np.floor(rng.uniform(d0, d1, n))
     data = {
-        "ss_sold_date_sk": np.floor(rng.uniform(d0, d1, n)),
+        "ss_sold_date_sk": sold,
         "ss_item_sk": item,
         "ss_customer_sk": rng.integers(1, 500_001, n).astype(np.float64),
         "ss_store_sk": rng.integers(1, 101, n).astype(np.float64),
@@ -281,7 +355,7 @@ def _dsb_spec(rows: int, seed: int, o: Mapping[str, Any]) -> tuple[ScenarioSpec,
     start = int(o.get("recluster_start", 3))
     if not 1 <= start <= n_periods:
         raise InvalidParameterError(f"recluster_start must be a period within 1..{n_periods}, got {start}")
-    ds = dsb_dataset(rows, n_periods * per, seed)
+    ds = dsb_dataset(rows, n_periods * per, seed, refresh_dates=str(o.get("refresh_dates") or "month"))
     rate = float(o["shifting_rate"]) if o.get("shifting_rate") is not None else 1.0
     key = ("ss_sold_date_sk",)
     periods = tuple(PeriodSpec(per, (("ss_sold_date_sk", 1.0),), rate, queries=i >= start - 1,
@@ -296,7 +370,7 @@ def _dsb_spec(rows: int, seed: int, o: Mapping[str, Any]) -> tuple[ScenarioSpec,
         unit={"ss_sold_date_sk": MONTH_DAYS}, seed=seed,
         target_rows=int(o.get("target_rows") or _target_rows(ds.rows, ds.n_batches, PARTITIONS_PER_BATCH["dsb"])),
         measure_from_period=o.get("measure_from_period"),
-        description="DSB-like store_sales, refresh runs spread over the date range, Gaussian(2) dates")
+        description="DSB-like store_sales, monthly refresh runs, Gaussian(2) dates")
     return spec, ds
 
 
@@ -385,12 +459,18 @@ def _mirrors_spec(rows: int, seed: int, o: Mapping[str, Any]) -> tuple[ScenarioS
 
 # --------------------------------------------------------------------------- entry points
 
+def _tpch2_spec(rows: int, seed: int, o: Mapping[str, Any]) -> tuple[ScenarioSpec, Dataset]:
+    """``tpch`` with the two-column profile (module docstring)."""
+    return _tpch_spec(rows, seed, {**o, "profile": "two-column"})
+
+
 _BUILDERS: dict[str, Callable[[int, int, Mapping[str, Any]], tuple[ScenarioSpec, Dataset]]] = {
-    "tpch": _tpch_spec, "dsb": _dsb_spec, "mirrors": _mirrors_spec}
+    "tpch": _tpch_spec, "dsb": _dsb_spec, "mirrors": _mirrors_spec, "tpch2": _tpch2_spec}
 
 OVERRIDE_KEYS = ("periods", "batches_per_period", "recluster_start", "shifting_rate", "distribution",
                  "distribution_param", "selectivity", "predicate_switch", "workload", "profile",
-                 "target_rows", "measure_from_period", "templates", "subnets", "max_gap_days")
+                 "target_rows", "measure_from_period", "templates", "subnets", "max_gap_days",
+                 "refresh_dates")
 
 
 def list_presets() -> list[dict[str, Any]]:
@@ -400,7 +480,9 @@ def list_presets() -> list[dict[str, Any]]:
             "dsb": "DSB-like store_sales: Gaussian(2) date windows on an advancing month + 2-3 "
                    "other predicates, 100% shifting",
             "mirrors": "web access log: daily batches, needle queries on /16 subnets and narrow "
-                       "time windows, ~0.1% selectivity"}
+                       "time windows, ~0.1% selectivity",
+            "tpch2": "TPC-H lineitem with two independent predicate columns queried 1:1 "
+                     "(l_shipdate, l_partkey): where hybrid layouts matter"}
     return [{"name": p, "description": desc[p], "default_rows": DEFAULT_ROWS[p]} for p in PRESETS]
 
 

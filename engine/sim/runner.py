@@ -5,7 +5,8 @@ fresh :class:`SimTable`) replays the scenario batch by batch: ingestion appends 
 batch's rows in natural order, cut to target size; each query is charged the
 projection-aware bytes of the partitions its zonemap pruning keeps (:mod:`engine.sim.scan`);
 a proposal is applied in memory (:mod:`engine.sim.apply`) and priced by the shared cost
-model.
+model. A query also pays a layout-independent cost (``Settings.query_fixed_s``: its joins,
+aggregation and planning, which no layout prunes; :func:`batch_query_seconds`).
 
 When policies decide: once per batch, after its queries (``act_every="batch"``, the
 default). WAIR's paper triggers Algorithm 2 "right after completing each query"; the
@@ -38,7 +39,7 @@ import numpy as np
 
 from engine.policy.base import Feedback, Policy, PolicyContext, Proposal
 from engine.policy.baselines import NewDataSort, Oracle
-from engine.policy.costmodel import money, scan_seconds
+from engine.policy.costmodel import money, query_seconds
 from engine.policy.wair import WairPolicy
 from engine.scan.pruning import FragmentScan, analyze_fragment
 from engine.sim.apply import ApplyResult, apply_groups
@@ -228,7 +229,7 @@ class SimRun(BatchDriver):
         if not batch.fragments:
             rec.partitions = self.table.n_partitions
         rec.pruning_rate = float(np.mean(self._pruned_share)) if self._pruned_share else 0.0
-        rec.query_cpu_s = scan_seconds(rec.query_bytes, self.settings)
+        rec.query_cpu_s = batch_query_seconds(rec.queries, rec.query_bytes, self.settings)
         rec.money += money(rec.query_cpu_s, self.settings)
 
     def decided(self, seconds: float) -> None:
@@ -259,6 +260,22 @@ class SimRun(BatchDriver):
         self.finish()
         self.run.wall_seconds = time.perf_counter() - t_start
         return self.run
+
+
+def batch_query_seconds(queries: int, nbytes: float, settings: "Settings") -> float:
+    """CPU-seconds of ``queries`` queries scanning ``nbytes`` in all: each pays the
+    layout-independent ``query_fixed_s`` (joins, aggregation, planning: measured per preset,
+    :data:`engine.scenarios.presets.SIM_CALIBRATION`) and its bytes at the query scan rate
+    (:func:`engine.policy.costmodel.query_seconds`; ``scan_bytes_per_s`` until calibrated).
+
+    >>> from engine.core.config import Settings
+    >>> round(batch_query_seconds(4, 2e6, Settings(query_fixed_s=0.01, scan_bytes_per_s=1e8)), 6)
+    0.06
+    """
+    if queries <= 0:
+        return 0.0
+    return queries * float(settings.query_fixed_s) + query_seconds(nbytes, settings) \
+        - float(settings.query_fixed_s)
 
 
 def run_params(policy: Policy) -> dict[str, Any]:

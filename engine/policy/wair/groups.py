@@ -13,7 +13,15 @@ memory limit k_max (section 3.3).
 2. Chunking. Each group is split into chunks of at most k_max partitions so each chunk
    sorts in memory; the group's partitions are first ordered by their min on the group's
    first key column, so neighbouring key ranges land in the same chunk and chunks cover
-   (nearly) disjoint ranges.
+   (nearly) disjoint ranges. Unless set, k_max follows the memory budget: the number of
+   median-sized partitions that fit in ``memory_budget_bytes`` (:func:`derived_k_max`;
+   section 3.3's "k_max is the memory capacity for reclustering micro-partitions"; 64 at
+   the paper's 32 MB partitions and our 2 GiB default).
+3. The guard of Algorithm 1: a chunk whose rewrite cannot change any zonemap is dropped
+   (:func:`can_change_zonemaps`): a lone partition (one file in, one file out, the same
+   min/max), partitions with a degenerate range ``[x, x]`` on every key column ("skip
+   micro-partitions with a degenerate range"), and a sort over partitions whose key ranges
+   are already disjoint (the sort writes the same files back).
 """
 
 from __future__ import annotations
@@ -127,6 +135,54 @@ def chunk_members(zonemaps: "ZoneMaps", selected: np.ndarray, members: np.ndarra
         order = np.lexsort((np.arange(idx.size), lo, ~valid))
         idx = idx[order]
     return [idx[i:i + k_max] for i in range(0, idx.size, k_max)]
+
+
+def derived_k_max(k_max: int | None, zonemaps: "ZoneMaps", memory_budget_bytes: float) -> int:
+    """``k_max`` if set, else how many median-sized partitions fit in the memory budget
+    (at least 2: a chunk of one partition cannot change its zonemap).
+
+    >>> import numpy as np
+    >>> from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
+    >>> parts = [Partition(f"p{i}", 10, 32 * 2**20, {"a": ColumnStats(0, 1)}) for i in range(3)]
+    >>> zm = ZoneMaps.from_partitions(TableSchema((("a", "int"),)), parts)
+    >>> derived_k_max(None, zm, 2 * 1024**3), derived_k_max(8, zm, 2 * 1024**3)
+    (64, 8)
+    """
+    if k_max is not None:
+        return int(k_max)
+    sizes = zonemaps.bytes
+    median = float(np.median(sizes)) if len(sizes) else 0.0
+    if median <= 0:
+        return 2
+    return max(2, int(float(memory_budget_bytes) // median))
+
+
+def can_change_zonemaps(zonemaps: "ZoneMaps", idx: np.ndarray, layout: str,
+                        columns: Sequence[str]) -> bool:
+    """Whether rewriting the partitions ``idx`` together with ``layout`` over ``columns``
+    can change a zonemap (module docstring, step 3): not a lone partition, not only
+    degenerate ranges on the key, not a sort over key ranges that are already disjoint.
+    Columns without zonemaps count as changeable (nothing is known)."""
+    if idx.size < 2:
+        return False
+    keys = [c for c in columns if c in zonemaps.columns]
+    if not keys or layout == "binpack":
+        return True
+    spread = np.zeros(idx.size, dtype=bool)
+    for c in keys:
+        cz = zonemaps.columns[c]
+        if not cz.valid[idx].all():
+            return True
+        spread |= cz.lo[idx] != cz.hi[idx]
+    if not spread.any():
+        return False
+    if layout == "sort" and len(keys) == 1:
+        cz = zonemaps.columns[keys[0]]
+        lo, hi = cz.lo[idx], cz.hi[idx]
+        order = np.argsort(lo, kind="stable")
+        # already sorted: every partition ends before the next one starts
+        return not bool(np.all(hi[order][:-1] < lo[order][1:]))
+    return True
 
 
 def qdtree_params(window: Sequence["ScanFragment"], columns: Sequence[str],

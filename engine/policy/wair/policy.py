@@ -7,11 +7,22 @@ One decision is a pipeline of small pure steps (each in its own module):
 2. cut       (:mod:`engine.policy.wair.cut`): Algorithm 2 over the partitions with a
    positive saving; net cost ``cost_r - saving / alpha`` (equations 1 and 4);
 3. gates     (:mod:`engine.policy.wair.state`): act only if the best net is negative, the
-   cost limit holds (equation 2: debt + cost < cost_limit) and the credit budget holds
-   (equation 5: cost <= realized savings - past costs + c * |Q|);
+   cost limit holds (equation 2 over the window: debt + cost < cost_limit) and the credit
+   budget holds (equation 5: cost <= realized savings - past costs + c * |Q|, c in units
+   of the window's mean query cost unless ``credit_unit="cpu_s"``);
 4. layouts   (:mod:`engine.policy.wair.groups`): savings signatures -> DBSCAN -> anchors ->
    sort / Hilbert / Qd-tree groups (hybrid), or one key (the FK ablation);
-5. chunks: each group in chunks of at most k_max partitions over neighbouring key ranges.
+5. chunks: each group in chunks of at most k_max partitions over neighbouring key ranges
+   (k_max from the memory budget and the median partition unless set), without the chunks
+   whose rewrite cannot change a zonemap (Algorithm 1's guard: a lone partition, ...);
+6. losses (:func:`engine.policy.impact.rewrite_losses`, ``losses``, a departure by choice:
+   the paper's equation 3 counts gains only): the window's queries that would read more
+   after the rewrite (filters on columns whose clustering it mixes) are priced; with
+   ``"net"`` (default) a plan whose saving net of them is not positive is refused, with
+   ``"cost"`` the net saving must pass equation 4 (above alpha x cost), ``"off"`` is the
+   paper's gains-only model. ("cost" is the stricter model; "net" is the default because
+   on small demo tables, where a plan's gains beat its cost by a few percent, "cost"
+   refuses plans whose regressions are a few percent of their gains.)
 
 :meth:`WairPolicy.observe` books realized against predicted savings (credit, debt and the
 tally of the window of queries in progress); :meth:`WairPolicy.decision_window` (called by
@@ -22,12 +33,17 @@ tolerance). :meth:`WairPolicy.state` / :meth:`load_state` persist all of it.
 
 Defaults (section 6.3 evaluates "the standard cost model and a hybrid layout"): alpha = 1,
 beta = 0, no cost limit and no credit constraint (c = inf); the aggressive variant of
-section 6.9 is ``alpha=0.5, credit_allowance_c=10``. The paper gives no initial window
+section 6.9 is ``alpha=0.5, credit_allowance_c=10``. The paper gives c without a unit
+("a per-query allowance"); we read it as a multiple of the window's mean query cost
+(``credit_unit="mean_query"``) so that it binds the same way at any scale, and keep CPU-s
+selectable (``credit_unit="cpu_s"``). ``window_rule="paper"`` is section 4.2 as written,
+``"adaptive"`` (default) the documented deviations of :mod:`engine.policy.wair.state`. The paper gives no initial window
 size; 50 queries covers about three TPC-H batches of 16 queries (section 6.2.1) and adapts
 from there. min_window = 10 stays: with idle windows doubling, the floor is no longer where
 the policy gets stuck (raising it to 25 changed no preset's result by more than 0.1 point).
-k_max = 64 partitions is 2 GiB at 32 MB partitions (section 6.3), the default memory budget,
-so a chunk sorts in memory. eps = 0.1 (cosine), min_samples = 5 and blends of up to 3
+k_max = None derives it from the memory budget and the median partition
+(:func:`engine.policy.wair.groups.derived_k_max`: 64 at 32 MB partitions and 2 GiB, section
+6.3), so a chunk sorts in memory. eps = 0.1 (cosine), min_samples = 5 and blends of up to 3
 columns are the clusterer's defaults.
 """
 
@@ -44,8 +60,10 @@ from engine.core.errors import InvalidParameterError
 from engine.core.jsonable import finite_or_none
 from engine.policy.base import Feedback, PlanGroup, Policy, PolicyContext, Proposal
 from engine.policy.costmodel import money, recluster_cost_groups
+from engine.policy.impact import rewrite_losses
 from engine.policy.wair.cut import algorithm2_cut, thin_curve
-from engine.policy.wair.groups import (Assignment, assign_fixed, assign_hybrid, chunk_members,
+from engine.policy.wair.groups import (Assignment, assign_fixed, assign_hybrid,
+                                       can_change_zonemaps, chunk_members, derived_k_max,
                                        qdtree_params, reason_text)
 from engine.policy.wair.savings import (SavingsBreakdown, breakdown_for_window,
                                         partition_savings)
@@ -55,6 +73,9 @@ __all__ = ["WairParams", "WairPolicy", "partition_savings", "algorithm2_cut"]
 
 SCATTER_POINTS = 2000
 TOP_PARTITIONS = 25
+WINDOW_RULES = ("adaptive", "paper")
+CREDIT_UNITS = ("mean_query", "cpu_s")
+LOSS_RULES = ("net", "cost", "off")
 
 
 @dataclass(frozen=True)
@@ -69,8 +90,11 @@ class WairParams:
     alpha: float = 1.0  # eq. 4 aggressiveness: act if savings > alpha * cost
     beta: float = 0.0  # eq. 6: CPU-seconds a user pays per extra pruned partition
     cost_limit: float = math.inf  # eq. 2: CPU-seconds of outstanding reclustering debt
-    credit_allowance_c: float = math.inf  # eq. 5: CPU-seconds of allowance per query seen
-    k_max: int = 64  # partitions per sort (memory limit, section 3.3)
+    credit_allowance_c: float = math.inf  # eq. 5: allowance per query seen (credit_unit)
+    credit_unit: str = "mean_query"  # c in mean query costs of the window, or "cpu_s"
+    k_max: int | None = None  # partitions per sort (section 3.3); None: memory budget / partition
+    window_rule: str = "adaptive"  # "paper" (section 4.2 as written) or "adaptive"
+    losses: str = "net"  # predicted regressions: "net" > 0, "cost" in eq. 4, "off" (paper)
     eps: float = 0.1  # DBSCAN cosine radius on savings signatures
     min_samples: int = 5
     max_blend: int = 3  # largest column set of a blend anchor v_S
@@ -102,7 +126,14 @@ class WairParams:
         at_least("beta", 0)
         above("cost_limit", 0, " CPU-seconds")
         at_least("credit_allowance_c", 0)
-        at_least("k_max", 1)
+        if self.k_max is not None:
+            at_least("k_max", 1)
+        if self.window_rule not in WINDOW_RULES:
+            bad(f"window_rule must be one of {', '.join(WINDOW_RULES)}, got {self.window_rule!r}")
+        if self.losses not in LOSS_RULES:
+            bad(f"losses must be one of {', '.join(LOSS_RULES)}, got {self.losses!r}")
+        if self.credit_unit not in CREDIT_UNITS:
+            bad(f"credit_unit must be one of {', '.join(CREDIT_UNITS)}, got {self.credit_unit!r}")
         above("eps", 0)
         at_least("min_samples", 1)
         at_least("max_blend", 2)
@@ -139,7 +170,9 @@ class WairPolicy(Policy):
     def __init__(self, window: int = 50, min_window: int = 10, max_window: int = 10_000,
                  window_tolerance: float = 0.0, early_shrink: bool = True, alpha: float = 1.0,
                  beta: float = 0.0, cost_limit: float = math.inf,
-                 credit_allowance_c: float = math.inf, k_max: int = 64, eps: float = 0.1,
+                 credit_allowance_c: float = math.inf, credit_unit: str = "mean_query",
+                 k_max: int | None = None, window_rule: str = "adaptive",
+                 losses: str = "net", eps: float = 0.1,
                  min_samples: int = 5, max_blend: int = 3, adaptive_window: bool = True,
                  hybrid: bool = True, fixed_key: str | None = None,
                  fixed_partitions_per_batch: int | None = None) -> None:
@@ -152,7 +185,10 @@ class WairPolicy(Policy):
         self.beta = beta
         self.cost_limit = cost_limit
         self.credit_allowance_c = credit_allowance_c
+        self.credit_unit = credit_unit
         self.k_max = k_max
+        self.window_rule = window_rule
+        self.losses = losses
         self.eps = eps
         self.min_samples = min_samples
         self.max_blend = max_blend
@@ -186,13 +222,17 @@ class WairPolicy(Policy):
         w = self.decision_window(ctx.queries_seen)
         window, scans = list(ctx.window[-w:]), ctx.scans[-w:]  # scans stay lazy (issue 15)
         zm = ctx.zonemaps
+        k_max = derived_k_max(p.k_max, zm, ctx.settings.memory_budget_bytes)
         br = breakdown_for_window(zm, scans, window, ctx.settings, p.beta)
         total = br.total
         candidates = np.flatnonzero(total > 0)
+        allowance = self._allowance(p, br)
+        debt = self.state_.window_debt(self.state_.last_seen, w)
         base = {"window_size": w, "window_queries": br.queries, "candidates": int(candidates.size),
-                "debt_cpu_s": self.state_.debt,
+                "debt_cpu_s": debt, "k_max": k_max,
+                "mean_query_cpu_s": br.mean_query_seconds,
                 "credit_cpu_s": finite_or_none(
-                    self.state_.credit(self._queries(ctx), p.credit_allowance_c))}
+                    self.state_.credit(self._queries(ctx), allowance))}
         if fixed_key := p.fixed_key:
             if fixed_key not in zm.columns:
                 raise InvalidParameterError(
@@ -202,7 +242,7 @@ class WairPolicy(Policy):
 
         part_bytes = zm.bytes.astype(np.float64)
         order, cut, curve = algorithm2_cut(total[candidates], part_bytes[candidates],
-                                           ctx.settings, p.k_max, p.alpha)
+                                           ctx.settings, k_max, p.alpha)
         best_net = curve[cut - 1][1]
         if p.fixed_partitions_per_batch is not None:
             cut = min(p.fixed_partitions_per_batch, candidates.size)
@@ -216,39 +256,81 @@ class WairPolicy(Policy):
         selected = candidates[order[:cut]]
 
         assignment = _assign(p, br.per_column[selected], br.columns)
-        groups, chunk_bytes = _groups(ctx, p.k_max, window, br, selected, assignment)
-        cost = recluster_cost_groups(chunk_bytes, ctx.settings)
-        saving_total = float(total[selected].sum())
+        groups, chunk_bytes, kept = _groups(ctx, k_max, window, br, selected, assignment)
         details = {**base, "cut": cut, "net_cpu_s": best_net,
-                   "grouped_cost_cpu_s": cost.cpu_seconds}
+                   "dropped_unchangeable": int(selected.size - kept.size)}
+        if not groups:
+            return self._none(
+                f"none of the {selected.size} selected partitions can change a zonemap when "
+                "rewritten (lone partitions, degenerate or already disjoint key ranges; "
+                "Algorithm 1's guard)", details, curve)
+        cost = recluster_cost_groups(chunk_bytes, ctx.settings)
+        saving_total = float(total[kept].sum())
+        details["grouped_cost_cpu_s"] = cost.cpu_seconds
+        loss = self._losses(p, ctx, window, scans, groups)
+        details["loss_cpu_s"] = loss["cpu_seconds"]
+        if p.losses != "off":
+            details["regressions"] = loss["columns"]
+        net_saving = saving_total - loss["cpu_seconds"]
+        bar = p.alpha * cost.cpu_seconds if p.losses == "cost" else 0.0
+        if (p.fixed_partitions_per_batch is None and loss["cpu_seconds"] > 0
+                and not net_saving > bar):
+            what = (f"is not above alpha x cost {bar:.3g} CPU-s (eq. 4 net of losses)"
+                    if p.losses == "cost" else "is not positive")
+            return self._none(
+                f"net of losses, saving {saving_total:.3g} - predicted loss "
+                f"{loss['cpu_seconds']:.3g} = {net_saving:.3g} CPU-s {what}",
+                {**details, "saving_cpu_s": saving_total, "cost_cpu_s": cost.cpu_seconds,
+                 "alpha": p.alpha, "losses": p.losses}, curve)
         if p.fixed_partitions_per_batch is None and not saving_total > p.alpha * cost.cpu_seconds:
             return self._none(
                 f"after grouping, saving {saving_total:.3g} CPU-s is not above alpha x cost "
                 f"{p.alpha * cost.cpu_seconds:.3g} CPU-s (eq. 4)", details, curve)
-        if not self.state_.debt + cost.cpu_seconds < p.cost_limit:
+        if not debt + cost.cpu_seconds < p.cost_limit:
             return self._none(
-                f"cost limit: debt {self.state_.debt:.3g} + cost {cost.cpu_seconds:.3g} CPU-s "
+                f"cost limit: debt {debt:.3g} + cost {cost.cpu_seconds:.3g} CPU-s "
                 f"is not below {p.cost_limit:.3g} (eq. 2)", details, curve)
-        credit = self.state_.credit(self._queries(ctx), p.credit_allowance_c)
+        credit = self.state_.credit(self._queries(ctx), allowance)
         if cost.cpu_seconds > credit:
             return self._none(
                 f"credit budget: cost {cost.cpu_seconds:.3g} CPU-s exceeds credit {credit:.3g} "
                 f"CPU-s (eq. 5)", details, curve)
 
-        cpu_saving = float(br.saving_cpu[selected].sum())
+        cpu_saving = float(br.saving_cpu[kept].sum())
         queries = max(br.queries, 1)
-        predicted = {"bytes": float(br.bytes_saved[selected].sum()), "cpu_seconds": cpu_saving,
+        predicted = {"bytes": float(br.bytes_saved[kept].sum()), "cpu_seconds": cpu_saving,
                      "money": money(cpu_saving, ctx.settings), "window_queries": float(br.queries),
-                     "bonus_cpu_seconds": float(br.bonus[selected].sum())}
-        per_query = cpu_saving / queries
+                     "bonus_cpu_seconds": float(br.bonus[kept].sum())}
+        details.update(loss_bytes=float(loss["bytes"]), loss_queries=int(loss["queries"]),
+                       net_saving_cpu_s=cpu_saving - float(loss["cpu_seconds"]))
+        per_query = (cpu_saving - float(loss["cpu_seconds"])) / queries
         details.update(self._evidence(zm, br, selected, assignment, total))
-        self.last_decision_ = {"action": "propose", "reason": f"{len(selected)} partitions, "
+        self.last_decision_ = {"action": "propose", "reason": f"{len(kept)} partitions, "
                               f"{len(groups)} groups, net {best_net:+.3g} CPU-s", **details}
         self.state_.proposed()
         return Proposal(policy=self.name, params=p.to_json(), groups=tuple(groups),
                         estimated_cost=cost, predicted_saving=predicted,
                         break_even_queries=(cost.cpu_seconds / per_query) if per_query > 0 else None,
                         curve=thin_curve(curve, cut), details=details)
+
+    @staticmethod
+    def _allowance(p: WairParams, br: SavingsBreakdown) -> float:
+        """Equation 5's c in CPU-seconds per query: as given, or times the window's mean
+        query cost (``credit_unit``)."""
+        if math.isinf(p.credit_allowance_c) or p.credit_unit == "cpu_s":
+            return p.credit_allowance_c
+        return p.credit_allowance_c * br.mean_query_seconds
+
+    @staticmethod
+    def _losses(p: WairParams, ctx: PolicyContext, window: list, scans: Any,
+                groups: list[PlanGroup]) -> dict[str, Any]:
+        """The predicted regressions of the plan over the window (zero unless
+        ``losses`` is "off"); size_read(Q) from the window's scans for eq. 3's pricing."""
+        if p.losses == "off":
+            return {"bytes": 0.0, "cpu_seconds": 0.0, "queries": 0, "columns": []}
+        timed = any(f.duration_ms for f in window)
+        sizes = ([float(sc.read_bytes[sc.index].sum()) for sc in scans] if timed else None)
+        return rewrite_losses(ctx.zonemaps, groups, window, ctx.settings, sizes)
 
     def _queries(self, ctx: PolicyContext) -> int:
         """|Q| for the allowance: queries seen, at least the window the policy was shown."""
@@ -304,7 +386,7 @@ class WairPolicy(Policy):
         p = self.params
         adapt = p.adaptive_window and p.fixed_partitions_per_batch is None
         return self.state_.advance(int(queries_seen), adapt, p.min_window, p.max_window,
-                                   p.window_tolerance, p.early_shrink)
+                                   p.window_tolerance, p.early_shrink, p.window_rule)
 
     def state(self) -> dict[str, Any]:
         """JSON-safe state for the plan store: the policy's name, its parameters and
@@ -328,13 +410,16 @@ def _assign(p: WairParams, per_column: np.ndarray, columns: list[str]) -> Assign
 
 
 def _groups(ctx: PolicyContext, k_max: int, window: list, br: SavingsBreakdown,
-            selected: np.ndarray, assignment: Assignment) -> tuple[list[PlanGroup], list[float]]:
-    """The plan groups (each layout group in chunks of at most ``k_max`` partitions) and the
-    bytes of each chunk, which the cost model prices as one sort each."""
+            selected: np.ndarray, assignment: Assignment
+            ) -> tuple[list[PlanGroup], list[float], np.ndarray]:
+    """The plan groups (each layout group in chunks of at most ``k_max`` partitions, without
+    the chunks whose rewrite cannot change a zonemap), the bytes of each chunk (the cost
+    model prices each as one sort), and the zonemap indices kept, in selection order."""
     zm = ctx.zonemaps
     types = {name: col.ltype for name, col in zm.columns.items()}
     groups: list[PlanGroup] = []
     chunk_bytes: list[float] = []
+    kept: list[np.ndarray] = []
     for lg in assignment.groups:
         first = lg.columns[0] if lg.columns else None
         reason = reason_text(lg.members.size, lg.layout, lg.columns,
@@ -344,15 +429,19 @@ def _groups(ctx: PolicyContext, k_max: int, window: list, br: SavingsBreakdown,
             params["similarity"] = lg.similarity
         if lg.layout == "qdtree":
             params.update(qdtree_params(window, lg.columns, types, _partition_rows(ctx)))
-        chunks = chunk_members(zm, selected, lg.members, first, k_max)
+        chunks = [idx for idx in chunk_members(zm, selected, lg.members, first, k_max)
+                  if can_change_zonemaps(zm, idx, lg.layout, lg.columns)]
         for i, idx in enumerate(chunks):
+            kept.append(idx)
             chunk_bytes.append(float(zm.bytes[idx].sum()))
             note = reason if len(chunks) == 1 else f"{reason} (chunk {i + 1}/{len(chunks)})"
             groups.append(PlanGroup(partitions=tuple(str(x) for x in zm.paths[idx]),
                                     layout=lg.layout, columns=tuple(lg.columns), reason=note,
                                     layout_params=dict(params),
                                     predicted_saving_bytes=float(br.bytes_saved[idx].sum())))
-    return groups, chunk_bytes
+    keep = set(np.concatenate(kept).tolist()) if kept else set()
+    order = np.array([i for i in selected.tolist() if i in keep], dtype=np.int64)
+    return groups, chunk_bytes, order
 
 
 def _partition_rows(ctx: PolicyContext) -> int:

@@ -68,6 +68,12 @@ class SavingsBreakdown:
     per_column: np.ndarray  # [n, d] split of saving_cpu + bonus over ``columns``
     columns: list[str]
     queries: int  # fragments of the window that were used
+    read_seconds: float = 0.0  # sum of t_read(Q) over those fragments (eq. 5's mean query cost)
+
+    @property
+    def mean_query_seconds(self) -> float:
+        """The window's mean query cost, CPU-seconds (0 without queries)."""
+        return self.read_seconds / self.queries if self.queries else 0.0
 
     @property
     def total(self) -> np.ndarray:
@@ -120,6 +126,7 @@ def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
     cols: dict[str, int] = {c: i for i, c in enumerate(columns or ())}
     acc: dict[tuple[int, ...], _Accumulator] = {}
     used = 0
+    read_total = 0.0
     for scan, durs in _distinct(scans, durations_s):
         if scan.n != n:
             raise InvalidParameterError(
@@ -128,17 +135,18 @@ def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
         if not scan.predicated_columns:
             continue
         used += len(durs)
-        if scan.index.size == 0:
-            continue
         read_s = scan.read_bytes[scan.index]
         size_q = float(read_s.sum())
+        t_read = sum(_t_read(d, size_q, settings) for d in durs)
+        read_total += t_read
+        if scan.index.size == 0:
+            continue
         keep = ~scan.covered & (scan.util < 1.0)  # boundary partitions that can gain
         if not keep.any() or size_q <= 0:
             continue
         idx = scan.index[keep]
         gain = 1.0 - scan.util[keep]
         waste = gain * read_s[keep]
-        t_read = sum(_t_read(d, size_q, settings) for d in durs)
         seconds = waste * (t_read / size_q)
         key = tuple(cols.setdefault(c, len(cols)) for c in dict.fromkeys(scan.predicated_columns))
         if key not in acc:
@@ -158,7 +166,7 @@ def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
         for j in key:
             per_column[:, j] += share
     return SavingsBreakdown(saving, beta * prunable, saved_bytes, prunable, hits,
-                            per_column, names, used)
+                            per_column, names, used, read_total)
 
 
 class _Accumulator:

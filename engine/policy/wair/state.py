@@ -1,5 +1,9 @@
 """WAIR's memory between decisions: the sliding-window size, the credit ledger and the debt.
 
+* Window rule (``window_rule``): ``"paper"`` is section 4.2 as written, ``"adaptive"`` (the
+  default) adds the deviations 1-3 below. With ``"paper"`` a window is judged only when it
+  completes, and every window that is not accurate halves, an idle or pending one included
+  (actual = predicted = 0 is not "actual > predicted"); ``early_shrink`` is ignored.
 * Adaptive window (section 4.2): "After completing a window W of queries, we compare the
   actual cost reduction against the predicted cost reduction. If actual > predicted, ...
   the workload is relatively stable, and we therefore double the window size ...
@@ -48,10 +52,14 @@
 * Credit (equation 5): a reclustering is allowed only if its cost does not exceed
   ``sum of realized savings - sum of past reclustering costs + c * |Q|`` (net savings of past
   decisions plus a per-query allowance c for the |Q| queries seen so far).
-* Debt (equation 2, the cost limit): the outstanding reclustering cost not yet paid back by
-  realized savings, ``max(0, sum of costs - sum of realized savings)``; a new reclustering
-  is allowed only if ``debt + its cost < cost_limit``. This bounds the wasted effort under a
-  dramatic workload shift.
+* Debt (equation 2, the cost limit): over the sliding window W, "sum over P_i in W of
+  cost_r(P_i) - sum over Q in W of d cost_q(Q)": the reclustering costs booked during the
+  last ``window_size`` queries minus the realized savings booked during them (not clamped:
+  savings larger than the costs leave room). A run is booked when its feedback arrives
+  (:meth:`WairState.record` stamps it with the last ``queries_seen`` the state was told);
+  a new reclustering is allowed only if ``debt + its cost < cost_limit``. This bounds the
+  wasted effort under a dramatic workload shift. (Before issue 11 the debt was counted over
+  the whole history and clamped at 0; :attr:`WairState.debt` keeps that figure for display.)
 
 Realized savings arrive through :class:`engine.policy.base.Feedback` (measured by the caller
 with zonemaps before and after on later queries). The state is plain data so the plan store
@@ -89,11 +97,21 @@ class WairState:
     window_proposals: int = 0  # proposals made during it
     windows: int = 0  # completed windows
     window_history: list[dict[str, Any]] = field(default_factory=list)  # most recent last
+    last_seen: int = 0  # the latest queries_seen the state was told (stamps the history)
 
     @property
     def debt(self) -> float:
-        """Reclustering cost not yet recovered by realized savings (eq. 2's current cost)."""
+        """Reclustering cost of the whole history not recovered by realized savings,
+        clamped at 0 (display only; equation 2 uses :meth:`window_debt`)."""
         return max(0.0, self.cost_total - self.realized_total)
+
+    def window_debt(self, queries_seen: int, window: int) -> float:
+        """Equation 2's current cost over the window: costs minus realized savings of the
+        runs booked during the last ``window`` queries (history entries stamped ``at``;
+        entries of states saved before the stamp count as booked at query 0)."""
+        start = int(queries_seen) - int(window)
+        return float(sum(h["cost_cpu_s"] - h["realized_cpu_s"] for h in self.history
+                         if h.get("at", 0.0) > start))
 
     def credit(self, queries_seen: int, allowance_c: float) -> float:
         """Equation 5's budget: net realized savings plus ``c * |Q|``."""
@@ -117,7 +135,7 @@ class WairState:
         self.window_feedbacks += 1
         self.history.append({"predicted_cpu_s": predicted, "realized_cpu_s": realized,
                              "cost_cpu_s": cost, "queries": float(queries),
-                             "window": float(self.window_size)})
+                             "window": float(self.window_size), "at": float(self.last_seen)})
         del self.history[:-HISTORY_LIMIT]
 
     def proposed(self) -> None:
@@ -125,22 +143,26 @@ class WairState:
         self.window_proposals += 1
 
     def advance(self, queries_seen: int, adapt: bool, min_window: int, max_window: int,
-                tolerance: float, early_shrink: bool = False) -> int:
+                tolerance: float, early_shrink: bool = False, rule: str = "adaptive") -> int:
         """Close every window of queries completed by ``queries_seen``; returns how many.
 
         Each close compares the window's realized with its predicted savings and doubles
-        or halves the size (module docstring); the next window starts where it ended.
+        or halves the size (module docstring; ``rule`` "paper" or "adaptive"); the next
+        window starts where it ended.
         """
+        self.last_seen = max(0, int(queries_seen))
         if self.window_start < 0 or queries_seen < self.window_start:
             # first decision, or a caller whose query count restarted: start counting here
             self.window_start = max(0, int(queries_seen))
             return 0
         closed = 0
-        if early_shrink and self.window_feedbacks and not self._accurate(tolerance):
+        paper = rule == "paper"
+        if (not paper and early_shrink and self.window_feedbacks
+                and not self._accurate(tolerance)):
             self._close(adapt, min_window, max_window, tolerance, end=int(queries_seen))
             closed += 1
         while queries_seen - self.window_start >= self.window_size:
-            self._close(adapt, min_window, max_window, tolerance)
+            self._close(adapt, min_window, max_window, tolerance, paper=paper)
             closed += 1
         return closed
 
@@ -149,7 +171,7 @@ class WairState:
         return self.window_realized > (1.0 - tolerance) * self.window_predicted
 
     def _close(self, adapt: bool, min_window: int, max_window: int, tolerance: float,
-               end: int | None = None) -> None:
+               end: int | None = None, paper: bool = False) -> None:
         before = self.window_size
         end = self.window_start + before if end is None else end
         pred, real = self.window_predicted, self.window_realized
@@ -157,7 +179,12 @@ class WairState:
             verdict = ACCURATE if self._accurate(tolerance) else OPTIMISTIC
         else:
             verdict = PENDING if self.window_proposals else IDLE
-        if adapt:
+        if adapt and paper:  # section 4.2 as written: double if actual > predicted, else halve
+            if verdict == ACCURATE:
+                self.window_size = min(max_window, before * 2)
+            else:
+                self.window_size = max(min_window, before // 2)
+        elif adapt:
             if verdict in (ACCURATE, IDLE):
                 self.window_size = min(max_window, before * 2)
             elif verdict == OPTIMISTIC:
@@ -193,6 +220,7 @@ class WairState:
                        window_feedbacks=int(data.get("window_feedbacks", 0)),
                        window_proposals=int(data.get("window_proposals", 0)),
                        windows=int(data.get("windows", 0)),
-                       window_history=[dict(h) for h in data.get("window_history", [])])
+                       window_history=[dict(h) for h in data.get("window_history", [])],
+                       last_seen=int(data.get("last_seen", 0)))
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidParameterError(f"invalid WAIR state: {exc}") from None
