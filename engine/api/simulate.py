@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from engine.core.errors import InvalidParameterError
 from engine.scenarios.presets import build_scenario, list_presets, scenario_parameters
 from engine.policy.registry import DEFAULT_SIM_POLICIES, LABELS, SIM_POLICIES, WAIR_FAMILY
-from engine.sim.apply import dataset_sampler
 from engine.sim.driver import HISTORY_LIMIT
+from engine.sim.economics import calibrated_settings
 from engine.sim.runner import compile_scenario, simulate_policies
 from engine.sim.tuning import tune_dd
 from engine.sim.variants import scenario_policy
@@ -116,7 +116,6 @@ def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequ
             runs["dd"], tuning = tune_dd(scenario, settings, budget, one)
         else:
             policy = scenario_policy(name, scenario, policy_params.get(name))
-            policy.bind_sampler(dataset_sampler(scenario.dataset.data))  # PAW's design sample
             history = HISTORY_LIMIT if name in WAIR_FAMILY else SHORT_HISTORY
             runs[name] = simulate_policies(scenario, {name: policy}, settings, step, act_every,
                                            history=history, compiled=compiled, feedback=feedback)[name]
@@ -129,10 +128,16 @@ def simulate(settings: "Settings", preset: str = "tpch", rows: int | None = None
              overrides: Mapping[str, Any] | None = None,
              progress: Callable[[Mapping[str, Any]], None] | None = None,
              per_batch: bool = True, tune_dd: bool = True, act_every: str = "batch",
-             feedback: str = "batch") -> dict[str, Any]:
-    """Generate the preset's scenario and replay it against ``policies`` (see module doc)."""
+             feedback: str = "batch", calibrated: bool = True) -> dict[str, Any]:
+    """Generate the preset's scenario and replay it against ``policies`` (see module doc).
+
+    ``calibrated``: price queries and rewrites with the preset's DuckDB-measured economics
+    (:func:`engine.sim.economics.calibrated_settings`, issue 11 section 5); False keeps the
+    workspace's configured rates."""
     t0 = time.perf_counter()
     scenario = build_scenario(preset, rows=rows, seed=seed, overrides=overrides)
+    if calibrated:
+        settings = calibrated_settings(scenario, settings, preset)
     runs, tuning = simulate_scenario(settings, scenario, policies, progress, tune_dd, act_every, feedback)
     out: dict[str, Any] = {
         "preset": preset, "rows": scenario.dataset.rows, "seed": int(seed),

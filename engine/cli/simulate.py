@@ -105,7 +105,8 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
 
     result = api.simulate(settings, preset=args.preset, rows=args.rows, policies=args.policies,
                           seed=args.seed, overrides=overrides or None, progress=progress,
-                          act_every=args.act_every, feedback=args.feedback)
+                          act_every=args.act_every, feedback=args.feedback,
+                          calibrated=not args.configured_rates)
     if not args.json and sys.stderr.isatty():
         print("", file=sys.stderr)
     if args.out:
@@ -142,6 +143,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--feedback", choices=("batch", "window"), default="batch",
                    help="when policies learn realized savings: after the next batch (extrapolated "
                         "to their window) or after their whole window of queries")
+    p.add_argument("--configured-rates", dest="configured_rates", action="store_true",
+                   help="price queries and rewrites with the workspace's rates instead of the "
+                        "preset's DuckDB-measured economics (bench/README_sim.md)")
     p.add_argument("--out", help="directory for summary.csv, batches.csv and result.json")
     add_json_flag(p)
     p.set_defaults(func=_run)

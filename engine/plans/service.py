@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime, timezone
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from engine.core.errors import AdvisorError, ExecutionError
@@ -46,6 +46,7 @@ from engine.policy.impact import rewrite_losses
 from engine.policy.registry import make_policy, plan_params
 from engine.scan.pruning import analyze_workload
 from engine.spark.executor import execute_plan
+from engine.table.formats.partitioning import prepare_groups
 from engine.table.model import Snapshot
 from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
@@ -119,7 +120,24 @@ def decide(settings: "Settings", table: str, policy: str,
     scans = analyze_workload(zonemaps, window) if window else []
     ctx = PolicyContext(table=table, snapshot_id=snapshot.id, zonemaps=zonemaps, window=window,
                         scans=scans, settings=settings, queries_seen=len(fragments))
-    return Decision(snapshot, pol, pol.propose(ctx), clean, tuple(window), settled)
+    proposal = _fit_to_format(settings, table, snapshot, pol, pol.propose(ctx))
+    return Decision(snapshot, pol, proposal, clean, tuple(window), settled)
+
+
+def _fit_to_format(settings: "Settings", table: str, snapshot: Snapshot, policy: Policy,
+                   proposal: Proposal | None) -> Proposal | None:
+    """The proposal made fit for the table's format (issue 16): groups split by partition
+    value, files with merge-on-read deletes left out. A proposal left without groups is no
+    proposal; the policy's ``last_decision_`` then says why."""
+    if proposal is None:
+        return None
+    groups = prepare_groups(proposal.groups, TableStore(settings).format(table), snapshot.id)
+    if not groups:
+        policy.last_decision_ = {**dict(policy.last_decision_), "reason": (
+            "every file the plan would rewrite has merge-on-read deletes (Iceberg delete "
+            "files or Delta deletion vectors); compact the deletes first")}
+        return None
+    return replace(proposal, groups=groups) if groups != proposal.groups else proposal
 
 
 def _settle(settings: "Settings", control: ControlStore, table: str, policy: Policy,

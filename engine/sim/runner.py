@@ -42,7 +42,7 @@ from engine.policy.baselines import NewDataSort, Oracle
 from engine.policy.costmodel import money, query_seconds
 from engine.policy.wair import WairPolicy
 from engine.scan.pruning import FragmentScan, analyze_fragment
-from engine.sim.apply import ApplyResult, apply_groups
+from engine.sim.apply import ApplyResult, apply_groups, dataset_sampler
 from engine.sim.driver import HISTORY_LIMIT, BatchDriver, Pending, Rewrite, check_modes
 from engine.sim.records import BatchRecord, PolicyRun
 from engine.sim.scan import CompiledFragment, compile_fragment, query_cost
@@ -152,6 +152,7 @@ class SimRun(BatchDriver):
         self.name = name
         self.observer = observer
         ds = scenario.dataset
+        policy.bind_sampler(dataset_sampler(ds.data))  # PAW designs on the table's rows
         self.table = SimTable(ds.schema, ds.data, ds.widths, scenario.spec.target_rows)
         self.scans = ScanCache(self.table)
         self._rb_cache: dict[tuple[str, ...], np.ndarray] = {}
