@@ -3,12 +3,9 @@ section 4). The files are written by Spark (as a rewrite writes them): Spark's P
 puts NaN into the column statistics (max = NaN) where pyarrow leaves NaN out. For ranges open
 and closed on either side, every file the zonemaps prune must hold no row DuckDB matches.
 
-Known gap, kept visible: the footer reader keeps max = NaN and the pruning's comparisons
-with NaN are false, so such a file is pruned for every range. The fix belongs to
-engine/table/footers.py or engine/scan/pruning.py (not this issue's files): read a NaN
-bound as "NaN sorts above every number" (hi = +inf) or as unknown. Until then the test
-asserts the agreement for the files without NaN and turns into an xfail naming the
-disagreeing files; once fixed it passes.
+The footer reader reads a NaN maximum as +inf (NaN sorts above every number in DuckDB and
+Spark) and a NaN minimum as unknown bounds (``engine.table.footers._nan_bounds``); the
+pruning's comparisons then never drop such a file for a range that matches NaN rows.
 """
 
 from __future__ import annotations
@@ -52,8 +49,4 @@ def test_pruning_never_skips_a_file_duckdb_reads_rows_from(spark, tmp_path):
             hits = con.execute(f"SELECT count(*) FROM read_parquet('{p}') WHERE {sql}").fetchone()[0]
             if hits and p not in scanned:
                 wrong.append((sql, p, hits))
-    assert not [w for w in wrong if w[1] not in with_nan], wrong  # NaN-free files: exact
-    if wrong:
-        pytest.xfail(f"{len(wrong)} (range, file) pairs pruned although DuckDB reads rows, all "
-                     f"in files whose statistics have max = NaN, e.g. {wrong[0][0]}: "
-                     f"{wrong[0][2]} rows (fix in footers/pruning, reported)")
+    assert not wrong, wrong  # files whose statistics say max = NaN included

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -165,6 +166,23 @@ def _coerce(ltype: str, value: Any) -> Any:
     return None
 
 
+def _nan_bounds(lo: float | None, hi: float | None) -> tuple[float | None, float | None]:
+    """Float bounds with NaN made safe for pruning (issue 10 section 4). Spark's Parquet
+    writer puts NaN into the statistics (max = NaN) where pyarrow leaves NaN out; every
+    comparison with NaN is false, so the file would be pruned for every range although
+    DuckDB and Spark sort NaN above every number and ``x > 100`` reads its NaN rows. A NaN
+    maximum becomes +inf (NaN sorts last); a NaN minimum leaves the bounds unknown.
+
+    >>> _nan_bounds(1.0, float("nan")), _nan_bounds(float("nan"), float("nan"))
+    ((1.0, inf), (None, None))
+    """
+    if lo is not None and math.isnan(lo):
+        return None, None
+    if hi is not None and math.isnan(hi):
+        return lo, math.inf
+    return lo, hi
+
+
 def _merge(ltype: str, groups: list[tuple[int, dict]], name: str) -> tuple[Any, Any, int | None, int, list]:
     """Merge row-group stats of one column: unknown if any non-empty group lacks min/max."""
     lo = hi = None
@@ -182,6 +200,8 @@ def _merge(ltype: str, groups: list[tuple[int, dict]], name: str) -> tuple[Any, 
         cbytes += gbytes
         nulls = None if (nulls is None or gnulls is None) else nulls + gnulls
         gmin, gmax = _coerce(ltype, gmin), _coerce(ltype, gmax)
+        if ltype == "float":
+            gmin, gmax = _nan_bounds(gmin, gmax)
         per_group.append((gmin, gmax, gnulls))
         if has and gmin is not None and gmax is not None:
             if known:
