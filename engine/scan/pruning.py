@@ -499,6 +499,32 @@ def _fragment_candidates(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> np.n
     return out if out.size < len(zonemaps) else None
 
 
+def covering_candidates(zonemaps: "ZoneMaps", column: str, value: Any) -> np.ndarray:
+    """Positions of the partitions whose known bounds might cover the encoded ``value``
+    (``lo <= value <= hi``): a sorted superset of the exact answer, found with two binary
+    searches on the column's sorted endpoints (O(log n + k), see above) instead of a
+    pass over every partition. Partitions with unknown or NaN bounds are not included:
+    the caller decides what those mean (WAIR Algorithm 1 counts unknown ones as
+    covering, :mod:`engine.policy.boundary`).
+
+    >>> from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
+    >>> zm = ZoneMaps.from_partitions(TableSchema((("a", "int"),)), [
+    ...     Partition(f"p{i}", 10, 100, {"a": ColumnStats(lo, hi, 0)})
+    ...     for i, (lo, hi) in enumerate([(0, 9), (10, 19), (5, 14), (30, 39)])])
+    >>> covering_candidates(zm, "a", 12.5).tolist()
+    [1, 2]
+    """
+    prep, ix = _prepared(zonemaps, column), _column_index(zonemaps, column)
+    if prep.ranks is not None:  # strings: the coordinates are ranks among the endpoints
+        fa = float(np.searchsorted(prep.ranks, value, side="left"))
+        fb = float(np.searchsorted(prep.ranks, value, side="right") - 1)
+    else:
+        fa = fb = float(value)
+    q = int(np.searchsorted(ix.lo_sorted, fb, side="right"))
+    j = int(np.searchsorted(ix.pmax, fa, side="left"))
+    return np.sort(ix.order[j:q]) if j < q else ix.order[:0]
+
+
 def analyze_fragment(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> FragmentScan:
     """Which partitions ``fragment`` scans, fully covers and how well it uses them.
 
