@@ -116,6 +116,72 @@ def write_workload(settings, q: int, qwidth: float, rng: np.random.Generator) ->
     WorkloadStore(settings).replace(TABLE, frags, TableSchema(tuple((c, "float") for c in COLUMNS)))
 
 
+# ---------------------------------------------------------------------- manifest load
+MIXED_TYPES = ("int", "float", "date", "string", "decimal", "timestamp", "int", "date") * 2
+
+
+def mixed_manifest(n: int, seed: int = 0) -> tuple:
+    """(schema, Arrow manifest table, its columns) of n partitions over 16 columns of
+    every manifest type (ints, floats, dates, strings, decimals, timestamps)."""
+    from engine.table import manifest
+    from engine.table.model import TableSchema
+
+    schema = TableSchema(tuple((f"col{i}", t) for i, t in enumerate(MIXED_TYPES)))
+    rng = np.random.default_rng(seed)
+    data: dict = {"path": pa.array([f"/data/part-{k:06d}.parquet" for k in range(n)]),
+                  "rows": np.full(n, 100_000), "bytes": np.full(n, 32 << 20),
+                  "created_seq": np.arange(n), "rg_file": pa.nulls(n, pa.string())}
+    for i, t in enumerate(MIXED_TYPES):
+        base = rng.integers(0, 10_000, n)
+        for suffix, values in (("min", base), ("max", base + 30)):
+            if t == "string":
+                col = pa.array([f"k{v:06d}" for v in values])
+            elif t == "decimal":
+                col = pa.array([str(v / 100) for v in values])
+            elif t == "date":
+                col = pa.array(values.astype("datetime64[D]"))
+            elif t == "timestamp":
+                col = pa.array(values.astype("datetime64[s]")).cast(pa.timestamp("us"))
+            elif t == "float":
+                col = pa.array(values / 3.0)
+            else:
+                col = pa.array(values)
+            data[f"c{i}_{suffix}"] = col
+        data[f"c{i}_nulls"] = np.zeros(n, dtype=np.int64)
+        data[f"c{i}_cbytes"] = np.full(n, 1 << 20)
+    table = pa.Table.from_pydict(data, schema=manifest.manifest_schema(schema))
+    return schema, table, {k: table.column(k) for k in table.column_names}
+
+
+def manifest_load(sizes: list[int], repeat: int) -> list[dict]:
+    """Seconds to read a zstd manifest of n mixed-type partitions and make its lazy
+    partitions and numpy zonemaps (what loading a snapshot does), best and median of
+    ``repeat`` in this process. Was a timed assertion in tests/test_table_footers.py
+    (under 2 s at 100k)."""
+    from engine.table import manifest
+
+    rows = []
+    for n in sizes:
+        schema, table, _ = mixed_manifest(n)
+        with tempfile.TemporaryDirectory(prefix="bench-manifest-") as tmp:
+            path = os.path.join(tmp, "m.parquet")
+            pq.write_table(table, path, compression="zstd")
+            del table
+            times = []
+            for _ in range(repeat):
+                t = time.perf_counter()
+                loaded = pq.read_table(path)
+                parts = manifest.table_to_partitions(schema, loaded)
+                zm = manifest.table_to_zonemaps(schema, loaded)
+                times.append(time.perf_counter() - t)
+                assert len(parts) == n and len(zm) == n
+        rows.append({"partitions": n, "columns": len(MIXED_TYPES), "load_s_min": round(min(times), 3),
+                     "load_s_median": round(statistics.median(times), 3), "runs": repeat})
+        print(f"manifest of {n:,} partitions x {len(MIXED_TYPES)} mixed columns: "
+              f"min {min(times):.2f} s, median {statistics.median(times):.2f} s", flush=True)
+    return rows
+
+
 # ---------------------------------------------------------------------- the timed child
 CHILD = """
 import json, resource, sys, time
