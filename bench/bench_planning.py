@@ -26,6 +26,8 @@ Usage::
     .venv/bin/python bench/bench_planning.py --quick        # 10,000 x 1,000
     .venv/bin/python bench/bench_planning.py --partitions 100000 --queries 10000
     .venv/bin/python bench/bench_planning.py --partitions 1000000 --queries 100000
+    .venv/bin/python bench/bench_planning.py --code . --code /work/main ...   # side by side
+    .venv/bin/python bench/bench_planning.py --manifest 100000 1000000         # manifest load
 
 Writes ``bench/results/planning.csv`` (one row per setting, appended) and prints it.
 """
@@ -55,7 +57,7 @@ PART_BYTES = 32 * 1024 * 1024  # WAIR section 6.3: 32 MB partitions
 TABLE = "events"
 FIELDS = ["code", "partitions", "queries", "depth", "qwidth", "runs", "selected", "groups",
           "wall_s_min", "wall_s_median", "cpu_s_min", "cpu_s_median", "peak_rss_mb_min",
-          "peak_rss_mb_median", "load_metadata_s", "load_workload_s", "prune_window_s",
+          "peak_rss_mb_median", "load_average", "load_metadata_s", "load_workload_s", "prune_window_s",
           "decide_s", "distinct_queries", "scanned_per_query", "boundary_per_query"]
 
 
@@ -257,13 +259,22 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="10,000 partitions x 1,000 queries")
-    ap.add_argument("--code", type=Path, default=ROOT,
-                    help="source tree whose engine the timed child runs (default: this one)")
+    ap.add_argument("--code", type=Path, action="append",
+                    help="source tree whose engine the timed child runs (default: this one); "
+                         "give it twice (e.g. --code . --code /work/main) to time both on the "
+                         "same table, runs interleaved")
+    ap.add_argument("--manifest", type=int, nargs="*", metavar="N",
+                    help="only time loading a manifest of N mixed-type partitions "
+                         "(default 100000 1000000)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    if args.manifest is not None:
+        manifest_load(args.manifest or [100_000, 1_000_000], args.runs)
+        return
     if args.quick:
         args.partitions, args.queries = 10_000, 1_000
-    sys.path.insert(0, str(ROOT))
+    codes = [c.resolve() for c in (args.code or [ROOT])]
     from engine.core.config import load_settings
 
     with tempfile.TemporaryDirectory(prefix="bench-planning-") as home:
@@ -272,31 +283,48 @@ def main() -> None:
         t = time.perf_counter()
         write_table(settings, args.partitions, args.depth, rng)
         write_workload(settings, args.queries, args.qwidth, rng)
-        print(f"setup {time.perf_counter() - t:.1f} s", flush=True)
-        runs = []
+        print(f"setup {time.perf_counter() - t:.1f} s; load average {os.getloadavg()[0]:.1f}", flush=True)
+        runs: dict[Path, list[dict]] = {c: [] for c in codes}
         for i in range(args.runs):
-            runs.append(run_child(home, args.queries, args.code))
-            print(f"run {i + 1}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
-                                              for k, v in runs[-1].items()), flush=True)
-        split = phases(home, args.queries) if args.code == ROOT else {}
-    row = {"code": str(args.code), "partitions": args.partitions, "queries": args.queries, "depth": args.depth,
-           "qwidth": args.qwidth, "runs": len(runs), "selected": runs[-1]["partitions"],
-           "groups": runs[-1]["groups"]}
+            for code in codes:  # interleaved: the machine's load hits every engine alike
+                runs[code].append(run_child(home, args.queries, code))
+                print(f"run {i + 1} {code}: load {os.getloadavg()[0]:.1f}, " + ", ".join(
+                    f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                    for k, v in runs[code][-1].items()), flush=True)
+        split = phases(home, args.queries) if ROOT in codes else {}
+    for code in codes:
+        row = summary_row(args, code, runs[code], split if code == ROOT else {})
+        for k, v in row.items():
+            print(f"{k:>20}: {v}")
+        if not args.no_write:
+            append_row(row)
+
+
+def summary_row(args: argparse.Namespace, code: Path, runs: list[dict], split: dict) -> dict:
+    """One CSV row: min and median of wall, CPU and peak RSS over the runs."""
+    row = {"code": str(code), "partitions": args.partitions, "queries": args.queries,
+           "depth": args.depth, "qwidth": args.qwidth, "runs": len(runs),
+           "selected": runs[-1]["partitions"], "groups": runs[-1]["groups"]}
     for key in ("wall_s", "cpu_s", "peak_rss_mb"):
         vals = [r[key] for r in runs]
         row[f"{key}_min"] = round(min(vals), 2)
         row[f"{key}_median"] = round(statistics.median(vals), 2)
+    row["load_average"] = round(os.getloadavg()[0], 1)
     row.update(split)
-    for k, v in row.items():
-        print(f"{k:>20}: {v}")
-    if not args.no_write:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        new = not RESULTS.exists() or not RESULTS.read_text().startswith("code,partitions,queries,depth")
-        with RESULTS.open("w" if new else "a", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=FIELDS, restval="")
-            if new:
-                w.writeheader()
-            w.writerow(row)
+    return row
+
+
+def append_row(row: dict) -> None:
+    """Add a row to the results CSV (older rows kept, their missing fields empty)."""
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    old: list[dict] = []
+    if RESULTS.exists():
+        with RESULTS.open(newline="") as fh:
+            old = [r for r in csv.DictReader(fh) if "code" in r]
+    with RESULTS.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS, restval="", extrasaction="ignore")
+        w.writeheader()
+        w.writerows([*old, row])
 
 
 if __name__ == "__main__":
