@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ("a", "b", "c", "d")
 PART_BYTES = 32 * 1024 * 1024  # WAIR section 6.3: 32 MB partitions
 TABLE = "events"
-FIELDS = ["code", "partitions", "queries", "depth", "qwidth", "runs", "selected", "groups",
+FIELDS = ["command", "code", "partitions", "queries", "depth", "qwidth", "runs", "selected", "groups",
           "wall_s_min", "wall_s_median", "cpu_s_min", "cpu_s_median", "peak_rss_mb_min",
           "peak_rss_mb_median", "load_average", "load_metadata_s", "load_workload_s", "prune_window_s",
           "decide_s", "distinct_queries", "scanned_per_query", "boundary_per_query"]
@@ -200,17 +200,33 @@ print(json.dumps({"in_process_s": time.perf_counter() - t0, "peak_rss_mb": ru.ru
 """ % TABLE
 
 
-def run_child(home: str, window: int, code: Path = ROOT) -> dict:
-    """One cold ``plan create`` in a fresh interpreter running the engine found in ``code``
-    (this tree by default; another checkout, e.g. main, for a side-by-side ratio)."""
+PRUNING_CHILD = """
+import contextlib, json, os, resource, sys, time
+t0 = time.perf_counter()
+from engine.cli import main
+with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+    code = main(["--home", sys.argv[1], "pruning", %r, "--json"])
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"in_process_s": time.perf_counter() - t0, "peak_rss_mb": ru.ru_maxrss / 1024,
+                  "partitions": 0, "status": code, "groups": 0}))
+""" % TABLE
+
+#: what the timed child runs: ``plan create`` (WAIR) or ``pruning --json`` (every query)
+CHILDREN = {"plan": CHILD, "pruning": PRUNING_CHILD}
+
+
+def run_child(home: str, window: int, code: Path = ROOT, command: str = "plan") -> dict:
+    """One cold ``plan create`` (or ``pruning --json`` to /dev/null) in a fresh
+    interpreter running the engine found in ``code`` (this tree by default; another
+    checkout, e.g. main, for a side-by-side ratio)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", CHILD, home, str(window)], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", CHILDREN[command], home, str(window)], capture_output=True,
                          text=True, env={**os.environ, "PYTHONPATH": str(code)}, cwd=str(code))
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
-        raise SystemExit(f"plan create failed:\n{out.stderr}")
+        raise SystemExit(f"{command} failed:\n{out.stderr}")
     data = json.loads(out.stdout.strip().splitlines()[-1])
     data["wall_s"] = wall
     data["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -266,6 +282,8 @@ def main() -> None:
     ap.add_argument("--manifest", type=int, nargs="*", metavar="N",
                     help="only time loading a manifest of N mixed-type partitions "
                          "(default 100000 1000000)")
+    ap.add_argument("--command", choices=sorted(CHILDREN), default="plan",
+                    help="what the cold child runs: plan create (default) or pruning --json")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -287,11 +305,11 @@ def main() -> None:
         runs: dict[Path, list[dict]] = {c: [] for c in codes}
         for i in range(args.runs):
             for code in codes:  # interleaved: the machine's load hits every engine alike
-                runs[code].append(run_child(home, args.queries, code))
+                runs[code].append(run_child(home, args.queries, code, args.command))
                 print(f"run {i + 1} {code}: load {os.getloadavg()[0]:.1f}, " + ", ".join(
                     f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                     for k, v in runs[code][-1].items()), flush=True)
-        split = phases(home, args.queries) if ROOT in codes else {}
+        split = phases(home, args.queries) if ROOT in codes and args.command == "plan" else {}
     for code in codes:
         row = summary_row(args, code, runs[code], split if code == ROOT else {})
         for k, v in row.items():
@@ -302,7 +320,7 @@ def main() -> None:
 
 def summary_row(args: argparse.Namespace, code: Path, runs: list[dict], split: dict) -> dict:
     """One CSV row: min and median of wall, CPU and peak RSS over the runs."""
-    row = {"code": str(code), "partitions": args.partitions, "queries": args.queries,
+    row = {"command": args.command, "code": str(code), "partitions": args.partitions, "queries": args.queries,
            "depth": args.depth, "qwidth": args.qwidth, "runs": len(runs),
            "selected": runs[-1]["partitions"], "groups": runs[-1]["groups"]}
     for key in ("wall_s", "cpu_s", "peak_rss_mb"):
