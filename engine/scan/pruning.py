@@ -267,24 +267,41 @@ def _column_eval(kind: str, finite: bool, lo: np.ndarray, hi: np.ndarray, inv: n
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(might, covered, fraction) from gathered per-partition arrays and a range's
     prepared bounds: scalars (one range) or arrays aligned with the partitions (one range
-    per element, the batched evaluator). The one place of this arithmetic, so a range
-    gives the same bits whichever evaluator runs it. Inclusive flags only matter for the
-    continuous kind (discrete bounds are inclusive points)."""
+    per element, the batched evaluator). :func:`_column_match` and
+    :func:`_column_fraction` are the one place of this arithmetic, so a range gives the
+    same bits whichever evaluator runs it."""
+    might, covered = _column_match(kind, lo, hi, no_nulls, valid, unknown_might, fa, a_inc, fb, b_inc)
+    return might, covered, _column_fraction(kind, finite, lo, hi, inv, floor, share, fa, fb)
+
+
+def _column_match(kind: str, lo: np.ndarray, hi: np.ndarray, no_nulls: np.ndarray,
+                  valid: np.ndarray | None, unknown_might: np.ndarray | None,
+                  fa: Any, a_inc: Any, fb: Any, b_inc: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(might, covered); inclusive flags only matter for the continuous kind (discrete
+    bounds are inclusive points)."""
     if kind == "discrete":
         might = (hi >= fa) & (lo <= fb)
         covered = (lo >= fa) & (hi <= fb)
-        inter = np.minimum(hi, fb) - np.maximum(lo, fa) + 1.0
     else:
         might = _cmp(hi, fa, a_inc, np.greater_equal, np.greater) & _cmp(
             lo, fb, b_inc, np.less_equal, np.less)
         covered = _cmp(lo, fa, a_inc, np.greater_equal, np.greater) & _cmp(
             hi, fb, b_inc, np.less_equal, np.less)
-        inter = np.minimum(hi, fb) - np.maximum(lo, fa)
     covered &= no_nulls
     if valid is not None:  # filled bounds of unknown partitions mean nothing
         might &= valid
         if unknown_might is not None:
             might |= unknown_might
+    return might, covered
+
+
+def _column_fraction(kind: str, finite: bool, lo: np.ndarray, hi: np.ndarray, inv: np.ndarray,
+                     floor: np.ndarray, share: np.ndarray | None, fa: Any, fb: Any) -> np.ndarray:
+    """The estimated matching share (meaningful where the partition might match)."""
+    if kind == "discrete":
+        inter = np.minimum(hi, fb) - np.maximum(lo, fa) + 1.0
+    else:
+        inter = np.minimum(hi, fb) - np.maximum(lo, fa)
     with np.errstate(invalid="ignore"):
         frac = np.clip(inter * inv, 0.0, 1.0)
     frac += floor
@@ -293,7 +310,7 @@ def _column_eval(kind: str, finite: bool, lo: np.ndarray, hi: np.ndarray, inv: n
     np.minimum(frac, 1.0, out=frac)
     if share is not None:
         frac *= share
-    return might, covered, frac
+    return frac
 
 
 def _cmp(x: np.ndarray, bound: Any, inclusive: Any, inc_op: Any, exc_op: Any) -> np.ndarray:
@@ -623,7 +640,12 @@ def _eval_chunk(zonemaps: "ZoneMaps", columns: tuple[str, ...], drive: int, boun
     """Scanned (fragment, position, covered, utilization) of a chunk of one-box fragments
     sharing ``columns`` and the driving column ``columns[drive]``, grouped by fragment
     (positions in window order); ``bounds`` are the chunk's bounds, ``j``/``q`` its
-    candidate windows."""
+    candidate windows.
+
+    Two passes: which candidates might match and which are covered (every element), then
+    the matching fraction only for the scanned, not covered ones (a range much wider
+    than its partitions covers most of what it scans, whose utilization is 1 whatever
+    the fraction): the same arithmetic per element as :func:`_evaluate`, on fewer."""
     m = len(j)
     ix = _column_index(zonemaps, columns[drive])
     lengths = q - j
@@ -633,24 +655,92 @@ def _eval_chunk(zonemaps: "ZoneMaps", columns: tuple[str, ...], drive: int, boun
     if ix.always.size:  # unknown bounds: candidates of every range
         frag = np.concatenate([frag, np.repeat(np.arange(m), ix.always.size)])
         pos = np.concatenate([pos, np.tile(ix.always, m)])
-    b_might = b_cov = b_frac = None
-    for c, column in enumerate(columns):
-        if bounds[c] is None:  # outside the zonemaps: might match, never covers
-            might, cov, frac = np.ones(pos.size, bool), np.zeros(pos.size, bool), np.ones(pos.size)
-        else:
-            might, cov, frac = _column_eval(*_gathered(zonemaps, column, pos, win if c == drive else None),
-                                            *_per_element(bounds[c], lengths, ix.always.size))
-        if b_might is None:
-            b_might, b_cov, b_frac = might, cov, frac
-        else:
-            b_might, b_cov, b_frac = b_might & might, b_cov & cov, b_frac * frac
+    srcs = [None if bounds[c] is None else _Source(zonemaps, column, pos, win if c == drive else None)
+            for c, column in enumerate(columns)]
+    per_el = [None if b is None else _per_element(b, lengths, ix.always.size) for b in bounds]
+    b_might = np.ones(pos.size, bool)
+    b_cov = b_might.copy()
+    for c, src in enumerate(srcs):
+        if src is None:  # outside the zonemaps: might match, never covers
+            b_cov[:] = False
+            continue
+        fa, a_inc, fb, b_inc = per_el[c]
+        might, cov = _column_match(src.prep.kind, src.lo, src.hi, src.read("no_nulls"),
+                                   src.valid(), src.unknown_might(), fa, a_inc, fb, b_inc)
+        b_might &= might
+        b_cov &= cov
     covered = b_cov & b_might
-    util = np.where(b_might, b_frac, 0.0)
-    util[covered] = 1.0
+    util = covered.astype(np.float64)
+    part = np.flatnonzero(b_might & ~covered)
+    b_frac = None
+    for c, src in enumerate(srcs):
+        if src is None:
+            frac = np.ones(part.size)
+        else:
+            fa, _, fb, _ = per_el[c]
+            frac = _column_fraction(src.prep.kind, src.prep.finite, src.lo[part], src.hi[part],
+                                    src.read("inv_width", part), src.read("frac_floor", part),
+                                    src.read("nonnull_share", part), _at(fa, part), _at(fb, part))
+        b_frac = frac if b_frac is None else b_frac * frac
+    util[part] = b_frac
     keep = np.flatnonzero(b_might)
     if ix.always.size:  # two runs sorted by fragment: a stable sort merges them
         keep = keep[np.argsort(frag[keep], kind="stable")]
     return frag[keep], pos[keep], covered[keep], util[keep]
+
+
+def _at(value: Any, el: np.ndarray) -> Any:
+    """A per-element bound at the elements ``el`` (a scalar bound as it is)."""
+    return value[el] if isinstance(value, np.ndarray) else value
+
+
+class _Source:
+    """Where a chunk's elements read one column's prepared arrays: the driving column's
+    window elements from its sorted copy (contiguous), every other element by position.
+    ``lo`` and ``hi`` are read for every element; the rest on demand, for all or some."""
+
+    def __init__(self, zonemaps: "ZoneMaps", column: str, pos: np.ndarray,
+                 win: np.ndarray | None) -> None:
+        self.prep = _prepared(zonemaps, column)
+        self.srt = None if win is None else _sorted_column(zonemaps, column)
+        self.pos, self.win = pos, win
+        self.lo, self.hi = self.read("lo"), self.read("hi")
+
+    def read(self, name: str, el: np.ndarray | None = None) -> np.ndarray | None:
+        """The prepared array ``name`` at every element, or at the elements ``el``."""
+        dense = getattr(self.prep, name)
+        if dense is None:
+            return None
+        if self.win is None:
+            return dense[self.pos] if el is None else dense[self.pos[el]]
+        srt, w = getattr(self.srt, name), self.win.size
+        if el is None:
+            head = srt[self.win]
+            return np.concatenate([head, dense[self.pos[w:]]]) if self.pos.size > w else head
+        out = np.empty(el.size, dtype=dense.dtype)
+        inside = el < w
+        out[inside] = srt[self.win[el[inside]]]
+        out[~inside] = dense[self.pos[el[~inside]]]
+        return out
+
+    def valid(self) -> np.ndarray | None:
+        """Known bounds (None: all known); the window's partitions all have them."""
+        if self.prep.valid is None:
+            return None
+        if self.win is None:
+            return self.prep.valid[self.pos]
+        rest = self.pos[self.win.size:]
+        return None if not rest.size else np.concatenate([np.ones(self.win.size, bool),
+                                                          self.prep.valid[rest]])
+
+    def unknown_might(self) -> np.ndarray | None:
+        """Unknown bounds that might match, where :meth:`valid` is given."""
+        if self.valid() is None or self.prep.unknown_might is None:
+            return None
+        if self.win is None:
+            return self.prep.unknown_might[self.pos]
+        return np.concatenate([np.zeros(self.win.size, bool),
+                               self.prep.unknown_might[self.pos[self.win.size:]]])
 
 
 def _per_element(bounds: tuple[np.ndarray, ...], lengths: np.ndarray, always: int
@@ -666,34 +756,6 @@ def _per_element(bounds: tuple[np.ndarray, ...], lengths: np.ndarray, always: in
         el = np.repeat(arr, lengths)
         out.append(np.concatenate([el, np.repeat(arr, always)]) if always else el)
     return tuple(out)
-
-
-def _gathered(zonemaps: "ZoneMaps", column: str, pos: np.ndarray, win: np.ndarray | None
-              ) -> tuple:
-    """The leading arguments of :func:`_column_eval` for the elements at ``pos``; the
-    first ``win.size`` of them read from the column's sorted copy when ``win`` is given
-    (the driving column's windows), the rest (unknown bounds) by position."""
-    prep = _prepared(zonemaps, column)
-    if win is None:
-        return (prep.kind, prep.finite, prep.lo[pos], prep.hi[pos], prep.inv_width[pos],
-                prep.frac_floor[pos], prep.no_nulls[pos], _take(prep.valid, pos),
-                _take(prep.unknown_might, pos), _take(prep.nonnull_share, pos))
-    srt, rest = _sorted_column(zonemaps, column), pos[win.size:]
-
-    def both(sorted_arr: np.ndarray | None, dense: np.ndarray | None) -> np.ndarray | None:
-        if dense is None:
-            return None
-        head = sorted_arr[win] if sorted_arr is not None else np.ones(win.size, dense.dtype)
-        return np.concatenate([head, dense[rest]]) if rest.size else head
-
-    valid = (None if prep.valid is None or not rest.size
-             else np.concatenate([np.ones(win.size, bool), prep.valid[rest]]))
-    unknown = (None if valid is None or prep.unknown_might is None
-               else np.concatenate([np.zeros(win.size, bool), prep.unknown_might[rest]]))
-    return (prep.kind, prep.finite, both(srt.lo, prep.lo), both(srt.hi, prep.hi),
-            both(srt.inv_width, prep.inv_width), both(srt.frac_floor, prep.frac_floor),
-            both(srt.no_nulls, prep.no_nulls), valid, unknown,
-            both(srt.nonnull_share, prep.nonnull_share))
 
 
 def analyze_fragments(zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"]
