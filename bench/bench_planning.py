@@ -284,6 +284,8 @@ def main() -> None:
                          "(default 100000 1000000)")
     ap.add_argument("--command", choices=sorted(CHILDREN), default="plan",
                     help="what the cold child runs: plan create (default) or pruning --json")
+    ap.add_argument("--no-phases", action="store_true",
+                    help="skip the in-process pass split by phase (minutes at 1M x 100k)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -309,7 +311,8 @@ def main() -> None:
                 print(f"run {i + 1} {code}: load {os.getloadavg()[0]:.1f}, " + ", ".join(
                     f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                     for k, v in runs[code][-1].items()), flush=True)
-        split = phases(home, args.queries) if ROOT in codes and args.command == "plan" else {}
+        timed_phases = ROOT in codes and args.command == "plan" and not args.no_phases
+        split = phases(home, args.queries) if timed_phases else {}
     for code in codes:
         row = summary_row(args, code, runs[code], split if code == ROOT else {})
         for k, v in row.items():
