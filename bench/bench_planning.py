@@ -26,6 +26,8 @@ Usage::
     .venv/bin/python bench/bench_planning.py --quick        # 10,000 x 1,000
     .venv/bin/python bench/bench_planning.py --partitions 100000 --queries 10000
     .venv/bin/python bench/bench_planning.py --partitions 1000000 --queries 100000
+    .venv/bin/python bench/bench_planning.py --code . --code /work/main ...   # side by side
+    .venv/bin/python bench/bench_planning.py --manifest 100000 1000000         # manifest load
 
 Writes ``bench/results/planning.csv`` (one row per setting, appended) and prints it.
 """
@@ -53,9 +55,9 @@ ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ("a", "b", "c", "d")
 PART_BYTES = 32 * 1024 * 1024  # WAIR section 6.3: 32 MB partitions
 TABLE = "events"
-FIELDS = ["code", "partitions", "queries", "depth", "qwidth", "runs", "selected", "groups",
+FIELDS = ["command", "code", "partitions", "queries", "depth", "qwidth", "runs", "selected", "groups",
           "wall_s_min", "wall_s_median", "cpu_s_min", "cpu_s_median", "peak_rss_mb_min",
-          "peak_rss_mb_median", "load_metadata_s", "load_workload_s", "prune_window_s",
+          "peak_rss_mb_median", "load_average", "load_metadata_s", "load_workload_s", "prune_window_s",
           "decide_s", "distinct_queries", "scanned_per_query", "boundary_per_query"]
 
 
@@ -116,6 +118,72 @@ def write_workload(settings, q: int, qwidth: float, rng: np.random.Generator) ->
     WorkloadStore(settings).replace(TABLE, frags, TableSchema(tuple((c, "float") for c in COLUMNS)))
 
 
+# ---------------------------------------------------------------------- manifest load
+MIXED_TYPES = ("int", "float", "date", "string", "decimal", "timestamp", "int", "date") * 2
+
+
+def mixed_manifest(n: int, seed: int = 0) -> tuple:
+    """(schema, Arrow manifest table, its columns) of n partitions over 16 columns of
+    every manifest type (ints, floats, dates, strings, decimals, timestamps)."""
+    from engine.table import manifest
+    from engine.table.model import TableSchema
+
+    schema = TableSchema(tuple((f"col{i}", t) for i, t in enumerate(MIXED_TYPES)))
+    rng = np.random.default_rng(seed)
+    data: dict = {"path": pa.array([f"/data/part-{k:06d}.parquet" for k in range(n)]),
+                  "rows": np.full(n, 100_000), "bytes": np.full(n, 32 << 20),
+                  "created_seq": np.arange(n), "rg_file": pa.nulls(n, pa.string())}
+    for i, t in enumerate(MIXED_TYPES):
+        base = rng.integers(0, 10_000, n)
+        for suffix, values in (("min", base), ("max", base + 30)):
+            if t == "string":
+                col = pa.array([f"k{v:06d}" for v in values])
+            elif t == "decimal":
+                col = pa.array([str(v / 100) for v in values])
+            elif t == "date":
+                col = pa.array(values.astype("datetime64[D]"))
+            elif t == "timestamp":
+                col = pa.array(values.astype("datetime64[s]")).cast(pa.timestamp("us"))
+            elif t == "float":
+                col = pa.array(values / 3.0)
+            else:
+                col = pa.array(values)
+            data[f"c{i}_{suffix}"] = col
+        data[f"c{i}_nulls"] = np.zeros(n, dtype=np.int64)
+        data[f"c{i}_cbytes"] = np.full(n, 1 << 20)
+    table = pa.Table.from_pydict(data, schema=manifest.manifest_schema(schema))
+    return schema, table, {k: table.column(k) for k in table.column_names}
+
+
+def manifest_load(sizes: list[int], repeat: int) -> list[dict]:
+    """Seconds to read a zstd manifest of n mixed-type partitions and make its lazy
+    partitions and numpy zonemaps (what loading a snapshot does), best and median of
+    ``repeat`` in this process. Was a timed assertion in tests/test_table_footers.py
+    (under 2 s at 100k)."""
+    from engine.table import manifest
+
+    rows = []
+    for n in sizes:
+        schema, table, _ = mixed_manifest(n)
+        with tempfile.TemporaryDirectory(prefix="bench-manifest-") as tmp:
+            path = os.path.join(tmp, "m.parquet")
+            pq.write_table(table, path, compression="zstd")
+            del table
+            times = []
+            for _ in range(repeat):
+                t = time.perf_counter()
+                loaded = pq.read_table(path)
+                parts = manifest.table_to_partitions(schema, loaded)
+                zm = manifest.table_to_zonemaps(schema, loaded)
+                times.append(time.perf_counter() - t)
+                assert len(parts) == n and len(zm) == n
+        rows.append({"partitions": n, "columns": len(MIXED_TYPES), "load_s_min": round(min(times), 3),
+                     "load_s_median": round(statistics.median(times), 3), "runs": repeat})
+        print(f"manifest of {n:,} partitions x {len(MIXED_TYPES)} mixed columns: "
+              f"min {min(times):.2f} s, median {statistics.median(times):.2f} s", flush=True)
+    return rows
+
+
 # ---------------------------------------------------------------------- the timed child
 CHILD = """
 import json, resource, sys, time
@@ -132,17 +200,33 @@ print(json.dumps({"in_process_s": time.perf_counter() - t0, "peak_rss_mb": ru.ru
 """ % TABLE
 
 
-def run_child(home: str, window: int, code: Path = ROOT) -> dict:
-    """One cold ``plan create`` in a fresh interpreter running the engine found in ``code``
-    (this tree by default; another checkout, e.g. main, for a side-by-side ratio)."""
+PRUNING_CHILD = """
+import contextlib, json, os, resource, sys, time
+t0 = time.perf_counter()
+from engine.cli import main
+with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+    code = main(["--home", sys.argv[1], "pruning", %r, "--json"])
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"in_process_s": time.perf_counter() - t0, "peak_rss_mb": ru.ru_maxrss / 1024,
+                  "partitions": 0, "status": code, "groups": 0}))
+""" % TABLE
+
+#: what the timed child runs: ``plan create`` (WAIR) or ``pruning --json`` (every query)
+CHILDREN = {"plan": CHILD, "pruning": PRUNING_CHILD}
+
+
+def run_child(home: str, window: int, code: Path = ROOT, command: str = "plan") -> dict:
+    """One cold ``plan create`` (or ``pruning --json`` to /dev/null) in a fresh
+    interpreter running the engine found in ``code`` (this tree by default; another
+    checkout, e.g. main, for a side-by-side ratio)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", CHILD, home, str(window)], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", CHILDREN[command], home, str(window)], capture_output=True,
                          text=True, env={**os.environ, "PYTHONPATH": str(code)}, cwd=str(code))
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
-        raise SystemExit(f"plan create failed:\n{out.stderr}")
+        raise SystemExit(f"{command} failed:\n{out.stderr}")
     data = json.loads(out.stdout.strip().splitlines()[-1])
     data["wall_s"] = wall
     data["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -191,13 +275,26 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="10,000 partitions x 1,000 queries")
-    ap.add_argument("--code", type=Path, default=ROOT,
-                    help="source tree whose engine the timed child runs (default: this one)")
+    ap.add_argument("--code", type=Path, action="append",
+                    help="source tree whose engine the timed child runs (default: this one); "
+                         "give it twice (e.g. --code . --code /work/main) to time both on the "
+                         "same table, runs interleaved")
+    ap.add_argument("--manifest", type=int, nargs="*", metavar="N",
+                    help="only time loading a manifest of N mixed-type partitions "
+                         "(default 100000 1000000)")
+    ap.add_argument("--command", choices=sorted(CHILDREN), default="plan",
+                    help="what the cold child runs: plan create (default) or pruning --json")
+    ap.add_argument("--no-phases", action="store_true",
+                    help="skip the in-process pass split by phase (minutes at 1M x 100k)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    if args.manifest is not None:
+        manifest_load(args.manifest or [100_000, 1_000_000], args.runs)
+        return
     if args.quick:
         args.partitions, args.queries = 10_000, 1_000
-    sys.path.insert(0, str(ROOT))
+    codes = [c.resolve() for c in (args.code or [ROOT])]
     from engine.core.config import load_settings
 
     with tempfile.TemporaryDirectory(prefix="bench-planning-") as home:
@@ -206,31 +303,49 @@ def main() -> None:
         t = time.perf_counter()
         write_table(settings, args.partitions, args.depth, rng)
         write_workload(settings, args.queries, args.qwidth, rng)
-        print(f"setup {time.perf_counter() - t:.1f} s", flush=True)
-        runs = []
+        print(f"setup {time.perf_counter() - t:.1f} s; load average {os.getloadavg()[0]:.1f}", flush=True)
+        runs: dict[Path, list[dict]] = {c: [] for c in codes}
         for i in range(args.runs):
-            runs.append(run_child(home, args.queries, args.code))
-            print(f"run {i + 1}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
-                                              for k, v in runs[-1].items()), flush=True)
-        split = phases(home, args.queries) if args.code == ROOT else {}
-    row = {"code": str(args.code), "partitions": args.partitions, "queries": args.queries, "depth": args.depth,
-           "qwidth": args.qwidth, "runs": len(runs), "selected": runs[-1]["partitions"],
-           "groups": runs[-1]["groups"]}
+            for code in codes:  # interleaved: the machine's load hits every engine alike
+                runs[code].append(run_child(home, args.queries, code, args.command))
+                print(f"run {i + 1} {code}: load {os.getloadavg()[0]:.1f}, " + ", ".join(
+                    f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                    for k, v in runs[code][-1].items()), flush=True)
+        timed_phases = ROOT in codes and args.command == "plan" and not args.no_phases
+        split = phases(home, args.queries) if timed_phases else {}
+    for code in codes:
+        row = summary_row(args, code, runs[code], split if code == ROOT else {})
+        for k, v in row.items():
+            print(f"{k:>20}: {v}")
+        if not args.no_write:
+            append_row(row)
+
+
+def summary_row(args: argparse.Namespace, code: Path, runs: list[dict], split: dict) -> dict:
+    """One CSV row: min and median of wall, CPU and peak RSS over the runs."""
+    row = {"command": args.command, "code": str(code), "partitions": args.partitions, "queries": args.queries,
+           "depth": args.depth, "qwidth": args.qwidth, "runs": len(runs),
+           "selected": runs[-1]["partitions"], "groups": runs[-1]["groups"]}
     for key in ("wall_s", "cpu_s", "peak_rss_mb"):
         vals = [r[key] for r in runs]
         row[f"{key}_min"] = round(min(vals), 2)
         row[f"{key}_median"] = round(statistics.median(vals), 2)
+    row["load_average"] = round(os.getloadavg()[0], 1)
     row.update(split)
-    for k, v in row.items():
-        print(f"{k:>20}: {v}")
-    if not args.no_write:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        new = not RESULTS.exists() or not RESULTS.read_text().startswith("code,partitions,queries,depth")
-        with RESULTS.open("w" if new else "a", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=FIELDS, restval="")
-            if new:
-                w.writeheader()
-            w.writerow(row)
+    return row
+
+
+def append_row(row: dict) -> None:
+    """Add a row to the results CSV (older rows kept, their missing fields empty)."""
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    old: list[dict] = []
+    if RESULTS.exists():
+        with RESULTS.open(newline="") as fh:
+            old = [r for r in csv.DictReader(fh) if "code" in r]
+    with RESULTS.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS, restval="", extrasaction="ignore")
+        w.writeheader()
+        w.writerows([*old, row])
 
 
 if __name__ == "__main__":

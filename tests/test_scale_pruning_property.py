@@ -18,8 +18,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.scan import pruning
 from engine.scan.pruning import (FragmentScan, WindowScans, analyze_fragment,
-                                 analyze_fragment_dense, analyze_workload, fragment_summary)
+                                 analyze_fragment_dense, analyze_fragments, analyze_workload,
+                                 fragment_summary)
 from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.workload.model import Range, ScanFragment
 
@@ -114,6 +116,37 @@ def test_sparse_pruning_equals_dense_evaluator(zm: ZoneMaps, frags: list[ScanFra
         assert_same(analyze_fragment(zm, frag), analyze_fragment_dense(zm, frag))
 
 
+@st.composite
+def one_box_fragments(draw) -> ScanFragment:
+    """The shape the batched path takes: one box of one to three columns (the unknown
+    column and empty ranges included)."""
+    cols = draw(st.lists(st.sampled_from([*SCHEMA.names, "unknown_col"]), min_size=1,
+                         max_size=3, unique=True))
+    box = {c: draw(ranges(SCHEMA.type_of(c) if c != "unknown_col" else "int")) for c in cols}
+    proj = tuple(draw(st.lists(st.sampled_from(SCHEMA.names), max_size=3, unique=True)))
+    return ScanFragment(f"q{draw(st.integers(0, 9))}", "t", (box,), proj)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(zonemaps(), st.lists(st.one_of(one_box_fragments(), fragments()), min_size=1, max_size=8),
+       st.sampled_from([1, 7, 2_000_000]))
+def test_batched_pruning_equals_dense_evaluator(zm: ZoneMaps, frags: list[ScanFragment],
+                                                chunk: int) -> None:
+    """The window-at-once evaluator (vectorised look-ups, grouped and chunked arithmetic)
+    gives each fragment the dense evaluator's answer to the last bit, whatever the chunk
+    size (one candidate per chunk, a few, all)."""
+    old = pruning.BATCH_ELEMENTS
+    pruning.BATCH_ELEMENTS = chunk
+    try:
+        batched = analyze_fragments(zm, frags)
+    finally:
+        pruning.BATCH_ELEMENTS = old
+    assert len(batched) == len(frags)
+    for frag, scan in zip(frags, batched):
+        assert scan.query_id == frag.query_id
+        assert_same(scan, analyze_fragment_dense(zm, frag))
+
+
 def test_hand_checked_case_and_dense_views() -> None:
     """Four int partitions [0,9] [10,19] [5,14] [unknown]; the range 10 <= a < 15:
     P0 pruned, P1 boundary (5 of 10 points), P2 boundary (5 of 10), P3 unknown: scanned
@@ -152,3 +185,26 @@ def test_window_scans_deduplicate_and_rename() -> None:
     assert groups == [("q0", [0, 2]), ("q1", [1]), ("q3", [3])]
     tail = scans[-2:]
     assert isinstance(tail, WindowScans) and [s.query_id for s in tail] == ["q2", "q3"]
+
+
+def test_window_iteration_is_batched_and_identical() -> None:
+    """Iterating a window and folding its distinct outcomes go through the batched
+    evaluator (several batches here) and give what one fragment at a time gives."""
+    schema = TableSchema((("a", "int"), ("b", "float")))
+    rng = np.random.default_rng(4)
+    parts = [Partition(f"p{i}", 10, 100, {"a": ColumnStats(5 * i, 5 * i + int(rng.integers(1, 30)), 0),
+                                         "b": ColumnStats(float(rng.uniform(0, 90)), float(rng.uniform(90, 100)), 1)})
+             for i in range(300)]
+    zm = ZoneMaps.from_partitions(schema, parts)
+    frags = []
+    for j in range(2_500):
+        lo = int(rng.integers(0, 1500))
+        box = {"a": Range(lo, lo + 40)} if j % 3 else {"b": Range(float(lo % 90), None), "a": Range(lo, None)}
+        frags.append(ScanFragment(f"q{j}", "t", (box,), ("a",)))
+    scans = list(analyze_workload(zm, frags))
+    assert [s.query_id for s in scans] == [f.query_id for f in frags]
+    for frag, scan in zip(frags[::97], scans[::97]):
+        assert_same(scan, analyze_fragment(zm, frag))
+    assert sum(1 for _ in analyze_workload(zm, frags).distinct()) == len(
+        {pruning.fragment_key(f) for f in frags})
+    assert any(s.scanned_count for s in scans) and any(s.covered.any() for s in scans)

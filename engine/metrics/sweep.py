@@ -125,7 +125,9 @@ def range_max(values: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.nda
     # floating log2 can be off by one at exact powers of two: fix both directions
     level_of[(1 << (level_of + 1)) <= length] += 1
     level_of[(1 << level_of) > length] -= 1
-    order = np.argsort(level_of, kind="stable")
+    # levels are < 64: as int8 keys numpy's stable sort is a radix sort (O(n), the same
+    # permutation as a comparison sort of the int64 levels)
+    order = np.argsort(level_of.astype(np.int8), kind="stable")
     bounds = np.searchsorted(level_of[order], np.arange(int(level_of.max()) + 2), side="left")
     table = values
     for k in range(int(level_of.max()) + 1):

@@ -42,6 +42,7 @@ from engine.policy.base import PlanGroup, Policy, PolicyContext, Proposal
 from engine.policy.costmodel import money, recluster_cost_groups
 from engine.policy.wair.groups import chunk_members
 from engine.policy.wair.savings import breakdown_for_window
+from engine.scan.pruning import covering_candidates
 
 
 def potential(a: float, b: float) -> float:
@@ -117,13 +118,18 @@ class GreedyBoundaryPolicy(Policy):
         return counts.most_common(1)[0][0] if counts else None
 
     def select(self, ctx: PolicyContext) -> tuple[str | None, np.ndarray]:
-        """(key, zonemap indices of the boundary partitions at every l and r of the window)."""
+        """(key, zonemap indices of the boundary partitions at every l and r of the window).
+
+        Each bound is looked up in the key's sorted endpoints
+        (:func:`engine.scan.pruning.covering_candidates`) and :func:`boundary_mask` runs
+        on those candidates only, plus the partitions without bounds (which always
+        count): the same set as testing every partition, in O(log n + k) per bound."""
         window = list(ctx.window)[-self.window:]
         key = self._key(ctx, window)
         if key is None:
             return None, np.zeros(0, dtype=np.int64)
         col = ctx.zonemaps.column(key)
-        mask = np.zeros(len(ctx.zonemaps), dtype=bool)
+        found = [np.zeros(0, dtype=np.int64)]
         for frag in window:
             for box in frag.boxes:
                 rng = box.get(key)
@@ -131,9 +137,13 @@ class GreedyBoundaryPolicy(Policy):
                     continue
                 for bound in (rng.min, rng.max):
                     if bound is not None:
-                        mask |= boundary_mask(col.lo, col.hi, col.valid,
-                                              logical_types.encode_scalar(col.ltype, bound))
-        return key, np.flatnonzero(mask)
+                        x = logical_types.encode_scalar(col.ltype, bound)
+                        cand = covering_candidates(ctx.zonemaps, key, x)
+                        found.append(cand[boundary_mask(col.lo[cand], col.hi[cand],
+                                                        col.valid[cand], x)])
+        if len(found) > 1:  # some bound was looked up: partitions without bounds count
+            found.append(np.flatnonzero(~np.asarray(col.valid, dtype=bool)))
+        return key, np.unique(np.concatenate(found))
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         key, idx = self.select(ctx)
@@ -143,7 +153,7 @@ class GreedyBoundaryPolicy(Policy):
         chunks = chunk_members(zm, idx, np.arange(idx.size), key, self.k_max)
         cost = recluster_cost_groups([float(zm.bytes[c].sum()) for c in chunks], ctx.settings)
         window = list(ctx.window)[-self.window:]
-        scans = list(ctx.scans)[-self.window:]
+        scans = ctx.scans[-self.window:]  # a slice: a lazy window prunes only these
         saved = {"bytes": 0.0, "cpu_seconds": 0.0, "money": 0.0, "window_queries": float(len(window))}
         if len(scans) == len(window):
             br = breakdown_for_window(zm, scans, window, ctx.settings)

@@ -61,16 +61,17 @@ def choose_key(ctx: PolicyContext, key: str | None) -> str:
 def window_saving_bytes(ctx: PolicyContext, chosen: np.ndarray, key: str | None = None) -> float:
     """Bytes the window's queries would not have read had the chosen partitions been
     perfectly clustered: sum over fragments of ``(1 - u) * read_bytes`` of the chosen
-    scanned partitions (WAIR equation 3 without the time conversion). With ``key``, only
+    scanned partitions (WAIR equation 3 without the time conversion), read from each
+    scan's sparse index (never a dense partitions x queries mask). With ``key``, only
     the fragments predicating ``key`` count: sorting by one column does nothing for a
     query that does not filter on it."""
     total = 0.0
-    for scan in ctx.scans:
+    for scan in ctx.scans:  # sparse: O(scanned partitions) per query, batched pruning
         if key is not None and key not in scan.predicated_columns:
             continue
-        m = chosen & scan.scanned
+        m = chosen[scan.index]
         if m.any():
-            total += float(((1.0 - scan.utilization[m]) * scan.read_bytes[m]).sum())
+            total += float(((1.0 - scan.util[m]) * scan.read_bytes[scan.index[m]]).sum())
     return total
 
 

@@ -89,25 +89,19 @@ class ScanCache:
             if sub_zm is None:
                 sub_zm = self._sub[upto] = self.table.zonemaps_of(fresh)
             sub = analyze_fragment(sub_zm, frag)
-            hit = sub.scanned
-            spids = np.concatenate([spids, fresh[hit]])
-            cov = np.concatenate([cov, sub.fully_covered[hit]])
-            util = np.concatenate([util, sub.utilization[hit]])
+            spids = np.concatenate([spids, fresh[sub.index]])
+            cov = np.concatenate([cov, sub.covered])
+            util = np.concatenate([util, sub.util])
         upto = self.table.next_pid
         pos = np.searchsorted(live, spids)
         pos_c = np.minimum(pos, max(len(live) - 1, 0))
         alive = (pos < len(live)) & (live[pos_c] == spids) if len(live) else np.zeros(len(spids), bool)
         spids, cov, util, pos = spids[alive], cov[alive], util[alive], pos[alive]
         self._state[frag.query_id] = (upto, spids, cov, util)
-        n = len(live)
-        scanned = np.zeros(n, dtype=bool)
-        covered = np.zeros(n, dtype=bool)
-        utilization = np.zeros(n, dtype=np.float64)
-        scanned[pos] = True
-        covered[pos] = cov
-        utilization[pos] = util
-        return FragmentScan(frag.query_id, scanned, covered, utilization, read_bytes,
-                            frag.predicated_columns)
+        # ids grow and ``live`` is sorted, so ``pos`` is sorted and unique: the sparse scan
+        # as is, no dense arrays of the live partitions
+        return FragmentScan.sparse(frag.query_id, len(live), pos, cov, util, read_bytes,
+                                   frag.predicated_columns)
 
 
 class LazyScans(SequenceABC):
