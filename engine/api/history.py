@@ -70,7 +70,7 @@ def _workload_on(zm: Any, fragments: Sequence[Any]) -> dict[str, float | None]:
     if not fragments or not len(zm):
         return {"pruning_rate": None, "bytes_scanned": None}
     scans = analyze_workload(zm, fragments)
-    pruned = [1.0 - float(s.scanned.sum()) / len(zm) for s in scans]
+    pruned = [s.pruning_rate for s in scans]
     return {"pruning_rate": float(np.mean(pruned)),
             "bytes_scanned": float(sum(s.bytes_scanned for s in scans))}
 

@@ -65,8 +65,8 @@ def compare_snapshots(settings: "Settings", before: "Snapshot", after: "Snapshot
         b, a = sb.bytes_scanned, sa.bytes_scanned
         bytes_before += b
         bytes_after += a
-        parts_before += int(sb.scanned.sum())
-        parts_after += int(sa.scanned.sum())
+        parts_before += sb.scanned_count
+        parts_after += sa.scanned_count
         if b > 0:
             t_read = (frag.duration_ms / 1000.0 if frag.duration_ms and frag.duration_ms > 0
                       else scan_seconds(b, settings))

@@ -175,7 +175,7 @@ def plan_impact(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Sequence
     queries = []
     for frag, b, a in zip(fragments, analyze_workload(zm, fragments), analyze_workload(after, fragments)):
         queries.append({"query_id": frag.query_id,
-                        "partitions_before": int(b.scanned.sum()), "partitions_after": int(a.scanned.sum()),
+                        "partitions_before": b.scanned_count, "partitions_after": a.scanned_count,
                         "bytes_before": float(b.bytes_scanned), "bytes_after": float(a.bytes_scanned)})
     depth = []
     for name in columns:
