@@ -91,6 +91,14 @@ def test_sort_run_keeps_every_row_and_lowers_bytes_scanned(settings, spark):
     shown = api.show_plan(settings, pid)
     assert shown["result"]["snapshot_id"] == after.id
     assert [e["action"] for e in shown["audit"]] == ["create", "approve", "run", "succeed"]
+    # the prediction-error history lists the run: predicted beside measured, with the error
+    history = api.prediction_history(settings, "lineitem")
+    (run,) = history["runs"]
+    check = shown["result"]["cost_check"]
+    assert run["plan_id"] == pid and run["measured_seconds"] == check["measured_wall_seconds"] > 0
+    assert run["error"] == pytest.approx(
+        (run["predicted_seconds"] - run["measured_seconds"]) / run["measured_seconds"])
+    assert history["summary"]["runs"] == 1 and run["spark_jobs"] == measured["spark_jobs"]
 
 
 def test_hilbert_and_zorder_groups_in_one_commit(settings, spark):

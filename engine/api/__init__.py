@@ -22,8 +22,8 @@ from engine.api.history import clustering_trend, reclustering_history
 from engine.api.impact import plan_impact
 from engine.api.plans import (
     BackgroundRun, approve_plan, audit_log, create_plan, default_actor, list_plans,
-    plan_progress, policy_names, policy_state, preview_plan, reject_plan, require_approver,
-    run_plan, show_plan, start_run,
+    plan_progress, policy_names, policy_state, prediction_history, preview_plan, reject_plan,
+    require_approver, run_plan, show_plan, start_run,
 )
 from engine.api.security import (
     Identity, add_approver, authenticate, change_secret, check_session, generate_secret,

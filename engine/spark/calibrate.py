@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_ROWS = (50_000, 200_000, 800_000)
+DEFAULT_REPEAT = 3
 ROWS_PER_FILE = 50_000
 #: the rates calibration writes (all Settings fields)
 RATE_KEYS = ("rewrite_fixed_s", "rewrite_read_bytes_per_s", "sort_bytes_per_s",
@@ -126,9 +127,25 @@ def _duckdb_scan_seconds(paths: Sequence[str], repeat: int = 3) -> float:
     return statistics.median(times)
 
 
+def _measure_once(spark: "SparkSession", schema: Any, parts: Sequence[Any],
+                  paths: Sequence[str], out: str) -> tuple[float, float, float]:
+    """(read-only pass s, rewrite wall s, rewrite executor CPU s) of one size, once."""
+    group = PlanGroup(tuple(paths), "sort", ("l_shipdate",))
+    t = time.perf_counter()
+    with executor.session_conf(spark, executor.JOB_CONF):
+        executor.content_checksum(spark.read.parquet(*paths))
+    read_s = time.perf_counter() - t
+    run = executor.rewrite(spark, schema, [(group, list(parts))], out, ROWS_PER_FILE, None)
+    return read_s, run.measured["wall_seconds"], run.measured["executor_cpu_seconds"]
+
+
 def measure(settings: Settings, spark: "SparkSession | None" = None,
-            rows: Sequence[int] = DEFAULT_ROWS) -> dict[str, Any]:
-    """Measure the points and fit the rates (nothing stored); see the module docstring."""
+            rows: Sequence[int] = DEFAULT_ROWS, repeat: int = DEFAULT_REPEAT) -> dict[str, Any]:
+    """Measure the points (each size ``repeat`` times, the median kept: one run disturbed
+    by other work on the machine no longer bends the line) and fit the rates (nothing
+    stored); see the module docstring."""
+    if int(repeat) < 1:
+        raise InvalidParameterError(f"repeat must be >= 1, got {repeat}")
     if len(rows) < 2 or any(int(r) <= 0 for r in rows):
         raise InvalidParameterError(f"--rows needs two or more positive sizes, got {list(rows)}")
     spark = spark or get_spark(settings)
@@ -140,18 +157,14 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
             paths = _make_files(spark, src, n)
             schema, parts = read_partitions(paths)
             nbytes = sum(p.bytes for p in parts)
-            group = PlanGroup(tuple(paths), "sort", ("l_shipdate",))
-            t = time.perf_counter()
-            with executor.session_conf(spark, executor.JOB_CONF):
-                executor.content_checksum(spark.read.parquet(*paths))
-            read_s = time.perf_counter() - t
-            run = executor.rewrite(spark, schema, [(group, parts)], str(work / f"out-{n}-{i}"),
-                                   ROWS_PER_FILE, None)
+            runs = [_measure_once(spark, schema, parts, paths, str(work / f"out-{n}-{i}-{k}"))
+                    for k in range(1 if i == 0 else repeat)]
             if i == 0:
                 continue
-            points.append({"rows": n, "bytes": nbytes, "read_s": round(read_s, 4),
-                           "rewrite_s": run.measured["wall_seconds"],
-                           "rewrite_cpu_s": run.measured["executor_cpu_seconds"],
+            points.append({"rows": n, "bytes": nbytes, "repeat": len(runs),
+                           "read_s": round(statistics.median(r[0] for r in runs), 4),
+                           "rewrite_s": round(statistics.median(r[1] for r in runs), 4),
+                           "rewrite_cpu_s": round(statistics.median(r[2] for r in runs), 4),
                            "query_s": round(_duckdb_scan_seconds(paths), 5)})
     finally:
         shutil.rmtree(work, ignore_errors=True)
