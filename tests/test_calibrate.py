@@ -143,3 +143,10 @@ def test_history_text_puts_prediction_beside_measurement():
     row = text.splitlines()[1]
     assert "6.46 s" in row and "4.73 s" in row and "+37%" in row and "3.5 MiB" in row
     assert "1 runs: median |error| 37%, mean 37%, 0 within ±30%" in text
+
+
+def test_a_query_time_that_does_not_grow_leaves_the_scan_rate_uncalibrated():
+    """Noise above the slope (20 ms, 3 ms, 8 ms as measured under load) gives no rate."""
+    pts = [{"bytes": b, "rewrite_s": 2 + b / 1e6, "read_s": 0.5, "query_s": q}
+           for b, q in ((8.7e5, 0.020), (3.3e6, 0.0033), (1.3e7, 0.008))]
+    assert rates_from_points(pts)["query_scan_bytes_per_s"] == 0.0
