@@ -41,6 +41,8 @@ def show_calibration(settings: Settings) -> dict[str, Any]:
     for key in _calibrate.RATE_KEYS:
         value = getattr(current, key)
         source = "calibrated" if key in rates and rates[key] == value else "configured"
+        if source == "calibrated" and not value:  # stored 0: the slope was lost in noise
+            source = "calibrated: not separable, default applies"
         effective[key] = {"value": value, "source": source}
     return {"calibration": stored, "effective": effective,
             "home": str(settings.home)}
