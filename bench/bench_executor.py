@@ -62,11 +62,16 @@ def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
     return paths
 
 
-def run_executor(spark, schema, groups, out: str, rows_per_file: int) -> None:
+#: Spark jobs of the last run of each executor variant (Spark's status store)
+JOBS: dict[str, int] = {}
+
+
+def run_executor(spark, schema, groups, out: str, rows_per_file: int, name: str = "") -> None:
     """One plan: ``groups`` = [(layout, columns, partitions)], one job, then the footers."""
     pairs = [(PlanGroup(tuple(p.path for p in parts), layout, tuple(cols)), parts)
              for layout, cols, parts in groups]
     result = rewrite(spark, schema, pairs, out, rows_per_file, None)
+    JOBS[name] = result.measured["spark_jobs"]
     for g in result.groups:
         footers_parallel.read_partitions(spark, g.files, schema=schema)
 
@@ -132,13 +137,15 @@ def main() -> int:
                  "executor-demo-like": sum(p.bytes for p in demo_parts)}
         variants = {
             "executor-sort": lambda out: run_executor(
-                spark, schema, [("sort", ["l_shipdate"], parts)], out, args.rows_per_file),
+                spark, schema, [("sort", ["l_shipdate"], parts)], out, args.rows_per_file,
+                "executor-sort"),
             "executor-hilbert": lambda out: run_executor(
                 spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
-                args.rows_per_file),
+                args.rows_per_file, "executor-hilbert"),
             "executor-50-groups": lambda out: run_executor(spark, schema, fifty, out,
-                                                           args.rows_per_file),
-            "executor-demo-like": lambda out: run_executor(spark, schema, demo, out, 2_000),
+                                                           args.rows_per_file, "executor-50-groups"),
+            "executor-demo-like": lambda out: run_executor(spark, schema, demo, out, 2_000,
+                                                           "executor-demo-like"),
             "spark-orderby": lambda out: run_orderby(spark, paths, n_out, out),
             "duckdb-sort": lambda out: run_duckdb(paths, out),
         }
@@ -182,7 +189,8 @@ def main() -> int:
             print(f"{r['variant']:<18} median {r['median_s']:>7.2f} s  x{r['ratio_vs_spark_orderby']:.2f}"
                   f"   best {r['best_s']:>7.2f} s  x{r['best_ratio_vs_spark_orderby']:.2f}"
                   f"  vs spark orderBy  ({r['runs_s']})"
-                  + (f"  predicted {r['predicted_s']:.2f} s" if r["predicted_s"] != "" else ""))
+                  + (f"  predicted {r['predicted_s']:.2f} s" if r["predicted_s"] != "" else "")
+                  + (f"  {JOBS[r['variant']]} Spark jobs" if r["variant"] in JOBS else ""))
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)

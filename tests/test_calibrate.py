@@ -101,8 +101,9 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
     from engine.policy.base import PlanGroup
     from plan_helpers import insert_plan, make_table
 
-    result = api.calibrate(settings, rows=[3000, 9000], spark=spark)
+    result = api.calibrate(settings, rows=[3000, 9000], spark=spark, repeat=1)
     assert len(result["points"]) == 2 and result["spark_master"] == settings.spark_master
+    assert [p["repeat"] for p in result["points"]] == [1, 1]
     assert [p["rows"] for p in result["points"]] == [3000, 9000]
     assert all(p["rewrite_s"] > 0 and p["query_s"] > 0 for p in result["points"])
     rates = result["rates"]
@@ -119,3 +120,33 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
     read = rates["rewrite_read_bytes_per_s"] or stored.scan_bytes_per_s  # 0: not separable
     assert cost == pytest.approx(rates["rewrite_fixed_s"] + nbytes / read
                                  + nbytes / rates["sort_bytes_per_s"])
+
+
+def test_history_without_runs_says_so_and_table_needs_history(tmp_path, capsys):
+    home = tmp_path / "ws"
+    home.mkdir()
+    assert main(["--home", str(home), "calibrate", "--history"]) == 0
+    assert "no runs with a recorded cost check yet" in capsys.readouterr().out
+    assert main(["--home", str(home), "calibrate", "--table", "lineitem"]) == 2
+    assert "--table: only with --history" in capsys.readouterr().err
+
+
+def test_history_text_puts_prediction_beside_measurement():
+    from engine.cli.calibrate import _history_text
+
+    runs = [{"plan_id": 3, "table": "lineitem", "groups": 6, "bytes": 3.5 * 2**20,
+             "predicted_seconds": 6.46, "measured_seconds": 4.73, "spark_jobs": 3,
+             "calibrated": True, "ran_at": "2026-11-23T04:00:00", "error": 6.46 / 4.73 - 1}]
+    text = _history_text({"runs": runs, "summary": {
+        "with_error": 1, "median_abs_error": 0.366, "mean_abs_error": 0.366,
+        "within_tolerance": 0, "tolerance": 0.3}})
+    row = text.splitlines()[1]
+    assert "6.46 s" in row and "4.73 s" in row and "+37%" in row and "3.5 MiB" in row
+    assert "1 runs: median |error| 37%, mean 37%, 0 within ±30%" in text
+
+
+def test_a_query_time_that_does_not_grow_leaves_the_scan_rate_uncalibrated():
+    """Noise above the slope (20 ms, 3 ms, 8 ms as measured under load) gives no rate."""
+    pts = [{"bytes": b, "rewrite_s": 2 + b / 1e6, "read_s": 0.5, "query_s": q}
+           for b, q in ((8.7e5, 0.020), (3.3e6, 0.0033), (1.3e7, 0.008))]
+    assert rates_from_points(pts)["query_scan_bytes_per_s"] == 0.0

@@ -11,6 +11,7 @@ import pytest
 from engine import api
 from engine.core.errors import ExecutionError
 from engine.policy.base import PlanGroup
+from engine.spark import verification
 from engine.spark.executor import FAULT_ENV, boundaries, range_partition
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table, rows_of, shipdate_fragments
@@ -91,6 +92,14 @@ def test_sort_run_keeps_every_row_and_lowers_bytes_scanned(settings, spark):
     shown = api.show_plan(settings, pid)
     assert shown["result"]["snapshot_id"] == after.id
     assert [e["action"] for e in shown["audit"]] == ["create", "approve", "run", "succeed"]
+    # the prediction-error history lists the run: predicted beside measured, with the error
+    history = api.prediction_history(settings, "lineitem")
+    (run,) = history["runs"]
+    check = shown["result"]["cost_check"]
+    assert run["plan_id"] == pid and run["measured_seconds"] == check["measured_wall_seconds"] > 0
+    assert run["error"] == pytest.approx(
+        (run["predicted_seconds"] - run["measured_seconds"]) / run["measured_seconds"])
+    assert history["summary"]["runs"] == 1 and run["spark_jobs"] == measured["spark_jobs"]
 
 
 def test_hilbert_and_zorder_groups_in_one_commit(settings, spark):
@@ -109,8 +118,12 @@ def test_hilbert_and_zorder_groups_in_one_commit(settings, spark):
     assert {p.path for p in after.partitions}.isdisjoint(paths)
 
 
+@pytest.mark.parametrize("observe_max_groups", [8, 0], ids=["observed", "read-again"])
 def test_checksum_mismatch_fails_commits_nothing_and_removes_written_files(
-        settings, spark, monkeypatch):
+        settings, spark, monkeypatch, observe_max_groups):
+    """Both ways of checking the inputs' side catch a lost row: observed while writing, and
+    read again in the verification aggregate (plans of more than OBSERVE_MAX_GROUPS)."""
+    monkeypatch.setattr(verification, "OBSERVE_MAX_GROUPS", observe_max_groups)
     base = make_table(settings, n=2000, rows_per_file=500)
     root = TableStore(settings).info("lineitem").data_root
     files_before = _files_under(root)

@@ -16,7 +16,7 @@ import datetime as dt
 import numpy as np
 import pytest
 
-import engine.spark.executor as ex
+import engine.spark.fitting as fitting
 from engine import api
 from engine.core.errors import AdvisorError, PlanError
 from engine.layout.groups import build_ordering
@@ -149,7 +149,7 @@ def test_min_leaf_rows_is_scaled_to_the_driver_sample(settings, spark, monkeypat
     """A group larger than the driver sample: min_leaf_rows counts group rows, the tree is
     fitted on the sample, so it must be scaled by sample_rows / group_rows (else one leaf).
     The ship-date bounds are ISO strings, as in a hand-written JSON plan."""
-    monkeypatch.setattr(ex, "SAMPLE_ROWS", 600)
+    monkeypatch.setattr(fitting, "SAMPLE_ROWS", 600)
     base = make_table(settings, n=4000, rows_per_file=500)
     params = _wair_params(_window(), 500)
     for q in params["queries"]:  # as a JSON plan written by hand would: ISO dates

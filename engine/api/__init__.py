@@ -25,8 +25,8 @@ from engine.api.history import snapshot_history
 from engine.api.impact import plan_impact
 from engine.api.plans import (
     BackgroundRun, approve_plan, audit_log, create_plan, default_actor, list_plans,
-    plan_progress, policy_names, policy_state, preview_plan, reject_plan, require_approver,
-    run_plan, show_plan, start_run,
+    plan_progress, policy_names, policy_state, prediction_history, preview_plan, reject_plan,
+    require_approver, run_plan, show_plan, start_run,
 )
 from engine.api.plans import realized_savings
 from engine.api.security import (

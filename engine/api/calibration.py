@@ -21,9 +21,11 @@ __all__ = ["calibrate", "show_calibration"]
 
 
 def calibrate(settings: Settings, rows: Sequence[int] | None = None,
-              spark: "SparkSession | None" = None) -> dict[str, Any]:
-    """Measure, store and return the calibration (see :mod:`engine.spark.calibrate`)."""
-    result = _calibrate.measure(settings, spark=spark, rows=rows or _calibrate.DEFAULT_ROWS)
+              spark: "SparkSession | None" = None, repeat: int | None = None) -> dict[str, Any]:
+    """Measure, store and return the calibration (see :mod:`engine.spark.calibrate`);
+    each size is measured ``repeat`` times (default 3) and the median kept."""
+    result = _calibrate.measure(settings, spark=spark, rows=rows or _calibrate.DEFAULT_ROWS,
+                                repeat=repeat or _calibrate.DEFAULT_REPEAT)
     result["path"] = str(_calibrate.save(settings, result))
     return result
 
@@ -39,6 +41,8 @@ def show_calibration(settings: Settings) -> dict[str, Any]:
     for key in _calibrate.RATE_KEYS:
         value = getattr(current, key)
         source = "calibrated" if key in rates and rates[key] == value else "configured"
+        if source == "calibrated" and not value:  # stored 0: the slope was lost in noise
+            source = "calibrated: not separable, default applies"
         effective[key] = {"value": value, "source": source}
     return {"calibration": stored, "effective": effective,
             "home": str(settings.home)}

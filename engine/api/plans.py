@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["policy_names", "create_plan", "preview_plan", "list_plans", "show_plan",
            "approve_plan", "reject_plan", "run_plan", "start_run", "BackgroundRun",
            "plan_progress", "audit_log", "policy_state", "require_approver", "default_actor",
-           "realized_savings"]
+           "realized_savings", "prediction_history"]
 
 
 def policy_names() -> list[str]:
@@ -128,3 +128,38 @@ def require_approver(settings: "Settings", actor: Identity | None, action: str) 
 def default_actor() -> str:
     """Who proposes when no name was given (the OS user); it grants nothing."""
     return gate.default_actor()
+
+
+#: a prediction counts as good within this relative error (issue 11, section 2's goal)
+PREDICTION_TOLERANCE = 0.30
+
+
+def prediction_history(settings: "Settings", table: str | None = None) -> dict[str, Any]:
+    """Every run's predicted rewrite time beside the measured one, oldest first.
+
+    Each run stores ``cost_check`` (:func:`engine.plans.service.cost_check`) in its
+    result; this lists them with the relative error ``(predicted - measured) / measured``
+    and summarizes: runs, median and mean absolute error, runs within
+    :data:`PREDICTION_TOLERANCE`. Runs before any calibration are marked as such.
+    """
+    runs = []
+    for plan in PlanBook(settings).list(table):
+        check = (plan.result or {}).get("cost_check")
+        if not check:
+            continue
+        runs.append({"plan_id": plan.id, "table": plan.table, "policy": plan.policy,
+                     "status": plan.status, "ran_at": plan.updated_at,
+                     "groups": len(plan.groups), "partitions": len(plan.partitions),
+                     "bytes": float(check.get("predicted_bytes_read", 0.0) or 0.0),
+                     "predicted_seconds": float(check.get("predicted_seconds", 0.0) or 0.0),
+                     "measured_seconds": float(check.get("measured_wall_seconds", 0.0) or 0.0),
+                     "measured_cpu_seconds": float(check.get("measured_cpu_seconds", 0.0) or 0.0),
+                     "spark_jobs": int(check.get("spark_jobs", 0) or 0),
+                     "calibrated": bool(check.get("calibrated")), "error": check.get("error")})
+    errors = sorted(abs(float(r["error"])) for r in runs if r["error"] is not None)
+    summary = {"runs": len(runs), "with_error": len(errors),
+               "median_abs_error": errors[len(errors) // 2] if errors else None,
+               "mean_abs_error": sum(errors) / len(errors) if errors else None,
+               "within_tolerance": sum(e <= PREDICTION_TOLERANCE for e in errors),
+               "tolerance": PREDICTION_TOLERANCE}
+    return {"runs": runs, "summary": summary}

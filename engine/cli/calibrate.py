@@ -1,4 +1,6 @@
-"""``layout-advisor calibrate [--show] [--rows N,N,N]``: measure the cost model's rates."""
+"""``layout-advisor calibrate [--show | --history [--table T]] [--rows N,N,N]``: measure the
+cost model's rates, show them, or list every run's predicted rewrite time beside the
+measured one."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import argparse
 from typing import Any, Mapping
 
 from engine import api
+from engine.cli.args import positive_int
 from engine.cli.output import add_json_flag, emit
 from engine.core.errors import InvalidParameterError
 from engine.core.fmt import format_seconds, human_bytes
@@ -35,6 +38,31 @@ def _text(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _error(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:+.0f}%"
+
+
+def _history_text(data: Mapping[str, Any]) -> str:
+    """Predicted vs measured rewrite wall time per run, side by side, then a summary."""
+    runs = data.get("runs") or []
+    if not runs:
+        return "no runs with a recorded cost check yet"
+    lines = [f"{'plan':>5}  {'table':<14} {'groups':>6} {'size':>10} {'predicted':>10} "
+             f"{'measured':>10} {'error':>7}  {'jobs':>4}  calibrated  ran at"]
+    for r in runs:
+        lines.append(f"{r['plan_id']:>5}  {r['table']:<14} {r['groups']:>6} "
+                     f"{human_bytes(r['bytes']):>10} {format_seconds(r['predicted_seconds']):>10} "
+                     f"{format_seconds(r['measured_seconds']):>10} {_error(r['error']):>7}  "
+                     f"{r['spark_jobs']:>4}  {'yes' if r['calibrated'] else 'no':<10}  "
+                     f"{r['ran_at']}")
+    sm = data.get("summary") or {}
+    if sm.get("with_error"):
+        lines.append(f"{sm['with_error']} runs: median |error| {sm['median_abs_error'] * 100:.0f}%,"
+                     f" mean {sm['mean_abs_error'] * 100:.0f}%, {sm['within_tolerance']} within "
+                     f"±{sm['tolerance'] * 100:.0f}%")
+    return "\n".join(lines)
+
+
 def _rows(text: str | None) -> list[int] | None:
     if not text:
         return None
@@ -46,8 +74,13 @@ def _rows(text: str | None) -> list[int] | None:
 
 
 def _run(args: argparse.Namespace, settings: Any) -> int:
+    if args.history:
+        emit(args, api.prediction_history(settings, args.table), _history_text)
+        return 0
+    if args.table:
+        raise InvalidParameterError("--table: only with --history")
     if not args.show:
-        api.calibrate(settings, rows=_rows(args.rows))
+        api.calibrate(settings, rows=_rows(args.rows), repeat=args.repeat)
     emit(args, api.show_calibration(settings), _text)
     return 0
 
@@ -58,7 +91,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Measure a rewrite job's fixed cost, the read and sort-and-write rates "
                     "(Spark) and a query's fixed cost and scan rate (DuckDB) at a few sizes; "
                     "store them in the workspace. Configured values override them.")
-    p.add_argument("--show", action="store_true", help="print the stored rates, measure nothing")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--show", action="store_true", help="print the stored rates, measure nothing")
+    mode.add_argument("--history", action="store_true",
+                      help="every run's predicted rewrite time beside the measured one")
+    p.add_argument("--table", help="with --history: only this table's runs")
+    p.add_argument("--repeat", type=positive_int, default=None,
+                   help="runs per size, the median kept (default 3)")
     p.add_argument("--rows", help="comma-separated sizes in rows (default 50000,200000,800000)")
     add_json_flag(p)
     p.set_defaults(func=_run)

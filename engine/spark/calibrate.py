@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 DEFAULT_ROWS = (50_000, 200_000, 800_000)
+DEFAULT_REPEAT = 3
 ROWS_PER_FILE = 50_000
 #: the rates calibration writes (all Settings fields)
 RATE_KEYS = ("rewrite_fixed_s", "rewrite_read_bytes_per_s", "sort_bytes_per_s",
@@ -86,10 +87,12 @@ def rates_from_points(points: Sequence[dict[str, float]]) -> dict[str, float]:
         read_per_byte = 0.0
     sort_per_byte = max(per_byte - read_per_byte, 1e-12)
     q_fixed, q_per_byte = fit_line(b, [p["query_s"] for p in points])
+    # a query time that does not grow with size (noise above the slope): the scan rate is
+    # not separable; 0 leaves ``scan_bytes_per_s`` in effect instead of an absurd rate
     return {"rewrite_fixed_s": fixed,
             "rewrite_read_bytes_per_s": 1.0 / read_per_byte if read_per_byte else 0.0,
             "sort_bytes_per_s": 1.0 / sort_per_byte, "query_fixed_s": q_fixed,
-            "query_scan_bytes_per_s": 1.0 / max(q_per_byte, 1e-12)}
+            "query_scan_bytes_per_s": 1.0 / q_per_byte if q_per_byte > 1e-12 else 0.0}
 
 
 def _make_files(spark: "SparkSession", root: str, rows: int) -> list[str]:
@@ -116,19 +119,37 @@ def _duckdb_scan_seconds(paths: Sequence[str], repeat: int = 3) -> float:
     files = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
     con = duckdb.connect()
     con.execute("SET threads = 1")
+    query = (f"SELECT count(*), sum(l_extendedprice) FROM read_parquet([{files}]) "
+             "WHERE l_shipdate >= DATE '1995-01-01'")
+    con.execute(query).fetchall()  # untimed: the first run reads the files from disk
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
-        con.execute(f"SELECT count(*), sum(l_extendedprice) FROM read_parquet([{files}]) "
-                    "WHERE l_shipdate >= DATE '1995-01-01'").fetchall()
+        con.execute(query).fetchall()
         times.append(time.perf_counter() - t)
     con.close()
     return statistics.median(times)
 
 
+def _measure_once(spark: "SparkSession", schema: Any, parts: Sequence[Any],
+                  paths: Sequence[str], out: str) -> tuple[float, float, float]:
+    """(read-only pass s, rewrite wall s, rewrite executor CPU s) of one size, once."""
+    group = PlanGroup(tuple(paths), "sort", ("l_shipdate",))
+    t = time.perf_counter()
+    with executor.session_conf(spark, executor.JOB_CONF):
+        executor.content_checksum(spark.read.parquet(*paths))
+    read_s = time.perf_counter() - t
+    run = executor.rewrite(spark, schema, [(group, list(parts))], out, ROWS_PER_FILE, None)
+    return read_s, run.measured["wall_seconds"], run.measured["executor_cpu_seconds"]
+
+
 def measure(settings: Settings, spark: "SparkSession | None" = None,
-            rows: Sequence[int] = DEFAULT_ROWS) -> dict[str, Any]:
-    """Measure the points and fit the rates (nothing stored); see the module docstring."""
+            rows: Sequence[int] = DEFAULT_ROWS, repeat: int = DEFAULT_REPEAT) -> dict[str, Any]:
+    """Measure the points (each size ``repeat`` times, the median kept: one run disturbed
+    by other work on the machine no longer bends the line) and fit the rates (nothing
+    stored); see the module docstring."""
+    if int(repeat) < 1:
+        raise InvalidParameterError(f"repeat must be >= 1, got {repeat}")
     if len(rows) < 2 or any(int(r) <= 0 for r in rows):
         raise InvalidParameterError(f"--rows needs two or more positive sizes, got {list(rows)}")
     spark = spark or get_spark(settings)
@@ -140,18 +161,14 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
             paths = _make_files(spark, src, n)
             schema, parts = read_partitions(paths)
             nbytes = sum(p.bytes for p in parts)
-            group = PlanGroup(tuple(paths), "sort", ("l_shipdate",))
-            t = time.perf_counter()
-            with executor.session_conf(spark, executor.JOB_CONF):
-                executor.content_checksum(spark.read.parquet(*paths))
-            read_s = time.perf_counter() - t
-            run = executor.rewrite(spark, schema, [(group, parts)], str(work / f"out-{n}-{i}"),
-                                   ROWS_PER_FILE, None)
+            runs = [_measure_once(spark, schema, parts, paths, str(work / f"out-{n}-{i}-{k}"))
+                    for k in range(1 if i == 0 else repeat)]
             if i == 0:
                 continue
-            points.append({"rows": n, "bytes": nbytes, "read_s": round(read_s, 4),
-                           "rewrite_s": run.measured["wall_seconds"],
-                           "rewrite_cpu_s": run.measured["executor_cpu_seconds"],
+            points.append({"rows": n, "bytes": nbytes, "repeat": len(runs),
+                           "read_s": round(statistics.median(r[0] for r in runs), 4),
+                           "rewrite_s": round(statistics.median(r[1] for r in runs), 4),
+                           "rewrite_cpu_s": round(statistics.median(r[2] for r in runs), 4),
                            "query_s": round(_duckdb_scan_seconds(paths), 5)})
     finally:
         shutil.rmtree(work, ignore_errors=True)

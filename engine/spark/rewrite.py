@@ -1,0 +1,207 @@
+"""One rewrite job: every group of a plan (or of a partial-progress batch) read once,
+ordered, written once and verified from one aggregate (issue 11, section 1; WAIR section
+5.1 rewrites the selected micro-partitions, and the price of that rewrite, section 4.2's
+``t_r``, must not carry a fixed cost per group).
+
+The job is at most two Spark jobs (three when a group's ordering must be fitted on a
+sample: Hilbert, Z-order, Qd-tree, PAW):
+
+1. (only for fitted orderings) one sampling job over the key columns of all such groups
+   (:mod:`engine.spark.fitting`);
+2. the write: ONE scan of every input file, each row's group from its file's path
+   (:mod:`engine.spark.reading`), its order key and its task (:mod:`engine.spark.slicing`),
+   one shuffle, a sort per task, Spark's writer cuts the files (:mod:`engine.spark.writing`);
+3. the verification: one aggregate over the inputs and the written files, grouped by
+   (side, group) (:mod:`engine.spark.verification`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from engine.core.errors import ExecutionError
+from engine.core.faults import crash_point
+from engine.spark import fitting, slicing, verification, writing
+from engine.spark.hadoop_files import flatten, group_of_file
+from engine.spark.jobspec import FITTED, GROUP_COLUMN, GroupSpec
+from engine.spark.progress import JobMetrics, WriteWatcher
+from engine.spark.reading import input_schema, read_inputs
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from engine.policy.base import PlanGroup
+    from engine.table.model import Partition, TableSchema
+
+#: at most this many write tasks per core (more tasks: smaller sorts, more partial files)
+TASKS_PER_CORE = 2
+TaskProgress = Callable[[int, int, int], None]
+
+
+@dataclass
+class GroupResult:
+    """What one group's rewrite did (the job's time is shared by all groups)."""
+
+    index: int
+    layout: str
+    columns: list[str]
+    inputs: int
+    outputs: int
+    rows: int
+    bytes_in: int
+    bytes_out: int
+    checksum: str
+    seconds: float
+    files: list[str] = field(default_factory=list)
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per step (whole job)
+    fit: dict[str, Any] = field(default_factory=dict)  # the fitted ordering (sample, leaves)
+
+
+@dataclass
+class RewriteResult:
+    """What one write job did: per group, its files and checks; the job's measured cost."""
+
+    groups: list[GroupResult]
+    measured: dict[str, Any]
+    phases: dict[str, float]
+
+
+class _Laps:
+    """Seconds per step of the job, for the result's ``phases``."""
+
+    def __init__(self) -> None:
+        self.started = self.mark = time.perf_counter()
+        self.phases: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.phases[name] = round(now - self.mark, 3)
+        self.mark = now
+
+    def total(self) -> float:
+        return round(time.perf_counter() - self.started, 3)
+
+
+def group_specs(schema: "TableSchema", groups: Sequence[tuple["PlanGroup", Sequence["Partition"]]],
+                first_index: int = 0) -> list[GroupSpec]:
+    """The driver-side plan of each group; a column the table lacks is named."""
+    out = []
+    for i, (group, parts) in enumerate(groups):
+        for c in group.columns:
+            schema.type_of(c)  # ColumnNotFoundError names the column
+        by = (group.layout_params or {}).get("partition_by")
+        if by:
+            schema.type_of(by)
+        out.append(GroupSpec(first_index + i, group, list(parts), sum(p.rows for p in parts),
+                             sum(p.bytes for p in parts)))
+    return out
+
+
+def rewrite(spark: "SparkSession", schema: "TableSchema",
+            groups: Sequence[tuple["PlanGroup", Sequence["Partition"]]], out_dir: str,
+            target_rows: int | None, target_bytes: int | None, fault: str = "",
+            progress: TaskProgress | None = None, first_index: int = 0) -> RewriteResult:
+    """Rewrite ``groups`` (each a plan group and its input partitions) into ``out_dir``
+    in one write job per file-size setting (one for almost every plan), verify every
+    group from one aggregate; raises ExecutionError when any group does not match.
+
+    ``progress(tasks_done, tasks_total, rows_written)`` is called while the write runs.
+    """
+    laps = _Laps()
+    specs = group_specs(schema, groups, first_index)
+    with writing.session_conf(spark, writing.JOB_CONF):
+        metrics = JobMetrics(spark, f"rewrite-{specs[0].index}")
+        try:
+            files, checks = _write_and_verify(spark, schema, specs, out_dir, target_rows, target_bytes,
+                                      fault, progress, laps)
+        finally:
+            measured = metrics.close()
+    measured["bytes_read_inputs"] = sum(s.bytes_in for s in specs)
+    measured["wall_seconds"] = laps.total()
+    return RewriteResult(_results(specs, files, checks, laps), measured, laps.phases)
+
+
+def _write_and_verify(spark: "SparkSession", schema: "TableSchema", specs: list[GroupSpec],
+                      out_dir: str, target_rows: int | None, target_bytes: int | None,
+                      fault: str, progress: TaskProgress | None, laps: _Laps,
+                      ) -> tuple[list[str], verification.Checks]:
+    """The job's Spark work; returns the written files (flattened) and their checks."""
+    spark_schema = input_schema(specs[0].partitions[0].path)
+    df = read_inputs(spark, schema, specs, spark_schema)
+    data_cols = [c for c in schema.names if c in df.columns]
+    settings_of = _file_settings(specs, target_rows, target_bytes)
+    if any(s.group.layout in FITTED for s in specs):
+        df = _fit(df, specs, schema, settings_of)
+        laps.lap("fit")
+    cores = max(1, spark.sparkContext.defaultParallelism)
+    observe = len(specs) <= verification.OBSERVE_MAX_GROUPS
+    inputs_seen: verification.Checks = {}
+    for max_rows, rg_bytes in sorted(set(settings_of.values()), key=str):
+        batch = [s for s in specs if settings_of[s.index] == (max_rows, rg_bytes)]
+        n_tasks = max(1, min(math.ceil(sum(s.rows for s in batch) / max_rows),
+                             TASKS_PER_CORE * cores))
+        n_buckets = slicing.plan_slices(batch, schema, n_tasks, max_rows)
+        subset = df if len(batch) == len(specs) else df.where(
+            df[GROUP_COLUMN].isin([s.index for s in batch]))
+        keep = writing.drop_row_filter(subset, data_cols) if fault == "drop-row" else None
+        if observe:
+            subset, observation = verification.observe_inputs(subset, batch, data_cols)
+        if keep is not None:
+            subset = subset.where(keep)
+        with WriteWatcher(spark, progress or (lambda *_: None)):
+            writing.write(subset, batch, n_buckets, out_dir, max_rows, rg_bytes, data_cols)
+        if observe:
+            inputs_seen.update(verification.observed(observation, batch))
+    laps.lap("order_write")
+    files = flatten(spark, out_dir)
+    crash_point("after_write")
+    if sum(s.rows for s in specs) and not files:
+        raise ExecutionError(f"Spark wrote no data files into {out_dir}")
+    again = None if observe else read_inputs(spark, schema, specs, spark_schema)
+    checks = verification.aggregate(spark, again, files, data_cols, spark_schema)
+    for g, side in inputs_seen.items():
+        checks.setdefault(g, {}).update(side)
+    verification.check(specs, checks)
+    laps.lap("verify")
+    return files, checks
+
+
+def _file_settings(specs: Sequence[GroupSpec], target_rows: int | None,
+                   target_bytes: int | None) -> dict[int, tuple[int, Any]]:
+    """Per group: (rows per output file, row-group bytes); one write per distinct pair."""
+    out = {}
+    for s in specs:
+        params = s.group.layout_params or {}
+        out[s.index] = (slicing.rows_per_file(s.rows, s.bytes_in, target_rows, target_bytes,
+                                              params), params.get("row_group_bytes"))
+    return out
+
+
+def _fit(df: "DataFrame", specs: Sequence[GroupSpec], schema: "TableSchema",
+         settings_of: dict[int, tuple[int, Any]]) -> "DataFrame":
+    """Fit every fitted group's ordering on one sample; add the key column."""
+    sample = fitting.sample_fitted(df, specs, schema)
+    fitted = [s for s in specs if s.group.layout in FITTED]
+    for s in fitted:
+        fitting.fit_group(s, sample, schema, settings_of[s.index][0])
+    dtype = "double" if any(s.key_dtype == "double" for s in fitted) else "long"
+    return fitting.with_key(df, specs, schema, dtype)
+
+
+def _results(specs: Sequence[GroupSpec], files: Sequence[str], checks: verification.Checks,
+             laps: _Laps) -> list[GroupResult]:
+    files_of: dict[int, list[str]] = {}
+    for f in files:
+        g = group_of_file(f)
+        if g is not None:
+            files_of.setdefault(g, []).append(f)
+    seconds = laps.total()
+    return [GroupResult(index=s.index, layout=s.group.layout, columns=list(s.group.columns),
+                        inputs=len(s.partitions), outputs=len(files_of.get(s.index, [])),
+                        rows=s.rows, bytes_in=s.bytes_in, bytes_out=0,
+                        checksum=checks[s.index]["in"][1], seconds=seconds,
+                        files=files_of.get(s.index, []), phases=dict(laps.phases), fit=s.fit)
+            for s in specs]

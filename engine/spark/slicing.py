@@ -1,0 +1,162 @@
+"""The physical design of a job's output: rows per file, and how groups are cut into
+key ranges and packed into the write's tasks (no sampling pass: cut points come from the
+zonemaps, the fitting sample or the input files themselves; a wrong estimate only makes
+one smaller file per range, never a wrong order)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
+
+from engine.core import logical_types
+from engine.spark.jobspec import FITTED, KEY_COLUMN, ORD_COLUMN, GroupSpec
+
+if TYPE_CHECKING:
+    from engine.table.model import TableSchema
+
+def boundaries(sorted_values: Sequence[Any], n: int) -> list[Any]:
+    """n-1 cut points at the sample's quantiles, duplicates dropped (ties stay together).
+
+    Example:
+    >>> boundaries([1, 2, 3, 4, 5, 6, 7, 8], 4)
+    [3, 5, 7]
+    """
+    m = len(sorted_values)
+    if n <= 1 or m == 0:
+        return []
+    cuts = [sorted_values[min(m - 1, (i * m) // n)] for i in range(1, n)]
+    out: list[Any] = []
+    for c in cuts:
+        if not out or c > out[-1]:
+            out.append(c)
+    return out
+
+
+def mixture_quantiles(lows: Sequence[float], highs: Sequence[float], weights: Sequence[float],
+                      fractions: Sequence[float]) -> list[float]:
+    """Cut points at the given CDF ``fractions`` of a mixture of uniform distributions (one
+    per file: its zonemap's [min, max], weighted by its rows).
+
+    The CDF is piecewise linear between the files' bounds, so its inverse is exact there.
+
+    Example (two files, [0, 10] and [10, 30], 100 rows each):
+    >>> mixture_quantiles([0, 10], [10, 30], [100, 100], [0.25, 0.5, 0.75])
+    [5.0, 10.0, 20.0]
+    """
+    lo = np.asarray(lows, dtype=float)
+    hi = np.asarray(highs, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    ok = np.isfinite(lo) & np.isfinite(hi) & (w > 0)
+    lo, hi, w = lo[ok], hi[ok], w[ok]
+    if not len(fractions) or w.sum() <= 0:
+        return []
+    xs = np.unique(np.concatenate([lo, hi]))
+    width = np.maximum(hi - lo, 0.0)
+    point = width == 0
+    frac = np.where(point[None, :], (xs[:, None] >= lo[None, :]).astype(float),
+                    np.clip((xs[:, None] - lo[None, :]) / np.where(point, 1.0, width)[None, :],
+                            0.0, 1.0))
+    cdf = (frac * w[None, :]).sum(axis=1) / w.sum()
+    targets = np.asarray(fractions, dtype=float)
+    keep = np.concatenate([[True], np.diff(cdf) > 0])  # np.interp needs increasing xp
+    cuts = np.interp(targets, cdf[keep], xs[keep])
+    return boundaries(sorted(float(c) for c in cuts), len(cuts) + 1) if len(cuts) else []
+
+
+def _zonemap_cuts(spec: GroupSpec, column: str, ltype: str, fractions: Sequence[float]) -> list[Any]:
+    """Cut points of a sort group's first column from its files' zonemaps (no Spark job);
+    [] where the zonemaps cannot say (strings, unknown bounds)."""
+    if not len(fractions) or logical_types.is_string(ltype) or ltype == "bool":
+        return []
+    lows, highs, weights = [], [], []
+    for p in spec.partitions:
+        st = p.columns.get(column)
+        if st is None or st.min is None or st.max is None:
+            return []
+        lows.append(logical_types.encode_scalar(ltype, st.min))
+        highs.append(logical_types.encode_scalar(ltype, st.max))
+        weights.append(p.rows)
+    raw = mixture_quantiles(lows, highs, weights, fractions)
+    decoded = [logical_types.decode_scalar(ltype, c) for c in raw]
+    out: list[Any] = []
+    for c in decoded:  # decoding rounds dates and ints: drop repeats
+        if c is not None and (not out or c > out[-1]):
+            out.append(c)
+    return out
+
+
+def rows_per_file(rows: int, nbytes: int, target_rows: int | None, target_bytes: int | None,
+                  params: Mapping[str, Any] | None = None) -> int:
+    """Rows in one output file: the group's ``target_file_bytes``, else the table's target
+    rows, else its target bytes (bytes turned into rows at the inputs' mean row width).
+
+    Example:
+    >>> rows_per_file(1000, 100_000, 250, None), rows_per_file(1000, 100_000, None, 20_000)
+    (250, 200)
+    >>> rows_per_file(1000, 100_000, 250, None, {"target_file_bytes": 50_000})
+    500
+    """
+    width = nbytes / rows if rows else 1.0
+    wanted = (params or {}).get("target_file_bytes")
+    if wanted:
+        return max(1, int(round(float(wanted) / width)))
+    if target_rows and target_rows > 0:
+        return int(target_rows)
+    if target_bytes and target_bytes > 0:
+        return max(1, int(round(target_bytes / width)))
+    return max(1, rows)
+
+
+#: a group is split across tasks only into slices of at least this many output files (each
+#: slice may end in one partial file, as the cuts are estimates)
+MIN_FILES_PER_SLICE = 4
+
+
+def slice_fractions(rows: int, max_rows: int, share: float) -> list[float]:
+    """Where to cut a group of ``rows`` into slices of about ``share`` rows: at whole
+    output files (multiples of ``max_rows``), each slice at least MIN_FILES_PER_SLICE files.
+
+    Example (10 files of 100 rows, 2 tasks' worth of rows each 500):
+    >>> slice_fractions(1000, 100, 500.0)
+    [0.5]
+    >>> slice_fractions(600, 100, 150.0)  # 6 files: too few to split
+    []
+    """
+    files = math.ceil(rows / max(1, max_rows))
+    k = max(1, min(int(rows // max(share, 1.0)), files // MIN_FILES_PER_SLICE))
+    return [round(j * files / k) * max_rows / rows for j in range(1, k)]
+
+
+def plan_slices(specs: Sequence[GroupSpec], schema: "TableSchema", n_tasks: int,
+                 max_rows: int) -> int:
+    """Split big groups into key ranges and pack all slices into at most ``n_tasks``
+    buckets (largest first into the least loaded); returns the number of buckets."""
+    total = sum(s.rows for s in specs)
+    share = total / max(1, n_tasks)
+    sizes: list[tuple[float, GroupSpec, int]] = []
+    for s in specs:
+        fractions = slice_fractions(s.rows, max_rows, share)
+        if fractions and s.group.layout == "sort":
+            first = s.group.columns[0]
+            s.cuts, s.cut_on = _zonemap_cuts(s, first, schema.type_of(first), fractions), first
+        elif fractions and s.group.layout == "binpack":
+            s.cuts = [int(len(s.partitions) * f) for f in fractions]
+            s.cuts, s.cut_on = sorted(set(c for c in s.cuts if c > 0)), ORD_COLUMN
+        elif fractions and s.group.layout in FITTED and s.sample_keys is not None:
+            keys = np.sort(s.sample_keys[~np.isnan(s.sample_keys)]
+                           if s.sample_keys.dtype.kind == "f" else s.sample_keys)
+            picked = [keys[min(len(keys) - 1, int(f * len(keys)))].item() for f in fractions]
+            s.cuts, s.cut_on = sorted(set(picked)), KEY_COLUMN
+        n = len(s.cuts) + 1
+        sizes.extend((s.rows / n, s, j) for j in range(n))
+        s.buckets = [0] * n
+    n_buckets = min(len(sizes), max(1, n_tasks))
+    load = [0.0] * n_buckets
+    for rows, s, j in sorted(sizes, key=lambda t: -t[0]):
+        b = int(np.argmin(load))
+        load[b] += rows
+        s.buckets[j] = b
+    return n_buckets
+

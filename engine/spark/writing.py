@@ -1,0 +1,169 @@
+"""The one shuffle, sort and write of a rewrite job.
+
+Each row gets a shuffle target (its group's bucket, or its key range's), one hash shuffle
+sends it to its task, the task sorts by (group, physical partition, key) and Spark's writer
+cuts the files: ``partitionBy(group[, physical partition])`` (no file straddles two groups,
+two ``partition_by`` values or two Qd-tree leaves) and ``maxRecordsPerFile`` (files of the
+target size, exactly, without sampling for boundaries).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+
+from engine.spark.hashing import hash_targets, long_array
+from engine.spark.jobspec import (
+    FINE_SHIFT, GROUP_COLUMN, KEY_COLUMN, LEAVES, ORD_COLUMN, PART_COLUMN, PID_COLUMN,
+    ROW_COLUMN, GroupSpec, q,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+#: session settings while a rewrite runs: adaptive execution runs every shuffle stage and
+#: broadcast as a job of its own (and may merge output files); a planned write adds a
+#: sort by the partition columns that makes the optimizer drop ours (rows would leave in
+#: no order); more than 32 input paths would be listed by an extra Spark job
+JOB_CONF = {"spark.sql.adaptive.enabled": "false",
+            "spark.sql.optimizer.plannedWrite.enabled": "false",
+            "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000"}
+
+
+@contextlib.contextmanager
+def session_conf(spark: "SparkSession", conf: Mapping[str, str]) -> Iterator[None]:
+    """Set runtime SQL settings for the duration of a rewrite, then restore them."""
+    old = {k: spark.conf.get(k, None) for k in conf}
+    for k, v in conf.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
+def range_index(key: "Column", cuts: Sequence[Any], values: Sequence[Any]) -> "Column":
+    """``values[i]`` for rows whose ``key`` lies in the i-th range between ``cuts`` (nulls
+    in the first)."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    expr = F.when(key.isNull(), F.lit(values[0]))
+    for i, cut in enumerate(cuts):
+        expr = expr.when(key < F.lit(cut), F.lit(values[i]))
+    return expr.otherwise(F.lit(values[len(cuts)]))
+
+
+def range_partition(spark: "SparkSession", df: "DataFrame", key: Any, cuts: Sequence[Any],
+                    n: int) -> "DataFrame":
+    """Rows with ``key`` in the i-th range between ``cuts`` go to partition i (nulls to the
+    first), in one shuffle and without Spark's sampling pass over all columns."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    targets = hash_targets(n)
+    pid = range_index(key, cuts, targets[:len(cuts) + 1]).cast("long")
+    return df.withColumn(PID_COLUMN, pid).repartition(n, F.col(PID_COLUMN)).drop(PID_COLUMN)
+
+
+def pid_column(specs: Sequence[GroupSpec], n_buckets: int) -> "Column":
+    """Each row's shuffle target: its group's bucket, or its slice's bucket by range."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    targets = hash_targets(n_buckets)
+    g = F.col(GROUP_COLUMN)
+    bucket = {s.index: targets[s.buckets[0]] for s in specs}
+    by_group = long_array([bucket.get(i, 0) for i in range(max(bucket) + 1)])
+    # an O(1) lookup whatever the groups, indexed from group 0; a row of an unknown file
+    # (group -1) goes anywhere: the verification refuses the run
+    pid = F.when(g >= 0, F.try_element_at(by_group, (g + 1).cast("int")))
+    for s in specs:
+        if s.cuts:
+            key = F.col(q(s.cut_on))
+            pid = F.when(g == s.index, range_index(key, s.cuts,
+                                                    [targets[b] for b in s.buckets])) \
+                .otherwise(pid)
+    return pid.cast("long")
+
+
+def part_column(specs: Sequence[GroupSpec]) -> "Column | None":
+    """The physical partition a file must not straddle inside its group: the group's
+    ``partition_by`` column's value and/or a Qd-tree leaf; None when no group has one."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    kinds: dict[tuple[str | None, bool], list[int]] = {}
+    for s in specs:
+        by = (s.group.layout_params or {}).get("partition_by")
+        leaf = s.group.layout in LEAVES
+        if by or leaf:
+            kinds.setdefault((by, leaf), []).append(s.index)
+    if not kinds:
+        return None
+    expr = None
+    for (by, leaf), groups in kinds.items():
+        pieces = []
+        if leaf:
+            pieces.append(F.shiftright(F.col(KEY_COLUMN).cast("long"), FINE_SHIFT).cast("string"))
+        if by:
+            pieces.append(F.coalesce(F.col(q(by)).cast("string"), F.lit("\u2205")))
+        value = pieces[0] if len(pieces) == 1 else F.concat_ws("|", *pieces)
+        cond = F.col(GROUP_COLUMN).isin(groups)
+        expr = F.when(cond, value) if expr is None else expr.when(cond, value)
+    return expr.otherwise(F.lit(""))
+
+
+def sort_columns(specs: Sequence[GroupSpec]) -> list["Column"]:
+    """Sort expressions after (group, partition): per distinct key spec, its columns where
+    the row's group uses that spec and null elsewhere, so each group sorts on its own key."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    by_spec: dict[tuple[str, ...], list[int]] = {}
+    for s in specs:
+        if s.group.layout == "sort":
+            key = tuple(s.group.columns)
+        elif s.group.layout == "binpack":
+            key = (ORD_COLUMN, ROW_COLUMN)
+        else:  # ties of a fitted key (a Qd-tree leaf's rank bucket) in the first column's order
+            key = (KEY_COLUMN, s.group.columns[0])
+        by_spec.setdefault(key, []).append(s.index)
+    out = []
+    for key, groups in by_spec.items():
+        cond = F.col(GROUP_COLUMN).isin(groups)
+        out.extend(F.when(cond, F.col(q(c))) for c in key)
+    return out
+
+
+def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: str,
+           max_rows: int, row_group_bytes: int | None, data_cols: Sequence[str]) -> None:
+    """The one shuffle, sort and write (Spark's writer cuts files per group, partition
+    and ``max_rows``)."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    part = part_column(specs)
+    if part is not None:
+        df = df.withColumn(PART_COLUMN, part)
+    df = df.withColumn(PID_COLUMN, pid_column(specs, n_buckets))
+    partition_cols = [GROUP_COLUMN] + ([PART_COLUMN] if part is not None else [])
+    ordered = (df.repartition(n_buckets, F.col(PID_COLUMN))
+               .sortWithinPartitions(*[F.col(c) for c in partition_cols], *sort_columns(specs)))
+    out = ordered.select(*[F.col(q(c)) for c in data_cols], *partition_cols)
+    # append: a plan whose groups ask for different file sizes writes once per size into
+    # the same fresh directory (overwrite would delete the previous write's files)
+    writer = out.write.mode("append").partitionBy(*partition_cols) \
+        .option("maxRecordsPerFile", int(max_rows))
+    if row_group_bytes:
+        writer = writer.option("parquet.block.size", int(row_group_bytes))
+    writer.parquet(out_dir)
+
+
+
+def drop_row_filter(df: "DataFrame", data_cols: Sequence[str]) -> "Column":
+    """Test hook ``drop-row``: a filter losing the row(s) equal to one input row (found by
+    a Spark job of its own, on ``df`` before it is observed)."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    row_hash = F.xxhash64(*[F.col(q(c)) for c in data_cols])
+    victim = df.select(row_hash.alias("h")).limit(1).collect()[0]["h"]
+    return row_hash != F.lit(victim)
