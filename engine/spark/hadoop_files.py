@@ -10,14 +10,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from engine.core.errors import ExecutionError
+from engine.table.formats.partitioning import group_file_name, group_index
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 #: Spark's ``partitionBy`` directory of a group: ``__la_g=<i>``
 _GROUP_DIR = re.compile(r"__la_g=(\d+)")
-#: a group's files after :func:`flatten`: ``<out_dir>/g<group>-<n>-<Spark's name>``
-GROUP_FILE = re.compile(r"/g(\d+)-\d+-[^/]*$")
 
 def _hadoop_fs(spark: "SparkSession", path: str) -> tuple[Any, Any]:
     jvm = spark.sparkContext._jvm
@@ -80,7 +79,7 @@ def flatten(spark: "SparkSession", out_dir: str) -> list[str]:
         if not m:
             moved.append(path)
             continue
-        target = f"{out_dir.rstrip('/')}/g{m.group(1)}-{n:05d}-{path.rsplit('/', 1)[1]}"
+        target = group_file_name(out_dir, int(m.group(1)), n, path.rsplit("/", 1)[1])
         if not fs.rename(jvm.org.apache.hadoop.fs.Path(path), jvm.org.apache.hadoop.fs.Path(target)):
             raise ExecutionError(f"could not move {path} to {target}")
         moved.append(target)
@@ -97,5 +96,4 @@ def group_of_file(path: str) -> int | None:
     >>> group_of_file("/t/data/plan3-b0/g12-00004-part-00000.parquet"), group_of_file("/x.parquet")
     (12, None)
     """
-    m = GROUP_FILE.search(path)
-    return int(m.group(1)) if m else None
+    return group_index(path)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import re
 from typing import Any, Hashable, Mapping, Sequence, TypeVar
 
 from engine.table.formats.base import TableFormat
@@ -104,20 +105,54 @@ def _split_fields(group: Any, run: tuple[str, ...], parts: int, total: int) -> d
     return fields
 
 
-def group_of(path: str) -> str:
-    """The folder that holds one rewrite group's new files: the executor writes group N
-    under ``.../__la_g=N/`` (and physical partitions below it); any other writer's file
-    counts as its own folder's.
+#: the name of a rewrite group's new file as the executor leaves it (after moving it out of
+#: Spark's ``partitionBy`` folders): ``<out_dir>/g<group>-<n>-<Spark's name>``; one
+#: definition for the writer (:func:`engine.spark.hadoop_files.flatten`) and the formats
+GROUP_FILE = re.compile(r"/g(\d+)-\d+-[^/]*$")
 
+
+def group_file_name(out_dir: str, group: int, n: int, name: str) -> str:
+    """Where the executor puts the ``n``-th new file of rewrite group ``group``.
+
+    >>> group_file_name("/t/plan3-b0/", 12, 4, "part-00000.parquet")
+    '/t/plan3-b0/g12-00004-part-00000.parquet'
+    >>> group_index(group_file_name("/t/plan3-b0", 12, 4, "part-00000.parquet"))
+    12
+    """
+    return f"{out_dir.rstrip('/')}/g{group}-{n:05d}-{name}"
+
+
+def group_index(path: str) -> int | None:
+    """The rewrite group of a file named by :func:`group_file_name` (None for any other).
+
+    >>> group_index("/t/plan3-b0/g12-00004-part-0.parquet"), group_index("/t/x.parquet")
+    (12, None)
+    """
+    m = GROUP_FILE.search(path)
+    return int(m.group(1)) if m else None
+
+
+def group_of(path: str) -> str:
+    """The rewrite group a new file belongs to, as a string equal for the files of one
+    group: the executor's own name (:func:`group_file_name`, the group number is in the
+    file name, all groups share one folder), Spark's ``.../__la_g=N/`` folder before the
+    files are moved out of it; any other writer's file counts as its own folder's.
+
+    >>> group_of("/t/_la/plan3-b0/g2-00007-part-0.parquet")
+    '/t/_la/plan3-b0/g2'
     >>> group_of("/t/_la/plan3-b0/__la_g=2/__la_part=1/part-0.parquet")
     '/t/_la/plan3-b0/__la_g=2'
     >>> group_of("/t/plan1-g0/part-0.parquet")
     '/t/plan1-g0'
     """
+    folder = path.rsplit("/", 1)[0]
+    index = group_index(path)
+    if index is not None:
+        return f"{folder}/g{index}"
     head, sep, _ = path.partition("/__la_g=")
     if sep:
         return head + sep + path[len(head) + len(sep):].split("/", 1)[0]
-    return path.rsplit("/", 1)[0]
+    return folder
 
 
 def straddling(removed_rows: Sequence[int], removed_keys: Sequence[Hashable],
@@ -131,6 +166,8 @@ def straddling(removed_rows: Sequence[int], removed_keys: Sequence[Hashable],
     True
     >>> straddling([2, 2], ["eu", "us"], [("/g0/a", 1), ("/g0/b", 3)])
     '/g0/a'
+    >>> straddling([2, 2], ["eu", "us"], [("/o/g0-00000-a", 2), ("/o/g1-00001-b", 2)]) is None
+    True
     """
     starts: list[int] = []
     total = 0
