@@ -3,11 +3,11 @@ a Spark rewrite, each in its own column of one table, rewritten by a real plan r
 field of every new file must equal its input field (type, unit, time zone, nullability,
 field metadata) and every value must survive.
 
-Known gap, kept visible as an xfail naming each changed field (the values are asserted
-first, as hard failures) until the executor restores the input's Arrow schema: Spark reads
-and writes these through its own type system (TIMESTAMP as UTC microseconds, one string
-type, nullable fields, no field metadata). Once fixed, it passes. An unsigned
-integer Spark cannot carry at all: the run must fail and change nothing.
+Spark reads and writes these through its own type system (TIMESTAMP as UTC microseconds,
+one string type, nullable fields, no field metadata); the executor gives the written files
+the input's exact Arrow schema back before verifying them
+(:mod:`engine.spark.arrow_types`). A type Spark cannot carry at all (an unsigned integer):
+the run must fail before writing, with one line naming the column, and change nothing.
 """
 
 from __future__ import annotations
@@ -83,9 +83,14 @@ def test_a_rewrite_keeps_every_field_exactly(settings, spark):
     assert after.num_rows == before.num_rows
     assert after.cast(before.schema).equals(before)  # every value survives
     expected = pq.read_schema(paths[0])
+    assert expected.field("k").nullable is False and expected.field("tagged").metadata
     problems = sorted({c for p in new for c in _changed(expected, pq.read_schema(p))})
-    if problems:  # values survived (asserted above); the types did not, yet
-        pytest.xfail("open in engine/spark/executor.py (reported): " + "; ".join(problems))
+    assert not problems, problems
+    # the exact types are what the table now reports and what pyarrow reads back
+    after_types = dict(store.current_snapshot("typed").schema.columns)
+    assert after_types == dict(base.schema.columns)
+    assert after.schema.equals(before.schema, check_metadata=False)
+    assert after.equals(before)
 
 
 def _unsigned_rows(start: int) -> pa.Table:
@@ -99,7 +104,8 @@ def test_a_type_spark_cannot_carry_fails_the_run_and_changes_nothing(settings, s
     """uint32 (found turned into int64 by a rewrite): the run must refuse, not convert."""
     store, base, paths, pid = _typed_table(settings, _unsigned_rows)
     before = {p: Path(p).read_bytes() for p in paths}
-    with pytest.raises(ExecutionError, match="uint32"):
+    with pytest.raises(ExecutionError, match=r"column 'u32' .* has type uint32.* nothing was "
+                                             r"written"):
         api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
     assert store.current_id("typed") == base.id
     assert {p: Path(p).read_bytes() for p in paths} == before

@@ -36,10 +36,17 @@ def input_schema(path: str) -> Any:
     """The Spark schema of a Parquet file, from its footer read on the driver: Spark's own
     inference would run a job of its own for every read."""
     import pyarrow.parquet as pq  # beside pyarrow: only when a plan runs
-    from pyspark.sql.pandas.types import from_arrow_schema  # pyspark: costly, deferred
 
     fs, inner = table_fs.filesystem(path)
-    return from_arrow_schema(pq.read_schema(inner, filesystem=fs), prefer_timestamp_ntz=True)
+    return spark_schema_of(pq.read_schema(inner, filesystem=fs))
+
+
+def spark_schema_of(arrow_schema: Any) -> Any:
+    """The Spark schema Spark reads a file of ``arrow_schema`` with (timestamps without a
+    time zone as TIMESTAMP_NTZ)."""
+    from pyspark.sql.pandas.types import from_arrow_schema  # pyspark: costly, deferred
+
+    return from_arrow_schema(arrow_schema, prefer_timestamp_ntz=True)
 
 
 def path_spellings(spark: "SparkSession", paths: Sequence[str]) -> list[list[str]]:

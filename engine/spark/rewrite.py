@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from engine.core.errors import ExecutionError
 from engine.core.faults import crash_point
-from engine.spark import fitting, slicing, verification, writing
+from engine.spark import arrow_types, fitting, slicing, verification, writing
 from engine.spark.hadoop_files import flatten, group_of_file
 from engine.spark.jobspec import FITTED, GROUP_COLUMN, GroupSpec
 from engine.spark.progress import JobMetrics, WriteWatcher
-from engine.spark.reading import input_schema, read_inputs
+from engine.spark.reading import read_inputs, spark_schema_of
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
     from engine.policy.base import PlanGroup
@@ -112,11 +113,14 @@ def rewrite(spark: "SparkSession", schema: "TableSchema",
     """
     laps = _Laps()
     specs = group_specs(schema, groups, first_index)
+    first = specs[0].partitions[0].path
+    arrow = arrow_types.read_schema(first)
+    arrow_types.refuse_unsupported(arrow, first)  # before anything is written
     with writing.session_conf(spark, writing.JOB_CONF):
         metrics = JobMetrics(spark, f"rewrite-{specs[0].index}")
         try:
-            files, checks = _write_and_verify(spark, schema, specs, out_dir, target_rows, target_bytes,
-                                      fault, progress, laps)
+            files, checks = _write_and_verify(spark, schema, arrow, specs, out_dir,
+                                              target_rows, target_bytes, fault, progress, laps)
         finally:
             measured = metrics.close()
     measured["bytes_read_inputs"] = sum(s.bytes_in for s in specs)
@@ -124,12 +128,13 @@ def rewrite(spark: "SparkSession", schema: "TableSchema",
     return RewriteResult(_results(specs, files, checks, laps), measured, laps.phases)
 
 
-def _write_and_verify(spark: "SparkSession", schema: "TableSchema", specs: list[GroupSpec],
-                      out_dir: str, target_rows: int | None, target_bytes: int | None,
-                      fault: str, progress: TaskProgress | None, laps: _Laps,
+def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.Schema",
+                      specs: list[GroupSpec], out_dir: str, target_rows: int | None,
+                      target_bytes: int | None, fault: str, progress: TaskProgress | None, laps: _Laps,
                       ) -> tuple[list[str], verification.Checks]:
-    """The job's Spark work; returns the written files (flattened) and their checks."""
-    spark_schema = input_schema(specs[0].partitions[0].path)
+    """The job's Spark work; returns the written files (flattened, with the inputs' exact
+    Arrow schema ``arrow``) and their checks."""
+    spark_schema = spark_schema_of(arrow)
     df = read_inputs(spark, schema, specs, spark_schema)
     data_cols = [c for c in schema.names if c in df.columns]
     settings_of = _file_settings(specs, target_rows, target_bytes)
@@ -160,6 +165,8 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", specs: list[
     crash_point("after_write")
     if sum(s.rows for s in specs) and not files:
         raise ExecutionError(f"Spark wrote no data files into {out_dir}")
+    if arrow_types.restore_files(spark, files, arrow):  # verified below, as committed
+        laps.lap("restore_types")
     again = None if observe else read_inputs(spark, schema, specs, spark_schema)
     checks = verification.aggregate(spark, again, files, data_cols, spark_schema)
     for g, side in inputs_seen.items():

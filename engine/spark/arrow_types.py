@@ -1,0 +1,173 @@
+"""A rewrite never changes a type (issue 10, section 4): the new files carry the input's
+exact Arrow schema.
+
+Spark reads and writes Parquet through its own type system: one string type (a
+``large_string`` comes back ``string``), TIMESTAMP in UTC microseconds (a ``timestamp[ms]``
+comes back ``[us]``, a ``Europe/Paris`` time zone as ``UTC``), every field nullable, no field
+metadata. Two steps keep the input's schema:
+
+1. :func:`refuse_unsupported`, BEFORE anything is written: a column whose type Spark has no
+   equivalent for (unsigned integers, half floats, times of day, durations, intervals,
+   nanosecond timestamps, 256-bit decimals, the null type, extension types) cannot pass
+   through Spark without a change of type or value, so the run is refused with one line
+   naming the column and its type.
+2. :func:`restore_files`, AFTER Spark wrote and BEFORE the verification: a written file
+   whose Arrow fields differ from the input's is rewritten by pyarrow, row group by row
+   group (same row groups, same compression), with the input's schema. The cast is a safe
+   one (it fails rather than truncate a value or put a null into a non-null column) and
+   the restored files are what the verification then reads: rows and checksum of the
+   files that get committed are checked, not those of Spark's intermediate output. Files
+   whose fields already match (the common case: plain types) are left as Spark wrote them,
+   which one footer read on the driver decides (Spark writes every file of a job with one
+   schema).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pyarrow.types as pat
+
+from engine.core.errors import ExecutionError
+from engine.table import fs as table_fs
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: (test, why Spark cannot carry it) for the types a rewrite must refuse
+_UNSUPPORTED = (
+    (pat.is_unsigned_integer, "Spark has no unsigned integers"),
+    (pat.is_float16, "Spark has no half-precision float"),
+    (lambda t: pat.is_time(t), "Spark has no time-of-day type"),
+    (pat.is_duration, "Spark cannot write durations to Parquet"),
+    (pat.is_interval, "Spark cannot write intervals to Parquet"),
+    (lambda t: pat.is_timestamp(t) and t.unit == "ns", "Spark keeps microseconds only"),
+    (lambda t: pat.is_decimal(t) and t.precision > 38, "Spark decimals hold 38 digits"),
+    (pat.is_null, "Spark cannot write a column of the null type"),
+    (lambda t: isinstance(t, pa.ExtensionType), "Spark does not know Arrow extension types"),
+)
+
+
+def _children(t: pa.DataType) -> Iterable[pa.DataType]:
+    return (t.field(i).type for i in range(t.num_fields)) if t.num_fields else ()
+
+
+def unsupported(t: pa.DataType) -> str | None:
+    """Why Spark cannot carry ``t`` (or a type nested in it) unchanged, else None.
+
+    >>> unsupported(pa.uint32())
+    'Spark has no unsigned integers'
+    >>> unsupported(pa.list_(pa.time64("us")))
+    'Spark has no time-of-day type'
+    >>> unsupported(pa.timestamp("ms", tz="Europe/Paris")) is None
+    True
+    """
+    for test, why in _UNSUPPORTED:
+        if test(t):
+            return why
+    for child in _children(t):
+        why = unsupported(child)
+        if why:
+            return why
+    return None
+
+
+def refuse_unsupported(schema: pa.Schema, where: str) -> None:
+    """Raise :class:`ExecutionError` naming the first column Spark cannot write back with
+    its type, before anything is written.
+
+    >>> refuse_unsupported(pa.schema([("k", pa.int64()), ("u", pa.uint32())]), "/t/a.parquet")
+    Traceback (most recent call last):
+    ...
+    engine.core.errors.ExecutionError: column 'u' of /t/a.parquet has type uint32, which a Spark rewrite cannot keep (Spark has no unsigned integers); the plan was not run and nothing was written
+    """
+    for f in schema:
+        why = unsupported(f.type)
+        if why:
+            raise ExecutionError(
+                f"column {f.name!r} of {where} has type {f.type}, which a Spark rewrite "
+                f"cannot keep ({why}); the plan was not run and nothing was written")
+
+
+def read_schema(path: str) -> pa.Schema:
+    """The Arrow schema of a Parquet file (its footer), on any file system the table uses."""
+    fs, inner = table_fs.filesystem(path)
+    return pq.read_schema(inner, filesystem=fs)
+
+
+def differences(expected: pa.Schema, got: pa.Schema) -> list[str]:
+    """The fields of ``got`` that are not exactly ``expected``'s (type, unit, time zone,
+    nullability, field metadata), as ``name: expected -> got``.
+
+    >>> differences(pa.schema([pa.field("s", pa.large_string(), False)]),
+    ...             pa.schema([("s", pa.string())]))
+    ['s: large_string not null -> string']
+    """
+    out = []
+    for f in expected:
+        i = got.get_field_index(f.name)
+        other = got.field(i) if i >= 0 else None
+        if other is None or not other.equals(f, check_metadata=True):
+            out.append(f"{f.name}: {_spell(f)} -> {_spell(other)}")
+    return out
+
+
+def _spell(f: pa.Field | None) -> str:
+    if f is None:
+        return "missing"
+    meta = f" {dict(f.metadata)}" if f.metadata else ""
+    return f"{f.type}{'' if f.nullable else ' not null'}{meta}"
+
+
+def restore_file(path: str, schema: pa.Schema) -> bool:
+    """Rewrite one Parquet file with ``schema`` (a safe cast of every row group, same row
+    groups and compression); False when its fields already match. Raises ArrowInvalid when
+    a value does not fit (never happens for Spark's output of an input of this schema: the
+    caller's verification stays the judge)."""
+    fs, inner = table_fs.filesystem(path)
+    source = pq.ParquetFile(inner, filesystem=fs)
+    if not differences(schema, source.schema_arrow):
+        return False
+    meta = source.metadata
+    compression = (meta.row_group(0).column(0).compression.lower()
+                   if meta.num_row_groups and meta.num_columns else "snappy")
+    tmp = f"{inner.rsplit('/', 1)[0]}/.restore-{inner.rsplit('/', 1)[1]}"
+    names = [f.name for f in schema if f.name in source.schema_arrow.names]
+    target = pa.schema([schema.field(n) for n in names], metadata=schema.metadata)
+    with pq.ParquetWriter(tmp, target, filesystem=fs, compression=compression) as writer:
+        for i in range(meta.num_row_groups):
+            part = source.read_row_group(i, columns=names)
+            writer.write_table(part.cast(target), row_group_size=max(1, part.num_rows))
+    fs.move(tmp, inner)
+    # Hadoop's local file system keeps a checksum beside each file it wrote (``.name.crc``):
+    # it describes Spark's bytes, not these, and would make every later read fail
+    crc = f"{inner.rsplit('/', 1)[0]}/.{inner.rsplit('/', 1)[1]}.crc"
+    if fs.get_file_info(crc).type != pafs.FileType.NotFound:
+        fs.delete_file(crc)
+    return True
+
+
+def _restore_many(schema: pa.Schema):
+    def run(paths: Iterable[str]) -> list[tuple[str, bool]]:
+        return [(p, restore_file(p, schema)) for p in paths]
+    return run
+
+
+def restore_files(spark: "SparkSession", files: Sequence[str], schema: pa.Schema) -> int:
+    """Give every written file ``schema`` (on the executors, a few files per task); returns
+    how many were rewritten. Skipped (no Spark job) when the first file already matches."""
+    if not files or not differences(schema, read_schema(files[0])):
+        return 0
+    sc = spark.sparkContext
+    slices = max(1, min(len(files), sc.defaultParallelism * 4))
+    try:
+        done = sc.parallelize(list(files), slices).mapPartitions(_restore_many(schema)).collect()
+    except Exception as exc:  # noqa: BLE001 - Spark wraps the worker's error; name it once
+        text = str(exc).strip().splitlines()
+        last = next((t for t in reversed(text) if "Error" in t or "Invalid" in t), text[-1] if text else "")
+        raise ExecutionError(f"the written files could not be given the table's exact types "
+                             f"({last.strip()}); nothing was committed") from None
+    return sum(1 for _, changed in done if changed)
