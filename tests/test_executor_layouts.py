@@ -15,7 +15,7 @@ from engine import api
 from engine.policy.base import LAYOUT_KINDS, PlanGroup
 from engine.table.footers import read_partitions
 from engine.table.store import TableStore
-from plan_helpers import insert_plan, make_table, rows_of
+from plan_helpers import insert_plan, lineitem_arrow, make_table, rows_of
 from security_helpers import sign_in
 
 pytestmark = pytest.mark.spark
@@ -81,6 +81,36 @@ def test_partition_by_no_file_straddles_two_values(settings, spark):
         assert len(values) == 1, (p.path, values)
         dates = pq.read_table(p.path, columns=["l_shipdate"]).column("l_shipdate").to_pylist()
         assert dates == sorted(dates)
+
+
+def test_partition_by_writes_one_partial_file_per_value_not_per_slice(settings, spark):
+    """A big ``partition_by`` group is cut into slices at partition values (PTO's finding:
+    slices by ranges of the sort key gave each value a partial file per slice)."""
+    store = TableStore(settings)
+    data = lineitem_arrow(4000)
+    data = data.append_column("region", pa.array(["asia", "eu", "us"][i % 3] for i in range(4000)))
+    root = store.managed_location("regions")
+    os.makedirs(root, exist_ok=True)
+    paths = []
+    for i in range(0, 4000, 400):
+        paths.append(f"{root}/ingest-{i // 400}.parquet")
+        pq.write_table(data.slice(i, 400), paths[-1])
+    schema, parts = read_partitions(paths)
+    base = store.create("regions", schema=schema, partitions=parts, operation="create",
+                        target_rows=100)  # 40 files' worth: sliced over the 4 tasks
+    result = _run(settings, spark, base, [PlanGroup(tuple(paths), "sort", ("l_shipdate",),
+                                                    layout_params={"partition_by": "region"})])
+    files: dict[str, list[int]] = {}
+    for f in result["groups"][0]["files"]:
+        t = pq.read_table(f, columns=["region", "l_shipdate"])
+        (region,) = set(t.column("region").to_pylist())
+        dates = t.column("l_shipdate").to_pylist()
+        assert dates == sorted(dates)
+        files.setdefault(region, []).append(t.num_rows)
+    assert sorted(files) == ["asia", "eu", "us"]
+    for region, sizes in files.items():  # 1334 or 1333 rows: 13 full files and one partial
+        assert sum(sizes) == sum(1 for r in data.column("region").to_pylist() if r == region)
+        assert len(sizes) == -(-sum(sizes) // 100), (region, sorted(sizes))
 
 
 def test_target_file_and_row_group_bytes_are_honoured(settings, spark):

@@ -129,16 +129,62 @@ def slice_fractions(rows: int, max_rows: int, share: float) -> list[float]:
     return [round(j * files / k) * max_rows / rows for j in range(1, k)]
 
 
+def value_cuts(bounds: Sequence[tuple[Any, Any, int]], fractions: Sequence[float]) -> list[Any]:
+    """Cut points for a group's ``partition_by`` column chosen among its files' zonemap
+    bounds ``(min, max, rows)``, nearest to the wanted CDF ``fractions``. A range cut on the
+    partition column itself never splits one value (``v < cut`` holds for all rows of a
+    value or none), so each value is written by one task: one partial file per value, not
+    one per value and slice. Rows of a file are counted below a cut when its max is, half
+    when the cut falls inside its bounds. [] when the bounds show a single value.
+
+    Example (files of regions: eu 600 rows, us 300, asia 100; two slices: asia and eu
+    700 rows, us 300, nearer halves than asia 100 and the rest 900):
+    >>> value_cuts([("eu", "eu", 600), ("us", "us", 300), ("asia", "asia", 100)], [0.5])
+    ['us']
+    >>> value_cuts([(1, 1, 10), (1, 1, 10)], [0.5])
+    []
+    """
+    candidates = sorted({v for lo, hi, _ in bounds for v in (lo, hi)})[1:]
+    total = sum(rows for _, _, rows in bounds)
+    if not candidates or total <= 0:
+        return []
+
+    def below(cut: Any) -> float:
+        return sum(rows if hi < cut else rows / 2 if lo < cut else 0 for lo, hi, rows in bounds)
+
+    at = [(below(c), c) for c in candidates]
+    picked = {min(at, key=lambda t: abs(t[0] - f * total))[1] for f in fractions}
+    return sorted(picked)
+
+
+def _partition_cuts(spec: GroupSpec, column: str, fractions: Sequence[float]) -> list[Any]:
+    """:func:`value_cuts` of a group's ``partition_by`` column from its files' zonemaps;
+    [] when a file has no bounds for it."""
+    bounds = []
+    for p in spec.partitions:
+        st = p.columns.get(column)
+        if st is None or st.min is None or st.max is None:
+            return []
+        bounds.append((st.min, st.max, p.rows))
+    return value_cuts(bounds, fractions)
+
+
 def plan_slices(specs: Sequence[GroupSpec], schema: "TableSchema", n_tasks: int,
                  max_rows: int) -> int:
-    """Split big groups into key ranges and pack all slices into at most ``n_tasks``
-    buckets (largest first into the least loaded); returns the number of buckets."""
+    """Split big groups into key ranges (a ``partition_by`` group: into ranges of its
+    partition values, :func:`value_cuts`, when its zonemaps show more than one) and pack
+    all slices into at most ``n_tasks`` buckets (largest first into the least loaded);
+    returns the number of buckets."""
     total = sum(s.rows for s in specs)
     share = total / max(1, n_tasks)
     sizes: list[tuple[float, GroupSpec, int]] = []
     for s in specs:
         fractions = slice_fractions(s.rows, max_rows, share)
-        if fractions and s.group.layout == "sort":
+        by = (s.group.layout_params or {}).get("partition_by")
+        by_cuts = _partition_cuts(s, by, fractions) if fractions and by else []
+        if by_cuts:  # whole partition values per slice (ranges of the key would split each)
+            s.cuts, s.cut_on = by_cuts, by
+        elif fractions and s.group.layout == "sort":
             first = s.group.columns[0]
             s.cuts, s.cut_on = _zonemap_cuts(s, first, schema.type_of(first), fractions), first
         elif fractions and s.group.layout == "binpack":
