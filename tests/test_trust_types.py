@@ -93,20 +93,29 @@ def test_a_rewrite_keeps_every_field_exactly(settings, spark):
     assert after.equals(before)
 
 
-def _unsigned_rows(start: int) -> pa.Table:
-    ks = range(start, start + N // 4)
-    return pa.table({"k": pa.array(ks, pa.int64()),
-                     "u32": pa.array([4_000_000_000 - k for k in ks], pa.uint32())})
+def _unsupported_rows(column: str, kind: pa.DataType, value):
+    def rows(start: int) -> pa.Table:
+        ks = range(start, start + N // 4)
+        return pa.table({"k": pa.array(ks, pa.int64()),
+                         column: pa.array([value(k) for k in ks], kind)})
+    return rows
 
 
 @pytest.mark.spark
-def test_a_type_spark_cannot_carry_fails_the_run_and_changes_nothing(settings, spark):
-    """uint32 (found turned into int64 by a rewrite): the run must refuse, not convert."""
-    store, base, paths, pid = _typed_table(settings, _unsigned_rows)
+@pytest.mark.parametrize("column,kind,value,name", [
+    ("u32", pa.uint32(), lambda k: 4_000_000_000 - k, "uint32"),  # found turned into int64
+    ("at", pa.time64("us"), lambda k: dt.time(k % 24, k % 60), "time64\\[us\\]"),
+])
+def test_a_type_spark_cannot_carry_fails_the_run_and_changes_nothing(settings, spark, column,
+                                                                     kind, value, name):
+    """The run must refuse before writing, with one line naming the column and its type,
+    not convert (Spark has no unsigned integers and no time of day)."""
+    store, base, paths, pid = _typed_table(settings, _unsupported_rows(column, kind, value))
     before = {p: Path(p).read_bytes() for p in paths}
-    with pytest.raises(ExecutionError, match=r"column 'u32' .* has type uint32.* nothing was "
-                                             r"written"):
+    with pytest.raises(ExecutionError, match=rf"column '{column}' .* has type {name}.* nothing "
+                                             r"was written") as info:
         api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
+    assert "\n" not in str(info.value)
     assert store.current_id("typed") == base.id
     assert {p: Path(p).read_bytes() for p in paths} == before
     assert api.show_plan(settings, pid)["status"] == "failed"
