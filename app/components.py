@@ -201,7 +201,8 @@ def require_workload(table: str, why: str) -> None:
         st.stop()
 
 
-def savings_report(report: Any, label: str, key: str, predicted_label: str = "predicted") -> None:
+def savings_report(report: Any, label: str, key: str, ratio_label: str,
+                   predicted_label: str = "predicted") -> None:
     """One scope of a run's saving (re-estimated or realized) as four metrics and the
     predicted-against-measured table; the page writes the caption saying which queries."""
     a, b, c, d = st.columns(4)
@@ -212,7 +213,7 @@ def savings_report(report: Any, label: str, key: str, predicted_label: str = "pr
              delta_color="inverse")
     c.metric(label[:1].upper() + label[1:], views.fmt_seconds(report["saving_cpu_seconds"]) + " CPU")
     ratio = report.get("realized_over_predicted")
-    d.metric("Measured / predicted", f"{ratio * 100:.0f} %" if ratio is not None else "–")
+    d.metric(ratio_label, f"{ratio * 100:.0f} %" if ratio is not None else "–")
     st.dataframe(views.realized_frame(report, label, predicted_label), hide_index=True, key=key)
 
 
@@ -236,7 +237,7 @@ def realized_later(plan: Any) -> None:
             return
         n = int(later["queries"])
         savings_report(later, views.REALIZED_LABEL, key="plan_realized_later",
-                       predicted_label=f"predicted (scaled to {n:,} queries)")
+                       ratio_label="Realized / predicted", predicted_label=f"predicted (scaled to {n:,} queries)")
         st.caption(f"The {n:,} queries imported after the run, scored on the zonemaps of the "
                    "snapshot before and after it; the prediction is scaled from "
                    f"{int(plan['predicted_saving'].get('window_queries') or 0):,} queries to "

@@ -110,6 +110,10 @@ def test_run_shows_re_estimated_then_realized_on_later_queries(workspace, engine
     assert "No query has been imported since this run" in shown
     assert "Re-estimated on the decision window" in shown
     assert f"The same {replay['queries']} queries the prediction was fitted on" in shown
+    assert not [m for m in at.metric if m.label == "Realized / predicted"]  # nothing realized yet
+    ratio = replay["realized_over_predicted"]
+    assert [m.value for m in at.metric if m.label == "Re-estimated / predicted"] == [
+        f"{ratio * 100:.0f} %" if ratio is not None else "–"]
     table = frame_with(at, "CPU time saved", views.RE_ESTIMATED_LABEL)
     assert table[""].tolist() == ["predicted", views.RE_ESTIMATED_LABEL]
     assert table["CPU time saved"].tolist() == [
@@ -134,6 +138,9 @@ def test_run_shows_re_estimated_then_realized_on_later_queries(workspace, engine
         views.fmt_seconds(real["predicted_saving_cpu_seconds"]),
         views.fmt_seconds(real["saving_cpu_seconds"])]
     assert "The 60 queries imported after the run" in texts(at)
+    ratio = real["realized_over_predicted"]
+    assert [m.value for m in at.metric if m.label == "Realized / predicted"] == [
+        f"{ratio * 100:.0f} %" if ratio is not None else "–"]
     log = frame_with(at, "measured (log)").set_index("")
     assert log.loc["bytes scanned", "queries"] == 60
     assert log.loc["bytes scanned", "measured (log)"] == views.fmt_bytes(sum(1000 + i for i in range(60)))

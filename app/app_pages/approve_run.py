@@ -132,7 +132,8 @@ else:
         if "error" in replay:
             st.warning(f"The decision window could not be replayed: {views.md_text(replay['error'])}")
         elif replay:
-            components.savings_report(replay, views.RE_ESTIMATED_LABEL, key="plan_realized")
+            components.savings_report(replay, views.RE_ESTIMATED_LABEL, key="plan_realized",
+                                      ratio_label="Re-estimated / predicted")
             st.caption(f"The same {replay['queries']} queries the prediction was fitted on, "
                        "replayed on the zonemaps of the snapshot before and after the run: it "
                        "checks the rewrite and the zonemap model, not the forecast (the "
