@@ -324,7 +324,10 @@ def reclustering_history(table: str) -> pd.DataFrame:
     rows = api.reclustering_history(settings(), table)
     for row in rows:
         if row["status"] == "succeeded":
-            row["later"] = realized_savings(int(row["plan"]), table)
+            try:
+                row["later"] = realized_savings(int(row["plan"]), table)
+            except AdvisorError as exc:  # e.g. a snapshot expired by gc: say so in its cell
+                row["later"] = {"status": f"unavailable: {exc}"}
     return views.history_frame(rows)
 
 

@@ -4,14 +4,17 @@ and no request to the internet for the page icon."""
 
 from __future__ import annotations
 
+import base64
 import doctest
+import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import glossary, views
+from app import charts, glossary, views
 from app_workspace import build_table, engine_settings  # noqa: F401 (fixture)
 from engine import api
 from security_helpers import sign_in
@@ -21,7 +24,7 @@ TIMEOUT = 120
 
 
 # ------------------------------------------------------------------ pure views, no Spark
-@pytest.mark.parametrize("module", [views, glossary], ids=["views", "glossary"])
+@pytest.mark.parametrize("module", [views, glossary, charts], ids=["views", "glossary", "charts"])
 def test_docstring_examples_run(module):
     failed, tried = doctest.testmod(module)
     assert tried > 0 and failed == 0
@@ -301,10 +304,6 @@ def test_partition_marks_are_exact_below_the_limit_and_binned_past_it():
     """Below ``BIN_LIMIT`` rows every partition is its own segment; past it, neighbouring
     rows of one colour join into one mark over their combined range, every partition in
     exactly one mark, on a 3,001-partition case like the SF 1 demo."""
-    import numpy as np
-
-    from app import charts
-
     lo, hi = np.array([0, 5, 10, 12, 20, 21]), np.array([6, 9, 15, 30, 25, 22])
     cat = np.array(["a", "a", "a", "b", "a", "a"])
     exact = charts.segment_marks(lo, hi, np.arange(6), cat, np.arange(6) + 100,
@@ -345,12 +344,6 @@ def test_partition_marks_are_exact_below_the_limit_and_binned_past_it():
 @pytest.mark.spark
 def test_partitions_page_bins_its_segments_past_the_limit(workspace, engine_settings,
                                                           monkeypatch):
-    import base64
-
-    import numpy as np
-
-    from app import charts
-
     monkeypatch.setattr(charts, "BIN_LIMIT", 4)
     monkeypatch.setattr(charts, "BINS", 2)
     at = open_page("partitions")
@@ -359,8 +352,6 @@ def test_partitions_page_bins_its_segments_past_the_limit(workspace, engine_sett
     assert any(f"{n:,} partitions: each mark joins up to {k} neighbouring" in c.value
                for c in at.caption), [c.value for c in at.caption]
     chart = next(c for c in at.get("plotly_chart") if "per partition, colored by" in c.proto.spec)
-    import json
-
     counts = []
     for trace in json.loads(chart.proto.spec)["data"]:
         cd = trace["customdata"]
