@@ -352,10 +352,30 @@ def test_partitions_page_bins_its_segments_past_the_limit(workspace, engine_sett
     assert any(f"{n:,} partitions: each mark joins up to {k} neighbouring" in c.value
                for c in at.caption), [c.value for c in at.caption]
     chart = next(c for c in at.get("plotly_chart") if "per partition, colored by" in c.proto.spec)
+    counts = _chart_counts(chart)
+    assert sum(counts) == n and len(counts) < n
+
+
+def _chart_counts(chart) -> list[float]:
+    """The partitions behind each binned mark of a partition-segment chart (customdata[2]
+    of each segment's first point; plotly ships the numbers as typed arrays)."""
     counts = []
     for trace in json.loads(chart.proto.spec)["data"]:
         cd = trace["customdata"]
         arr = (np.frombuffer(base64.b64decode(cd["bdata"]), dtype=cd["dtype"]).reshape(-1, 4)
                if isinstance(cd, dict) else np.asarray(cd, dtype=float))
         counts += arr[0::3, 2].tolist()
+    return counts
+
+
+@pytest.mark.spark
+def test_workload_query_chart_bins_past_the_limit(workspace, engine_settings, monkeypatch):
+    monkeypatch.setattr(charts, "BIN_LIMIT", 4)
+    monkeypatch.setattr(charts, "BINS", 2)
+    at = open_page("workload")
+    n = len(api.load_snapshot(engine_settings, "lineitem").zonemaps())
+    assert any(f"{n:,} partitions: each mark joins up to {-(-n // 2)} neighbouring" in c.value
+               for c in at.caption), [c.value for c in at.caption]
+    chart = next(c for c in at.get("plotly_chart") if ": partitions on " in c.proto.spec)
+    counts = _chart_counts(chart)
     assert sum(counts) == n and len(counts) < n
