@@ -2,7 +2,10 @@
 
 Every figure has a title and axis titles with units; the page adds the one-line caption.
 Figures over partitions use a constant number of WebGL traces (segments joined by None
-separators), never one trace per partition, so 10,000 partitions draw in the browser fast.
+separators), never one trace per partition; past :data:`BIN_LIMIT` rows of partitions the
+marks are bins of neighbouring rows (:func:`bin_partitions`), so a chart's size stays bounded
+on a table of thousands of partitions (the SF 1 demo has 3,001) while a small table is drawn
+exactly, one segment per partition.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from plotly.colors import qualitative, sample_colorscale
 
 from engine.core import logical_types
 
-SEGMENT_LIMIT = 5000  # partitions drawn one by one; beyond this an even sample is drawn
+BIN_LIMIT = 2000  # partition charts draw each partition up to this many rows...
+BINS = 500  # ...and past it this many bins of neighbouring rows (a few marks per bin)
 DEPTH_BINS = [(1, 1, "1"), (2, 2, "2"), (3, 4, "3–4"), (5, 8, "5–8"), (9, 16, "9–16"),
               (17, 32, "17–32"), (33, 64, "33–64"), (65, None, "65+")]
 STATE_COLORS = {"pruned": "#c7c7c7", "fully covered": "#2ca02c", "boundary": "#ff7f0e"}
@@ -119,11 +123,69 @@ def _bin_colors() -> dict[str, str]:
 
 # --------------------------------------------------------------------------- partitions
 
-def sample_positions(n: int, limit: int = SEGMENT_LIMIT) -> np.ndarray:
-    """Evenly spaced positions 0..n-1, at most ``limit`` of them (all when n <= limit)."""
-    if n <= limit:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
+def bin_partitions(lo: np.ndarray, hi: np.ndarray, y: np.ndarray, category: np.ndarray,
+                   value: np.ndarray, bins: int | None = None) -> dict[str, np.ndarray]:
+    """Partitions aggregated into marks: rows ``y`` cut into bins of ``k = ceil((max y + 1)
+    / bins)`` consecutive rows (``bins`` defaults to :data:`BINS`), one mark per bin and
+    category spanning the union of its partitions' ranges (smallest ``lo`` to largest
+    ``hi``), at the members' mean row.
+
+    Works for any orderable encoding (strings too: the extremes are picked by sorting, not
+    by arithmetic). Returns ``lo``, ``hi``, ``y``, ``category``, ``count`` (partitions per
+    mark), ``first``/``last`` (their smallest and largest row), ``value_max`` and ``k``.
+
+    Example (rows 0-5 in bins of 2; rows 2 and 3 have different categories):
+    >>> out = bin_partitions(np.array([0, 5, 10, 12, 20, 21]), np.array([6, 9, 15, 30, 25, 22]),
+    ...     np.arange(6), np.array(["a", "a", "a", "b", "a", "a"]),
+    ...     np.array([1, 3, 2, 7, 1, 1]), bins=3)
+    >>> out["lo"].tolist(), out["hi"].tolist(), out["count"].tolist(), out["y"].tolist()
+    ([0, 10, 12, 20], [9, 15, 30, 25], [2, 1, 1, 2], [0.5, 2.0, 3.0, 4.5])
+    >>> out["category"].tolist(), out["value_max"].tolist(), int(out["k"])
+    (['a', 'a', 'b', 'a'], [3.0, 2.0, 7.0, 1.0], 2)
+    """
+    bins = BINS if bins is None else bins
+    y = np.asarray(y, dtype=np.int64)
+    n = len(y)
+    k = max(1, -(-(int(y.max()) + 1 if n else 0) // max(1, bins)))
+    labels, code = np.unique(np.asarray(category).astype(str), return_inverse=True)
+    key = (y // k) * len(labels) + code
+    by_lo = np.lexsort((lo, key))  # within a mark: smallest lo first
+    by_hi = np.lexsort((hi, key))  # within a mark: largest hi last
+    sorted_key = key[by_lo]
+    starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]]) if n else np.array([], int)
+    ends = np.r_[starts[1:], n].astype(np.int64)
+    count = ends - starts
+    ys = y[by_lo]
+    return {"lo": np.asarray(lo)[by_lo[starts]], "hi": np.asarray(hi)[by_hi[ends - 1]],
+            "y": np.add.reduceat(ys.astype(np.float64), starts) / count if n else np.array([]),
+            "category": labels[code[by_lo[starts]]].astype(object),
+            "count": count, "first": np.minimum.reduceat(ys, starts) if n else ys,
+            "last": np.maximum.reduceat(ys, starts) if n else ys,
+            "value_max": (np.maximum.reduceat(np.asarray(value, dtype=np.float64)[by_lo], starts)
+                          if n else np.array([])),
+            "k": np.int64(k)}
+
+
+def segment_marks(lo: np.ndarray, hi: np.ndarray, y: np.ndarray, category: np.ndarray,
+                  ids: np.ndarray, value: np.ndarray, value_name: str,
+                  limit: int | None = None, bins: int | None = None) -> dict[str, Any]:
+    """The arguments of :func:`partition_segments` for partitions in rows ``y``: one
+    segment per partition (hover: its number ``ids`` and ``value``) while the rows fit in
+    ``limit`` (default :data:`BIN_LIMIT`), else :func:`bin_partitions` marks over ``bins``
+    row bins (hover: the rows they aggregate, how many,
+    the largest value). ``k`` is the rows per bin (1 when drawn exactly)."""
+    limit = BIN_LIMIT if limit is None else limit
+    y = np.asarray(y)
+    if len(y) == 0 or int(y.max()) < limit:
+        return {"lo": lo, "hi": hi, "y": y, "category": category, "k": 1,
+                "custom": np.column_stack([ids, value]),
+                "hovertemplate": f"partition #%{{customdata[0]}}<br>{value_name} "
+                                 "%{customdata[1]:.4g}<br>%{x}"}
+    b = bin_partitions(lo, hi, y, category, value, bins)
+    return {"lo": b["lo"], "hi": b["hi"], "y": b["y"], "category": b["category"], "k": int(b["k"]),
+            "custom": np.column_stack([b["first"], b["last"], b["count"], b["value_max"]]),
+            "hovertemplate": "rows %{customdata[0]}–%{customdata[1]}: %{customdata[2]} "
+                             f"partitions, largest {value_name} %{{customdata[3]:.4g}}<br>%{{x}}"}
 
 
 def _segments_xy(x_lo: np.ndarray, x_hi: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -199,3 +199,52 @@ def require_workload(table: str, why: str) -> None:
         st.info(f"{why}, and **{table}** has none yet. Import a query log with "
                 f"`layout-advisor workload import {table} FILE`, then reload this page.")
         st.stop()
+
+
+def savings_report(report: Any, label: str, key: str, ratio_label: str,
+                   predicted_label: str = "predicted") -> None:
+    """One scope of a run's saving (re-estimated or realized) as four metrics and the
+    predicted-against-measured table; the page writes the caption saying which queries."""
+    a, b, c, d = st.columns(4)
+    a.metric("Bytes these queries scan", views.fmt_bytes(report["bytes_after"]),
+             delta=f"-{views.fmt_bytes(report['saving_bytes'])}", delta_color="inverse")
+    b.metric("Partitions scanned", f"{report['partitions_scanned_after']:,}",
+             delta=f"{report['partitions_scanned_after'] - report['partitions_scanned_before']:,}",
+             delta_color="inverse")
+    c.metric(label[:1].upper() + label[1:], views.fmt_seconds(report["saving_cpu_seconds"]) + " CPU")
+    ratio = report.get("realized_over_predicted")
+    d.metric(ratio_label, f"{ratio * 100:.0f} %" if ratio is not None else "–")
+    st.dataframe(views.realized_frame(report, label, predicted_label), hide_index=True, key=key)
+
+
+def realized_later(plan: Any) -> None:
+    """The saving of a succeeded run over the queries imported AFTER it (issue 11 §3), or
+    what is still missing; the log's measured bytes and durations beside the estimate."""
+    st.markdown(f"#### {views.REALIZED_LABEL[:1].upper() + views.REALIZED_LABEL[1:]}")
+    with guard(stop=False):
+        later = services.realized_savings(plan["id"], plan["table"])
+        status = later.get("status")
+        if status == "unknown":
+            st.caption("This run did not record where it stood in the query log (it predates "
+                       "the measurement of later queries), so no later query can be told apart.")
+            return
+        if status != "measured":
+            need = int(later.get("queries_needed_to_learn") or 0)
+            st.info("No query has been imported since this run. Import the later query log "
+                    f"(`layout-advisor workload import {plan['table']} FILE --append`); the "
+                    "realized saving is measured on those queries, and WAIR learns from the "
+                    f"first {need:,} of them at its next decision.")
+            return
+        n = int(later["queries"])
+        savings_report(later, views.REALIZED_LABEL, key="plan_realized_later",
+                       ratio_label="Realized / predicted", predicted_label=f"predicted (scaled to {n:,} queries)")
+        st.caption(f"The {n:,} queries imported after the run, scored on the zonemaps of the "
+                   "snapshot before and after it; the prediction is scaled from "
+                   f"{int(plan['predicted_saving'].get('window_queries') or 0):,} queries to "
+                   f"{n:,}. WAIR learns from the first "
+                   f"{int(later.get('queries_needed_to_learn') or 0):,} (eq. 5, section 4.2).")
+        log = views.log_check_frame(later.get("log") or {})
+        if not log.empty:
+            st.dataframe(log, hide_index=True, key="plan_realized_log")
+            st.caption("Where the imported log carries measured bytes scanned and durations, "
+                       "they stand beside the zonemap estimate for the new snapshot.")

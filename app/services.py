@@ -318,9 +318,35 @@ def clustering_trend(table: str, columns: list[str]) -> pd.DataFrame:
 
 
 def reclustering_history(table: str) -> pd.DataFrame:
-    """The runs of ``table``'s plans with predicted against measured and realized figures
-    (not cached: the control store is the live truth)."""
-    return views.history_frame(api.reclustering_history(settings(), table))
+    """The runs of ``table``'s plans with predicted against measured figures, the saving
+    re-estimated on the decision window and the one realized on later queries (the run
+    list is not cached: the control store is the live truth)."""
+    rows = api.reclustering_history(settings(), table)
+    for row in rows:
+        if row["status"] == "succeeded":
+            try:
+                row["later"] = realized_savings(int(row["plan"]), table)
+            except AdvisorError as exc:  # e.g. a snapshot expired by gc: say so in its cell
+                row["later"] = {"status": f"unavailable: {exc}"}
+    return views.history_frame(rows)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _realized(home_: str, plan_id: int, wkey: str) -> dict[str, Any]:
+    return dict(api.realized_savings(settings(), plan_id))
+
+
+def realized_savings(plan_id: int, table: str) -> dict[str, Any]:
+    """The saving of a run over the queries imported after it (scored on the snapshots
+    before and after, the log's measured figures beside the estimate); cached per
+    workload version, since a new import is what changes it."""
+    return _realized(home(), int(plan_id), workload_key(table))
+
+
+def prediction_history(table: str) -> dict[str, Any]:
+    """Every run's predicted rewrite time beside the measured one, with the summary
+    (not cached: a run adds a row)."""
+    return dict(api.prediction_history(settings(), table))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

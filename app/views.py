@@ -481,12 +481,20 @@ def history_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     ...     "2026-01-01T10:00:00+00:00", "partitions_rewritten": 43, "bytes_written": 3357300,
     ...     "predicted_cost_cpu_seconds": 0.087, "predicted_cost_money": 1.2e-06,
     ...     "measured_seconds": 14.9, "predicted_saving_cpu_seconds": 0.158,
-    ...     "realized_saving_cpu_seconds": 0.15, "new_snapshot": "2"}]).iloc[0].to_dict()
+    ...     "realized_saving_cpu_seconds": 0.15, "new_snapshot": "2",
+    ...     "later": {"status": "measured", "queries": 60, "saving_cpu_seconds": 0.2}}]
+    ...     ).iloc[0].to_dict()
     ... # doctest: +NORMALIZE_WHITESPACE
     {'plan': 1, 'policy': 'wair', 'status': 'succeeded', 'finished': '2026-01-01 10:00:00',
      'new snapshot': '2', 'partitions': 43, 'written': '3.2 MB', 'predicted cost': '87 ms CPU',
      'measured time': '14.9 s', 'predicted cost ($)': '< $0.01',
-     'predicted saving / window': '158 ms CPU', 'realized saving': '150 ms CPU'}
+     'predicted saving / window': '158 ms CPU',
+     're-estimated on the decision window': '150 ms CPU',
+     'realized (later queries)': '200 ms CPU over 60 queries'}
+
+    ``realized_saving_cpu_seconds`` is the run's own replay of the window the plan was
+    decided on (scope "re-estimated"); ``later`` is :func:`engine.api.realized_savings`,
+    the queries imported after the run (issue 11, section 3).
     """
     out = []
     for r in rows:
@@ -500,10 +508,35 @@ def history_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             "measured time": fmt_seconds(r.get("measured_seconds")),
             "predicted cost ($)": fmt_money(r.get("predicted_cost_money")),
             "predicted saving / window": fmt_seconds(r.get("predicted_saving_cpu_seconds")) + " CPU",
-            "realized saving": (fmt_seconds(r["realized_saving_cpu_seconds"]) + " CPU"
-                                if r.get("realized_saving_cpu_seconds") is not None else "–"),
+            RE_ESTIMATED_LABEL: (fmt_seconds(r["realized_saving_cpu_seconds"]) + " CPU"
+                                 if r.get("realized_saving_cpu_seconds") is not None else "–"),
+            REALIZED_LABEL: later_saving_label(r.get("later")),
         })
     return pd.DataFrame(out)
+
+
+#: the two scopes of a run's saving, as every page names them (issue 11, section 3)
+RE_ESTIMATED_LABEL = "re-estimated on the decision window"
+REALIZED_LABEL = "realized (later queries)"
+
+
+def later_saving_label(later: Mapping[str, Any] | None) -> str:
+    """One cell for :func:`engine.api.realized_savings`: the saving over the queries
+    imported after the run, or why there is none yet.
+
+    Example:
+    >>> later_saving_label({"status": "waiting for later queries", "queries": 0})
+    'waiting for later queries'
+    >>> later_saving_label({"status": "measured", "queries": 1, "saving_cpu_seconds": 2.5})
+    '2.5 s CPU over 1 query'
+    """
+    if not later or later.get("status") in (None, "not run"):
+        return "–"
+    if later.get("status") != "measured":
+        return str(later["status"])
+    n = int(later.get("queries") or 0)
+    return (f"{fmt_seconds(later.get('saving_cpu_seconds'))} CPU over {n:,} "
+            + ("query" if n == 1 else "queries"))
 
 
 def trend_series(trend: pd.DataFrame, columns: Sequence[str]) -> dict[str, tuple[list, list]]:
@@ -573,14 +606,119 @@ def run_progress(progress: Mapping[str, Any]) -> tuple[float, str, str]:
     return min(1.0, float(frac)), str(progress.get("message") or ""), str(progress.get("status"))
 
 
-def realized_frame(realized: Mapping[str, Any]) -> pd.DataFrame:
-    """Predicted against realized saving of a run, in bytes and CPU time."""
+def realized_frame(realized: Mapping[str, Any], label: str = "realized",
+                   predicted_label: str = "predicted") -> pd.DataFrame:
+    """Predicted against measured saving of a run (one of its two scopes, ``label``), in
+    bytes and CPU time.
+
+    Example:
+    >>> realized_frame({"predicted_saving_bytes": 2048, "saving_bytes": 1024,
+    ...     "predicted_saving_cpu_seconds": 2.0, "saving_cpu_seconds": 1.5},
+    ...     REALIZED_LABEL).values.tolist()
+    [['predicted', '2.0 KB', '2.0 s'], ['realized (later queries)', '1.0 KB', '1.5 s']]
+    """
     return pd.DataFrame([
-        {"": "predicted", "bytes saved": fmt_bytes(realized.get("predicted_saving_bytes")),
+        {"": predicted_label, "bytes saved": fmt_bytes(realized.get("predicted_saving_bytes")),
          "CPU time saved": fmt_seconds(realized.get("predicted_saving_cpu_seconds"))},
-        {"": "realized", "bytes saved": fmt_bytes(realized.get("saving_bytes")),
+        {"": label, "bytes saved": fmt_bytes(realized.get("saving_bytes")),
          "CPU time saved": fmt_seconds(realized.get("saving_cpu_seconds"))},
     ])
+
+
+def log_check_frame(log: Mapping[str, Any]) -> pd.DataFrame:
+    """The query log's measured bytes of later queries beside the zonemap estimate
+    (``realized_savings(...)["log"]``); empty when no later query carries them.
+
+    Example:
+    >>> log_check_frame({"queries_with_bytes": 60, "measured_bytes": 3072.0,
+    ...     "estimated_bytes": 2048.0, "measured_over_estimated": 1.5,
+    ...     "queries_with_duration": 60, "measured_seconds": 2.4}).values.tolist()
+    [['bytes scanned', 60, '3.0 KB', '2.0 KB', '150 %'], ['duration', 60, '2.4 s', '–', '']]
+    """
+    rows = []
+    if log.get("queries_with_bytes"):
+        ratio = log.get("measured_over_estimated")
+        rows.append({"": "bytes scanned", "queries": int(log["queries_with_bytes"]),
+                     "measured (log)": fmt_bytes(log.get("measured_bytes")),
+                     "estimated (zonemaps)": fmt_bytes(log.get("estimated_bytes")),
+                     "measured / estimated": f"{ratio * 100:.0f} %" if ratio is not None else "–"})
+    if log.get("queries_with_duration"):
+        rows.append({"": "duration", "queries": int(log["queries_with_duration"]),
+                     "measured (log)": fmt_seconds(log.get("measured_seconds")),
+                     "estimated (zonemaps)": "–", "measured / estimated": ""})
+    return pd.DataFrame(rows)
+
+
+def regressions_frame(regressions: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
+                      ) -> pd.DataFrame:
+    """A plan's predicted losses per filtered column (``preview["regressions"]``, or its
+    ``columns`` list): depth before and after, queries that would read more, bytes and
+    CPU time lost. Empty when nothing gets worse.
+
+    Example:
+    >>> list(regressions_frame({"columns": [{"column": "o_orderdate", "queries": 3,
+    ...     "bytes_lost": 3 * 1024 ** 2, "cpu_seconds_lost": 0.25, "depth_before": 2.0,
+    ...     "depth_after": 36.14}]}).to_dict("records")[0].values())
+    ['o_orderdate', 2.0, 36.14, 3, '3.0 MB', '250 ms']
+    """
+    cols = regressions.get("columns") if isinstance(regressions, Mapping) else regressions
+    rows = [{"column": r["column"],
+             "depth before": round(float(r["depth_before"]), 2) if r.get("depth_before") is not None else None,
+             "depth after": round(float(r["depth_after"]), 2) if r.get("depth_after") is not None else None,
+             "queries affected": int(r.get("queries") or 0),
+             "bytes lost": fmt_bytes(r.get("bytes_lost")),
+             "CPU time lost": fmt_seconds(r.get("cpu_seconds_lost"))}
+            for r in cols or [] if int(r.get("queries") or 0) > 0]
+    return pd.DataFrame(rows, columns=["column", "depth before", "depth after",
+                                       "queries affected", "bytes lost", "CPU time lost"])
+
+
+def refused_net_of_losses(rec: Mapping[str, Any]) -> bool:
+    """Whether a no-action answer is WAIR refusing a plan whose saving, net of the losses
+    it predicts for other queries, is not positive (or not above alpha x cost)."""
+    return (rec.get("status") == "no-action"
+            and str(rec.get("reason") or "").startswith("net of losses"))
+
+
+def prediction_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """``prediction_history(...)["runs"]`` as shown: predicted and measured rewrite time
+    with the relative error, newest first.
+
+    Example:
+    >>> list(prediction_frame([{"plan_id": 3, "policy": "wair", "ran_at": "2026-01-01T10:00:00",
+    ...     "groups": 2, "partitions": 43, "bytes": 3.5e6, "predicted_seconds": 6.46,
+    ...     "measured_seconds": 4.73, "measured_cpu_seconds": 7.0, "spark_jobs": 2,
+    ...     "calibrated": True, "error": 0.366}]).to_dict("records")[0].values())
+    [3, 'wair', '2026-01-01 10:00:00', 43, '3.3 MB', '6.5 s', '4.7 s', '+37 %', 'yes']
+    """
+    rows = [{"plan": r["plan_id"], "policy": r["policy"],
+             "ran": str(r.get("ran_at") or "")[:19].replace("T", " "),
+             "partitions": r.get("partitions"), "bytes read": fmt_bytes(r.get("bytes")),
+             "predicted time": fmt_seconds(r.get("predicted_seconds")),
+             "measured time": fmt_seconds(r.get("measured_seconds")),
+             "error": "–" if r.get("error") is None else f"{float(r['error']) * 100:+.0f} %",
+             "calibrated": "yes" if r.get("calibrated") else "no"}
+            for r in reversed(list(runs))]
+    return pd.DataFrame(rows, columns=["plan", "policy", "ran", "partitions", "bytes read",
+                                       "predicted time", "measured time", "error",
+                                       "calibrated"])
+
+
+def prediction_summary(summary: Mapping[str, Any]) -> str:
+    """One sentence over ``prediction_history(...)["summary"]``.
+
+    Example:
+    >>> prediction_summary({"runs": 3, "with_error": 3, "median_abs_error": 0.2,
+    ...     "mean_abs_error": 0.25, "within_tolerance": 2, "tolerance": 0.3})
+    '3 runs: median error ±20 %, mean ±25 %; 2 of 3 within ±30 %.'
+    """
+    runs, n = int(summary.get("runs") or 0), int(summary.get("with_error") or 0)
+    if n == 0:
+        return f"{_plural(runs, 'run')}, none with a measured time to compare."
+    tol = float(summary.get("tolerance") or 0.0) * 100
+    return (f"{_plural(runs, 'run')}: median error ±{float(summary['median_abs_error']) * 100:.0f} %, "
+            f"mean ±{float(summary['mean_abs_error']) * 100:.0f} %; "
+            f"{int(summary.get('within_tolerance') or 0)} of {n} within ±{tol:.0f} %.")
 
 
 def plan_key_columns(plan: Mapping[str, Any]) -> list[str]:

@@ -4,14 +4,17 @@ and no request to the internet for the page icon."""
 
 from __future__ import annotations
 
+import base64
 import doctest
+import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import glossary, views
+from app import charts, glossary, views
 from app_workspace import build_table, engine_settings  # noqa: F401 (fixture)
 from engine import api
 from security_helpers import sign_in
@@ -21,7 +24,7 @@ TIMEOUT = 120
 
 
 # ------------------------------------------------------------------ pure views, no Spark
-@pytest.mark.parametrize("module", [views, glossary], ids=["views", "glossary"])
+@pytest.mark.parametrize("module", [views, glossary, charts], ids=["views", "glossary", "charts"])
 def test_docstring_examples_run(module):
     failed, tried = doctest.testmod(module)
     assert tried > 0 and failed == 0
@@ -251,7 +254,7 @@ def test_trend_and_reclustering_history_after_a_run(workspace, engine_settings, 
     assert run["realized_saving_cpu_seconds"] == result["realized"]["saving_cpu_seconds"]
 
     at = open_page("approve_run")
-    shown = next(f.value for f in at.dataframe if "realized saving" in f.value.columns)
+    shown = next(f.value for f in at.dataframe if views.RE_ESTIMATED_LABEL in f.value.columns)
     assert plan["id"] in shown["plan"].tolist()
     at = open_page()
     assert any(c.proto.spec and "Average depth per snapshot" in c.proto.spec
@@ -294,3 +297,85 @@ def test_plan_comparison_frame_formats_each_field():
     assert frame.loc["partitions rewritten"].tolist() == ["126", "43", "−83"]
     assert frame.loc["bytes written", "b − a"] == "−" + views.fmt_bytes(1024.0)
     assert frame.loc["policy"].tolist() == ["wair", "dd", "–"]
+
+
+# ------------------------------------------------------------------ charts past a few thousand partitions
+def test_partition_marks_are_exact_below_the_limit_and_binned_past_it():
+    """Below ``BIN_LIMIT`` rows every partition is its own segment; past it, neighbouring
+    rows of one colour join into one mark over their combined range, every partition in
+    exactly one mark, on a 3,001-partition case like the SF 1 demo."""
+    lo, hi = np.array([0, 5, 10, 12, 20, 21]), np.array([6, 9, 15, 30, 25, 22])
+    cat = np.array(["a", "a", "a", "b", "a", "a"])
+    exact = charts.segment_marks(lo, hi, np.arange(6), cat, np.arange(6) + 100,
+                                 np.array([1.0, 3, 2, 7, 1, 1]), "depth", limit=6)
+    assert exact["k"] == 1 and exact["lo"].tolist() == lo.tolist()
+    assert exact["custom"][:, 0].tolist() == [100, 101, 102, 103, 104, 105]
+    # by hand: bins of 2 rows {0,1} {2,3} {4,5}; rows 2 and 3 differ in colour
+    binned = charts.segment_marks(lo, hi, np.arange(6), cat, np.arange(6),
+                                  np.array([1.0, 3, 2, 7, 1, 1]), "depth", limit=5, bins=3)
+    assert binned["k"] == 2
+    assert list(zip(binned["lo"].tolist(), binned["hi"].tolist(), binned["category"].tolist())) == [
+        (0, 9, "a"), (10, 15, "a"), (12, 30, "b"), (20, 25, "a")]
+    # custom: first row, last row, partitions, largest value
+    assert binned["custom"].tolist() == [[0, 1, 2, 3], [2, 2, 1, 2], [3, 3, 1, 7], [4, 5, 2, 1]]
+
+    rng = np.random.default_rng(3)
+    n = 3001
+    lo = np.sort(rng.integers(0, 100_000, n))
+    hi = lo + rng.integers(0, 2_000, n)
+    depth = rng.integers(1, 20, n).astype(float)
+    cat = charts.depth_bin_labels(depth)
+    marks = charts.segment_marks(lo, hi, np.arange(n), cat, np.arange(n), depth, "depth")
+    assert marks["k"] == 7  # ceil(3001 / 500)
+    count = marks["custom"][:, 2]
+    # at most one mark per bin and colour (here depths are drawn at random, so most of the
+    # eight colours meet in every bin: the worst case; real depths vary smoothly)
+    assert count.sum() == n and len(count) <= charts.BINS * len(set(cat)) and len(count) < n
+    for first, last, _, deepest in marks["custom"][:50]:  # each mark spans its members
+        rows = np.arange(int(first), int(last) + 1)
+        assert int(first) // 7 == int(last) // 7
+        assert deepest == depth[rows][cat[rows] == cat[int(first)]].max()
+    fig = charts.partition_segments(marks["lo"], marks["hi"], "int64", "a", marks["category"],
+                                    charts.depth_colors(), "t", "row", y=marks["y"],
+                                    custom=marks["custom"], hovertemplate=marks["hovertemplate"])
+    assert sum(len(t.x) for t in fig.data) == 3 * len(count)  # one segment per mark
+
+
+@pytest.mark.spark
+def test_partitions_page_bins_its_segments_past_the_limit(workspace, engine_settings,
+                                                          monkeypatch):
+    monkeypatch.setattr(charts, "BIN_LIMIT", 4)
+    monkeypatch.setattr(charts, "BINS", 2)
+    at = open_page("partitions")
+    n = len(api.load_snapshot(engine_settings, "lineitem").zonemaps())
+    k = -(-n // 2)
+    assert any(f"{n:,} partitions: each mark joins up to {k} neighbouring" in c.value
+               for c in at.caption), [c.value for c in at.caption]
+    chart = next(c for c in at.get("plotly_chart") if "per partition, colored by" in c.proto.spec)
+    counts = _chart_counts(chart)
+    assert sum(counts) == n and len(counts) < n
+
+
+def _chart_counts(chart) -> list[float]:
+    """The partitions behind each binned mark of a partition-segment chart (customdata[2]
+    of each segment's first point; plotly ships the numbers as typed arrays)."""
+    counts = []
+    for trace in json.loads(chart.proto.spec)["data"]:
+        cd = trace["customdata"]
+        arr = (np.frombuffer(base64.b64decode(cd["bdata"]), dtype=cd["dtype"]).reshape(-1, 4)
+               if isinstance(cd, dict) else np.asarray(cd, dtype=float))
+        counts += arr[0::3, 2].tolist()
+    return counts
+
+
+@pytest.mark.spark
+def test_workload_query_chart_bins_past_the_limit(workspace, engine_settings, monkeypatch):
+    monkeypatch.setattr(charts, "BIN_LIMIT", 4)
+    monkeypatch.setattr(charts, "BINS", 2)
+    at = open_page("workload")
+    n = len(api.load_snapshot(engine_settings, "lineitem").zonemaps())
+    assert any(f"{n:,} partitions: each mark joins up to {-(-n // 2)} neighbouring" in c.value
+               for c in at.caption), [c.value for c in at.caption]
+    chart = next(c for c in at.get("plotly_chart") if ": partitions on " in c.proto.spec)
+    counts = _chart_counts(chart)
+    assert sum(counts) == n and len(counts) < n

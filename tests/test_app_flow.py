@@ -109,8 +109,10 @@ def test_store_approve_run_rollback(engine_settings):
                for o in at.sidebar.selectbox[1].options)
 
     learned = api.wair_state(engine_settings, "flow")
-    assert learned["saved"] and learned["runs"] == 1  # the run's realized saving was fed back
-    assert learned["cost_cpu_s"] > 0 and learned["plans"][-1]["id"] == first
+    # the run's replay of its own decision window is not learned from (issue 11 section 3):
+    # WAIR learns from the queries imported after it (tests/test_app_realized.py)
+    assert learned["saved"] and learned["runs"] == 0
+    assert learned["plans"][-1]["id"] == first
 
     # 4. The other plan was made against the old snapshot: stale, said plainly; the two
     #    plans side by side, each exportable as JSON and as a runbook

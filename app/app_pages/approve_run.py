@@ -125,22 +125,19 @@ else:
             st.caption("The rewrite's predicted cost beside what the run measured"
                        + ("" if check.get("calibrated") else
                           " (rates not calibrated: run `layout-advisor calibrate`)") + ".")
-        realized = result.get("realized") or {}
-        if "error" in realized:
-            st.warning(f"Realized savings could not be measured: {views.md_text(realized['error'])}")
-        elif realized:
-            a, b, c, d = st.columns(4)
-            a.metric("Bytes scanned by the window", fmt_bytes(realized["bytes_after"]),
-                     delta=f"-{fmt_bytes(realized['saving_bytes'])}", delta_color="inverse")
-            b.metric("Partitions scanned", f"{realized['partitions_scanned_after']:,}",
-                     delta=f"{realized['partitions_scanned_after'] - realized['partitions_scanned_before']:,}",
-                     delta_color="inverse")
-            c.metric("Realized saving", fmt_seconds(realized["saving_cpu_seconds"]) + " CPU")
-            ratio = realized.get("realized_over_predicted")
-            d.metric("Realized / predicted", f"{ratio * 100:.0f} %" if ratio is not None else "–")
-            st.dataframe(views.realized_frame(realized), hide_index=True, key="plan_realized")
-            st.caption(f"The same {realized['queries']} queries replayed on the zonemaps of the "
-                       "snapshot before and after the run.")
+        # the run's own replay of its decision window (older runs kept it under "realized")
+        replay = result.get("re_estimated") or result.get("realized") or {}
+        components.realized_later(plan)
+        st.markdown(f"#### {views.RE_ESTIMATED_LABEL[:1].upper() + views.RE_ESTIMATED_LABEL[1:]}")
+        if "error" in replay:
+            st.warning(f"The decision window could not be replayed: {views.md_text(replay['error'])}")
+        elif replay:
+            components.savings_report(replay, views.RE_ESTIMATED_LABEL, key="plan_realized",
+                                      ratio_label="Re-estimated / predicted")
+            st.caption(f"The same {replay['queries']} queries the prediction was fitted on, "
+                       "replayed on the zonemaps of the snapshot before and after the run: it "
+                       "checks the rewrite and the zonemap model, not the forecast (the "
+                       "realized saving above is measured on later queries).")
         with guard(stop=False):
             st.dataframe(services.depth_before_after(plan), hide_index=True, key="plan_depths")
             st.caption("Average and maximum overlap depth of the plan's key columns before and "
@@ -169,7 +166,21 @@ with guard(stop=False):
     else:
         st.dataframe(history, hide_index=True, key="reclustering_history")
         st.caption("Every run with its predicted cost beside the measured time, and the "
-                   "predicted saving per window beside the realized one.")
+                   "predicted saving per window beside the saving re-estimated on that window "
+                   "and the one realized on the queries imported after the run.")
+
+st.subheader("Prediction errors (rewrite time)")
+with guard(stop=False):
+    predictions = services.prediction_history(table)
+    if not predictions["runs"]:
+        st.caption("No run has recorded a measured rewrite time on this table yet.")
+    else:
+        st.markdown(views.prediction_summary(predictions["summary"]))
+        st.dataframe(views.prediction_frame(predictions["runs"]), hide_index=True,
+                     key="prediction_history")
+        st.caption("Each run's predicted rewrite time beside its measured wall time; error = "
+                   "(predicted − measured) / measured. Runs before `layout-advisor calibrate` "
+                   "use the default rates.")
 
 st.subheader("Snapshot history")
 if st.session_state.get("flash"):

@@ -33,24 +33,22 @@ with guard():
 cz = zm.column(column)
 n = len(zm)
 order = views.partition_order(zm, column, order_by)
-positions = charts.sample_positions(n)
-shown = order[positions]
 value = np.asarray(clus["depths"] if color_by == "depth" else clus["overlaps"], dtype=float)
-category = charts.depth_bin_labels(value[shown] if color_by == "depth" else value[shown] + 1)
-custom = np.column_stack([shown, value[shown]])
-valid = cz.valid[shown]
+category = charts.depth_bin_labels(value[order] if color_by == "depth" else value[order] + 1)
+valid = cz.valid[order]
+marks = charts.segment_marks(cz.lo[order][valid], cz.hi[order][valid], np.arange(n)[valid],
+                             category[valid], order[valid], value[order][valid], color_by)
 
 st.subheader(f"Ranges of `{column}` per micro-partition")
-if len(shown) < n:
-    st.warning(f"{n:,} partitions: drawing an even sample of {len(shown):,} "
-               f"(every {n / len(shown):.1f}th in {order_by} order). The depth profile and the "
-               "table below use all partitions.")
+if marks["k"] > 1:
+    st.caption(f"{n:,} partitions: each mark joins up to {marks['k']} neighbouring partitions "
+               f"(in {order_by} order) of the same colour, drawn over their combined range, so "
+               "the page stays fast. The depth profile and the table below use every partition.")
 fig = charts.partition_segments(
-    cz.lo[shown][valid], cz.hi[shown][valid], cz.ltype, column, category[valid],
+    marks["lo"], marks["hi"], cz.ltype, column, marks["category"],
     charts.depth_colors(), title=f"[min, max] of {column} per partition, colored by {color_by}",
-    y_title=f"partition (ordered by {order_by}; row number)", y=positions[valid],
-    custom=custom[valid], hovertemplate=f"partition #%{{customdata[0]}}<br>{color_by} "
-                                        "%{customdata[1]}<br>%{x}")
+    y_title=f"partition (ordered by {order_by}; row number)", y=marks["y"],
+    custom=marks["custom"], hovertemplate=marks["hovertemplate"])
 st.plotly_chart(fig, key="partitions_segments")
 st.caption("Each horizontal segment is one Parquet file's zonemap on this column; long "
            "segments stacked over the same values (warm colors) mean a filter there must read "

@@ -57,8 +57,17 @@ components.wair_state_panel(table)
 
 if rec.get("status") == "no-action":
     explanation = rec.get("explanation") or {}
-    st.info(f"**WAIR proposes nothing right now.** {views.md_text(explanation.get('why', ''))}\n\n"
+    refused = views.refused_net_of_losses(rec)
+    head = ("WAIR refused a plan: net of the losses it predicts for other queries, its saving "
+            "is not positive." if refused else "WAIR proposes nothing right now.")
+    st.info(f"**{head}** {views.md_text(explanation.get('why', ''))}\n\n"
             f"**What would change it:** {views.md_text(explanation.get('what_would_change', ''))}")
+    if refused:
+        losses = views.regressions_frame((rec.get("details") or {}).get("regressions"))
+        if not losses.empty:
+            st.dataframe(losses, hide_index=True, key="rec_refused_regressions")
+            st.caption("The predicted losses that outweighed the saving, per column the "
+                       "refused plan would disorder.")
     st.caption(f"Technical reason: {views.md_text(rec.get('reason'))}")
 else:
     cost, saving = rec["estimated_cost"], rec["predicted_saving"]
@@ -111,6 +120,21 @@ else:
                       + (f"the rewrite mixes the rows of {', '.join(worse['column'])}, so queries "
                          "filtering them may read more (a side effect)." if len(worse) else
                          "no filtered column gets worse."))
+
+    regressions = rec.get("regressions") or {}
+    losses = views.regressions_frame(regressions)
+    st.markdown("**Predicted regressions**")
+    if losses.empty:
+        st.caption("No query of the window is predicted to read more after this plan.")
+    else:
+        st.dataframe(losses, hide_index=True, key="rec_regressions")
+        net = float(saving.get("cpu_seconds") or 0.0) - float(regressions.get("cpu_seconds") or 0.0)
+        st.caption(f"{int(regressions.get('queries') or 0):,} queries of the window would read "
+                   f"{fmt_bytes(regressions.get('bytes'))} more, "
+                   f"{fmt_seconds(regressions.get('cpu_seconds'))} CPU, because the rewrite "
+                   "mixes the order their filter columns had; net of that the plan saves "
+                   f"{fmt_seconds(net)} CPU per window. A query's loss is split over the "
+                   "columns it filters.")
 
     st.subheader("Groups")
     st.table(views.groups_frame(rec), hide_index=True)

@@ -93,19 +93,20 @@ d.metric("Boundary", f"{int(scan.boundary.sum()):,}")
 
 cz = zm.column(column)
 order = views.partition_order(zm, column, "min")
-positions = charts.sample_positions(len(zm))
-shown = order[positions]
-valid = cz.valid[shown]
-if len(shown) < len(zm):
-    st.warning(f"{len(zm):,} partitions: drawing an even sample of {len(shown):,} in min order; "
-               "the counts above use all partitions.")
-custom = np.column_stack([shown, scan.utilization[shown] * 100])
+valid = cz.valid[order]
+marks = charts.segment_marks(cz.lo[order][valid], cz.hi[order][valid], np.arange(len(zm))[valid],
+                             state[order][valid], order[valid],
+                             scan.utilization[order][valid] * 100, "utilization (%)")
+if marks["k"] > 1:
+    st.caption(f"{len(zm):,} partitions: each mark joins up to {marks['k']} neighbouring "
+               "partitions (in min order) in the same state, drawn over their combined range; "
+               "the counts above use every partition.")
 fig = charts.partition_segments(
-    cz.lo[shown][valid], cz.hi[shown][valid], cz.ltype, column, state[shown][valid],
+    marks["lo"], marks["hi"], cz.ltype, column, marks["category"],
     charts.STATE_COLORS, title=f"Query {qid}: partitions on {column}",
-    y_title="partition (ordered by min; row number)", y=positions[valid],
-    bands=charts.query_bands(frag, column, cz.ltype), custom=custom[valid],
-    hovertemplate="partition #%{customdata[0]}<br>utilization %{customdata[1]:.1f} %<br>%{x}")
+    y_title="partition (ordered by min; row number)", y=marks["y"],
+    bands=charts.query_bands(frag, column, cz.ltype), custom=marks["custom"],
+    hovertemplate=marks["hovertemplate"])
 st.plotly_chart(fig, key="workload_query_segments")
 st.caption("Blue bands are the query's ranges on this column. Grey partitions are pruned, green "
            "ones lie fully inside the range, orange boundary partitions are read but only partly "
