@@ -43,6 +43,11 @@ group sort was within 14%. So a plan also pays:
   The sort points ``calibrate`` fits the byte rates on are corrected for it first, so it is
   not counted twice.
 
+Measured once at 1M rows on the 2 shared cores (bench/README_executor.md, round 3b, load
+15-19): fitted job 24 ms, key function 2.5 MiB/s, 95 ms per file; prediction errors with
+the terms -21% / +0% / -10% / +5% (sort / Hilbert / 50 groups / demo-like plan), without
+them -19% / -20% / -26% / -37%: the demo-like plan's gap was its 43 files, Hilbert's the key.
+
 Example:
 >>> from engine.core.config import Settings
 >>> s = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, memory_budget_bytes=1000)
