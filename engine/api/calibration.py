@@ -58,6 +58,6 @@ def _terms(stored: dict[str, Any] | None, current: Settings) -> dict[str, Any]:
     for key in _calibrate.TERM_KEYS:
         value, used = getattr(measured, key), getattr(in_plans, key)
         source = ("not calibrated" if not value else "calibrated" if used == value
-                  else "measured; bench only (plans do not read it yet)")
+                  else "measured; plans do not read it yet")
         out[key] = {"value": value, "source": source}
     return out
