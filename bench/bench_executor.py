@@ -16,9 +16,12 @@ input files), in the same process and Spark session (a warm-up run first, then
 * ``duckdb-sort``        DuckDB COPY (SELECT * ... ORDER BY l_shipdate) TO one Parquet file.
 
 ``--calibration FILE`` (a workspace's calibration.json) adds the calibrated prediction of
-each executor variant's wall time beside the measured median. Usage:
+each executor variant's wall time beside the measured median, twice: the bytes-only model
+(rates refitted from the file's points without the layout terms) and the full model
+(:func:`engine.policy.costmodel.plan_rewrite_cost` with the stored layout terms: fitted
+job, key function, per output file). Usage:
 ``.venv/bin/python bench/bench_executor.py --rows 1000000``. Appends to
-bench/results/executor_onejob.csv.
+bench/results/executor_costmodel.csv (round 3 and before: executor_onejob.csv).
 """
 
 from __future__ import annotations
@@ -42,13 +45,15 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from engine.core.config import Settings  # noqa: E402
 from engine.policy.base import PlanGroup  # noqa: E402
+from engine.policy.costmodel import RewriteTerms, plan_rewrite_cost  # noqa: E402
+from engine.spark.calibrate import rates_from_points  # noqa: E402
 from engine.spark import footers_parallel  # noqa: E402
 from engine.spark.executor import rewrite  # noqa: E402
 from engine.spark.session import get_spark  # noqa: E402
 from engine.table.footers import read_partitions  # noqa: E402
 from plan_helpers import lineitem_arrow  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results" / "executor_onejob.csv"
+RESULTS = Path(__file__).resolve().parent / "results" / "executor_costmodel.csv"
 
 
 def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
@@ -64,6 +69,8 @@ def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
 
 #: Spark jobs of the last run of each executor variant (Spark's status store)
 JOBS: dict[str, int] = {}
+#: output files of the last run of each executor variant (what the plan's targets give)
+FILES: dict[str, int] = {}
 
 
 def run_executor(spark, schema, groups, out: str, rows_per_file: int, name: str = "") -> None:
@@ -72,15 +79,23 @@ def run_executor(spark, schema, groups, out: str, rows_per_file: int, name: str 
              for layout, cols, parts in groups]
     result = rewrite(spark, schema, pairs, out, rows_per_file, None)
     JOBS[name] = result.measured["spark_jobs"]
+    FILES[name] = sum(g.outputs for g in result.groups)
     for g in result.groups:
         footers_parallel.read_partitions(spark, g.files, schema=schema)
 
 
-def predicted_seconds(calibration: dict, nbytes: float) -> float:
-    """The calibrated model's wall time of one rewrite job of ``nbytes``."""
-    r = calibration["rates"]
-    return (r["rewrite_fixed_s"] + nbytes / r["rewrite_read_bytes_per_s"]
-            + nbytes / r["sort_bytes_per_s"])
+def predicted_seconds(calibration: dict, groups: list, files: int,
+                      full: bool = True) -> float:
+    """The calibrated model's wall time of one plan ``groups`` = [(layout, cols, parts)]
+    writing ``files`` files: the full model, or (``full=False``) the bytes-only one."""
+    rates = (calibration["rates"] if full
+             else rates_from_points(calibration["points"]))  # no file correction
+    settings = Settings(**{k: v for k, v in rates.items() if v})
+    terms = RewriteTerms.from_mapping(calibration.get("terms")) if full else RewriteTerms()
+    group_bytes = [float(sum(p.bytes for p in parts)) for _, _, parts in groups]
+    per_group = [files / len(groups)] * len(groups)  # only the sum is priced
+    return plan_rewrite_cost(group_bytes, settings, [k for k, _, _ in groups], per_group,
+                             terms).cpu_seconds
 
 
 def run_orderby(spark, paths, n_out: int, out: str) -> None:
@@ -132,9 +147,9 @@ def main() -> int:
         demo = [("sort", ["l_shipdate"], demo_parts[i:i + 8]) for i in range(0, 32, 8)] + [
             ("hilbert", ["l_shipdate", "l_commitdate"], demo_parts[32:38]),
             ("hilbert", ["l_shipdate", "l_commitdate"], demo_parts[38:])]
-        sizes = {"executor-sort": input_bytes, "executor-hilbert": input_bytes,
-                 "executor-50-groups": input_bytes,
-                 "executor-demo-like": sum(p.bytes for p in demo_parts)}
+        plans = {"executor-sort": [("sort", ["l_shipdate"], parts)],
+                 "executor-hilbert": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
+                 "executor-50-groups": fifty, "executor-demo-like": demo}
         variants = {
             "executor-sort": lambda out: run_executor(
                 spark, schema, [("sort", ["l_shipdate"], parts)], out, args.rows_per_file,
@@ -175,8 +190,12 @@ def main() -> int:
                              "ratio_vs_spark_orderby": round(med / base, 3),
                              "best_ratio_vs_spark_orderby": round(min(ts) / best_base, 3),
                              "mrows_per_s": round(args.rows / med / 1e6, 3),
-                             "predicted_s": (round(predicted_seconds(calibration, sizes[name]), 3)
-                                             if calibration and name in sizes else "")})
+                             "predicted_s": (round(predicted_seconds(
+                                 calibration, plans[name], FILES[name]), 3)
+                                 if calibration and name in plans else ""),
+                             "predicted_bytes_only_s": (round(predicted_seconds(
+                                 calibration, plans[name], FILES[name], full=False), 3)
+                                 if calibration and name in plans else "")})
         out_path = Path(args.out)
         out_path.parent.mkdir(parents=True, exist_ok=True)
         new_file = not out_path.exists()
@@ -189,7 +208,10 @@ def main() -> int:
             print(f"{r['variant']:<18} median {r['median_s']:>7.2f} s  x{r['ratio_vs_spark_orderby']:.2f}"
                   f"   best {r['best_s']:>7.2f} s  x{r['best_ratio_vs_spark_orderby']:.2f}"
                   f"  vs spark orderBy  ({r['runs_s']})"
-                  + (f"  predicted {r['predicted_s']:.2f} s" if r["predicted_s"] != "" else "")
+                  + (f"  predicted {r['predicted_s']:.2f} s ({r['predicted_s'] / r['median_s'] - 1:+.0%})"
+                     f", bytes-only {r['predicted_bytes_only_s']:.2f} s "
+                     f"({r['predicted_bytes_only_s'] / r['median_s'] - 1:+.0%})"
+                     if r["predicted_s"] != "" else "")
                   + (f"  {JOBS[r['variant']]} Spark jobs" if r["variant"] in JOBS else ""))
         return 0
     finally:

@@ -11,17 +11,20 @@ from engine.core.config import CALIBRATION_FILE_NAME, load_settings
 from engine.core.errors import ConfigError
 from engine.core.fmt import format_money
 from engine.policy.costmodel import recluster_cost, recluster_cost_groups
-from engine.spark.calibrate import rates_from_points
+from engine.spark.calibrate import rates_from_points, terms_from_points
 
 RATES = {"rewrite_fixed_s": 1.5, "rewrite_read_bytes_per_s": 4e7, "sort_bytes_per_s": 1e7,
          "query_fixed_s": 0.02, "query_scan_bytes_per_s": 3e8}
 
 
-def _store(home, rates=RATES):
+TERMS = {"fitted_job_s": 1.2, "fitted_key_bytes_per_s": 5e6, "file_s": 0.04}
+
+
+def _store(home, rates=RATES, terms=None):
     home.mkdir(parents=True, exist_ok=True)
     (home / CALIBRATION_FILE_NAME).write_text(json.dumps(
         {"measured_at": "2026-11-23T02:00:00+00:00", "spark_master": "local[2]",
-         "rates": rates, "points": []}))
+         "rates": rates, "points": [], **({"terms": terms} if terms else {})}))
 
 
 def test_least_squares_recovers_the_rates_of_noisy_points():
@@ -106,6 +109,12 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
     assert [p["repeat"] for p in result["points"]] == [1, 1]
     assert [p["rows"] for p in result["points"]] == [3000, 9000]
     assert all(p["rewrite_s"] > 0 and p["query_s"] > 0 for p in result["points"])
+    # layout terms: Hilbert at both sizes, the many-files run at the smallest
+    assert all("fitted_s" in p for p in result["points"])
+    assert result["points"][0]["files_n"] > result["points"][0]["files"] >= 1
+    assert set(result["terms"]) == {"fitted_job_s", "fitted_key_bytes_per_s", "file_s"}
+    assert all(v >= 0 for v in result["terms"].values())
+    assert json.loads((settings.home / CALIBRATION_FILE_NAME).read_text())["terms"] == result["terms"]
     rates = result["rates"]
     assert rates["sort_bytes_per_s"] > 0 and rates["query_scan_bytes_per_s"] > 0
     stored = load_settings({"home": str(settings.home)}, environ={})
@@ -150,3 +159,49 @@ def test_a_query_time_that_does_not_grow_leaves_the_scan_rate_uncalibrated():
     pts = [{"bytes": b, "rewrite_s": 2 + b / 1e6, "read_s": 0.5, "query_s": q}
            for b, q in ((8.7e5, 0.020), (3.3e6, 0.0033), (1.3e7, 0.008))]
     assert rates_from_points(pts)["query_scan_bytes_per_s"] == 0.0
+
+
+def test_layout_terms_hand_numbers_and_the_sort_fit_is_corrected_per_file():
+    """Per file: (4.6 - 2.6) s / (21 - 1) files = 0.1 s. Hilbert minus sort: 1.5 s at
+    1 MB, 5.5 s at 9 MB -> 1 s job + 2 MB/s key. The sort points minus 0.1 s per file
+    (1 and 9 files: 2.5 s, 6.5 s) lie on 2 s + B / 2 MB/s (the read pass has no slope)."""
+    pts = [{"bytes": 1e6, "rewrite_s": 2.6, "files": 1, "files_s": 4.6, "files_n": 21,
+            "fitted_s": 4.1, "read_s": 0.5, "query_s": 0.01},
+           {"bytes": 9e6, "rewrite_s": 7.4, "files": 9, "fitted_s": 12.9, "read_s": 0.5,
+            "query_s": 0.01}]
+    t = terms_from_points(pts)
+    assert t["file_s"] == pytest.approx(0.1)
+    assert t["fitted_job_s"] == pytest.approx(1.0)
+    assert t["fitted_key_bytes_per_s"] == pytest.approx(2e6)
+    r = rates_from_points(pts, t["file_s"])
+    assert r["rewrite_fixed_s"] == pytest.approx(2.0)
+    assert r["sort_bytes_per_s"] == pytest.approx(2e6)
+    # uncorrected, the 8 extra files are taken for bytes: a slower sort rate
+    assert rates_from_points(pts)["sort_bytes_per_s"] == pytest.approx(8e6 / 4.8)
+
+
+def test_no_hilbert_slope_keeps_the_mean_overhead_as_the_fixed_cost():
+    pts = [{"bytes": b, "rewrite_s": 3.0, "files": 1, "fitted_s": 3.0 + d}
+           for b, d in ((1e6, 1.4), (9e6, 1.2))]  # overhead shrinks with size: noise
+    assert terms_from_points(pts) == {"fitted_job_s": pytest.approx(1.3),
+                                      "fitted_key_bytes_per_s": 0.0, "file_s": 0.0}
+
+
+def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys):
+    from engine import api
+    from engine.policy.costmodel import RewriteTerms
+
+    home = tmp_path / "ws"
+    _store(home, terms=TERMS)
+    s = load_settings({"home": str(home)}, environ={})  # "terms" beside "rates": loads
+    assert s.rewrite_fixed_s == 1.5
+    stored = api.show_calibration(s)
+    assert RewriteTerms.from_mapping(stored["calibration"]["terms"]) == RewriteTerms(**TERMS)
+    assert {k: v["value"] for k, v in stored["terms"].items()} == TERMS
+    assert main(["--home", str(home), "calibrate", "--show"]) == 0
+    out = capsys.readouterr().out
+    assert "fitted layout, job" in out and "1.2 s" in out and "per output file" in out
+    assert "40 ms" in out
+    _store(home)  # a calibration from before the terms: all 0, "not calibrated"
+    shown = api.show_calibration(load_settings({"home": str(home)}, environ={}))
+    assert all(v == {"value": 0.0, "source": "not calibrated"} for v in shown["terms"].values())

@@ -9,8 +9,9 @@ import pytest
 
 from engine.core.config import Settings
 from engine.core.errors import InvalidParameterError
-from engine.policy.costmodel import (merge_passes, money, recluster_cost, recluster_cost_groups,
-                                     recluster_seconds_array, scan_seconds)
+from engine.policy.costmodel import (RewriteTerms, layout_seconds, merge_passes, money,
+                                     output_files, plan_rewrite_cost, recluster_cost,
+                                     recluster_cost_groups, recluster_seconds_array, scan_seconds)
 
 # 100 B/s scan, 50 B/s sort, 1000 B of memory, external sort 2x per pass, 3.6 per CPU-hour
 S = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, memory_budget_bytes=1000,
@@ -65,3 +66,39 @@ def test_scan_seconds_and_money() -> None:
 def test_bad_size_is_a_user_error(bad: float) -> None:
     with pytest.raises(InvalidParameterError, match="recluster size"):
         recluster_cost(bad, S)
+
+
+# layout terms: 2 s fitted job, key function 100 B/s, 0.5 s per output file
+T = RewriteTerms(fitted_job_s=2.0, fitted_key_bytes_per_s=100.0, file_s=0.5)
+
+
+def test_without_calibrated_terms_the_plan_cost_is_the_bytes_only_model() -> None:
+    """Settings carry no terms before calibration: the old prediction, to the digit."""
+    assert RewriteTerms.from_settings(S) == RewriteTerms()
+    plan = plan_rewrite_cost([300, 200], S, ["sort", "hilbert"], [3, 2])
+    assert plan.cpu_seconds == pytest.approx(recluster_cost_groups([300, 200], S).cpu_seconds)
+    assert plan.cpu_seconds == pytest.approx(500 / 100 + 500 / 50)  # 15, in memory
+
+
+@pytest.mark.parametrize("layouts,files,extra", [
+    (["sort", "sort"], [1, 1], 2 * 0.5),                          # files only
+    (["sort", "hilbert"], [3, 2], 5 * 0.5 + 2.0 + 200 / 100),     # one fitted group
+    (["zorder", "qdtree"], [1, 1], 2 * 0.5 + 2.0 + 500 / 100),    # the job is paid ONCE
+    (["binpack", "paw"], [4, 1], 5 * 0.5 + 2.0 + 200 / 100),
+], ids=["sort-only", "sort+hilbert", "two-fitted", "binpack+paw"])
+def test_layout_terms_hand_numbers(layouts, files, extra) -> None:
+    base = 500 / 100 + 500 / 50  # 15 s: read + in-memory sort of 300 + 200 bytes
+    est = plan_rewrite_cost([300, 200], S, layouts, files, T)
+    assert est.cpu_seconds == pytest.approx(base + extra)
+    assert est.bytes_read == est.bytes_written == 500
+    assert est.money == pytest.approx(money(base + extra, S))
+
+
+def test_files_default_to_the_target_size_and_a_key_rate_of_0_is_not_priced() -> None:
+    assert output_files(10, S) == 1  # no target_mb: one file per group
+    big = Settings(target_mb=1.0)
+    assert output_files(2.5 * 2**20, big) == 3 and output_files(0, big) == 1
+    no_key = RewriteTerms(fitted_job_s=2.0, file_s=0.5)
+    assert layout_seconds(["hilbert"], [1e9], [1], no_key) == pytest.approx(2.5)
+    with pytest.raises(InvalidParameterError, match="1 layouts for 2 groups"):
+        plan_rewrite_cost([1, 2], S, ["sort"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 from engine.core.config import Settings, load_settings
+from engine.policy.costmodel import RewriteTerms
 from engine.spark import calibrate as _calibrate
 
 if TYPE_CHECKING:
@@ -44,5 +45,19 @@ def show_calibration(settings: Settings) -> dict[str, Any]:
         if source == "calibrated" and not value:  # stored 0: the slope was lost in noise
             source = "calibrated: not separable, default applies"
         effective[key] = {"value": value, "source": source}
-    return {"calibration": stored, "effective": effective,
+    return {"calibration": stored, "effective": effective, "terms": _terms(stored, current),
             "home": str(settings.home)}
+
+
+def _terms(stored: dict[str, Any] | None, current: Settings) -> dict[str, Any]:
+    """The measured layout terms (fitted job, key function, per file) and whether plans
+    price with them: only once the settings carry them (``RewriteTerms.from_settings``)."""
+    measured = RewriteTerms.from_mapping((stored or {}).get("terms"))
+    in_plans = RewriteTerms.from_settings(current)
+    out = {}
+    for key in _calibrate.TERM_KEYS:
+        value, used = getattr(measured, key), getattr(in_plans, key)
+        source = ("not calibrated" if not value else "calibrated" if used == value
+                  else "measured; plans do not read it yet")
+        out[key] = {"value": value, "source": source}
+    return out

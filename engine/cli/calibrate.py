@@ -15,7 +15,8 @@ from engine.core.fmt import format_seconds, human_bytes
 
 _LABELS = {"rewrite_fixed_s": "rewrite job, fixed", "rewrite_read_bytes_per_s": "rewrite read",
            "sort_bytes_per_s": "sort and write", "query_fixed_s": "query, fixed",
-           "query_scan_bytes_per_s": "query scan"}
+           "query_scan_bytes_per_s": "query scan", "fitted_job_s": "fitted layout, job",
+           "fitted_key_bytes_per_s": "fitted layout, key", "file_s": "per output file"}
 
 
 def _value(key: str, value: float) -> str:
@@ -28,13 +29,16 @@ def _text(data: Mapping[str, Any]) -> str:
     cal = data.get("calibration")
     lines = [f"calibrated {cal['measured_at']} on Spark {cal['spark_master']}" if cal
              else "not calibrated yet: run `layout-advisor calibrate`"]
-    for key, item in (data.get("effective") or {}).items():
+    items = list((data.get("effective") or {}).items()) + list((data.get("terms") or {}).items())
+    for key, item in items:
         lines.append(f"  {_LABELS.get(key, key):<20} {_value(key, item['value']):>16}  "
                      f"({item['source']})")
     for p in (cal or {}).get("points", []):
         lines.append(f"  measured: {p['rows']:>9,} rows, {human_bytes(p['bytes']):>10}: rewrite "
                      f"{p['rewrite_s']:.2f} s, read {p['read_s']:.2f} s, "
-                     f"query {p['query_s'] * 1000:.1f} ms")
+                     f"query {p['query_s'] * 1000:.1f} ms"
+                     + (f", Hilbert {p['fitted_s']:.2f} s" if "fitted_s" in p else "")
+                     + (f", {p['files_n']} files {p['files_s']:.2f} s" if "files_s" in p else ""))
     return "\n".join(lines)
 
 

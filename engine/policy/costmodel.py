@@ -25,6 +25,29 @@ configured Spark's wall time; with the defaults (fixed cost 0) the model is the 
 WAIR's memory limit k_max (section 3.3) exists to stay on the cheap side of that step:
 :func:`recluster_cost_groups` prices a selection split into groups, each sorted on its own.
 
+Layout terms (:class:`RewriteTerms`, measured by ``calibrate`` on the same Spark; all 0,
+so the plain model above, until measured). The paper's ``t_r(P)`` is a function of bytes
+only because WAIR always sorts; our executor also writes fitted orderings and cuts files,
+and bench/README_executor.md (round 3) measured what bytes alone miss: the demo-like plan
+(2 Hilbert groups, 43 output files) ran 34% over its bytes-only prediction while a one-
+group sort was within 14%. So a plan also pays:
+
+* ``fitted_job_s`` once per plan with any Hilbert / Z-order / Qd-tree / PAW group: the
+  executor's extra Spark job that samples the key columns to fit the curve or tree (one
+  job for all fitted groups of the plan, so paid once, like ``rewrite_fixed_s``);
+* ``B_fitted / fitted_key_bytes_per_s``: the Python key function (Arrow UDF) run on every
+  row of the fitted groups; priced per byte, not per row, because the policies price
+  groups by their zonemaps' bytes (rows per byte is the table's and constant within it);
+* ``file_s`` per output file: each file is a writer open/close, a footer and a commit
+  entry; a plan of many small files (the demo's 43 files of 2,000 rows) pays it visibly.
+  The sort points ``calibrate`` fits the byte rates on are corrected for it first, so it is
+  not counted twice.
+
+Measured once at 1M rows on the 2 shared cores (bench/README_executor.md, round 3b, load
+15-19): fitted job 24 ms, key function 2.5 MiB/s, 95 ms per file; prediction errors with
+the terms -21% / +0% / -10% / +5% (sort / Hilbert / 50 groups / demo-like plan), without
+them -19% / -20% / -26% / -37%: the demo-like plan's gap was its 43 files, Hilbert's the key.
+
 Example:
 >>> from engine.core.config import Settings
 >>> s = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, memory_budget_bytes=1000)
@@ -37,7 +60,8 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -46,6 +70,37 @@ from engine.policy.base import CostEstimate
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
+
+#: layouts whose key is fitted on a sample and computed by a Python function (the
+#: executor's ``engine.spark.jobspec.FITTED``; spark is above policy, so named here)
+FITTED_LAYOUTS = ("hilbert", "zorder", "qdtree", "paw")
+
+
+@dataclass(frozen=True)
+class RewriteTerms:
+    """The executor's costs beyond bytes (see the module docstring), 0 = not measured.
+
+    Read from the settings when they carry them (``calibration.json``'s ``terms``), else
+    given explicitly (``bench/bench_executor.py`` reads them from the calibration file).
+    """
+
+    fitted_job_s: float = 0.0
+    fitted_key_bytes_per_s: float = 0.0
+    file_s: float = 0.0
+
+    @classmethod
+    def from_settings(cls, settings: "Settings") -> "RewriteTerms":
+        """The terms the settings carry; 0 for any the settings do not define."""
+        return cls(**{k: float(getattr(settings, k, 0.0) or 0.0) for k in TERM_KEYS})
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any] | None) -> "RewriteTerms":
+        """The terms of a mapping (a calibration file's ``terms``); missing ones are 0."""
+        return cls(**{k: float((values or {}).get(k) or 0.0) for k in TERM_KEYS})
+
+
+#: the layout terms, in the order ``calibrate`` stores and shows them
+TERM_KEYS = ("fitted_job_s", "fitted_key_bytes_per_s", "file_s")
 
 
 def money(cpu_seconds: float, settings: "Settings") -> float:
@@ -131,3 +186,58 @@ def recluster_cost_groups(group_bytes: Sequence[float], settings: "Settings") ->
                         money=money(cpu, settings))
 
 
+
+
+def output_files(total_bytes: float, settings: "Settings") -> int:
+    """Files a group of ``total_bytes`` is written into: ``target_mb`` apart, else 1
+    (the row target needs rows, which a bytes-only caller does not have)."""
+    target = float(getattr(settings, "target_mb", 0.0) or 0.0) * 2**20
+    return max(1, math.ceil(float(total_bytes) / target)) if target > 0 else 1
+
+
+def layout_seconds(layouts: Sequence[str], group_bytes: Sequence[float],
+                   files: Sequence[int], terms: RewriteTerms) -> float:
+    """Seconds a plan pays beyond its bytes (module docstring: fitted job, key function,
+    output files).
+
+    Example:
+    >>> t = RewriteTerms(fitted_job_s=1.0, fitted_key_bytes_per_s=100.0, file_s=0.05)
+    >>> layout_seconds(["sort", "hilbert", "zorder"], [300, 200, 100], [4, 3, 3], t)
+    4.5
+    """
+    fitted = [float(b) for k, b in zip(layouts, group_bytes) if k in FITTED_LAYOUTS]
+    seconds = terms.file_s * float(sum(files))
+    if fitted:
+        seconds += terms.fitted_job_s
+        if terms.fitted_key_bytes_per_s > 0:
+            seconds += sum(fitted) / terms.fitted_key_bytes_per_s
+    return seconds
+
+
+def plan_rewrite_cost(group_bytes: Sequence[float], settings: "Settings",
+                      layouts: Sequence[str] | None = None, files: Sequence[int] | None = None,
+                      terms: RewriteTerms | None = None) -> CostEstimate:
+    """A plan's rewrite cost: :func:`recluster_cost_groups` plus the layout terms.
+
+    ``layouts`` (default all ``"sort"``) and ``files`` (default :func:`output_files`) per
+    group; ``terms`` default to the settings' (all 0 before calibration, when this is
+    exactly :func:`recluster_cost_groups`).
+
+    Example:
+    >>> from engine.core.config import Settings
+    >>> s = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, rewrite_fixed_s=2.0)
+    >>> plan_rewrite_cost([100, 200], s).cpu_seconds  # no terms: the bytes-only model
+    11.0
+    >>> t = RewriteTerms(fitted_job_s=1.0, fitted_key_bytes_per_s=100.0, file_s=0.5)
+    >>> plan_rewrite_cost([100, 200], s, ["sort", "hilbert"], [1, 2], t).cpu_seconds
+    15.5
+    """
+    layouts = list(layouts) if layouts is not None else ["sort"] * len(group_bytes)
+    if len(layouts) != len(group_bytes):
+        raise InvalidParameterError(f"{len(layouts)} layouts for {len(group_bytes)} groups")
+    files = list(files) if files is not None else [output_files(b, settings) for b in group_bytes]
+    terms = terms if terms is not None else RewriteTerms.from_settings(settings)
+    base = recluster_cost_groups(group_bytes, settings)
+    cpu = base.cpu_seconds + layout_seconds(layouts, group_bytes, files, terms)
+    return CostEstimate(bytes_read=base.bytes_read, bytes_written=base.bytes_written,
+                        cpu_seconds=cpu, money=money(cpu, settings))

@@ -13,9 +13,16 @@ it, the sort-and-write rate). On the query side a per-query fixed cost and a sca
 fitted the same way from DuckDB scanning 1..n of the files (section 4.2's ``t_read`` when
 the log carries no measured duration).
 
-The result is stored in the workspace (``calibration.json``: the rates, the points they
-were fitted on, the date and the Spark master) and read by
-:func:`engine.core.config.load_settings` under the configured values, which override it.
+Layout terms (:class:`engine.policy.costmodel.RewriteTerms`, why each exists is written
+there): at the smallest size the same rewrite is also run writing ``FILES_FACTOR`` times
+as many output files (the seconds per extra file are ``file_s``; the sort points are
+corrected by ``file_s`` per file before the byte rates are fitted), and at the smallest and
+the largest size as one Hilbert group (the Hilbert run minus the sort run at the same size
+and file count is ``fitted_job_s + B / fitted_key_bytes_per_s``, a line over the two sizes).
+
+The result is stored in the workspace (``calibration.json``: the rates, the layout terms,
+the points they were fitted on, the date and the Spark master); the rates are read by
+:func:`engine.core.config.load_settings` under the configured values, which override them.
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ import numpy as np
 from engine.core.config import CALIBRATION_FILE_NAME, Settings
 from engine.core.errors import InvalidParameterError
 from engine.policy.base import PlanGroup
-from engine.spark import executor
+from engine.policy.costmodel import TERM_KEYS
+from engine.spark import executor, footers_parallel
 from engine.spark.session import get_spark
 from engine.table.footers import read_partitions
 
@@ -48,6 +56,12 @@ ROWS_PER_FILE = 50_000
 #: the rates calibration writes (all Settings fields)
 RATE_KEYS = ("rewrite_fixed_s", "rewrite_read_bytes_per_s", "sort_bytes_per_s",
              "query_fixed_s", "query_scan_bytes_per_s")
+#: the per-file run writes this many times as many files as the sort run
+FILES_FACTOR = 20
+#: the fitted ordering calibration times (a two-column curve, as the demo's plans use)
+FITTED_PROBE = ("hilbert", ("l_shipdate", "l_orderdate"))
+__all__ = ["RATE_KEYS", "TERM_KEYS", "fit_line", "load", "measure", "rates_from_points",
+           "save", "terms_from_points"]
 
 
 def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
@@ -65,8 +79,43 @@ def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     return round(max(0.0, float(a)), 6), float(b)
 
 
-def rates_from_points(points: Sequence[dict[str, float]]) -> dict[str, float]:
-    """The model's rates from measured (bytes, rewrite s, read s, query s) points.
+def terms_from_points(points: Sequence[dict[str, float]]) -> dict[str, float]:
+    """The layout terms from the points that carry a many-files run (``files_s``,
+    ``files_n`` against ``rewrite_s``, ``files``) and a Hilbert run (``fitted_s``).
+
+    ``file_s`` is the mean extra seconds per extra file (clamped at 0). The Hilbert
+    overheads are a line over bytes; a slope lost in noise (<= 0) leaves the key rate at 0
+    and the mean overhead as the fixed cost.
+
+    Example:
+    >>> pts = [{"bytes": 1e6, "rewrite_s": 3.0, "files": 1, "files_s": 4.9, "files_n": 20,
+    ...         "fitted_s": 4.5}, {"bytes": 9e6, "rewrite_s": 7.0, "files": 9, "fitted_s": 12.5}]
+    >>> t = terms_from_points(pts)
+    >>> round(t["file_s"], 3), round(t["fitted_job_s"], 3), round(t["fitted_key_bytes_per_s"])
+    (0.1, 1.0, 2000000)
+    """
+    extra = [(p["files_s"] - p["rewrite_s"]) / (p["files_n"] - p["files"])
+             for p in points if "files_s" in p and p["files_n"] > p["files"]]
+    file_s = max(0.0, statistics.fmean(extra)) if extra else 0.0
+    fitted = [(p["bytes"], p["fitted_s"] - p["rewrite_s"]) for p in points if "fitted_s" in p]
+    job, key_rate = 0.0, 0.0
+    if len(fitted) >= 2:
+        job, per_byte = fit_line([b for b, _ in fitted], [d for _, d in fitted])
+        if per_byte > 1e-12:
+            key_rate = 1.0 / per_byte
+        else:
+            job = max(0.0, statistics.fmean(d for _, d in fitted))
+    elif fitted:
+        job = max(0.0, fitted[0][1])
+    return {"fitted_job_s": round(job, 6), "fitted_key_bytes_per_s": key_rate,
+            "file_s": round(file_s, 6)}
+
+
+def rates_from_points(points: Sequence[dict[str, float]],
+                      file_s: float = 0.0) -> dict[str, float]:
+    """The model's rates from measured (bytes, rewrite s, read s, query s) points; with
+    ``file_s``, each rewrite point is first corrected by ``file_s`` per output file
+    (``files``) so the per-file term is not counted again in the byte rates.
 
     Example:
     >>> pts = [{"bytes": b, "rewrite_s": 2 + b / 1e6 + b / 5e5, "read_s": 0.5 + b / 1e6,
@@ -78,7 +127,8 @@ def rates_from_points(points: Sequence[dict[str, float]]) -> dict[str, float]:
     (0.01, 100000000)
     """
     b = [p["bytes"] for p in points]
-    fixed, per_byte = fit_line(b, [p["rewrite_s"] for p in points])
+    fixed, per_byte = fit_line(b, [p["rewrite_s"] - file_s * p.get("files", 0)
+                                   for p in points])
     _, read_per_byte = fit_line(b, [p["read_s"] for p in points])
     if not 0 < read_per_byte < per_byte:
         # the read pass does not grow with size above the noise: its slope is not
@@ -131,16 +181,46 @@ def _duckdb_scan_seconds(paths: Sequence[str], repeat: int = 3) -> float:
     return statistics.median(times)
 
 
+def _rewrite_once(spark: "SparkSession", schema: Any, parts: Sequence[Any], out: str,
+                  layout: str = "sort", columns: Sequence[str] = ("l_shipdate",),
+                  rows_per_file: int = ROWS_PER_FILE) -> tuple[float, float, int]:
+    """(wall s, executor CPU s, output files) of the executor's rewrite of one group and
+    the new files' footers (zonemaps): what a plan run pays per job besides the commit."""
+    group = PlanGroup(tuple(p.path for p in parts), layout, tuple(columns))
+    t = time.perf_counter()
+    run = executor.rewrite(spark, schema, [(group, list(parts))], out, rows_per_file, None)
+    for g in run.groups:
+        footers_parallel.read_partitions(spark, g.files, schema=schema)
+    wall = time.perf_counter() - t
+    shutil.rmtree(out, ignore_errors=True)
+    return wall, run.measured["executor_cpu_seconds"], sum(g.outputs for g in run.groups)
+
+
 def _measure_once(spark: "SparkSession", schema: Any, parts: Sequence[Any],
-                  paths: Sequence[str], out: str) -> tuple[float, float, float]:
-    """(read-only pass s, rewrite wall s, rewrite executor CPU s) of one size, once."""
-    group = PlanGroup(tuple(paths), "sort", ("l_shipdate",))
+                  paths: Sequence[str], out: str) -> tuple[float, float, float, int]:
+    """(read-only pass s, rewrite wall s, rewrite executor CPU s, files) of one size."""
     t = time.perf_counter()
     with executor.session_conf(spark, executor.JOB_CONF):
         executor.content_checksum(spark.read.parquet(*paths))
     read_s = time.perf_counter() - t
-    run = executor.rewrite(spark, schema, [(group, list(parts))], out, ROWS_PER_FILE, None)
-    return read_s, run.measured["wall_seconds"], run.measured["executor_cpu_seconds"]
+    return (read_s, *_rewrite_once(spark, schema, parts, out))
+
+
+def _layout_point(spark: "SparkSession", schema: Any, parts: Sequence[Any], n: int,
+                  out: str, repeat: int, many_files: bool) -> dict[str, float]:
+    """The Hilbert run (and, when ``many_files``, the many-files run) of one size: medians
+    of ``repeat`` runs, for :func:`terms_from_points`."""
+    layout, cols = FITTED_PROBE
+    point = {"fitted_s": round(statistics.median(
+        _rewrite_once(spark, schema, parts, f"{out}-fit{k}", layout, cols)[0]
+        for k in range(repeat)), 4)}
+    if many_files:
+        per_file = max(1, min(n, ROWS_PER_FILE) // FILES_FACTOR)
+        runs = [_rewrite_once(spark, schema, parts, f"{out}-files{k}", rows_per_file=per_file)
+                for k in range(repeat)]
+        point.update(files_s=round(statistics.median(r[0] for r in runs), 4),
+                     files_n=runs[0][2])
+    return point
 
 
 def measure(settings: Settings, spark: "SparkSession | None" = None,
@@ -155,25 +235,33 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
     spark = spark or get_spark(settings)
     work = Path(settings.home) / "calibration" / uuid.uuid4().hex[:8]
     points = []
+    sizes = sorted(int(r) for r in rows)
     try:
-        for i, n in enumerate([min(rows)] + sorted(int(r) for r in rows)):  # first: warm-up
+        for i, n in enumerate([sizes[0]] + sizes):  # first: warm-up (sort and Hilbert)
             src = str(work / f"in-{n}-{i}")
             paths = _make_files(spark, src, n)
             schema, parts = read_partitions(paths)
             nbytes = sum(p.bytes for p in parts)
-            runs = [_measure_once(spark, schema, parts, paths, str(work / f"out-{n}-{i}-{k}"))
+            out = str(work / f"out-{n}-{i}")
+            runs = [_measure_once(spark, schema, parts, paths, f"{out}-{k}")
                     for k in range(1 if i == 0 else repeat)]
+            layout = (_layout_point(spark, schema, parts, n, out, 1 if i == 0 else repeat,
+                                    many_files=i == 1)
+                      if i in (0, 1, len(sizes)) else {})
             if i == 0:
                 continue
             points.append({"rows": n, "bytes": nbytes, "repeat": len(runs),
                            "read_s": round(statistics.median(r[0] for r in runs), 4),
                            "rewrite_s": round(statistics.median(r[1] for r in runs), 4),
                            "rewrite_cpu_s": round(statistics.median(r[2] for r in runs), 4),
+                           "files": runs[0][3], **layout,
                            "query_s": round(_duckdb_scan_seconds(paths), 5)})
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    terms = terms_from_points(points)
     return {"measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "spark_master": settings.spark_master, "rates": rates_from_points(points),
+            "spark_master": settings.spark_master,
+            "rates": rates_from_points(points, terms["file_s"]), "terms": terms,
             "points": points}
 
 
