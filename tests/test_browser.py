@@ -176,6 +176,6 @@ def test_journey_store_sign_in_approve_run_in_chromium(dashboard, tmp_path):
             idle()
             page.screenshot(path=str(tmp_path / "2-ran.png"), full_page=True)
             assert page.locator("[data-testid='stException']").count() == 0
-            assert page.get_by_text("Realized / predicted").count() >= 1
+            assert page.get_by_text("Re-estimated / predicted").count() >= 1
         finally:
             browser.close()
