@@ -182,3 +182,16 @@ def test_demo_log_shifts_to_commit_dates_and_filters_suppliers():
     con.execute(f"CREATE VIEW lineitem AS SELECT * FROM read_parquet('{DATA}')")
     for q in log[::10]:
         con.execute(q["sql"]).fetchall()
+
+
+def test_docker_image_starts_on_the_committed_sample():
+    """The image's default command is the fast start (`demo --sample`, seconds, the
+    committed 200k rows); the README's Docker line says how to get the SF 1 demo."""
+    cmd = next(line for line in (ROOT / "Dockerfile").read_text().splitlines()
+               if line.startswith("CMD "))
+    args = json.loads(cmd[len("CMD "):])
+    assert args[:2] == ["layout-advisor", "demo"] and "--sample" in args
+    assert args[args.index("--address") + 1] == "0.0.0.0"
+    readme = (ROOT / "README.md").read_text()
+    docker = readme[readme.index("In Docker:"):][:400]
+    assert "--sample" in docker and "layout-advisor demo --port 8501 --address 0.0.0.0" in docker

@@ -183,3 +183,14 @@ def test_natural_order_survives_files_split_across_tasks(settings, spark, tmp_pa
     assert [p.rows for p in snap.partitions] == [700, 700, 700, 700, 200]
     ingested = pa.concat_tables([pq.read_table(p.path) for p in snap.partitions])
     assert ingested.column("i").to_pylist() == t.column("i").to_pylist()
+
+
+def test_many_buckets_per_write_task_keep_order(settings, spark, tmp_path):
+    """More buckets than write tasks (130 files, at most 64 tasks): each task gets a run of
+    consecutive buckets by computed hash keys, so the files still follow the source order."""
+    t = source_table(2590, seed=5)
+    pq.write_table(t, tmp_path / "one.parquet", row_group_size=700)
+    snap = create_table(settings, "m", str(tmp_path / "one.parquet"), target_rows=20, spark=spark)
+    assert [p.rows for p in snap.partitions] == [20] * 129 + [10]
+    ingested = pa.concat_tables([pq.read_table(p.path) for p in snap.partitions])
+    assert ingested.column("i").to_pylist() == t.column("i").to_pylist()

@@ -17,7 +17,7 @@ from engine.api.analysis import (
 )
 from engine.api.design import PAW_DELTA_ESTIMATORS, PAW_PSI, design_paw, design_pto
 from engine.api.calibration import calibrate, show_calibration
-from engine.api.demo import DEMO_SCALE, make_demo_data
+from engine.api.demo import DEMO_SCALE, make_demo_data, start_spark_early
 from engine.api.export import compare_plans, plan_json, plan_runbook
 from engine.api.files import files_bytes, rollback_targets
 from engine.api.history import clustering_trend, reclustering_history

@@ -6,16 +6,18 @@ offline (``tpchgen-cli`` and DuckDB) into the workspace once and reused.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from engine.scenarios import demo_log, tpch
 from engine.spark import tpch_data
+from engine.spark.session import get_spark
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
 
-__all__ = ["DEMO_SCALE", "make_demo_data"]
+__all__ = ["DEMO_SCALE", "make_demo_data", "start_spark_early"]
 
 #: the demo's default TPC-H scale factor: 6M rows, about 3,000 micro-partitions of 2,000 rows
 DEMO_SCALE = 1.0
@@ -38,3 +40,24 @@ def make_demo_data(settings: "Settings", scale: float = DEMO_SCALE, queries: int
         tpch.write_jsonl(log, query_file)
         say(f"wrote {count} demo queries to {query_file}")
     return table_file, query_file
+
+
+def start_spark_early(settings: "Settings") -> threading.Thread:
+    """Start the process's SparkSession in a background thread and return the thread.
+
+    The demo's data generation runs outside the JVM (``tpchgen-cli``, DuckDB), so the
+    ~12-30 s JVM start overlaps it instead of following it; the ingest's own
+    :func:`~engine.spark.session.get_spark` then waits for this session (one lock) rather
+    than starting a second one. A failure here is not lost: the ingest starts Spark again
+    and reports the error itself.
+    """
+
+    def start() -> None:
+        try:
+            get_spark(settings)
+        except Exception:  # noqa: BLE001 - the ingest's own get_spark reports it
+            pass
+
+    thread = threading.Thread(target=start, name="spark-warm-up", daemon=True)
+    thread.start()
+    return thread

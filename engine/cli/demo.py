@@ -83,6 +83,8 @@ def build_demo(settings: Settings, scale: float | None = None, table_format: str
     ensure_demo_admin(settings)
     existing = {t["name"] for t in api.list_tables(settings)}
     if scale:
+        if DEMO_TABLE not in existing:
+            api.start_spark_early(settings)  # the JVM starts while the data is generated
         say(f"TPC-H scale {scale:g}: data and demo query log (generated once, offline)")
         table_file, query_file = api.make_demo_data(settings, scale, queries=queries, progress=say)
     else:

@@ -10,9 +10,12 @@ Spark has no stable row number, so one is built:
 * ``order_by``: rows are sorted (ties in natural order), the sorted frame is persisted, and
   each row's rank is its task's offset plus its position in the task.
 
-Then ``bucket = rank // target_rows``; the frame is range-partitioned on the bucket, sorted
-by rank within each task and written with ``maxRecordsPerFile = target_rows``. Every task
-holds whole buckets in order, so the writer's file cuts fall exactly on bucket boundaries.
+Then ``bucket = rank // target_rows``; the frame is partitioned into tasks holding
+consecutive buckets, sorted by rank within each task and written with
+``maxRecordsPerFile = target_rows``. Every task holds whole buckets in order, so the writer's
+file cuts fall exactly on bucket boundaries. The bucket count is known, so the task of a
+bucket is computed (``bucket * tasks // buckets``) rather than sampled: ``repartitionByRange``
+would scan the whole input once more to sample its bounds (see :func:`_task_keys`).
 The written files are checked (count and rows per file) before anything is published.
 
 Files are written into a fresh directory under the table's location; only then is a
@@ -49,7 +52,7 @@ CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".tsv", ".txt")
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 SIZE_SAMPLE_ROWS = 20_000
 _MIB = 1024 * 1024
-_HELPERS = ("_la_file", "_la_block", "_la_mid", "_la_pid", "_la_pos", "_la_rn", "_la_bucket")
+_HELPERS = ("_la_file", "_la_block", "_la_mid", "_la_pid", "_la_pos", "_la_rn", "_la_key")
 _PART_FILE = re.compile(r"part-(\d+).*?-c(\d+)")
 
 Progress = Callable[[str], None]
@@ -239,6 +242,27 @@ def _ranked_sorted(spark: "SparkSession", df: "DataFrame", order_by: str | None,
     return ordered.withColumn("_la_rn", rank), acc, ordered.unpersist
 
 
+def _task_keys(spark: "SparkSession", tasks: int) -> list[int]:
+    """``keys[t]``: a long whose Spark hash partition among ``tasks`` is ``t``.
+
+    ``repartition(tasks, col)`` sends a row to ``pmod(hash(col), tasks)`` (Murmur3, seed
+    42, the same function as ``F.hash``); keying each row by ``keys[task]`` therefore puts
+    it into exactly the task computed for it, with no sampling pass over the data. The
+    keys are found with Spark's own hash over a small range, so they cannot drift from
+    the partitioner; a task without a key raises ExecutionError.
+    """
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    found: dict[int, int] = {}
+    for row in (spark.range(0, 64 * tasks)
+                .select("id", F.expr(f"pmod(hash(id), {tasks})").alias("t"))
+                .groupBy("t").agg(F.min("id").alias("id")).collect()):
+        found[int(row["t"])] = int(row["id"])
+    if len(found) != tasks:
+        raise ExecutionError(f"no hash key found for {tasks - len(found)} of {tasks} write tasks")
+    return [found[t] for t in range(tasks)]
+
+
 def write_micro_partitions(spark: "SparkSession", df: "DataFrame", out_dir: str,
                            target_rows: "int | Callable[[int], int]", order_by: str | None = None,
                            progress: Progress = _quiet, label: str = "the source") -> tuple[list[str], int, int]:
@@ -251,6 +275,7 @@ def write_micro_partitions(spark: "SparkSession", df: "DataFrame", out_dir: str,
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     data_cols = [c for c in df.columns if c not in _HELPERS]
+    progress("numbering the rows in " + (f"{order_by} order" if order_by else "ingestion order"))
     if order_by is None and "_la_file" in df.columns:
         ranked, n, release = _ranked_natural(spark, df, label)
     else:
@@ -262,12 +287,19 @@ def write_micro_partitions(spark: "SparkSession", df: "DataFrame", out_dir: str,
         buckets = math.ceil(n / rows)
         tasks = min(buckets, max(spark.sparkContext.defaultParallelism * 4, 64))
         progress(f"writing {n:,} rows as {buckets:,} micro-partitions of {rows:,} rows")
-        out = (ranked.withColumn("_la_bucket", F.floor(F.col("_la_rn") / F.lit(rows)).cast("long"))
-               .repartitionByRange(tasks, "_la_bucket")
+        keys = F.array(*[F.lit(k).cast("long") for k in _task_keys(spark, tasks)])
+        bucket = F.floor(F.col("_la_rn") / F.lit(rows)).cast("long")
+        task = F.floor(bucket * F.lit(tasks) / F.lit(buckets)).cast("int")
+        # only the data and the rank cross the shuffle (not the source's path per row)
+        out = (ranked.select(*data_cols, "_la_rn", F.element_at(keys, task + 1).alias("_la_key"))
+               .repartition(tasks, "_la_key")
                .sortWithinPartitions("_la_rn")
                .select(*data_cols))
         spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-        out.write.mode("append").option("maxRecordsPerFile", rows).parquet(out_dir)
+        # committer v2: task commits move files into out_dir once (v1 moves all of them
+        # again at job commit); out_dir is fresh, checked below and removed on failure
+        (out.write.mode("append").option("maxRecordsPerFile", rows)
+         .option("mapreduce.fileoutputcommitter.algorithm.version", "2").parquet(out_dir))
     finally:
         release()
     for junk in fs.list_files(out_dir, include_hidden=True):
