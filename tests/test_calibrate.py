@@ -116,7 +116,14 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
     assert all(v >= 0 for v in result["terms"].values())
     assert json.loads((settings.home / CALIBRATION_FILE_NAME).read_text())["terms"] == result["terms"]
     rates = result["rates"]
-    assert rates["sort_bytes_per_s"] > 0 and rates["query_scan_bytes_per_s"] > 0
+    assert rates["sort_bytes_per_s"] > 0
+    # the query rate is a slope over two small sizes: under load it can drown in noise; it
+    # is then stored as 0 and shown as "not separable" (the default applies), never absurd
+    if rates["query_scan_bytes_per_s"] == 0:
+        shown = show_calibration(settings)["effective"]["query_scan_bytes_per_s"]
+        assert shown["source"] == "calibrated: not separable, default applies", shown
+    else:
+        assert rates["query_scan_bytes_per_s"] > 0
     stored = load_settings({"home": str(settings.home)}, environ={})
     assert stored.rewrite_fixed_s == rates["rewrite_fixed_s"]
     assert stored.sort_bytes_per_s == rates["sort_bytes_per_s"]
