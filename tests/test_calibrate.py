@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from engine import api
 from engine.cli import main
 from engine.core.config import CALIBRATION_FILE_NAME, load_settings
 from engine.core.errors import ConfigError
@@ -120,7 +121,7 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
     # the query rate is a slope over two small sizes: under load it can drown in noise; it
     # is then stored as 0 and shown as "not separable" (the default applies), never absurd
     if rates["query_scan_bytes_per_s"] == 0:
-        shown = show_calibration(settings)["effective"]["query_scan_bytes_per_s"]
+        shown = api.show_calibration(settings)["effective"]["query_scan_bytes_per_s"]
         assert shown["source"] == "calibrated: not separable, default applies", shown
     else:
         assert rates["query_scan_bytes_per_s"] > 0
