@@ -128,6 +128,19 @@ def test_commit_rewrite_replaces_exactly_the_files_and_names_the_plan(settings):
     back = api.rollback_table(settings, "li", base.id, actor=sign_in(settings, "root"))
     assert back.id == base.id and [p.path for p in back.partitions] == [p.path for p in base.partitions]
     assert _scan(catalog) == before
+    # after the commit, the total row count is read back through pyiceberg: a rewrite that
+    # lost rows (here: a file of 100 rows replaced by 40 of them) is committed, then named
+    lossy = f"{store.new_data_dir('li', 'plan9-g0')}/part-0.parquet"
+    pq.write_table(pq.read_table(chosen[0].replace("file://", "")).slice(0, 40),
+                   lossy.replace("file://", ""))
+    _, short = read_partitions([lossy])
+    with pytest.raises(DataFileError, match=r"was committed, but a pyiceberg scan plans 340 rows "
+                       r"\(summary total-records: 340\) where the previous snapshot \d+ had 400; "
+                       r"`layout-advisor table rollback li --to \d+"):
+        store.format("li").commit_rewrite(back.id, [chosen[0]], short, {"plan_id": "9"})
+    assert store.current_snapshot("li").total_rows == 340  # committed, not silently undone
+    api.rollback_table(settings, "li", back.id, actor=sign_in(settings, "root"))
+    assert _scan(catalog) == before
 
 
 def test_concurrent_append_survives_and_concurrent_delete_conflicts(settings):

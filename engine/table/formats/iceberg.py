@@ -293,13 +293,45 @@ class IcebergFormat(TableFormat):
                             rewrite.append_data_file(data_file)
                     crash_point("mid_commit")
                 head = tbl.current_snapshot()  # the commit updated ``tbl`` in place
-                return self._load(tbl, head.snapshot_id if head else None)
+                self._verify_total_rows(head.snapshot_id,
+                                        sum(f.record_count for f in live.values()))
+                return self._load(tbl, head.snapshot_id)
             except (CommitFailedException, ValidationException):
                 if attempt == COMMIT_ATTEMPTS - 1:
                     raise CommitConflictError(
                         f"table {self.name!r} kept changing during the commit; nothing was "
                         "committed") from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _verify_total_rows(self, snapshot_id: int, before: int) -> None:
+        """The committed snapshot's total row count, read back through pyiceberg, equals its
+        parent's (issue 16 §2: "the table's total row count through a pyiceberg scan after
+        the commit").
+
+        Cheap on purpose: the table is reloaded from the catalog (what any other reader
+        sees) and ``scan(snapshot_id).plan_files()`` sums the planned data files'
+        ``record_count``: manifests only, no data file is opened, so the check costs a
+        fraction of the commit, not of the rewrite (the rows' count and checksum were
+        verified on the data before the commit). No delete file is subtracted: a rewrite
+        never touches a file with deletes attached (``refuse_merge_on_read``), so both
+        snapshots carry the same deletes. ``before`` is the parent's live files' record
+        counts, the manifests the commit was built on. The snapshot summary's
+        ``total-records`` (pyiceberg keeps it incrementally) is cross-checked too.
+        A mismatch is raised, not repaired: the commit has happened, and rolling back
+        silently would hide it; ``table rollback`` restores the previous snapshot.
+        """
+        tbl = self.table()
+        after = sum(task.file.record_count for task in tbl.scan(snapshot_id=snapshot_id).plan_files())
+        snap = tbl.metadata.snapshot_by_id(snapshot_id)
+        summary = snap.summary.additional_properties if snap and snap.summary else {}
+        recorded = summary.get("total-records")
+        if after != before or (recorded is not None and int(recorded) != after):
+            parent = snap.parent_snapshot_id if snap else "PREVIOUS"
+            raise DataFileError(
+                f"table {self.name!r}: snapshot {snapshot_id} was committed, but a pyiceberg "
+                f"scan plans {after} rows (summary total-records: {recorded or 'absent'}) where "
+                f"the previous snapshot {parent} had {before}; `layout-advisor table rollback "
+                f"{self.name} --to {parent} --as ADMIN` restores the previous snapshot")
 
     def _check_no_rewrite_since(self, tbl: Table, base_snapshot_id: str) -> None:
         """Two plans on one table: at most one commits. Walking back from the current
