@@ -94,6 +94,12 @@ def table_snapshots(table: str) -> pd.DataFrame:
     return views.snapshot_history(api.table_snapshots(settings(), table))
 
 
+def snapshot_history(table: str) -> pd.DataFrame:
+    """The snapshot history the table's format records (Iceberg snapshots, Delta versions,
+    native headers), newest first, as the dashboard shows it."""
+    return views.snapshot_history_frame(api.snapshot_history(settings(), table))
+
+
 def rollback_targets(table: str) -> list[str]:
     """Snapshots a rollback would change anything with, newest first (never the current
     snapshot's twin, issue 10 section 2)."""

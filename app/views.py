@@ -145,10 +145,26 @@ def snapshot_history(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return df.iloc[::-1].reset_index(drop=True)
 
 
-def snapshots_frame(snaps: pd.DataFrame) -> pd.DataFrame:
-    keep = [c for c in ("id", "current", "operation", "created_at", "parent", "partition_count",
-                        "partitions", "rows", "bytes") if c in snaps.columns]
-    return snaps[keep]
+#: the format's snapshot history (``api.snapshot_history``) as the dashboard shows it
+_HISTORY_COLUMNS = {"id": "id", "current": "current", "created_at": "created",
+                    "operation": "operation", "actor": "actor", "plan_id": "plan",
+                    "approver": "approver", "added_files": "files added",
+                    "removed_files": "files removed", "total_rows": "total rows"}
+
+
+def snapshot_history_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The format's snapshot history (oldest first from the engine), newest first: what
+    the format recorded per snapshot (issue 16 section 6), with unknown facts left blank."""
+    df = pd.DataFrame([{label: r.get(key) for key, label in _HISTORY_COLUMNS.items()}
+                       for r in rows], columns=list(_HISTORY_COLUMNS.values()))
+    if df.empty:
+        return df
+    df["id"] = df["id"].astype(str)
+    for col in ("plan", "approver", "actor"):
+        df[col] = df[col].map(lambda v: "" if v is None else str(v))
+    for col in ("files added", "files removed", "total rows"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
+    return df.iloc[::-1].reset_index(drop=True)
 
 
 def partition_order(zm: Any, column: str, order_by: str) -> np.ndarray:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -100,8 +101,19 @@ def test_store_approve_run_rollback(engine_settings):
     assert any(f"`{new_id}`" in s.value for s in at.success)  # the page reran onto the result
     at = approve_page()
     at.selectbox(key="plan_pick").set_value(first).run()
-    history = frame_with(at, "operation")
-    assert str(new_id) in history["id"].astype(str).tolist()
+    # the snapshot history is the format's, newest first: the run's snapshot names its plan,
+    # approver and the files it replaced
+    history = frame_with(at, "files removed")
+    formats = api.snapshot_history(engine_settings, "flow")
+    assert history["id"].tolist() == [str(h["id"]) for h in reversed(formats)]
+    top = history.iloc[0]
+    assert (top["id"], bool(top["current"]), top["plan"], top["approver"]) == (
+        str(new_id), True, str(first), "alice")
+    assert top["files removed"] == plan["partition_count"] and top["files added"] >= 1
+    # rows after each snapshot as the format records them, blank where it does not (the
+    # native format's headers keep no row total)
+    shown = [None if pd.isna(v) else int(v) for v in history["total rows"]]
+    assert shown == [h["total_rows"] for h in reversed(formats)]
     assert any(new_id in s.value for s in at.success)  # "New snapshot `N`: ..."
     realized = frame_with(at, "CPU time saved")
     assert realized.shape[0] == 2 and realized["bytes saved"].iloc[1] not in ("0 B", "–")

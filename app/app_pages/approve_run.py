@@ -186,8 +186,10 @@ st.subheader("Snapshot history")
 if st.session_state.get("flash"):
     st.success(st.session_state.pop("flash"))
 with guard():
-    snaps = services.table_snapshots(table)
-st.dataframe(views.snapshots_frame(snaps), hide_index=True, key="snapshots_table")
+    history = services.snapshot_history(table)
+st.dataframe(history, hide_index=True, key="snapshots_table")
+st.caption("From the table's format: the operation, who made it, the plan and its approver "
+           "for an advisor rewrite, the data files it added and removed, the rows after it.")
 with guard():
     older = services.rollback_targets(table)
 if older:
