@@ -26,7 +26,9 @@
   between, the transaction is rebuilt on the new head as long as every removed file is
   still live (concurrent appends survive); otherwise :class:`CommitConflictError`. Another
   advisor rewrite committed since the plan's base is a conflict too (two plans on one
-  table: at most one commits).
+  table: at most one commits). After the commit the new snapshot's total row count is read
+  back through a pyiceberg scan plan (manifests only) and compared with its parent's; a
+  mismatch is a :class:`DataFileError` naming both counts and the rollback command.
 """
 
 from __future__ import annotations
