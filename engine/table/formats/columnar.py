@@ -20,6 +20,7 @@ up to a size (the formats' ``FOOTER_FALLBACK_MAX_FILES``), column by column.
 from __future__ import annotations
 
 import decimal
+import math
 import struct
 from typing import Any, Mapping, Sequence
 
@@ -160,6 +161,31 @@ def decode_bounds(kind: str, raws: Sequence[bytes | None], scale: int = 0) -> pa
     if kind.startswith("float"):
         return pa.array(values.astype(np.float64), pa.float64(), mask=mask)
     return pa.array(values.astype(np.int64), pa.int64(), mask=mask)
+
+
+def nan_safe_bounds(lo: pa.Array, hi: pa.Array, nan_counts: Sequence[int | None],
+                    ) -> tuple[pa.Array, pa.Array]:
+    """Float bounds (float64 arrays) made safe for pruning, as the footer reader does
+    (:func:`engine.table.footers._nan_bounds`, issue 10 section 4): DuckDB and Spark sort
+    NaN above every number, so a file holding NaN can match ``x > 100`` whatever its other
+    values. The Iceberg spec keeps NaN out of the bounds and counts it in
+    ``nan_value_counts``: a file with NaN counted gets +inf as upper bound. A writer that
+    puts NaN into the bounds anyway: a NaN upper bound becomes +inf, a NaN lower bound
+    makes both bounds unknown. Without a NaN count (pyiceberg writes none, as pyarrow's
+    footers keep NaN out of min/max) the bounds stay as written: that is what Iceberg's
+    metrics evaluator and DuckDB's own Parquet pruning read too.
+
+    >>> lo, hi = nan_safe_bounds(pa.array([1.0, float("nan"), -0.0, 2.0]),
+    ...                          pa.array([float("nan"), 3.0, 0.0, 5.0]), [None, 0, 0, 4])
+    >>> lo.to_pylist(), hi.to_pylist()
+    ([1.0, None, -0.0, 2.0], [inf, None, 0.0, inf])
+    """
+    lo_nan = pc.fill_null(pc.is_nan(lo), False)
+    nans = pa.array([int(c or 0) > 0 for c in nan_counts], pa.bool_())
+    hi_inf = pc.or_(pc.fill_null(pc.is_nan(hi), False), nans)
+    unknown = pa.nulls(len(lo), pa.float64())
+    hi = pc.if_else(hi_inf, pa.scalar(math.inf, pa.float64()), hi)
+    return pc.if_else(lo_nan, unknown, lo), pc.if_else(lo_nan, unknown, hi)
 
 
 def _fixed(kind: str, raws: Sequence[bytes | None], valid: np.ndarray) -> np.ndarray:

@@ -9,7 +9,9 @@
   manifests (the same entries ``table.inspect.files()`` reads): ``lower_bounds`` /
   ``upper_bounds`` decoded by the column's Iceberg type (:func:`pyiceberg.conversions.from_bytes`:
   dates, timestamps with and without zone, decimals, strings; decoded per column in bulk,
-  :func:`engine.table.formats.columnar.decode_bounds`), ``null_value_counts``,
+  :func:`engine.table.formats.columnar.decode_bounds`; float NaN counted or written into a
+  bound made safe for pruning, :func:`~engine.table.formats.columnar.nan_safe_bounds`;
+  binary and fixed columns are not orderable here and keep no bounds), ``null_value_counts``,
   ``column_sizes`` (compressed bytes). A column whose bounds the table does not keep
   (metrics mode ``none`` / ``counts``) is listed in the snapshot summary under
   ``columns_without_stats``; its bounds are read from the Parquet footers instead (tables of
@@ -501,8 +503,11 @@ def _column_arrays(entries: Sequence[DataFile], fid: int, iceberg_type: Any) -> 
     upper = [(f.upper_bounds or {}).get(fid) for f in entries]
     nulls = [(f.null_value_counts or {}).get(fid) for f in entries]
     sizes = [int((f.column_sizes or {}).get(fid) or 0) for f in entries]
-    return (columnar.decode_bounds(kind, lower, scale), columnar.decode_bounds(kind, upper, scale),
-            pa.array(nulls, pa.int64()), pa.array(sizes, pa.int64()))
+    lo, hi = columnar.decode_bounds(kind, lower, scale), columnar.decode_bounds(kind, upper, scale)
+    if kind.startswith("float"):  # NaN is kept out of the bounds and counted apart
+        lo, hi = columnar.nan_safe_bounds(lo, hi, [(f.nan_value_counts or {}).get(fid)
+                                                   for f in entries])
+    return lo, hi, pa.array(nulls, pa.int64()), pa.array(sizes, pa.int64())
 
 
 def create_table(catalog: Catalog, identifier: str, schema: pa.Schema,
