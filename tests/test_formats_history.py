@@ -4,6 +4,7 @@ Iceberg (real SQLite catalog), Delta (real deltalake table) and the native chain
 from __future__ import annotations
 
 import json
+import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -88,3 +89,16 @@ def test_native_history_has_the_same_shape(settings):
     assert (hist[-1]["plan_id"], hist[-1]["approver"], hist[-1]["current"]) == ("5", "carol", True)
     assert (hist[-1]["added_files"], hist[-1]["removed_files"]) == (1, 2)
     assert hist[-1]["format"] == "native"
+    # every native snapshot records its totals: the history shows them as for Iceberg
+    assert [(h["total_files"], h["total_rows"]) for h in hist] == [(4, 400), (3, 400)]
+    TableStore(settings).rollback("n", base.id)
+    assert [h["total_rows"] for h in api.snapshot_history(settings, "n")] == [400, 400, 400]
+    # a header written without the total (an older writer): blank, not a guess
+    header = os.path.join(TableStore(settings).info("n").metadata_dir, "snap-00000001.json")
+    with open(header) as f:
+        old = json.load(f)
+    del old["total_rows"]
+    with open(header, "w") as f:
+        json.dump(old, f)
+    hist = api.snapshot_history(settings, "n")
+    assert [h["total_rows"] for h in hist] == [None, 400, 400] and hist[0]["total_files"] == 4

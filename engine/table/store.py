@@ -394,6 +394,11 @@ class TableStore:
                  "operation": h["operation"], "partition_count": int(h["partition_count"])}
                 for h in reversed(self._chain(name))]
 
+    def headers(self, name: str) -> list[dict]:
+        """A native table's published snapshot headers, oldest first (each read once): id,
+        parent, time, operation, summary, ``partition_count``, ``total_rows`` ..."""
+        return list(reversed(self._chain(name)))
+
     def snapshot_summary(self, name: str, snapshot_id: str) -> Mapping[str, Any]:
         """The summary a native snapshot's header records (plan id, policy, actor ...)."""
         return dict(self._header(self.info(name), snapshot_id).get("summary") or {})

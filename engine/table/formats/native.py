@@ -38,10 +38,20 @@ class NativeFormat(TableFormat):
         return self.store.snapshot(self.name, snapshot_id)
 
     def history(self) -> list[SnapshotInfo]:
+        """The chain's headers, oldest first. Each header also records the snapshot's file
+        and row totals; they join the summary under the names Iceberg's summary gives them
+        (``total-data-files``, ``total-records``: what ``api.snapshot_history`` reads as
+        ``total_files`` and ``total_rows``). A header without a total leaves it out (blank
+        in the history, never a guess)."""
         out = []
-        for h in self.store.history(self.name):
-            summary = dict(self.store.snapshot_summary(self.name, h["id"]))
-            out.append(SnapshotInfo(id=h["id"], parent=h["parent"], created_at=h["created_at"],
+        for h in self.store.headers(self.name):
+            summary = dict(h.get("summary") or {})
+            totals = {"total-data-files": h.get("partition_count"),
+                      "total-records": h.get("total_rows")}
+            summary.update({k: v for k, v in totals.items()
+                            if v is not None and k not in summary})
+            out.append(SnapshotInfo(id=str(h["id"]), parent=h.get("parent"),
+                                    created_at=h["created_at"],
                                     operation=h["operation"], actor=summary.get("actor"),
                                     summary=summary))
         return out
