@@ -25,7 +25,9 @@ from pyiceberg.typedef import Record
 from engine import api
 from engine.cli import main
 from engine.core.errors import DataFileError
-from engine.policy.base import PlanGroup
+from engine.plans import service
+from engine.policy.base import CostEstimate, PlanGroup, Proposal
+from engine.policy.registry import make_policy
 from engine.table.footers import read_partitions
 from engine.table.formats import iceberg
 from engine.table.formats.partitioning import prepare_groups
@@ -116,6 +118,19 @@ def test_files_with_position_deletes_are_left_out_and_refused(settings, tmp_path
            "delete file" in kept.reason
     assert kept.predicted_saving_bytes == pytest.approx(20.0)
     assert prepare_groups([PlanGroup((first,), "sort", ("l_shipdate",))], fmt, snap.id) == ()
+    # a proposal left with nothing: the service declines with the reason, the policy's own
+    # last decision untouched
+    only = Proposal(policy="wair", params={}, estimated_cost=CostEstimate(0, 0, 0, 0),
+                    groups=(PlanGroup((first,), "sort", ("l_shipdate",)),), predicted_saving={})
+    fitted = service._fit_to_format(settings, "mor", snap, only)
+    assert isinstance(fitted, service.FormatDeclined)
+    policy = make_policy("wair")
+    policy.last_decision_ = {"reason": "the policy's own words"}
+    answer = service._no_action(service.Decision(snap, policy, None, {}, declined=fitted.reason),
+                                "wair")
+    assert answer["status"] == "no-action" and answer["reason"].startswith(
+        "every file the plan would rewrite has merge-on-read deletes")
+    assert policy.last_decision_ == {"reason": "the policy's own words"}
 
     def rewrite(chosen, tag):
         rows = pa.concat_tables([pq.read_table(p.replace("file://", "")) for p in chosen])

@@ -22,7 +22,6 @@ import struct
 
 import numpy as np
 import pyarrow as pa
-import pytest
 from pyiceberg.io.pyarrow import parquet_file_to_data_file
 from pyiceberg.manifest import DataFile
 

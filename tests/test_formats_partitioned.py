@@ -22,6 +22,7 @@ from engine.core.errors import DataFileError
 from engine.policy.base import PlanGroup
 from engine.table.footers import read_partitions
 from engine.table.formats import iceberg, iceberg_files
+from engine.table.formats.base import RewriteGroup
 from engine.table.formats.partitioning import prepare_groups, split_groups
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, lineitem_arrow
@@ -224,3 +225,12 @@ def test_partitioned_iceberg_plan_run_by_spark_commits_each_file_to_its_partitio
         assert set(pq.read_table(path.replace("file://", "")).column("region").to_pylist()) == {region}
     eu = tbl.scan(row_filter="region == 'eu'").to_arrow()
     assert eu.num_rows == sum(1 for r in data.column("region").to_pylist() if r == "eu")
+
+
+def test_plan_group_is_the_rewrite_group_the_formats_read():
+    """The format layer names the fields it reads of a group (``RewriteGroup``, a Protocol:
+    the policy layer is above it); the policies' PlanGroup has them."""
+    group = PlanGroup(("a", "b"), "sort", ("l_shipdate",), "why", predicted_saving_bytes=4.0)
+    assert isinstance(group, RewriteGroup)
+    (a, b) = split_groups([group], {"a": ("eu",), "b": ("us",)})
+    assert (a.partitions, b.partitions, a.predicted_saving_bytes) == (("a",), ("b",), 2.0)

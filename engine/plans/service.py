@@ -99,6 +99,7 @@ class Decision:
     params: dict[str, Any]  # the cleaned parameters as given
     window: tuple = ()  # the fragments the policy saw (ScanFragment)
     settled: tuple[int, ...] = ()  # plans whose later queries the policy has learned from
+    declined: str | None = None  # why the table's format left nothing of the proposal
 
 
 def decide(settings: "Settings", table: str, policy: str,
@@ -120,23 +121,32 @@ def decide(settings: "Settings", table: str, policy: str,
     scans = analyze_workload(zonemaps, window) if window else []
     ctx = PolicyContext(table=table, snapshot_id=snapshot.id, zonemaps=zonemaps, window=window,
                         scans=scans, settings=settings, queries_seen=len(fragments))
-    proposal = _fit_to_format(settings, table, snapshot, pol, pol.propose(ctx))
-    return Decision(snapshot, pol, proposal, clean, tuple(window), settled)
+    fitted = _fit_to_format(settings, table, snapshot, pol.propose(ctx))
+    if isinstance(fitted, FormatDeclined):
+        return Decision(snapshot, pol, None, clean, tuple(window), settled, fitted.reason)
+    return Decision(snapshot, pol, fitted, clean, tuple(window), settled)
 
 
-def _fit_to_format(settings: "Settings", table: str, snapshot: Snapshot, policy: Policy,
-                   proposal: Proposal | None) -> Proposal | None:
+@dataclass(frozen=True)
+class FormatDeclined:
+    """No action, and why: the table's format left nothing of a policy's proposal."""
+
+    reason: str
+
+
+def _fit_to_format(settings: "Settings", table: str, snapshot: Snapshot,
+                   proposal: Proposal | None) -> Proposal | FormatDeclined | None:
     """The proposal made fit for the table's format (issue 16): groups split by partition
-    value, files with merge-on-read deletes left out. A proposal left without groups is no
-    proposal; the policy's ``last_decision_`` then says why."""
+    value, files with merge-on-read deletes left out. A proposal left without groups is
+    :class:`FormatDeclined` with the reason; the service records it in the decision (the
+    policy's own state and ``last_decision_`` stay as the policy left them)."""
     if proposal is None:
         return None
     groups = prepare_groups(proposal.groups, TableStore(settings).format(table), snapshot.id)
     if not groups:
-        policy.last_decision_ = {**dict(policy.last_decision_), "reason": (
+        return FormatDeclined(
             "every file the plan would rewrite has merge-on-read deletes (Iceberg delete "
-            "files or Delta deletion vectors); compact the deletes first")}
-        return None
+            "files or Delta deletion vectors); compact the deletes first")
     return replace(proposal, groups=groups) if groups != proposal.groups else proposal
 
 
@@ -159,7 +169,8 @@ def _no_action(decision: Decision, policy: str) -> dict[str, Any]:
     snap = decision.snapshot
     why = dict(decision.policy.last_decision_)
     explanation = explain_no_action(decision.policy.name, why)
-    reason = why.pop("reason", None) or f"policy {policy} proposes nothing for {snap.table}"
+    own = why.pop("reason", None)
+    reason = decision.declined or own or f"policy {policy} proposes nothing for {snap.table}"
     curve = why.pop("curve", [])
     return {"id": None, "status": "no-action", "table": snap.table, "base_snapshot": snap.id,
             "policy": policy, "reason": reason, "explanation": explanation,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Hashable, Mapping, Sequence
+from typing import Any, ClassVar, Hashable, Mapping, Protocol, Sequence, runtime_checkable
 
 from engine.core.errors import DataFileError
 from engine.table.model import Partition, Snapshot
@@ -36,6 +36,25 @@ class SnapshotInfo:
     operation: str  # the format's word: create, append, replace/rewrite, overwrite, restore ...
     actor: str | None = None
     summary: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class RewriteGroup(Protocol):
+    """What the format layer reads of a plan group when it fits a plan to a table
+    (:func:`engine.table.formats.partitioning.prepare_groups`): the files it rewrites, why,
+    and its predicted saving (shared out when the group is split). The groups are frozen
+    dataclasses (split with :func:`dataclasses.replace`). :class:`engine.policy.base.PlanGroup`
+    satisfies it; the policy layer sits above this one, so the fields are named here
+    rather than the class imported."""
+
+    @property
+    def partitions(self) -> tuple[str, ...]: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def predicted_saving_bytes(self) -> float: ...
 
 
 def refuse_merge_on_read(table: str, removed: Sequence[str], reasons: Mapping[str, str],

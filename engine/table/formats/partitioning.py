@@ -21,9 +21,9 @@ import dataclasses
 import re
 from typing import Any, Hashable, Mapping, Sequence, TypeVar
 
-from engine.table.formats.base import TableFormat
+from engine.table.formats.base import RewriteGroup, TableFormat
 
-G = TypeVar("G")
+G = TypeVar("G", bound=RewriteGroup)
 
 
 def split_by_partition(paths: Sequence[str], keys: Mapping[str, Hashable]) -> list[tuple[str, ...]]:
@@ -58,7 +58,7 @@ def leave_out(groups: Sequence[G], refused: Mapping[str, str]) -> tuple[G, ...]:
     first one and how many, its ``predicted_saving_bytes`` shrinks with its files."""
     out: list[G] = []
     for group in groups:
-        paths = tuple(getattr(group, "partitions"))
+        paths = tuple(group.partitions)
         kept = tuple(p for p in paths if p not in refused)
         if len(kept) == len(paths):
             out.append(group)
@@ -66,43 +66,39 @@ def leave_out(groups: Sequence[G], refused: Mapping[str, str]) -> tuple[G, ...]:
         if not kept:
             continue
         gone = [p for p in paths if p in refused]
-        fields = _split_fields(group, kept, 1, len(paths))
-        if hasattr(group, "reason"):
-            note = (f"left out {len(gone)} file(s) with merge-on-read deletes, e.g. {gone[0]} "
-                    f"{refused[gone[0]]}")
-            fields["reason"] = f"{group.reason}; {note}" if group.reason else note
-        out.append(dataclasses.replace(group, **fields))
+        note = (f"left out {len(gone)} file(s) with merge-on-read deletes, e.g. {gone[0]} "
+                f"{refused[gone[0]]}")
+        out.append(dataclasses.replace(group, **_shrunk(group, kept, len(paths), note)))
     return tuple(out)
 
 
 def split_groups(groups: Sequence[G], keys: Mapping[str, Hashable]) -> tuple[G, ...]:
-    """Each plan group (a dataclass with ``partitions``, such as
+    """Each plan group (a :class:`~engine.table.formats.base.RewriteGroup`, such as
     :class:`engine.policy.base.PlanGroup`) split into one group per partition value.
 
     A split group keeps its layout, columns and parameters; its ``predicted_saving_bytes``
-    (when it has one) is shared in proportion to the files, and its ``reason`` says it was
+    is shared in proportion to the files, and its ``reason`` says it was
     split. Groups within one partition come back unchanged (the same objects).
     """
     out: list[G] = []
     for group in groups:
-        runs = split_by_partition(getattr(group, "partitions"), keys)
+        runs = split_by_partition(group.partitions, keys)
         if len(runs) == 1:
             out.append(group)
             continue
         total = sum(len(r) for r in runs)
+        note = f"split by table partition into {len(runs)} groups"
         for run in runs:
-            out.append(dataclasses.replace(group, **_split_fields(group, run, len(runs), total)))
+            out.append(dataclasses.replace(group, **_shrunk(group, run, total, note)))
     return tuple(out)
 
 
-def _split_fields(group: Any, run: tuple[str, ...], parts: int, total: int) -> dict[str, Any]:
-    fields: dict[str, Any] = {"partitions": run}
-    if hasattr(group, "predicted_saving_bytes"):
-        fields["predicted_saving_bytes"] = float(group.predicted_saving_bytes) * len(run) / total
-    if hasattr(group, "reason"):
-        note = f"split by table partition into {parts} groups"
-        fields["reason"] = f"{group.reason}; {note}" if group.reason else note
-    return fields
+def _shrunk(group: RewriteGroup, run: tuple[str, ...], total: int, note: str) -> dict[str, Any]:
+    """The fields of ``group`` cut down to ``run`` of its ``total`` files: the saving
+    shared in proportion to the files, ``note`` added to the reason."""
+    return {"partitions": run,
+            "predicted_saving_bytes": float(group.predicted_saving_bytes) * len(run) / total,
+            "reason": f"{group.reason}; {note}" if group.reason else note}
 
 
 #: the name of a rewrite group's new file as the executor leaves it (after moving it out of
