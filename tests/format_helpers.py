@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 from pyiceberg.transforms import IdentityTransform
 
+from engine import api
 from engine.table.footers import read_partitions
 from engine.table.formats import iceberg
 from engine.table.store import TableStore
@@ -87,3 +88,19 @@ def rewrite_file(store: TableStore, name: str, paths: Sequence[str], tag: str,
     out = f"{store.new_data_dir(name, tag)}/part-0.parquet"
     pq.write_table(rows, local(out))
     return read_partitions([out])[1]
+
+
+# -- registered tables ---------------------------------------------------------------------
+def registered_iceberg(settings, data: pa.Table, rows_per_file: int, name: str = "li"):
+    """(catalog, store, base snapshot) of ``data`` as an Iceberg table registered as ``name``."""
+    catalog, _ = iceberg_table(settings, data, rows_per_file)
+    base = api.register_iceberg(settings, name, IDENT)
+    return catalog, TableStore(settings), base
+
+
+def registered_delta(settings, path: str, data: pa.Table, rows_per_file: int,
+                     name: str = "li"):
+    """(store, base snapshot) of ``data`` as a Delta table at ``path`` registered as ``name``."""
+    delta_table(path, data, rows_per_file)
+    base = api.register_delta(settings, name, path)
+    return TableStore(settings), base

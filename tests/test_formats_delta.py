@@ -6,7 +6,6 @@ deltalake's own reader."""
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
 
@@ -19,37 +18,16 @@ from deltalake import DeltaTable, write_deltalake
 from engine import api
 from engine.core.errors import CommitConflictError
 from engine.policy.base import PlanGroup
-from engine.table.footers import read_partitions
 from engine.table.store import TableStore
+from format_helpers import delta_scan, delta_table, digest, registered_delta, rewrite_file
 from plan_helpers import insert_plan, lineitem_arrow
 from security_helpers import sign_in
-
-
-def _delta(path: str, data: pa.Table, rows_per_file: int, **kwargs) -> None:
-    for i in range(0, data.num_rows, rows_per_file):
-        write_deltalake(path, data.slice(i, rows_per_file), mode="append", **kwargs)
-
-
-def _digest(table: pa.Table) -> tuple[int, str]:
-    rows = sorted(repr(r) for r in table.to_pylist())
-    return len(rows), hashlib.sha256("\n".join(rows).encode()).hexdigest()
-
-
-def _scan(path: str) -> tuple[int, str]:
-    return _digest(pa.table(DeltaTable(path).to_pyarrow_table()))
-
-
-def _rewrite_file(store: TableStore, name: str, paths: list[str], tag: str) -> list:
-    rows = pa.concat_tables([pq.read_table(p) for p in paths]).sort_by("l_shipdate")
-    out = f"{store.new_data_dir(name, tag)}/part-0.parquet"
-    pq.write_table(rows, out)
-    return read_partitions([out])[1]
 
 
 def test_statistics_history_and_columns_without_statistics(settings, tmp_path):
     path = str(tmp_path / "li")
     data = lineitem_arrow(300)
-    _delta(path, data, 100, configuration={"delta.dataSkippingNumIndexedCols": "4"})
+    delta_table(path, data, 100, configuration={"delta.dataSkippingNumIndexedCols": "4"})
     snap = api.register_delta(settings, "li", path)
     assert snap.partition_count == 3 and snap.total_rows == 300 and snap.id == "2"
     for i, part in enumerate(snap.partitions):
@@ -72,18 +50,15 @@ def test_statistics_history_and_columns_without_statistics(settings, tmp_path):
 def test_rewrite_commit_restore_concurrency_and_vacuum(settings, tmp_path):
     path = str(tmp_path / "li")
     data = lineitem_arrow(300)
-    _delta(path, data, 100)
-    api.register_delta(settings, "li", path)
-    store = TableStore(settings)
-    base = store.current_snapshot("li")
+    store, base = registered_delta(settings, path, data, 100)
     chosen = [p.path for p in base.partitions[:2]]
-    added = _rewrite_file(store, "li", chosen, "plan3-g0")
+    added = rewrite_file(store, "li", chosen, "plan3-g0")
     extra = lineitem_arrow(40, seed=5)
     write_deltalake(path, extra, mode="append")  # a concurrent writer's append
     after = store.format("li").commit_rewrite(base.id, chosen, added,
                                               {"plan_id": "3", "policy": "wair", "approver": "bob"})
     assert after.id == str(int(base.id) + 2)
-    assert _scan(path) == _digest(pa.concat_tables([data, extra]))
+    assert delta_scan(path) == digest(pa.concat_tables([data, extra]))
     appended = {p.path for p in after.partitions} - {p.path for p in base.partitions} - {added[0].path}
     assert len(appended) == 1  # the other writer's file survived
     assert {p.path for p in after.partitions} == (
@@ -100,13 +75,13 @@ def test_rewrite_commit_restore_concurrency_and_vacuum(settings, tmp_path):
     # a concurrent delete of a plan's file: the commit conflicts, nothing changes
     victim = next(p.path for p in after.partitions if p.path != added[0].path)
     DeltaTable(path).delete(f"l_orderkey = {pq.read_table(victim).column('l_orderkey')[0].as_py()}")
-    left = _scan(path)
+    left = delta_scan(path)
     with pytest.raises(CommitConflictError, match="no longer live"):
         store.format("li").commit_rewrite(store.current_id("li"), [victim], [], {"plan_id": "4"})
-    assert _scan(path) == left
+    assert delta_scan(path) == left
     # restore through Delta's own mechanism
     back = api.rollback_table(settings, "li", base.id, actor=sign_in(settings, "root"))
-    assert _scan(path) == _digest(data) and back.partition_count == 3
+    assert delta_scan(path) == digest(data) and back.partition_count == 3
     assert api.gc_table(settings, "li", older_than="7d", dry_run=True) == []
     doomed = api.gc_table(settings, "li", older_than="0s", dry_run=True, force_retention=True)
     assert added[0].path in doomed and not set(p.path for p in back.partitions) & set(doomed)
@@ -117,7 +92,7 @@ def test_plan_run_by_spark_commits_to_delta_and_deltalake_reads_the_same_rows(
         settings, spark, tmp_path):
     path = str(tmp_path / "li")
     data = lineitem_arrow(2000)
-    _delta(path, data, 500)
+    delta_table(path, data, 500)
     base = api.register_delta(settings, "lineitem", path)
     chosen = [p.path for p in base.partitions[:3]]
     pid = insert_plan(settings, base, [PlanGroup(tuple(chosen), "sort", ("l_shipdate",), "test")])
@@ -125,7 +100,7 @@ def test_plan_run_by_spark_commits_to_delta_and_deltalake_reads_the_same_rows(
     result = api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
     after = TableStore(settings).current_snapshot("lineitem")
     assert after.id == result["snapshot_id"] == str(int(base.id) + 1)
-    assert _scan(path) == _digest(data)
+    assert delta_scan(path) == digest(data)
     new = [p for p in after.partitions if p.path not in {q.path for q in base.partitions}]
     assert sum(p.rows for p in new) == 1500 and all(p.path.startswith(path) for p in new)
     spans = sorted((p.columns["l_shipdate"].min, p.columns["l_shipdate"].max) for p in new)
@@ -137,7 +112,7 @@ def test_plan_run_by_spark_commits_to_delta_and_deltalake_reads_the_same_rows(
 def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, spark, tmp_path):
     path = str(tmp_path / "li")
     data = lineitem_arrow(1500)
-    _delta(path, data, 500)
+    delta_table(path, data, 500)
     base = api.register_delta(settings, "lineitem", path)
     extra = lineitem_arrow(60, seed=4)
     first = [p.path for p in base.partitions[:2]]
@@ -153,13 +128,13 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
             victim = base.partitions[2].path
             key = pq.read_table(victim).column("l_orderkey")[0].as_py()
             DeltaTable(path).delete(f"l_orderkey = {key}")  # rewrites group 1's file
-            done["scan"] = _scan(path)
+            done["scan"] = delta_scan(path)
             done["version"] = DeltaTable(path).version()
 
     with pytest.raises(CommitConflictError, match="no longer live"):
         api.run_plan(settings, pid, actor=sign_in(settings, "alice"), progress=writer, spark=spark)
     assert api.show_plan(settings, pid)["status"] == "failed"
-    assert _scan(path) == done["scan"] and DeltaTable(path).version() == done["version"]
+    assert delta_scan(path) == done["scan"] and DeltaTable(path).version() == done["version"]
     assert done["scan"][0] == 1500 + 60 - 1  # the append is there, the deleted row gone
     assert not [d for d in os.listdir(path) if d.startswith(f"plan{pid}-")]  # run files removed
 
@@ -167,14 +142,11 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
 def test_two_plans_on_one_base_at_most_one_commits(settings, tmp_path):
     path = str(tmp_path / "li")
     data = lineitem_arrow(400)
-    _delta(path, data, 100)
-    api.register_delta(settings, "li", path)
-    store = TableStore(settings)
-    base = store.current_snapshot("li")
+    store, base = registered_delta(settings, path, data, 100)
     a = [p.path for p in base.partitions[:2]]
     b = [p.path for p in base.partitions[2:]]
-    added_a, added_b = _rewrite_file(store, "li", a, "plan1-g0"), _rewrite_file(store, "li", b, "plan2-g0")
+    added_a, added_b = rewrite_file(store, "li", a, "plan1-g0"), rewrite_file(store, "li", b, "plan2-g0")
     first = store.format("li").commit_rewrite(base.id, a, added_a, {"plan_id": "1"})
     with pytest.raises(CommitConflictError, match="plan 1"):
         store.format("li").commit_rewrite(base.id, b, added_b, {"plan_id": "2"})
-    assert store.current_id("li") == first.id and _scan(path) == _digest(data)
+    assert store.current_id("li") == first.id and delta_scan(path) == digest(data)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import hashlib
 import os
 
 import pyarrow as pa
@@ -15,7 +14,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from pyiceberg.partitioning import PartitionSpec
-from pyiceberg.transforms import IdentityTransform
 
 from engine import api
 from engine.core.errors import CommitConflictError, DataFileError
@@ -24,10 +22,11 @@ from engine.table.footers import read_partitions
 from engine.table import fs
 from engine.table.formats import iceberg
 from engine.table.store import TableStore
+from format_helpers import (IDENT, delete_data_file, digest, iceberg_scan, iceberg_table,
+                            registered_iceberg, rewrite_file)
 from plan_helpers import insert_plan, lineitem_arrow
 from security_helpers import sign_in
 
-IDENT = "ns.lineitem"
 
 
 def typed_rows(n: int = 60) -> pa.Table:
@@ -44,28 +43,13 @@ def typed_rows(n: int = 60) -> pa.Table:
     })
 
 
-def _iceberg_table(settings, data: pa.Table, rows_per_file: int, ident: str = IDENT):
-    """A table of the workspace catalog with one data file per ``rows_per_file`` rows."""
-    catalog = iceberg.workspace_catalog(str(settings.home))
-    tbl = iceberg.create_table(catalog, ident, data.schema)
-    for i in range(0, data.num_rows, rows_per_file):
-        tbl.append(data.slice(i, rows_per_file))
-    return catalog, tbl
-
-
-def _digest(table: pa.Table) -> tuple[int, str]:
-    """(rows, order-independent content hash) of an Arrow table."""
-    rows = sorted(repr(r) for r in table.to_pylist())
-    return len(rows), hashlib.sha256("\n".join(rows).encode()).hexdigest()
-
-
 def _scan(catalog, ident: str = IDENT) -> tuple[int, str]:
-    return _digest(catalog.load_table(ident).scan().to_arrow())
+    return iceberg_scan(catalog, ident)
 
 
 def test_statistics_are_decoded_from_the_manifests_by_iceberg_type(settings):
     data = typed_rows(60)
-    _iceberg_table(settings, data, 20)
+    iceberg_table(settings, data, 20)
     snap = api.register_iceberg(settings, "typed", IDENT)
     assert snap.partition_count == 3 and snap.total_rows == 60
     assert dict(snap.schema.columns) == {"k": "int", "d": "date", "ts": "timestamp",
@@ -93,18 +77,14 @@ def test_statistics_are_decoded_from_the_manifests_by_iceberg_type(settings):
 
 def test_commit_rewrite_replaces_exactly_the_files_and_names_the_plan(settings):
     data = lineitem_arrow(400)
-    catalog, tbl = _iceberg_table(settings, data, 100)
-    api.register_iceberg(settings, "li", IDENT)
-    store = TableStore(settings)
-    base = store.current_snapshot("li")
+    catalog, store, base = registered_iceberg(settings, data, 100)
     before = _scan(catalog)
     chosen = [p.path for p in base.partitions[1:3]]
     # the rewrite: the two files' rows, sorted by ship date, in one new file
     rows = pa.concat_tables([pq.read_table(p.replace("file://", "")) for p in chosen])
-    new_path = f"{store.new_data_dir('li', 'plan7-g0')}/part-0.parquet"
-    assert new_path.startswith(tbl.location() + "/data/")
-    pq.write_table(rows.sort_by("l_shipdate"), new_path.replace("file://", ""))
-    _, added = read_partitions([new_path])
+    added = rewrite_file(store, "li", chosen, "plan7-g0")
+    new_path = iceberg.file_uri(added[0].path)  # the name Iceberg gives it
+    assert new_path.startswith(catalog.load_table(IDENT).location() + "/data/")
     after = store.format("li").commit_rewrite(
         base.id, chosen, added, {"plan_id": "7", "policy": "wair", "approver": "alice"})
     assert after.parent == base.id and after.operation == "overwrite"
@@ -145,28 +125,19 @@ def test_commit_rewrite_replaces_exactly_the_files_and_names_the_plan(settings):
 
 def test_concurrent_append_survives_and_concurrent_delete_conflicts(settings):
     data = lineitem_arrow(300)
-    catalog, tbl = _iceberg_table(settings, data, 100)
-    api.register_iceberg(settings, "li", IDENT)
-    store = TableStore(settings)
-    base = store.current_snapshot("li")
+    catalog, store, base = registered_iceberg(settings, data, 100)
     chosen = [base.partitions[0].path]
-    rows = pq.read_table(chosen[0].replace("file://", ""))
-    new_path = f"{store.new_data_dir('li', 'plan1-g0')}/part-0.parquet"
-    pq.write_table(rows.sort_by("l_shipdate"), new_path.replace("file://", ""))
-    _, added = read_partitions([new_path])
+    added = rewrite_file(store, "li", chosen, "plan1-g0")
+    new_path = iceberg.file_uri(added[0].path)  # the name Iceberg gives it
     # another writer appends while the plan "runs" (after the base was read)
     extra = lineitem_arrow(50, seed=11)
     catalog.load_table(IDENT).append(extra)
     after = store.format("li").commit_rewrite(base.id, chosen, added, {"plan_id": "1"})
     assert after.total_rows == 350
-    assert _scan(catalog) == _digest(pa.concat_tables([data, extra]))
+    assert _scan(catalog) == digest(pa.concat_tables([data, extra]))
     # another writer deletes one of a second plan's files: that plan's commit conflicts
     victim = next(p for p in after.partitions if p.path != new_path)
-    other = catalog.load_table(IDENT)
-    live = {e.data_file.file_path: e.data_file for m in other.current_snapshot().manifests(other.io)
-            for e in m.fetch_manifest_entry(other.io, discard_deleted=True)}
-    with other.transaction() as tx, tx.update_snapshot().overwrite() as ow:
-        ow.delete_data_file(live[victim.path])
+    delete_data_file(catalog, IDENT, victim.path)
     left_by_other = _scan(catalog)
     with pytest.raises(CommitConflictError, match="no longer live"):
         store.format("li").commit_rewrite(after.id, [victim.path], [], {"plan_id": "2"})
@@ -175,14 +146,9 @@ def test_concurrent_append_survives_and_concurrent_delete_conflicts(settings):
 
 def test_expire_deletes_only_files_of_expired_snapshots(settings):
     data = lineitem_arrow(200)
-    catalog, tbl = _iceberg_table(settings, data, 100)
-    api.register_iceberg(settings, "li", IDENT)
-    store = TableStore(settings)
-    base = store.current_snapshot("li")
+    catalog, store, base = registered_iceberg(settings, data, 100)
     old = base.partitions[0].path
-    new_path = f"{store.new_data_dir('li', 'p')}/part-0.parquet"
-    pq.write_table(pq.read_table(old.replace("file://", "")), new_path.replace("file://", ""))
-    _, added = read_partitions([new_path])
+    added = rewrite_file(store, "li", [old], "p")
     store.format("li").commit_rewrite(base.id, [old], added, {"plan_id": "1"})
     assert api.gc_table(settings, "li", older_than="7d", dry_run=True) == []
     listed = api.gc_table(settings, "li", older_than="0s", dry_run=True, force_retention=True)
@@ -201,13 +167,13 @@ def test_expire_deletes_only_files_of_expired_snapshots(settings):
     assert not tbl.metadata.snapshot_by_id(int(base.id)) and len(tbl.metadata.snapshots) == 1
     assert fs.exists(tbl.current_snapshot().manifest_list)
     assert all(fs.exists(p) for p in kept_manifests)
-    assert _scan(catalog) == _digest(data)
+    assert _scan(catalog) == digest(data)
 
 
 @pytest.mark.spark
 def test_plan_run_by_spark_commits_to_iceberg_and_pyiceberg_reads_the_same_rows(settings, spark):
     data = lineitem_arrow(3000)
-    catalog, _ = _iceberg_table(settings, data, 500)
+    catalog, _ = iceberg_table(settings, data, 500)
     base = api.register_iceberg(settings, "lineitem", IDENT)
     before = _scan(catalog)
     chosen = [p.path for p in base.partitions[1:5]]
@@ -238,7 +204,7 @@ def _plan_dirs(location: str, pid: int) -> list[str]:
 @pytest.mark.spark
 def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, spark):
     data = lineitem_arrow(2000)
-    catalog, tbl = _iceberg_table(settings, data, 500)
+    catalog, tbl = iceberg_table(settings, data, 500)
     base = api.register_iceberg(settings, "lineitem", IDENT)
     extra = lineitem_arrow(100, seed=9)
 
@@ -252,7 +218,7 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
     pid = insert_plan(settings, base, [PlanGroup(tuple(chosen), "sort", ("l_shipdate",), "t")])
     api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
     api.run_plan(settings, pid, actor=sign_in(settings, "alice"), progress=append_while_running, spark=spark)
-    assert _scan(catalog) == _digest(pa.concat_tables([data, extra]))
+    assert _scan(catalog) == digest(pa.concat_tables([data, extra]))
     assert api.show_plan(settings, pid)["status"] == "succeeded"
 
     # a second plan; another writer deletes one of its files while it runs
@@ -263,12 +229,7 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
 
     def delete_while_running(event):
         if event["groups_done"] == 1 and not left:
-            other = catalog.load_table(IDENT)
-            live = {e.data_file.file_path: e.data_file
-                    for m in other.current_snapshot().manifests(other.io)
-                    for e in m.fetch_manifest_entry(other.io, discard_deleted=True)}
-            with other.transaction() as tx, tx.update_snapshot().overwrite() as ow:
-                ow.delete_data_file(live[chosen[1]])
+            delete_data_file(catalog, IDENT, chosen[1])
             left["scan"] = _scan(catalog)
             left["snapshot"] = str(catalog.load_table(IDENT).current_snapshot().snapshot_id)
 
@@ -285,16 +246,9 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
 def test_partitioned_table_new_files_carry_their_partition_and_never_mix(settings):
     data = lineitem_arrow(300).append_column(
         "region", pa.array(["eu" if i % 2 else "us" for i in range(300)]))
-    catalog = iceberg.workspace_catalog(str(settings.home))
-    catalog.create_namespace("ns")
-    tbl = catalog.create_table(IDENT, schema=data.schema)
+    catalog, tbl = iceberg_table(settings, data, 150, identity="region")  # a file per region
     field = tbl.schema().find_field("region")
-    with tbl.update_spec() as spec:
-        spec.add_field("region", IdentityTransform(), "region")
-    tbl = catalog.load_table(IDENT)
     assert isinstance(tbl.spec(), PartitionSpec) and len(tbl.spec().fields) == 1
-    for i in range(0, 300, 150):
-        tbl.append(data.slice(i, 150))  # each append: one file per region
     snap = api.register_iceberg(settings, "p", IDENT)
     assert snap.partition_count == 4
     store = TableStore(settings)
@@ -304,10 +258,7 @@ def test_partitioned_table_new_files_carry_their_partition_and_never_mix(setting
     before = _scan(catalog)
 
     def rewrite(paths, tag):
-        rows = pa.concat_tables([pq.read_table(p.replace("file://", "")) for p in paths])
-        out = f"{store.new_data_dir('p', tag)}/part-0.parquet"
-        pq.write_table(rows.sort_by("l_shipdate"), out.replace("file://", ""))
-        return read_partitions([out])[1]
+        return rewrite_file(store, "p", paths, tag)
 
     # a file mixing two partition values is refused; nothing is committed
     mixed = rewrite([eu[0], us[0]], "mixed")
@@ -327,12 +278,8 @@ def test_partitioned_table_new_files_carry_their_partition_and_never_mix(setting
 
 def test_columns_without_bounds_are_named(settings):
     data = typed_rows(40)
-    catalog = iceberg.workspace_catalog(str(settings.home))
-    catalog.create_namespace("ns")
-    tbl = catalog.create_table(IDENT, schema=data.schema,
-                               properties={"write.metadata.metrics.column.s": "counts",
-                                           "write.metadata.metrics.column.price": "none"})
-    tbl.append(data)
+    iceberg_table(settings, data, 40, properties={"write.metadata.metrics.column.s": "counts",
+                                                  "write.metadata.metrics.column.price": "none"})
     snap = api.register_iceberg(settings, "typed", IDENT)
     assert snap.summary["columns_without_stats"] == ["price", "s"]
     # their bounds come from the Parquet footers instead (and say so)
@@ -346,16 +293,10 @@ def test_columns_without_bounds_are_named(settings):
 
 def test_two_plans_on_one_base_at_most_one_commits(settings):
     data = lineitem_arrow(400)
-    catalog, _ = _iceberg_table(settings, data, 100)
-    api.register_iceberg(settings, "li", IDENT)
-    store = TableStore(settings)
-    base = store.current_snapshot("li")
+    catalog, store, base = registered_iceberg(settings, data, 100)
 
     def rewrite(paths, tag):
-        rows = pa.concat_tables([pq.read_table(p.replace("file://", "")) for p in paths])
-        out = f"{store.new_data_dir('li', tag)}/part-0.parquet"
-        pq.write_table(rows.sort_by("l_shipdate"), out.replace("file://", ""))
-        return read_partitions([out])[1]
+        return rewrite_file(store, "li", paths, tag)
 
     a = [p.path for p in base.partitions[:2]]
     b = [p.path for p in base.partitions[2:]]  # disjoint from a
@@ -363,7 +304,7 @@ def test_two_plans_on_one_base_at_most_one_commits(settings):
     first = store.format("li").commit_rewrite(base.id, a, added_a, {"plan_id": "1"})
     with pytest.raises(CommitConflictError, match="plan 1 rewrote it after snapshot"):
         store.format("li").commit_rewrite(base.id, b, added_b, {"plan_id": "2"})
-    assert store.current_id("li") == first.id and _scan(catalog) == _digest(data)
+    assert store.current_id("li") == first.id and _scan(catalog) == digest(data)
     # a plan based on a snapshot that was rolled away from is refused as well
     api.rollback_table(settings, "li", base.id, actor=sign_in(settings, "root"))
     with pytest.raises(CommitConflictError, match="no longer an ancestor"):

@@ -5,7 +5,6 @@ carry their partition values; the format's own reader returns the same rows."""
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
 
@@ -13,36 +12,26 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable, write_deltalake
+from deltalake import DeltaTable
 from pyiceberg.io.pyarrow import parquet_file_to_data_file
-from pyiceberg.transforms import IdentityTransform, MonthTransform
+from pyiceberg.transforms import MonthTransform
 
 from engine import api
 from engine.core.errors import DataFileError
 from engine.policy.base import PlanGroup
-from engine.table.footers import read_partitions
 from engine.table.formats import iceberg, iceberg_files
 from engine.table.formats.base import RewriteGroup
 from engine.table.formats.partitioning import prepare_groups, split_groups
 from engine.table.store import TableStore
+from format_helpers import delta_table, digest, iceberg_table, rewrite_file
 from plan_helpers import insert_plan, lineitem_arrow
 from security_helpers import sign_in
 
 IDENT = "ns.li"
 
 
-def _digest(table: pa.Table) -> tuple[int, str]:
-    rows = sorted(repr(r) for r in table.to_pylist())
-    return len(rows), hashlib.sha256("\n".join(rows).encode()).hexdigest()
-
-
 def _rewrite(store: TableStore, name: str, paths: list[str], tag: str, key: str = "l_shipdate"):
-    """One sorted file of ``paths``' rows under the table's data location (a stand-in for
-    one group of the executor)."""
-    rows = pa.concat_tables([pq.read_table(p.replace("file://", "")) for p in paths]).sort_by(key)
-    out = f"{store.new_data_dir(name, tag)}/part-0.parquet"
-    pq.write_table(rows, out.replace("file://", ""))
-    return read_partitions([out])[1]
+    return rewrite_file(store, name, paths, tag, key)
 
 
 def _month_table(settings, tmp_path):
@@ -101,11 +90,11 @@ def test_iceberg_groups_are_split_by_month_and_new_files_carry_their_month(setti
     for field in ("partition", "record_count", "file_size_in_bytes", "column_sizes",
                   "value_counts", "null_value_counts", "lower_bounds", "upper_bounds"):
         assert getattr(mine, field) == getattr(ref, field), field
-    before = _digest(tbl.scan().to_arrow())
+    before = digest(tbl.scan().to_arrow())
     after = store.format("li").commit_rewrite(snap.id, month_files, added, {"plan_id": "1"})
     assert after.partition_count == snap.partition_count - len(month_files) + 1
     assert store.format("li").partition_keys()[uri] == keys[month_files[0]]
-    assert _digest(catalog.load_table(IDENT).scan().to_arrow()) == before
+    assert digest(catalog.load_table(IDENT).scan().to_arrow()) == before
     # a file spanning two months is refused at commit, nothing committed
     two = [split[1].partitions[0], split[2].partitions[0]]
     mixed = _rewrite(store, "li", two, "plan2-g0", key="l_orderdate")
@@ -117,8 +106,7 @@ def test_iceberg_groups_are_split_by_month_and_new_files_carry_their_month(setti
 def _region_delta(path: str) -> pa.Table:
     data = lineitem_arrow(240).append_column(
         "region", pa.array(["eu" if i % 3 else "us" for i in range(240)]))
-    for i in range(0, 240, 80):
-        write_deltalake(path, data.slice(i, 80), mode="append", partition_by=["region"])
+    delta_table(path, data, 80, partition_by=["region"])
     return data
 
 
@@ -137,7 +125,7 @@ def test_delta_partitioned_table_is_registered_split_and_rewritten_in_place(sett
     groups = split_groups([PlanGroup(tuple(p.path for p in snap.partitions), "sort",
                                      ("l_shipdate",))], keys)
     assert len(groups) == 2
-    before = _digest(pa.table(DeltaTable(path).to_pyarrow_table()))
+    before = digest(pa.table(DeltaTable(path).to_pyarrow_table()))
     removed = [p for g in groups for p in g.partitions]
     added = [f for i, g in enumerate(groups) for f in _rewrite(store, "d", list(g.partitions),
                                                               f"plan1-g{i}")]
@@ -153,7 +141,7 @@ def test_delta_partitioned_table_is_registered_split_and_rewritten_in_place(sett
     after = store.format("d").commit_rewrite(snap.id, removed, added, {"plan_id": "1"})
     assert after.partition_count == 2
     table = DeltaTable(path)
-    assert _digest(pa.table(table.to_pyarrow_table())) == before
+    assert digest(pa.table(table.to_pyarrow_table())) == before
     eu = pa.table(table.to_pyarrow_table(filters=[("region", "=", "eu")]))
     assert eu.num_rows == sum(1 for r in data.column("region").to_pylist() if r == "eu")
     log = os.path.join(path, "_delta_log", f"{int(after.id):020d}.json")
@@ -182,7 +170,7 @@ def test_partitioned_delta_plan_run_by_spark_keeps_every_row_in_its_partition(se
     result = api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
     table = DeltaTable(path)
     assert str(table.version()) == result["snapshot_id"]
-    assert _digest(pa.table(table.to_pyarrow_table())) == _digest(data.select(
+    assert digest(pa.table(table.to_pyarrow_table())) == digest(data.select(
         pa.table(table.to_pyarrow_table()).column_names))
     for region in ("eu", "us"):
         got = pa.table(table.to_pyarrow_table(filters=[("region", "=", region)]))
@@ -200,25 +188,18 @@ def test_partitioned_delta_plan_run_by_spark_keeps_every_row_in_its_partition(se
 def test_partitioned_iceberg_plan_run_by_spark_commits_each_file_to_its_partition(settings, spark):
     data = lineitem_arrow(600).append_column(
         "region", pa.array(["eu" if i % 3 else "us" for i in range(600)]))
-    catalog = iceberg.workspace_catalog(str(settings.home))
-    catalog.create_namespace("ns")
-    tbl = catalog.create_table(IDENT, schema=data.schema)
-    with tbl.update_spec() as spec:
-        spec.add_field("region", IdentityTransform(), "region")
-    tbl = catalog.load_table(IDENT)
-    for i in range(0, 600, 300):
-        tbl.append(data.slice(i, 300))  # each append: one file per region
+    catalog, _ = iceberg_table(settings, data, 300, IDENT, identity="region")  # a file per region
     snap = api.register_iceberg(settings, "li", IDENT)
     fmt = TableStore(settings).format("li")
     groups = prepare_groups([PlanGroup(tuple(p.path for p in snap.partitions), "sort",
                                        ("l_shipdate",), "test")], fmt, snap.id)
     assert len(groups) == 2
-    before = _digest(catalog.load_table(IDENT).scan().to_arrow())
+    before = digest(catalog.load_table(IDENT).scan().to_arrow())
     pid = insert_plan(settings, snap, groups)
     api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
     api.run_plan(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
     tbl = catalog.load_table(IDENT)
-    assert _digest(tbl.scan().to_arrow()) == before
+    assert digest(tbl.scan().to_arrow()) == before
     keys = TableStore(settings).format("li").partition_keys()
     assert not set(keys) & {p.path for p in snap.partitions} and len(keys) >= 2
     for path, (_, (region,)) in keys.items():  # every row of a file is in its partition
