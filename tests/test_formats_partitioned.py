@@ -23,7 +23,7 @@ from engine.table.formats import iceberg, iceberg_files
 from engine.table.formats.base import RewriteGroup
 from engine.table.formats.partitioning import prepare_groups, split_groups
 from engine.table.store import TableStore
-from format_helpers import delta_table, digest, iceberg_table, rewrite_file
+from format_helpers import delta_table, digest, iceberg_table, live_data_files, rewrite_file
 from plan_helpers import insert_plan, lineitem_arrow
 from security_helpers import sign_in
 
@@ -215,3 +215,54 @@ def test_plan_group_is_the_rewrite_group_the_formats_read():
     assert isinstance(group, RewriteGroup)
     (a, b) = split_groups([group], {"a": ("eu",), "b": ("us",)})
     assert (a.partitions, b.partitions, a.predicted_saving_bytes) == (("a",), ("b",), 2.0)
+
+
+def test_files_of_an_older_spec_are_grouped_by_the_current_spec_or_left_out(settings, tmp_path):
+    """Real spec evolution: three unpartitioned loads, then the table is partitioned by
+    month(l_orderdate) and two loads land in it. An old file within one month joins that
+    month's group; the old file spanning two months is left out at planning with the
+    reason (its rewrite would be one file across two partitions, refused at commit)."""
+    data = lineitem_arrow(250)
+    days = ([dt.date(2020, 1, 5)] * 50 + [dt.date(2020, 1, 20)] * 25 + [dt.date(2020, 2, 3)] * 25
+            + [dt.date(2020, 3, 9)] * 50 + [dt.date(2020, 1, 11)] * 50 + [dt.date(2020, 3, 1)] * 50)
+    data = data.set_column(1, "l_orderdate", pa.array(days, pa.date32()))
+    catalog, tbl = iceberg_table(settings, data.slice(0, 150), 50, IDENT)  # Jan, Jan+Feb, Mar
+    with tbl.update_spec() as spec:
+        spec.add_field("l_orderdate", MonthTransform(), "order_month")
+    for k, start in enumerate((150, 200)):  # Jan, Mar under the new spec
+        out = str(tmp_path / f"new{k}.parquet")
+        pq.write_table(data.slice(start, 50), out)
+        catalog.load_table(IDENT).add_files([out])
+    snap = api.register_iceberg(settings, "li", IDENT)
+    fmt = TableStore(settings).format("li")
+    paths = [p.path for p in snap.partitions]  # in load order
+    jan, mar = 600, 602  # months since 1970-01
+    spans_two = paths[1]
+    assert set(fmt.spec_misfits()) == {spans_two}
+    assert "was written under partition spec 0 and fits no single partition of the current " \
+           "spec (order_month=month): Cannot infer partition value" in fmt.spec_misfits()[spans_two]
+    keys = fmt.partition_keys()
+    assert [keys.get(p) for p in paths] == [(1, (jan,)), None, (1, (mar,)), (1, (jan,)), (1, (mar,))]
+    group = PlanGroup(tuple(paths), "sort", ("l_shipdate",), "wair", predicted_saving_bytes=50.0)
+    groups = prepare_groups([group], fmt, snap.id)
+    assert [g.partitions for g in groups] == [(paths[0], paths[3]), (paths[2], paths[4])]
+    assert all(f"left out 1 file(s) that fit no partition of the current spec, e.g. {spans_two} "
+               "was written under partition spec 0" in g.reason for g in groups)
+    assert sum(g.predicted_saving_bytes for g in groups) == pytest.approx(40.0)
+    # each group commits under the current spec; the rows are pyiceberg's as before
+    store = TableStore(settings)
+    before = digest(catalog.load_table(IDENT).scan().to_arrow())
+    head = snap
+    for k, g in enumerate(groups):
+        head = fmt.commit_rewrite(head.id, list(g.partitions),
+                                  _rewrite(store, "li", list(g.partitions), f"plan1-g{k}"),
+                                  {"plan_id": "1"})
+    tbl = catalog.load_table(IDENT)
+    assert digest(tbl.scan().to_arrow()) == before
+    new = {p: f for p, f in live_data_files(tbl).items() if p != spans_two}
+    assert sorted((f.spec_id, f.partition[0]) for f in new.values()) == [(1, jan), (1, mar)]
+    assert set(fmt.spec_misfits()) == {spans_two}  # still live, still left out
+    # the misfit alone: its one new file would straddle Jan and Feb, refused at commit
+    with pytest.raises(DataFileError, match="more than one partition value"):
+        fmt.commit_rewrite(head.id, [spans_two],
+                           _rewrite(store, "li", [spans_two], "plan2-g0"), {"plan_id": "2"})

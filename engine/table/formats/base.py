@@ -107,9 +107,19 @@ class TableFormat(ABC):
 
     def partition_keys(self, snapshot_id: str | None = None) -> Mapping[str, Hashable]:
         """The partition value of each data file of a snapshot (the current one by
-        default), for tables the format partitions: equal keys, same partition. Empty for
+        default), for tables the format partitions: equal keys, same partition (for a
+        format with partition evolution: the partition under the current spec, the one
+        the rewrite's new files get). Empty for
         unpartitioned tables (the default). Plans are split by it at planning time
         (:func:`engine.table.formats.partitioning.split_groups`)."""
+        return {}
+
+    def spec_misfits(self, snapshot_id: str | None = None) -> Mapping[str, str]:
+        """Data files of a snapshot (the current one by default) written under an older
+        partition spec whose rows a rewrite cannot put into one partition of the current
+        spec, with the reason a plan shows. Planning leaves them out; files of an older spec
+        that do fit are keyed by their current-spec value (:meth:`partition_keys`). Empty
+        by default (formats without partition evolution)."""
         return {}
 
     def merge_on_read(self, snapshot_id: str | None = None) -> Mapping[str, str]:

@@ -40,6 +40,7 @@ import os
 from collections import OrderedDict
 from typing import Any, Hashable, Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.sql import SqlCatalog
@@ -247,16 +248,51 @@ class IcebergFormat(TableFormat):
         return tbl.metadata.snapshot_by_id(self._snapshot_id(tbl, snapshot_id) or 0)
 
     def partition_keys(self, snapshot_id: str | None = None) -> dict[str, Hashable]:
-        """(spec id, partition tuple) of each data file whose spec partitions the table."""
+        """(current spec id, partition tuple) of each data file, when the table's current
+        spec partitions it: the partition the rewrite's new files get (the commit builds
+        them under the current spec, as Iceberg's ``rewrite_data_files`` does). A file of
+        an older spec is keyed by the current-spec value its statistics show
+        (:func:`iceberg_files.current_partition`), so it is grouped with the current
+        files of that value; a file whose rows span values is in :meth:`spec_misfits`."""
+        return self._spec_keys(snapshot_id)[0]
+
+    def spec_misfits(self, snapshot_id: str | None = None) -> dict[str, str]:
+        """Files of an older partition spec whose rows span more than one partition of the
+        current spec (or whose statistics cannot tell): a rewrite would write a file
+        across partitions, which the commit refuses; planning leaves them out, saying so."""
+        return self._spec_keys(snapshot_id)[1]
+
+    def _spec_keys(self, snapshot_id: str | None) -> tuple[dict[str, Hashable], dict[str, str]]:
         tbl = self.table()
         snap = self._snap(tbl, snapshot_id)
-        if snap is None:
-            return {}
-        self._load(tbl, snap.snapshot_id)
+        spec = tbl.metadata.spec()
+        if snap is None or not spec.fields:
+            return {}, {}
+        loaded = self._load(tbl, snap.snapshot_id)
         live, _ = self._live_files(tbl, snap.snapshot_id)
-        specs = tbl.metadata.specs()
-        return {path: (f.spec_id, tuple(f.partition[i] for i in range(len(f.partition))))
-                for path, f in live.items() if specs[f.spec_id].fields}
+        current = tbl.metadata.default_spec_id
+        keys: dict[str, Hashable] = {}
+        old = {path: f.spec_id for path, f in live.items() if f.spec_id != current}
+        for path, f in live.items():
+            if f.spec_id == current:
+                keys[path] = (current, tuple(f.partition[i] for i in range(len(f.partition))))
+        misfits: dict[str, str] = {}
+        if not old:
+            return keys, misfits
+        plan = iceberg_files.statistics_plan(tbl.metadata)
+        paths = loaded.zonemaps().paths
+        fields = ", ".join(f"{f.name}={f.transform}" for f in spec.fields)
+        for i in np.flatnonzero(np.isin(paths, list(old))):
+            part = loaded.partitions[int(i)]
+            try:
+                record = iceberg_files.current_partition(part, tbl.metadata, plan)
+            except ValueError as exc:
+                misfits[part.path] = (
+                    f"was written under partition spec {old[part.path]} and fits no single "
+                    f"partition of the current spec ({fields}): {str(exc).split('. ')[0]}")
+                continue
+            keys[part.path] = (current, tuple(record[k] for k in range(len(record))))
+        return keys, misfits
 
     def data_location(self) -> str:
         tbl = self.table()

@@ -125,6 +125,28 @@ def partition_record(partition: Partition, metadata: TableMetadata,
     return stats.partition(spec, metadata.schema())
 
 
+def current_partition(partition: Partition, metadata: TableMetadata,
+                      plan: Mapping[int, StatisticsCollector]) -> Any:
+    """The partition tuple under the table's current spec of a file written under an older
+    one (spec evolution), from its statistics: the value every new file written from its
+    rows would carry (:func:`partition_record`, pyiceberg's rule). ValueError when the
+    statistics cannot show one value: rows spanning two values, a source column's bounds
+    unknown (or truncated strings), nulls next to values (null is a partition value of its
+    own)."""
+    schema = metadata.schema()
+    for field in metadata.spec().fields:
+        name = schema.find_column_name(field.source_id)
+        stats = partition.columns.get(name) if name else None
+        nulls = stats.null_count if stats is not None else None
+        if stats is None or nulls is None:
+            raise ValueError(f"no statistics of {name}")
+        if 0 < nulls < partition.rows:
+            raise ValueError(f"{name} holds nulls next to values")
+        if nulls < partition.rows and (stats.min is None or stats.max is None):
+            raise ValueError(f"the bounds of {name} are unknown")
+    return partition_record(partition, metadata, plan)
+
+
 def data_file(path: str, partition: Partition, metadata: TableMetadata,
               plan: Mapping[int, StatisticsCollector]) -> DataFile:
     """The Iceberg entry of one new data file (``path``: its URI in the table)."""

@@ -44,18 +44,25 @@ def split_by_partition(paths: Sequence[str], keys: Mapping[str, Hashable]) -> li
 def prepare_groups(groups: Sequence[G], fmt: TableFormat, snapshot_id: str) -> tuple[G, ...]:
     """A policy's groups made fit for ``fmt``'s table: files with merge-on-read deletes
     left out (the group's ``reason`` names them: "left out ...: has 3 position delete
-    files"), groups left empty dropped, the rest split by partition (:func:`split_groups`).
+    files"), and so are files of an older partition spec that fit no partition of the
+    current one (:meth:`TableFormat.spec_misfits`); groups left empty dropped, the rest
+    split by partition (:func:`split_groups`), older-spec files by their current-spec value.
 
     The plans service calls it once on every proposal, before the plan is stored."""
     refused = fmt.merge_on_read(snapshot_id)
     if refused:
         groups = leave_out(groups, refused)
+    misfits = fmt.spec_misfits(snapshot_id)
+    if misfits:
+        groups = leave_out(groups, misfits, "that fit no partition of the current spec")
     return split_groups(groups, fmt.partition_keys(snapshot_id))
 
 
-def leave_out(groups: Sequence[G], refused: Mapping[str, str]) -> tuple[G, ...]:
+def leave_out(groups: Sequence[G], refused: Mapping[str, str],
+              what: str = "with merge-on-read deletes") -> tuple[G, ...]:
     """Each group without the ``refused`` files (path -> reason); its ``reason`` names the
-    first one and how many, its ``predicted_saving_bytes`` shrinks with its files."""
+    first one and how many (``what`` they are), its ``predicted_saving_bytes`` shrinks
+    with its files."""
     out: list[G] = []
     for group in groups:
         paths = tuple(group.partitions)
@@ -66,8 +73,7 @@ def leave_out(groups: Sequence[G], refused: Mapping[str, str]) -> tuple[G, ...]:
         if not kept:
             continue
         gone = [p for p in paths if p in refused]
-        note = (f"left out {len(gone)} file(s) with merge-on-read deletes, e.g. {gone[0]} "
-                f"{refused[gone[0]]}")
+        note = f"left out {len(gone)} file(s) {what}, e.g. {gone[0]} {refused[gone[0]]}"
         out.append(dataclasses.replace(group, **_shrunk(group, kept, len(paths), note)))
     return tuple(out)
 
