@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from pyiceberg.io.pyarrow import parquet_file_to_data_file
 from pyiceberg.partitioning import PartitionSpec
 
 from engine import api
@@ -20,10 +21,10 @@ from engine.core.errors import CommitConflictError, DataFileError
 from engine.policy.base import PlanGroup
 from engine.table.footers import read_partitions
 from engine.table import fs
-from engine.table.formats import iceberg
+from engine.table.formats import iceberg, iceberg_files
 from engine.table.store import TableStore
 from format_helpers import (IDENT, delete_data_file, digest, iceberg_scan, iceberg_table,
-                            registered_iceberg, rewrite_file)
+                            live_data_files, registered_iceberg, rewrite_file)
 from plan_helpers import insert_plan, lineitem_arrow
 from security_helpers import sign_in
 
@@ -309,3 +310,24 @@ def test_two_plans_on_one_base_at_most_one_commits(settings):
     api.rollback_table(settings, "li", base.id, actor=sign_in(settings, "root"))
     with pytest.raises(CommitConflictError, match="no longer an ancestor"):
         store.format("li").commit_rewrite(first.id, b, added_b, {"plan_id": "3"})
+
+
+def test_committed_files_carry_split_offsets_as_pyiceberg_computes_them(settings):
+    """Row-group offsets of the new files, from the footers read once, equal to what
+    pyiceberg's own footer reader gives (dictionary pages and several row groups)."""
+    data = lineitem_arrow(2000)
+    catalog, store, base = registered_iceberg(settings, data, 1000)
+    chosen = [p.path for p in base.partitions]
+    rows = pa.concat_tables([pq.read_table(p.replace("file://", "")) for p in chosen])
+    out = f"{store.new_data_dir('li', 'plan1-g0')}/part-0.parquet"
+    pq.write_table(rows.sort_by("l_shipdate"), out, row_group_size=300)  # 7 row groups
+    _, added = read_partitions([out])
+    tbl = catalog.load_table(IDENT)
+    ref = parquet_file_to_data_file(tbl.io, tbl.metadata, iceberg.file_uri(out))
+    assert len(ref.split_offsets) == 7 and pq.ParquetFile(out).metadata.row_group(0).column(
+        0).has_dictionary_page
+    assert iceberg_files.split_offsets(added, base.schema) == {added[0].path: ref.split_offsets}
+    store.format("li").commit_rewrite(base.id, chosen, added, {"plan_id": "1"})
+    (entry,) = live_data_files(catalog.load_table(IDENT)).values()
+    assert entry.split_offsets == ref.split_offsets
+    assert _scan(catalog) == digest(data)

@@ -15,10 +15,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
+from pyiceberg.io.pyarrow import parquet_file_to_data_file
 
 from engine import api
 from engine.policy.base import PlanGroup
-from format_helpers import IDENT, delta_scan, delta_table, iceberg_scan, iceberg_table, local
+from format_helpers import (IDENT, delta_scan, delta_table, iceberg_scan, iceberg_table,
+                            live_data_files, local)
 from plan_helpers import insert_plan
 from security_helpers import sign_in
 from test_executor_layouts import TYPES, _typed_rows
@@ -79,10 +81,13 @@ def test_iceberg_plan_clusters_on_every_type_and_pyiceberg_reads_the_same_rows(s
     assert str(tbl.current_snapshot().snapshot_id) == result["snapshot_id"]
     assert iceberg_scan(catalog) == before == (data.num_rows, before[1])
     assert tbl.scan().to_arrow().schema == reader_schema and tbl.schema() == iceberg_schema
-    assert not {p.path for p in snap.partitions} & set(
-        e.data_file.file_path for m in tbl.current_snapshot().manifests(tbl.io)
-        for e in m.fetch_manifest_entry(tbl.io, discard_deleted=True))
+    assert not {p.path for p in snap.partitions} & set(live_data_files(tbl))
     _check_groups(result, old_types)
+    # the entries the commit built from the executor's footer read: split offsets as
+    # pyiceberg computes them from the Spark-written files
+    for path, entry in live_data_files(tbl).items():
+        assert entry.split_offsets == parquet_file_to_data_file(tbl.io, tbl.metadata,
+                                                                path).split_offsets, path
 
 
 def test_delta_plan_clusters_on_every_type_and_deltalake_reads_the_same_rows(settings, spark,

@@ -43,11 +43,14 @@ _ROW_GROUP_CACHE: "OrderedDict[tuple[str, int], list[dict]]" = OrderedDict()
 
 @dataclass(frozen=True)
 class RowGroupStats:
-    """Statistics of one row group: ``columns[name] = (min, max, null_count)``."""
+    """Statistics of one row group: ``columns[name] = (min, max, null_count)``; ``offset``:
+    where the row group starts in the file (its first column chunk's dictionary page, else
+    its first data page: Iceberg's ``split_offsets``, parquet-mr's rule), None if unknown."""
 
     index: int
     rows: int
     columns: dict[str, tuple[Any, Any, int | None]]
+    offset: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,13 @@ def footer_reader() -> Callable[[str], tuple]:
                         if isinstance(hi, bytes):
                             hi = hi.decode("utf-8", "replace")
                         entry[0], entry[1], entry[2] = True, lo, hi
-                groups.append((rg.num_rows, {k: tuple(v) for k, v in cols.items()}))
+                first = rg.column(0) if rg.num_columns else None
+                offset = None
+                if first is not None:
+                    offset = int(first.data_page_offset)
+                    if first.has_dictionary_page and 0 <= first.dictionary_page_offset < offset:
+                        offset = int(first.dictionary_page_offset)
+                groups.append((rg.num_rows, {k: tuple(v) for k, v in cols.items()}, offset))
             return ("ok", path, size, meta.num_rows, groups)
         except Exception as exc:  # noqa: BLE001 - reported to the driver with the path
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -190,7 +199,7 @@ def _merge(ltype: str, groups: list[tuple[int, dict]], name: str) -> tuple[Any, 
     nulls: int | None = 0
     cbytes = 0
     per_group = []
-    for rows, cols in groups:
+    for rows, cols, *_ in groups:
         entry = cols.get(name)
         if entry is None:  # column absent from this file: every value is null
             per_group.append((None, None, rows))
@@ -224,7 +233,8 @@ def _to_partition(raw: tuple, schema: TableSchema, seq: int) -> tuple[Partition,
         lo, hi, nulls, cbytes, per_group = _merge(ltype, groups, name)
         stats[name] = ColumnStats(lo, hi, nulls, cbytes)
         per_col[name] = per_group
-    rgs = [RowGroupStats(i, groups[i][0], {n: per_col[n][i] for n in per_col})
+    rgs = [RowGroupStats(i, groups[i][0], {n: per_col[n][i] for n in per_col},
+                         groups[i][2] if len(groups[i]) > 2 else None)
            for i in range(len(groups))]
     return Partition(path, int(rows), int(size), stats, seq), rgs
 

@@ -436,13 +436,16 @@ class IcebergFormat(TableFormat):
         (:mod:`engine.table.formats.iceberg_files`), re-reading a footer only where those
         cannot reproduce pyiceberg's entry."""
         plan = iceberg_files.statistics_plan(tbl.metadata)
-        ltypes = dict(self.schema(tbl).columns)
+        schema = self.schema(tbl)
+        ltypes = dict(schema.columns)
+        offsets = iceberg_files.split_offsets(added, schema)
         out = []
         for part in added:
             path = file_uri(part.path)
             try:
                 if iceberg_files.can_build(part, tbl.metadata, plan, ltypes):
-                    out.append(iceberg_files.data_file(path, part, tbl.metadata, plan))
+                    out.append(iceberg_files.data_file(path, part, tbl.metadata, plan,
+                                                       offsets.get(part.path)))
                 else:
                     out.append(parquet_file_to_data_file(tbl.io, tbl.metadata, path))
             except ValueError as exc:  # e.g. a file spanning two partition values

@@ -11,8 +11,11 @@ and serialized exactly as pyiceberg does), and the partition tuple through pyice
 :meth:`~pyiceberg.io.fileformat.DataFileStatistics.partition` (a file whose rows span two
 partition values is refused, as ``add_files`` refuses it).
 
-Left out on purpose: ``split_offsets`` (optional in the spec; readers then split by row
-group themselves) and NaN counts (the footer has none; pyiceberg leaves them empty too).
+``split_offsets`` (where each row group starts, so readers can split the file at row
+groups) come from the same footers (:func:`split_offsets`: the executor's footer read keeps
+the row groups, :func:`engine.table.footers.row_groups_for`), by the rule pyiceberg and
+parquet-mr use. Left out on purpose: NaN counts (the footer has none; pyiceberg leaves
+them empty too).
 Whenever a file's statistics cannot reproduce pyiceberg's entry (a nested or unsupported
 column with bounds wanted, a partition source column with unknown bounds) the footer is
 read the pyiceberg way instead (:func:`can_build` says which).
@@ -21,7 +24,7 @@ read the pyiceberg way instead (:func:`can_build` says which).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from pyiceberg.io.fileformat import DataFileStatistics
 from pyiceberg.io.pyarrow import (MetricModeTypes, MetricsMode, StatisticsCollector,
@@ -30,7 +33,8 @@ from pyiceberg.io.pyarrow import (MetricModeTypes, MetricsMode, StatisticsCollec
 from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.table.metadata import TableMetadata
 
-from engine.table.model import ColumnStats, Partition
+from engine.table import footers
+from engine.table.model import ColumnStats, Partition, TableSchema
 
 _NONE = MetricsMode(MetricModeTypes.NONE)
 _COUNTS = MetricsMode(MetricModeTypes.COUNTS)
@@ -147,12 +151,23 @@ def current_partition(partition: Partition, metadata: TableMetadata,
     return partition_record(partition, metadata, plan)
 
 
+def split_offsets(added: Sequence[Partition], schema: TableSchema) -> dict[str, list[int]]:
+    """Each new file's row-group start offsets, ascending (Iceberg ``split_offsets``),
+    from the row groups its footer read left (read again only when forgotten); a file
+    with an unknown offset gets none."""
+    groups = footers.row_groups_for(added, schema)
+    return {path: sorted(int(rg.offset) for rg in rgs) for path, rgs in groups.items()
+            if rgs and all(rg.offset is not None for rg in rgs)}
+
+
 def data_file(path: str, partition: Partition, metadata: TableMetadata,
-              plan: Mapping[int, StatisticsCollector]) -> DataFile:
-    """The Iceberg entry of one new data file (``path``: its URI in the table)."""
+              plan: Mapping[int, StatisticsCollector],
+              offsets: Sequence[int] | None = None) -> DataFile:
+    """The Iceberg entry of one new data file (``path``: its URI in the table;
+    ``offsets``: its :func:`split_offsets`, None to leave them out)."""
     stats = file_statistics(partition, plan)
     serialized = stats.to_serialized_dict()
-    serialized["split_offsets"] = None
+    serialized["split_offsets"] = list(offsets) if offsets else None
     return DataFile.from_args(
         content=DataFileContent.DATA, file_path=path, file_format=FileFormat.PARQUET,
         partition=partition_record(partition, metadata, plan),
