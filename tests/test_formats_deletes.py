@@ -129,7 +129,8 @@ def test_files_with_position_deletes_are_left_out_and_refused(settings, tmp_path
     answer = service._no_action(service.Decision(snap, policy, None, {}, declined=fitted.reason),
                                 "wair")
     assert answer["status"] == "no-action" and answer["reason"].startswith(
-        "every file the plan would rewrite has merge-on-read deletes")
+        "every file the plan would rewrite is left out by the table's format: it has "
+        "merge-on-read deletes")
     assert policy.last_decision_ == {"reason": "the policy's own words"}
 
     def rewrite(chosen, tag):

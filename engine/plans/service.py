@@ -137,7 +137,8 @@ class FormatDeclined:
 def _fit_to_format(settings: "Settings", table: str, snapshot: Snapshot,
                    proposal: Proposal | None) -> Proposal | FormatDeclined | None:
     """The proposal made fit for the table's format (issue 16): groups split by partition
-    value, files with merge-on-read deletes left out. A proposal left without groups is
+    value, files with merge-on-read deletes or of an older partition spec that fit no
+    current partition left out. A proposal left without groups is
     :class:`FormatDeclined` with the reason; the service records it in the decision (the
     policy's own state and ``last_decision_`` stay as the policy left them)."""
     if proposal is None:
@@ -145,8 +146,10 @@ def _fit_to_format(settings: "Settings", table: str, snapshot: Snapshot,
     groups = prepare_groups(proposal.groups, TableStore(settings).format(table), snapshot.id)
     if not groups:
         return FormatDeclined(
-            "every file the plan would rewrite has merge-on-read deletes (Iceberg delete "
-            "files or Delta deletion vectors); compact the deletes first")
+            "every file the plan would rewrite is left out by the table's format: it has "
+            "merge-on-read deletes (Iceberg delete files or Delta deletion vectors; compact "
+            "the deletes first) or was written under an older Iceberg partition spec and "
+            "spans several partitions of the current one")
     return replace(proposal, groups=groups) if groups != proposal.groups else proposal
 
 
