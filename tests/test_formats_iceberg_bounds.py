@@ -91,6 +91,7 @@ def test_float_bool_binary_and_string_bounds_as_pyiceberg_wrote_them(settings):
     assert dict(snap.schema.columns) == {"f": "float", "g": "float", "b": "bool", "bin": "other",
                                          "fx": "other", "s": "string"}
     assert snap.partition_count == 3 and snap.summary["columns_without_stats"] == []
+    assert snap.schema.orderable() == ["f", "g", "s"]  # what policies cluster on: no bool, binary
     for col, spans in EXPECTED.items():
         got = [(p.columns[col].min, p.columns[col].max) for p in snap.partitions]
         assert got == spans, col

@@ -28,7 +28,9 @@ from test_executor_layouts import TYPES, _typed_rows
 pytestmark = pytest.mark.spark
 
 #: every column type the advisor clusters on (bool: the executor sorts it although the
-#: policies never propose it; binary: see test_binary_is_not_a_clustering_column)
+#: policies never propose it). Binary and fixed columns are not clustering columns: their
+#: logical type is "other", without bounds and outside ``TableSchema.orderable()``
+#: (tests/test_formats_iceberg_bounds.py)
 KEYS = tuple(TYPES.names)
 ROWS_PER_FILE = 30
 
