@@ -114,7 +114,9 @@ def load_snapshot(settings: Settings, name: str, snapshot_id: str | None = None)
 def table_info(settings: Settings, name: str) -> dict:
     """Where the table lives and its current size, JSON-friendly; ``partitioned`` (the
     format partitions it: plans are split by partition) and ``merge_on_read`` (files with
-    delete files or deletion vectors, never rewritten: ``{path: reason}``)."""
+    delete files or deletion vectors, never rewritten: ``{path: reason}``) and
+    ``spec_misfits`` (files of an older partition spec that fit no current partition, left
+    out of plans: ``{path: reason}``)."""
     store = TableStore(settings)
     info = store.info(name)
     snap = store.current_snapshot(name)
@@ -123,6 +125,7 @@ def table_info(settings: Settings, name: str) -> dict:
             "format": info.format, "catalog": info.catalog, "identifier": info.identifier,
             "partitioned": bool(fmt.partition_keys(snap.id)),
             "merge_on_read": dict(fmt.merge_on_read(snap.id)),
+            "spec_misfits": dict(fmt.spec_misfits(snap.id)),
             "columns_without_stats": list(snap.summary.get("columns_without_stats") or []),
             "columns_from_footers": list(snap.summary.get("columns_from_footers") or []),
             "metadata_dir": info.metadata_dir, "target_rows": info.target_rows,

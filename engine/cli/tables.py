@@ -72,6 +72,11 @@ def _show_text(d: Mapping[str, Any], info: Mapping[str, Any]) -> str:
         path, why = next(iter(mor.items()))
         lines.append(f"merge-on-read deletes on {len(mor)} file(s), never rewritten: e.g. "
                      f"{path} {why}")
+    misfits = info.get("spec_misfits") or {}
+    if misfits:
+        path, why = next(iter(misfits.items()))
+        lines.append(f"{len(misfits)} file(s) of an older partition spec left out of plans: "
+                     f"e.g. {why}")
     lines += ["", "columns:"]
     col_rows = []
     for c in info["columns"]:
