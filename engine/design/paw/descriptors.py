@@ -72,7 +72,9 @@ class PreciseDescriptors:
         x = np.column_stack([np.asarray(data[c], dtype=np.float64) for c in self.columns])
         leaf = tree.leaf_of(data)
         self.rows = np.array([lf.rows for lf in tree.leaves_], dtype=np.float64)
-        self.mbrs = [str_mbrs(x[leaf == i], n_mbr) if (leaf == i).any() else []
+        order = np.argsort(leaf, kind="stable")  # each leaf's rows, in their original order
+        cut = np.searchsorted(leaf[order], np.arange(len(tree.leaves_) + 1))
+        self.mbrs = [str_mbrs(x[order[cut[i]:cut[i + 1]]], n_mbr) if cut[i + 1] > cut[i] else []
                      for i in range(len(tree.leaves_))]
 
     @property
