@@ -322,8 +322,14 @@ def section_unknown(n: int, d: int, seeds: range) -> None:
 
 def section_precise(n: int, d: int, seeds: range) -> None:
     """G6 / Figs. 23a, 25a: precise descriptors on every method, logical and physical."""
-    pre = [precise_run(n, s, data, wl, delta) for delta in (0.01, 0.0) for data in PRECISE_DATA
-           for wl in PRECISE_WORKLOADS for s in seeds]
+    pre = []
+    for delta in (0.01, 0.0):
+        for data in PRECISE_DATA:
+            for wl in PRECISE_WORKLOADS:
+                for s in seeds:
+                    pre.append(precise_run(n, s, data, wl, delta))
+                    print(f"  precise δ={delta} {data} {wl} seed {s}: PAW off {pre[-1]['paw_off']:.0f} "
+                          f"N_mbr 1 {pre[-1]['paw_nmbr1']:.0f} 3 {pre[-1]['paw_nmbr3']:.0f}", flush=True)
     write_csv("precise", pre)
     for delta in (0.01, 0.0):
         for data in PRECISE_DATA:
