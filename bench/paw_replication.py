@@ -266,7 +266,8 @@ def tuner_run(n: int, d: int, seed: int, delta: float) -> dict:
 def write_csv(name: str, rows: list[dict]) -> None:
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, f"paw_{name}.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        fields = list(dict.fromkeys(k for r in rows for k in r))  # sweeps add their own keys
+        w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
         w.writerows(rows)
 
