@@ -4,7 +4,6 @@ footers bound exactly the planned MBRs, and DuckDB prunes those row groups."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 
 import duckdb
@@ -18,11 +17,11 @@ from engine.core import logical_types
 from engine.design.paw import DBox, PawTree
 from engine.design.paw.descriptors import PreciseDescriptors, row_group_cost, str_mbrs
 from engine.layout.paw import PawOrdering
-from engine.spark.ingest import create_table
 from engine.spark.str_rowgroups import str_tiles
 from engine.table.store import TableStore
-from plan_helpers import EPOCH, lineitem_arrow, rows_of
+from plan_helpers import rows_of
 from security_helpers import sign_in
+from test_paw_plan import recurring_workload
 
 TYPES = {"l_shipdate": "date", "l_quantity": "float"}
 
@@ -71,24 +70,7 @@ def test_str_tiles_on_ranks_equal_str_on_values():
 @pytest.fixture
 def lineitem_str(settings, spark, tmp_path):
     """4000 rows in 2 files of 2000 (the table's target), 20 recurring 2-D queries."""
-    src = tmp_path / "lineitem.parquet"
-    pq.write_table(lineitem_arrow(4000), src)
-    snap = create_table(settings, "lineitem", str(src), target_rows=2000, spark=spark)
-    rng = np.random.default_rng(3)
-    centers = [(600, 10.0), (1500, 30.0), (2600, 42.0)]
-    lines, queries = [], []
-    for i in range(20):
-        day, qty = centers[i % 3]
-        lo = EPOCH + dt.timedelta(days=int(day + rng.integers(-15, 15)))
-        hi = lo + dt.timedelta(days=120)
-        q = qty + float(rng.integers(-2, 2))
-        queries.append((lo, hi, q, q + 6))
-        lines.append(f"-- ts: 2024-01-01T00:{i:02d}:00\nSELECT count(*) FROM lineitem WHERE l_shipdate "
-                     f"BETWEEN DATE '{lo}' AND DATE '{hi}' AND l_quantity BETWEEN {q} AND {q + 6};")
-    log = tmp_path / "queries.sql"
-    log.write_text("\n".join(lines))
-    assert api.import_workload(settings, "lineitem", str(log))["fragments"] == 20
-    return snap, queries
+    return recurring_workload(settings, tmp_path, target_rows=2000, spark=spark)
 
 
 def _footer_boxes(path: str, columns: list[str]) -> list[tuple[list[float], list[float], int]]:
