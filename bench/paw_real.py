@@ -17,9 +17,14 @@ code (:func:`engine.sim.scan.query_cost`, file min/max only):
 The simulator charges rows x a per-column width; the widths are either the scenario's model
 (``TPCH_WIDTHS``, as the what-if page uses) or calibrated from the table's files *before* the
 rewrite (what a what-if run on this table could know); "written" widths, measured on the files
-the plan wrote, are no prediction but isolate the pruning from the width model. Results:
-``bench/results/paw_real_{dims}d.csv``
-and ``bench/README_paw.md`` (G10).
+the plan wrote, are no prediction but isolate the pruning from the width model.
+
+``--n-mbr N`` turns on the precise descriptors (PAW §V-A): the plan asks the executor for N
+STR row groups per file, and the real side is also priced with the descriptor-aware check
+(decision 9: a file is read iff a query meets one of its row groups' min/max boxes, and only
+the row groups met are read; :func:`engine.design.paw.descriptors.row_group_cost`) from the
+written files' footers. Results: ``bench/results/paw_real_{dims}d[_mbrN].csv`` and
+``bench/README_paw.md`` (G10).
 """
 
 from __future__ import annotations
@@ -38,7 +43,9 @@ from bench.paw_replication import GAMMA, NQ
 from bench.real_replay.replay import batch_table
 from engine import api
 from engine.core.config import load_settings
+from engine.core import logical_types
 from engine.design.paw import DBox
+from engine.design.paw.descriptors import row_group_cost
 from engine.design.paw.similarity import perturb
 from engine.policy.base import PlanGroup
 from engine.scenarios.presets import build_scenario
@@ -93,7 +100,24 @@ def widths_of(zonemaps, names: list[str]) -> dict[str, float]:
     return {c: float(zonemaps.columns[c].compressed_bytes.sum()) / rows for c in names if c in zonemaps.columns}
 
 
-def run(rows: int, target_rows: int, seed: int, delta: float, home: str, dims: int = 4, nq: int = NQ) -> dict:
+def row_group_boxes(paths: list[str], cols: tuple[str, ...], types: dict[str, str]) -> tuple[np.ndarray, ...]:
+    """Every row group's (min, max) over ``cols`` (encoded), its rows and its file's index."""
+    lo, hi, rows, file_of = [], [], [], []
+    for f, path in enumerate(paths):
+        meta = pq.ParquetFile(path).metadata
+        names = [meta.schema.column(j).name for j in range(meta.num_columns)]
+        for i in range(meta.num_row_groups):
+            rg = meta.row_group(i)
+            stats = [rg.column(names.index(c)).statistics for c in cols]
+            lo.append([logical_types.encode_scalar(types[c], s.min) for c, s in zip(cols, stats)])
+            hi.append([logical_types.encode_scalar(types[c], s.max) for c, s in zip(cols, stats)])
+            rows.append(rg.num_rows)
+            file_of.append(f)
+    return np.array(lo, dtype=float), np.array(hi, dtype=float), np.array(rows, dtype=float), np.array(file_of)
+
+
+def run(rows: int, target_rows: int, seed: int, delta: float, home: str, dims: int = 4, nq: int = NQ,
+        n_mbr: int = 0) -> dict:
     settings = load_settings({"home": home, "target_rows": target_rows, "spark_master": "local[2]"})
     spark = get_spark(settings, app_name="paw-real")
     scenario = build_scenario("tpch", rows=rows, seed=seed)
@@ -118,8 +142,8 @@ def run(rows: int, target_rows: int, seed: int, delta: float, home: str, dims: i
     api.add_approver(settings, "root", SECRET, admin=True)
     root = api.authenticate(settings, "root", SECRET)
     t0 = time.perf_counter()
-    plan = api.create_plan(settings, "lineitem", "paw", {"delta": delta, "b_min_rows": target_rows},
-                           created_by="designer")
+    params = {"delta": delta, "b_min_rows": target_rows, **({"n_mbr": n_mbr} if n_mbr else {})}
+    plan = api.create_plan(settings, "lineitem", "paw", params, created_by="designer")
     t_design = time.perf_counter() - t0
     api.approve_plan(settings, plan["id"], root, reason="bench G10")
     t0 = time.perf_counter()
@@ -147,6 +171,14 @@ def run(rows: int, target_rows: int, seed: int, delta: float, home: str, dims: i
     out["real_bytes"] = sum(c.bytes for c in real)
     out["real_files"] = sum(c.scanned for c in real)
     out["real_rows"] = sum(float(zm_real.rows[scanned_mask(zm_real, cf)].sum()) for cf in compiled)
+    if n_mbr:  # the descriptor-aware check on the written row groups (decision 9)
+        rg = row_group_boxes([p.path for p in after.partitions], cols, types)
+        priced = [row_group_cost(*rg, q) for q in future]
+        out["n_mbr"] = n_mbr
+        out["row_groups"] = len(rg[2])
+        out["real_rg_files"] = sum(f for f, _ in priced)
+        out["real_rg_rows"] = sum(r for _, r in priced)
+        out["predicted_precise_rows_per_query"] = group["layout_params"]["design"]["costs"]["paw_precise"]["worst_future"]
     written = widths_of(zm_real, names)  # not a prediction: isolates pruning from the width model
     for label, widths in (("model", dict(ds.widths)), ("calibrated", calibrated), ("written", written)):
         table = SimTable(ds.schema, ds.data, widths, target_rows)
@@ -171,11 +203,13 @@ def main() -> None:
     ap.add_argument("--delta", type=float, default=0.01)
     ap.add_argument("--dims", type=int, default=4, choices=range(1, len(QCOLS) + 1), help="query dimensions")
     ap.add_argument("--queries", type=int, default=NQ, help="history queries (as many future ones)")
+    ap.add_argument("--n-mbr", type=int, default=0, help="STR row groups per file (precise descriptors; 0: off)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="paw-real-") as home:
-        r = run(args.rows, args.target_rows, args.seed, args.delta, home, args.dims, args.queries)
+        r = run(args.rows, args.target_rows, args.seed, args.delta, home, args.dims, args.queries, args.n_mbr)
     os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, f"paw_real_{args.dims}d.csv"), "w", newline="") as fh:
+    suffix = f"_mbr{args.n_mbr}" if args.n_mbr else ""
+    with open(os.path.join(RESULTS, f"paw_real_{args.dims}d{suffix}.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(r))
         w.writeheader()
         w.writerow(r)
@@ -185,6 +219,10 @@ def main() -> None:
     print(f"per future query ({q}): real files {r['real_files'] / q:.2f} vs sim {r['sim_files'] / q:.2f}; "
           f"rows real {r['real_rows'] / q:.0f} vs sim {r['sim_rows'] / q:.0f} "
           f"(design predicted {r['predicted_rows_per_query']:.0f})")
+    if args.n_mbr:
+        print(f"descriptor-aware ({r['row_groups']} row groups, {args.n_mbr} STR per file): files "
+              f"{r['real_rg_files'] / q:.2f}, rows {r['real_rg_rows'] / q:.0f} per future query "
+              f"(design predicted {r['predicted_precise_rows_per_query']:.0f})")
     for label in ("model", "calibrated", "written"):
         print(f"bytes real {r['real_bytes'] / q:.0f} vs sim ({label} widths) {r[f'sim_{label}_bytes'] / q:.0f}: "
               f"real/sim {r['real_bytes'] / r[f'sim_{label}_bytes']:.4f}")

@@ -32,11 +32,11 @@ RESULTS = os.path.join(os.path.dirname(__file__), "results")
 
 
 # -- generators (Table III, decided in PAW_PTO.md §1) -------------------------------------
-def uniform_queries(rng: np.random.Generator, d: int, qdims: int, n: int) -> list[DBox]:
+def uniform_queries(rng: np.random.Generator, d: int, qdims: int, n: int, gamma: float = GAMMA) -> list[DBox]:
     out = []
     for _ in range(n):
         lo, hi = np.full(d, -np.inf), np.full(d, np.inf)
-        w = rng.uniform(0, GAMMA, qdims)
+        w = rng.uniform(0, gamma, qdims)
         lo[:qdims] = rng.uniform(0, 1 - w)
         hi[:qdims] = lo[:qdims] + w
         out.append(DBox.closed(lo, hi))
@@ -53,10 +53,12 @@ SKEW_SHAPES, SKEW_ASSIGN = ("query", "cluster"), ("cycle", "halves")
 
 
 def skewed_queries(rng: np.random.Generator, d: int, qdims: int, n: int, centers: int = 10,
-                   shape: str = "query", assign: str = "cycle") -> list[DBox]:
-    c = rng.uniform(GAMMA, 1 - GAMMA, (centers, qdims))
-    widths = rng.uniform(0, GAMMA, (centers, qdims))
-    sigma = 0.1 * GAMMA
+                   shape: str = "query", assign: str = "cycle", gamma: float = GAMMA,
+                   sigma_share: float = 0.1) -> list[DBox]:
+    """Table III's skewed generator: ``centers`` centres, σ = ``sigma_share``·γ."""
+    c = rng.uniform(gamma, 1 - gamma, (centers, qdims))
+    widths = rng.uniform(0, gamma, (centers, qdims))
+    sigma = sigma_share * gamma
     out = []
     for i in range(n):
         k = (i % max(1, n // 2)) % centers if assign == "halves" else i % centers
@@ -66,7 +68,7 @@ def skewed_queries(rng: np.random.Generator, d: int, qdims: int, n: int, centers
             a, b = np.clip(np.minimum(a, b), 0, 1), np.clip(np.maximum(a, b), 0, 1)
         else:
             mid = np.clip(c[k] + rng.normal(0, sigma, qdims), 0, 1)
-            w = rng.uniform(0, GAMMA, qdims)
+            w = rng.uniform(0, gamma, qdims)
             a, b = mid - w / 2, mid + w / 2
         lo, hi = np.full(d, -np.inf), np.full(d, np.inf)
         lo[:qdims], hi[:qdims] = a, b
@@ -75,22 +77,34 @@ def skewed_queries(rng: np.random.Generator, d: int, qdims: int, n: int, centers
 
 
 class Case:
-    """Data, columns, history and future workloads of one run."""
+    """Data, columns, history and future workloads of one run.
+
+    ``data`` "uniform" (the TPC-H lineitem stand-in: the paper finds its 8 numeric columns
+    uniform) or "osm" (the 2-D skewed OSM stand-in of :func:`skewed_points`; ``d`` and
+    ``qdims`` become 2). ``nq`` history queries (Table III: 50 of the 100), ``gamma`` the
+    maximal query range, ``centers`` / ``sigma_share`` the skewed generator's parameters
+    (Figs. 16-21 vary them)."""
 
     def __init__(self, n: int, d: int, seed: int, delta: float, skewed: bool = False,
                  random_future: float = 0.0, qdims: int = QDIMS, shape: str = "query",
-                 assign: str = "cycle") -> None:
+                 assign: str = "cycle", data: str = "uniform", nq: int = NQ, gamma: float = GAMMA,
+                 centers: int = 10, sigma_share: float = 0.1) -> None:
         rng = np.random.default_rng(seed)
-        self.x = rng.uniform(0, 1, (n, d))
+        if data == "osm":
+            d = qdims = 2
+            self.x = skewed_points(rng, n, "osm")
+        else:
+            self.x = rng.uniform(0, 1, (n, d))
         self.cols = [f"a{j}" for j in range(d)]
         self.data = {c: self.x[:, j] for j, c in enumerate(self.cols)}
-        self.history = (skewed_queries(rng, d, qdims, NQ, shape=shape, assign=assign) if skewed
-                        else uniform_queries(rng, d, qdims, NQ))
+        self.history = (skewed_queries(rng, d, qdims, nq, centers=centers, shape=shape, assign=assign,
+                                       gamma=gamma, sigma_share=sigma_share) if skewed
+                        else uniform_queries(rng, d, qdims, nq, gamma=gamma))
         domain = (np.zeros(d), np.ones(d))
         self.future = perturb(self.history, delta, domain, rng)
-        k = int(round(random_future * NQ))
+        k = int(round(random_future * nq))
         if k:
-            self.future[:k] = uniform_queries(rng, d, qdims, k)
+            self.future[:k] = uniform_queries(rng, d, qdims, k, gamma=gamma)
         self.b = max(1, int(round(n * 0.00167)))
         self.delta = delta
 
@@ -151,9 +165,9 @@ def logical_run(n: int, d: int, seed: int, delta: float, psi: str = "text", alph
     lb, lb_b = lower_bounds(c.x, c.future, c.b)
     row = {"n": n, "d": d, "seed": seed, "delta": delta, "psi": psi, "alpha": alpha,
            "paw": mean_cost(paw.cost, c.future), "qd": mean_cost(lambda q: qdtree_cost(qd, q), c.bounds(c.future)),
-           "kd": mean_cost(kd.cost, c.future), "lb_b": lb_b / NQ, "lb": lb / NQ,
+           "kd": mean_cost(kd.cost, c.future), "lb_b": lb_b / len(c.future), "lb": lb / len(c.future),
            "paw_build_s": t_paw, "qd_build_s": t_qd, "paw_leaves": paw.n_leaves_, "qd_leaves": qd.n_leaves_,
-           "ip_share": sum(lf.rows for lf in paw.leaves_ if lf.irregular) / n}
+           "ip_share": sum(lf.rows for lf in paw.leaves_ if lf.irregular) / n, **kw}
     if physical:
         row["paw_phys"] = physical_cost(file_mbrs(c.x, paw.leaf_of(c.data), c.b, c.cols), c.future)
         row["qd_phys"] = physical_cost(file_mbrs(c.x, qd.leaf_of(c.data), c.b, c.cols), c.future)
@@ -201,22 +215,37 @@ def skewed_points(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:
     return np.clip(np.vstack([city, road]), 0, 1)
 
 
-def precise_run(n: int, seed: int, kind: str = "clusters") -> dict:
-    """Skewed 2-D points (an OSM stand-in), 2-D skewed queries; the logical cost with the
-    tree's descriptors only ("off", the paper's plugin-off baseline), with N_mbr STR MBRs
-    per leaf, and the physical analogue (each file's rows in STR order with N row groups;
-    a row group is read iff its min/max meets the query)."""
+PRECISE_WORKLOADS = ("uniform", "skewed")
+PRECISE_METHODS = ("paw", "kd", "qd")
+
+
+def precise_run(n: int, seed: int, kind: str = "osm", workload: str = "uniform", delta: float = 0.01) -> dict:
+    """Fig. 23a (δ = 1%) / Fig. 25a (δ = 0): skewed 2-D points (an OSM stand-in), 2-D queries
+    of Table III's ``workload`` generator; every method's logical cost with its tree's
+    descriptors only ("off", the paper's default: plugins disabled) and with N_mbr STR MBRs
+    per leaf; for PAW also the physical analogue (each file's rows in STR order as N row
+    groups; a row group is read iff its min/max meets the query) and its control (as many
+    row groups in the first column's order)."""
     rng = np.random.default_rng(seed)
     x = skewed_points(rng, n, kind)
     cols = ["lon", "lat"]
     data = {"lon": x[:, 0], "lat": x[:, 1]}
-    hist = skewed_queries(rng, 2, 2, NQ)
-    future = perturb(hist, 0.01, (np.zeros(2), np.ones(2)), rng)
+    hist = skewed_queries(rng, 2, 2, NQ) if workload == "skewed" else uniform_queries(rng, 2, 2, NQ)
+    future = perturb(hist, delta, (np.zeros(2), np.ones(2)), rng)
     b = max(1, int(round(n * 0.00167)))
-    tree = PawTree(b_min=b, delta=0.01, columns=cols).fit(data, [q.to_bounds(cols) for q in hist])
-    leaf = tree.leaf_of(data)
-    row = {"seed": seed, "data": kind, "off": tree.cost(future) / NQ}
-    row.update({f"nmbr{k}": PreciseDescriptors(tree, data, k).cost(future) / NQ for k in (1, 2, 3, 5)})
+    bounds = [q.to_bounds(cols) for q in hist]
+    trees = {"paw": PawTree(b_min=b, delta=delta, columns=cols).fit(data, bounds),
+             "kd": kd_tree(data, b, cols), "qd": qdtree(data, bounds, b, cols)}
+    lb, lb_b = lower_bounds(x, future, b)
+    row = {"seed": seed, "data": kind, "workload": workload, "delta": delta, "lb": lb / NQ, "lb_b": lb_b / NQ,
+           "empty_queries": float(np.mean([not q.contains(x).any() for q in future]))}
+    for name, tree in trees.items():
+        rows = np.array([lf.rows for lf in tree.leaves_], dtype=np.float64)
+        hits = [tree.leaves_for(q) if name != "qd" else tree.leaves_for(q.to_bounds(cols)) for q in future]
+        row[f"{name}_off"] = float(sum(rows[h].sum() for h in hits)) / NQ
+        for k in (1, 2, 3, 5):
+            row[f"{name}_nmbr{k}"] = PreciseDescriptors(tree, data, k).cost(future) / NQ
+    leaf = trees["paw"].leaf_of(data)
     row.update({f"rg{k}": physical_cost(file_mbrs(x, leaf, b, cols, n_groups=k), future) for k in (1, 3, 5)})
     row["rg3_first"] = physical_cost(file_mbrs(x, leaf, b, cols, n_groups=3, order="first"), future)
     return row
@@ -237,7 +266,8 @@ def tuner_run(n: int, d: int, seed: int, delta: float) -> dict:
 def write_csv(name: str, rows: list[dict]) -> None:
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, f"paw_{name}.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        fields = list(dict.fromkeys(k for r in rows for k in r))  # sweeps add their own keys
+        w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
         w.writerows(rows)
 
@@ -292,19 +322,31 @@ def section_unknown(n: int, d: int, seeds: range) -> None:
 
 
 def section_precise(n: int, d: int, seeds: range) -> None:
-    """G6: precise descriptors, logical and physical (STR row groups)."""
-    pre = [precise_run(n, s, data) for data in PRECISE_DATA for s in seeds]
+    """G6 / Figs. 23a, 25a: precise descriptors on every method, logical and physical."""
+    pre = []
+    for delta in (0.01, 0.0):
+        for data in PRECISE_DATA:
+            for wl in PRECISE_WORKLOADS:
+                for s in seeds:
+                    pre.append(precise_run(n, s, data, wl, delta))
+                    print(f"  precise δ={delta} {data} {wl} seed {s}: PAW off {pre[-1]['paw_off']:.0f} "
+                          f"N_mbr 1 {pre[-1]['paw_nmbr1']:.0f} 3 {pre[-1]['paw_nmbr3']:.0f}", flush=True)
     write_csv("precise", pre)
-    for data in PRECISE_DATA:
-        rs = [r for r in pre if r["data"] == data]
-        print(f"G6 precise descriptors ({data}, 2-D): logical off / N_mbr 1/3/5 = "
-              + " / ".join(f"{med(rs, lambda r, k=k: r[k]):.0f}" for k in ("off", "nmbr1", "nmbr3", "nmbr5"))
-              + f"; 3 vs off {100 * (1 - med(rs, lambda r: r['nmbr3'] / r['off'])):.1f}% less, "
-              f"3 vs 1 {100 * (1 - med(rs, lambda r: r['nmbr3'] / r['nmbr1'])):.1f}% less; physical (STR order, "
-              "N row groups per file) 1/3/5 = "
-              + " / ".join(f"{med(rs, lambda r, k=k: r[f'rg{k}']):.0f}" for k in (1, 3, 5))
-              + f"; 3 vs 1 {100 * (1 - med(rs, lambda r: r['rg3'] / r['rg1'])):.1f}% less; 3 row groups in "
-              f"first-column order (control) {med(rs, lambda r: r['rg3_first']):.0f}")
+    for delta in (0.01, 0.0):
+        for data in PRECISE_DATA:
+            for wl in PRECISE_WORKLOADS:
+                rs = [r for r in pre if (r["delta"], r["data"], r["workload"]) == (delta, data, wl)]
+                print(f"G6 precise δ={delta} {data} {wl} queries (empty {med(rs, lambda r: r['empty_queries']):.2f}, "
+                      f"LB_b {med(rs, lambda r: r['lb_b']):.0f}):")
+                for m in PRECISE_METHODS:
+                    print(f"  {m:3s} off / N_mbr 1/2/3/5 = "
+                          + " / ".join(f"{med(rs, lambda r, k=k: r[f'{m}_{k}']):.0f}"
+                                       for k in ("off", "nmbr1", "nmbr2", "nmbr3", "nmbr5"))
+                          + f"; 3 vs off {100 * (1 - med(rs, lambda r: r[f'{m}_nmbr3'] / r[f'{m}_off'])):.1f}% less, "
+                          f"3 vs 1 {100 * (1 - med(rs, lambda r: r[f'{m}_nmbr3'] / r[f'{m}_nmbr1'])):.1f}% less")
+                print("  PAW physical (STR order, N row groups per file) 1/3/5 = "
+                      + " / ".join(f"{med(rs, lambda r, k=k: r[f'rg{k}']):.0f}" for k in (1, 3, 5))
+                      + f"; 3 row groups in first-column order (control) {med(rs, lambda r: r['rg3_first']):.0f}")
 
 
 def section_tuner(n: int, d: int, seeds: range) -> None:
@@ -334,26 +376,86 @@ def section_build(n: int, d: int, seeds: range, sweep: list[dict]) -> None:
           f"Qd {med(build, lambda r: r['qd_build_s']):.1f} s, ratio {med(build, lambda r: r['paw_build_s'] / r['qd_build_s']):.1f}")
 
 
-SECTIONS = ("sweep", "psi", "unknown", "precise", "tuner", "random")
+#: the Fig. 16-21 (δ = 1%) and Fig. 24 (δ = 0) sweeps: figure -> (parameter, values, datasets,
+#: fixed settings); "tpch" is the uniform 8-D stand-in, "osm" the 2-D skewed one (decision 10)
+FIGURES = {
+    "16": ("qdims", (1, 2, 3, 4, 6, 8), ("uniform",), {}),
+    "17": ("gamma", (0.01, 0.05, 0.10, 0.15, 0.20), ("uniform", "osm"), {}),
+    "18": ("nq", (25, 50, 100, 200), ("uniform", "osm"), {}),
+    "19": ("delta", (0.0, 0.005, 0.01, 0.02, 0.05), ("osm",), {}),
+    "20": ("skewed", (False, True), ("uniform", "osm"), {}),
+    "21a": ("centers", (1, 5, 10, 20, 50), ("uniform",), {"skewed": True}),
+    "21b": ("sigma_share", (0.05, 0.1, 0.2, 0.5, 1.0), ("uniform",), {"skewed": True}),
+    "24a": ("qdims", (2, 4, 8), ("uniform",), {"delta": 0.0}),
+    "24b": ("gamma", (0.05, 0.10, 0.20), ("uniform",), {"delta": 0.0}),
+    "24c": ("nq", (25, 50, 200), ("uniform",), {"delta": 0.0}),
+    "24d": ("skewed", (False, True), ("uniform",), {"delta": 0.0}),
+}
+
+
+def figure_runs(n: int, d: int, seeds: range, figs: list[str]) -> list[dict]:
+    """Every (figure, dataset, value, seed) point of ``figs``: PAW, Qd-tree, k-d, LB_b."""
+    rows = []
+    for fig in figs:
+        param, values, datasets, fixed = FIGURES[fig]
+        for data in datasets:
+            for v in values:
+                settings = {"delta": 0.01, **fixed, param: v}
+                delta = settings.pop("delta")
+                for s in seeds:
+                    r = logical_run(n, d, s, delta, data=data, **settings)
+                    rows.append({"fig": fig, "param": param, "value": v, **r})
+                    print(f"  fig {fig} {data} {param}={v} seed {s}: PAW {r['paw']:.0f} Qd {r['qd']:.0f} "
+                          f"kd {r['kd']:.0f} LB_b {r['lb_b']:.0f}", flush=True)
+    return rows
+
+
+def section_figures(n: int, d: int, seeds: range, figs: list[str] | None = None) -> None:
+    """Figs. 16-21 and 24: scan ratios (rows per query / |D|) of PAW, Qd-tree, k-d and LB_b
+    per sweep point, median over seeds; G1 (Qd/PAW >= 2 at every δ > 0 point), G2 (PAW/LB_b)."""
+    figs = figs or list(FIGURES)
+    rows = figure_runs(n, d, seeds, figs)
+    write_csv("figures", rows)
+    print("Figs. 16-21, 24 (scan ratio %, median over seeds; Qd/PAW min over seeds):")
+    for fig in figs:
+        param, values, datasets, _ = FIGURES[fig]
+        for data in datasets:
+            for v in values:
+                rs = [r for r in rows if r["fig"] == fig and r.get("data") == data and r["value"] == v]
+                print(f"  {fig:>3} {data:7s} {param}={v!s:6s}: PAW {100 * med(rs, lambda r: r['paw']) / n:6.3f}  "
+                      f"Qd {100 * med(rs, lambda r: r['qd']) / n:6.3f}  kd {100 * med(rs, lambda r: r['kd']) / n:6.3f}  "
+                      f"LB_b {100 * med(rs, lambda r: r['lb_b']) / n:6.3f}  Qd/PAW {min(r['qd'] / r['paw'] for r in rs):5.2f}"
+                      f"  PAW/LB_b {med(rs, lambda r: r['paw'] / max(r['lb_b'], 1e-9)):4.2f}")
+
+
+SECTIONS = ("sweep", "psi", "unknown", "precise", "tuner", "random", "figures")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="1M rows (default: --quick, 200k)")
+    ap.add_argument("--rows", type=int, default=0, help="rows of the generated data (overrides --full/--quick)")
+    ap.add_argument("--figs", default="", help=f"figures of the 'figures' section (default all): {', '.join(FIGURES)}")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seeds", type=int, default=4)
     ap.add_argument("--only", default=",".join(SECTIONS),
                     help=f"comma-separated sections to run (default all): {', '.join(SECTIONS)}")
     args = ap.parse_args()
-    n = 1_000_000 if args.full else 200_000
+    n = args.rows or (1_000_000 if args.full else 200_000)
     d, seeds = 8, range(args.seeds)
     only = [x.strip() for x in args.only.split(",") if x.strip()]
     unknown = sorted(set(only) - set(SECTIONS))
     if unknown:
         ap.error(f"--only: unknown section {unknown[0]!r}; sections are {', '.join(SECTIONS)}")
     sweep = section_sweep(n, d, seeds) if "sweep" in only else []
+    figs = [f.strip() for f in args.figs.split(",") if f.strip()]
+    bad = sorted(set(figs) - set(FIGURES))
+    if bad:
+        ap.error(f"--figs: unknown figure {bad[0]!r}; figures are {', '.join(FIGURES)}")
     for name in only:
-        if name != "sweep":
+        if name == "figures":
+            section_figures(n, d, seeds, figs)
+        elif name != "sweep":
             globals()[f"section_{name}"](n, d, seeds)
     if sweep:
         section_build(n, d, seeds, sweep)

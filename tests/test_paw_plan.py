@@ -21,26 +21,33 @@ from security_helpers import sign_in
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture
-def lineitem(settings, spark, tmp_path):
-    """4000 rows in 8 files; 20 queries on ship date x quantity that recur (δ-similar)."""
+def recurring_workload(settings, tmp_path, rows: int = 4000, target_rows: int = 500, spark=None):
+    """``rows`` rows in files of ``target_rows``; 20 queries on ship date x quantity that
+    recur (δ-similar), imported. Returns (snapshot, [(date lo, date hi, qty lo, qty hi)])."""
     src = tmp_path / "lineitem.parquet"
-    pq.write_table(lineitem_arrow(4000), src)
-    snap = create_table(settings, "lineitem", str(src), target_rows=500, spark=spark)
+    pq.write_table(lineitem_arrow(rows), src)
+    snap = create_table(settings, "lineitem", str(src), target_rows=target_rows, spark=spark)
     rng = np.random.default_rng(3)
     centers = [(600, 10.0), (1500, 30.0), (2600, 42.0)]
-    lines = []
+    lines, queries = [], []
     for i in range(20):
         day, qty = centers[i % 3]
         lo = EPOCH + dt.timedelta(days=int(day + rng.integers(-15, 15)))
         hi = lo + dt.timedelta(days=120)
         q = qty + float(rng.integers(-2, 2))
+        queries.append((lo, hi, q, q + 6))
         lines.append(f"-- ts: 2024-01-01T00:{i:02d}:00\nSELECT count(*) FROM lineitem WHERE l_shipdate "
                      f"BETWEEN DATE '{lo}' AND DATE '{hi}' AND l_quantity BETWEEN {q} AND {q + 6};")
     log = tmp_path / "queries.sql"
     log.write_text("\n".join(lines))
     assert api.import_workload(settings, "lineitem", str(log))["fragments"] == 20
-    return snap
+    return snap, queries
+
+
+@pytest.fixture
+def lineitem(settings, spark, tmp_path):
+    """4000 rows in 8 files; 20 queries on ship date x quantity that recur (δ-similar)."""
+    return recurring_workload(settings, tmp_path, spark=spark)[0]
 
 
 def _leaves_of_files(paths, ordering):

@@ -108,6 +108,8 @@ def test_what_if_lists_paw_and_runs_it(settings):
 
 
 def test_policy_delta_words():
+    assert PawPolicy().delta == "auto"  # the paper's δ′ (§IV-E, Def. 2) stays the default
+    assert PawPolicy().n_mbr == 0  # plugins off by default, as in the paper's experiments
     assert PawPolicy(delta="Auto-Nearest").delta == "auto-nearest"
     assert PawPolicy(delta="0.02").delta == 0.02
     with pytest.raises(InvalidParameterError, match="auto, auto-nearest"):

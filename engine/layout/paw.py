@@ -52,16 +52,19 @@ class PawOrdering(Ordering):
     """Rows ordered by PAW leaf (depth-first ids), then by the first column.
 
     ``tree``: the router JSON (see the module docstring); ``design``: notes for humans (δ,
-    b_min, α, Ψ, predicted costs), carried but not used for routing.
+    b_min, α, Ψ, predicted costs), carried but not used for routing; ``n_mbr``: the precise
+    descriptor plugin (PAW §V-A), not used for routing either: > 0 asks the executor to write
+    each file's rows in STR order as ``n_mbr`` row groups (:mod:`engine.spark.str_rowgroups`).
     """
 
     kind = "paw"
 
     def __init__(self, columns: Sequence[str], tree: Mapping[str, Any] | None = None,
-                 design: Mapping[str, Any] | None = None) -> None:
+                 design: Mapping[str, Any] | None = None, n_mbr: int = 0) -> None:
         self.columns = tuple(columns)
         self.tree = tree
         self.design = design
+        self.n_mbr = n_mbr
 
     def fit(self, data: Mapping[str, np.ndarray]) -> "PawOrdering":
         """Check the tree; learn the first column's rank codec (for :meth:`fine_keys`)."""
@@ -73,6 +76,9 @@ class PawOrdering(Ordering):
         if leaves != list(range(len(leaves))):
             raise InvalidParameterError("paw tree: leaf ids must be 0..n-1, each once")
         self.n_leaves_ = len(leaves)
+        if not isinstance(self.n_mbr, int) or isinstance(self.n_mbr, bool) or self.n_mbr < 0:
+            raise InvalidParameterError(f"paw n_mbr must be an integer >= 0 (0: no precise descriptors), "
+                                        f"got {self.n_mbr!r}")
         first = column_arrays(data, self.columns[:1])[0] if self.columns else None
         self.first_codec_ = RankCodec.fit(first, 2 ** 16 - 1) if first is not None else None
         self.fitted_ = True
@@ -123,7 +129,7 @@ class PawOrdering(Ordering):
         return np.lexsort((column_arrays(data, self.columns[:1])[0], leaf))
 
     def _params(self) -> dict[str, Any]:
-        return {"tree": self.tree, "design": self.design}
+        return {"tree": self.tree, "design": self.design, "n_mbr": self.n_mbr}
 
     def _state(self) -> dict[str, Any]:
         return {"n_leaves": self.n_leaves_,

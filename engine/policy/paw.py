@@ -11,7 +11,10 @@ halves of the window, §IV-E; ``"auto-nearest"``: the one-sided nearest distance
 ``b_min_rows`` (rows of the table per partition at least; default the median file's rows),
 ``alpha`` and ``psi`` (the split policy Ψ, PAW_PTO.md §6 decision 1), ``refine`` (k-d
 refinement of large rectangular leaves), ``max_columns`` (query dimensions), ``fit_rows``
-(the design sample).
+(the design sample), ``n_mbr`` (the precise descriptor plugin, §V-A; 0, the paper's
+default, is off): with ``n_mbr`` > 0 the plan asks the executor (``layout_params["n_mbr"]``)
+to write each file's rows in STR order as ``n_mbr`` row groups, so the row groups' min/max
+are the leaf's MBRs, and the design prices that (``costs["paw_precise"]``).
 
 In the simulator (and the what-if page) PAW behaves like QD, as issue 12 asks: at each
 reclustering period's start (:meth:`PawPolicy.begin_period`, then
@@ -57,7 +60,7 @@ class PawPolicy(Policy):
 
     def __init__(self, delta: Any = "auto", b_min_rows: int | None = None, alpha: float = 3.0,
                  psi: str = "text", refine: bool = True, max_columns: int = 4,
-                 fit_rows: int = 200_000, seed: int = 0) -> None:
+                 fit_rows: int = 200_000, seed: int = 0, n_mbr: int = 0) -> None:
         self.delta = parse_delta(delta)
         self.b_min_rows = b_min_rows
         self.alpha = float(alpha)
@@ -66,6 +69,9 @@ class PawPolicy(Policy):
         self.max_columns = int(max_columns)
         self.fit_rows = int(fit_rows)
         self.seed = int(seed)
+        self.n_mbr = int(n_mbr)
+        if self.n_mbr < 0:
+            raise InvalidParameterError(f"n_mbr must be >= 0 (0: no precise descriptors), got {n_mbr}")
         if psi not in PSI:
             raise InvalidParameterError(f"psi must be one of {', '.join(PSI)}, got {psi!r}")
         if self.alpha <= 1:
@@ -101,7 +107,7 @@ class PawPolicy(Policy):
         design = design_for_table(ctx.zonemaps, fragments, delta=self.delta, b_min_rows=self.b_min_rows,
                                   alpha=self.alpha, psi=self.psi, refine=self.refine,
                                   max_columns=self.max_columns, fit_rows=self.fit_rows, seed=self.seed,
-                                  sampler=self.sampler_)
+                                  sampler=self.sampler_, n_mbr=self.n_mbr)
         if design is None:
             self.last_decision_ = {"action": "none", "reason": "no window query constrains a numeric, "
                                    "date or timestamp column of the table"}
@@ -113,8 +119,13 @@ class PawPolicy(Policy):
                   f"worst-case future query {costs['paw']['worst_future']:.0f} vs Qd-tree "
                   f"{costs['qdtree']['worst_future']:.0f}")
         notes = {"summary": summary, "costs": costs}
+        layout_params: dict[str, Any] = {"tree": design.tree.router_json(), "design": notes}
+        if self.n_mbr:
+            layout_params["n_mbr"] = self.n_mbr
+            reason += (f"; with {self.n_mbr} STR row groups per file (precise descriptors) "
+                       f"{costs['paw_precise']['worst_future']:.0f}")
         proposal = _full_proposal(ctx, self.name, "paw", cols, list(ctx.zonemaps.paths), reason,
-                                  layout_params={"tree": design.tree.router_json(), "design": notes},
+                                  layout_params=layout_params,
                                   params=self.get_params())
         self.last_decision_ = {"action": "propose", "reason": reason}
         return dataclasses.replace(proposal, details={"paw": design.to_json()})

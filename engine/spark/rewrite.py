@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from engine.core.errors import ExecutionError
 from engine.core.faults import crash_point
-from engine.spark import arrow_types, fitting, slicing, verification, writing
+from engine.spark import arrow_types, fitting, slicing, str_rowgroups, verification, writing
 from engine.spark.hadoop_files import flatten, group_of_file
 from engine.spark.jobspec import FITTED, GROUP_COLUMN, GroupSpec
 from engine.spark.progress import JobMetrics, WriteWatcher
@@ -167,6 +167,8 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
         raise ExecutionError(f"Spark wrote no data files into {out_dir}")
     if arrow_types.restore_files(spark, files, arrow):  # verified below, as committed
         laps.lap("restore_types")
+    if str_rowgroups.write_str_row_groups(spark, files, specs):  # PAW n_mbr: verified below too
+        laps.lap("str_row_groups")
     again = None if observe else read_inputs(spark, schema, specs, spark_schema)
     checks = verification.aggregate(spark, again, files, data_cols, spark_schema)
     for g, side in inputs_seen.items():

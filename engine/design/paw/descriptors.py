@@ -59,24 +59,65 @@ def str_mbrs(x: np.ndarray, n_mbr: int) -> list[DBox]:
 
 
 class PreciseDescriptors:
-    """A fitted PAW tree plus N_mbr MBRs per leaf, computed on ``data``'s rows."""
+    """A fitted tree plus N_mbr MBRs per leaf, computed on ``data``'s rows.
 
-    def __init__(self, tree: PawTree, data: Mapping[str, np.ndarray], n_mbr: int) -> None:
+    ``tree`` is a :class:`PawTree` or any tree with ``columns``, ``leaves_`` (with ``rows``),
+    ``leaf_of(data)`` and ``leaves_for(bounds)`` (the Qd-tree baseline), so the plugin is
+    measured on every method, as PAW's Figs. 23a and 25a do.
+    """
+
+    def __init__(self, tree: Any, data: Mapping[str, np.ndarray], n_mbr: int) -> None:
         self.tree, self.n_mbr = tree, n_mbr
-        x = np.column_stack([np.asarray(data[c], dtype=np.float64) for c in tree.columns])
+        self.columns = tuple(tree.columns)
+        x = np.column_stack([np.asarray(data[c], dtype=np.float64) for c in self.columns])
         leaf = tree.leaf_of(data)
-        self.mbrs = [str_mbrs(x[leaf == lf.id], n_mbr) if lf.rows else [] for lf in tree.leaves_]
+        self.rows = np.array([lf.rows for lf in tree.leaves_], dtype=np.float64)
+        order = np.argsort(leaf, kind="stable")  # each leaf's rows, in their original order
+        cut = np.searchsorted(leaf[order], np.arange(len(tree.leaves_) + 1))
+        self.mbrs = [str_mbrs(x[order[cut[i]:cut[i + 1]]], n_mbr) if cut[i + 1] > cut[i] else []
+                     for i in range(len(tree.leaves_))]
 
     @property
     def bytes(self) -> int:
         """Master-node space: 16·d bytes per MBR."""
-        return 16 * len(self.tree.columns) * sum(len(m) for m in self.mbrs)
+        return 16 * len(self.columns) * sum(len(m) for m in self.mbrs)
+
+    def _tree_hits(self, q: DBox) -> np.ndarray:
+        if isinstance(self.tree, PawTree):
+            return self.tree.leaves_for(q)
+        return np.asarray(self.tree.leaves_for(q.to_bounds(self.columns)), dtype=np.int64)
 
     def leaves_for(self, box: Mapping[str, Any] | DBox) -> np.ndarray:
-        q = box if isinstance(box, DBox) else DBox.from_bounds(box, self.tree.columns)
-        return np.asarray([i for i in self.tree.leaves_for(q) if any(m.intersects(q) for m in self.mbrs[i])],
+        """Leaves whose tree descriptor *and* one of whose MBRs meet the query (§V-A)."""
+        q = box if isinstance(box, DBox) else DBox.from_bounds(box, self.columns)
+        return np.asarray([i for i in self._tree_hits(q) if any(m.intersects(q) for m in self.mbrs[i])],
                           dtype=np.int64)
+
+    def query_cost(self, box: Mapping[str, Any] | DBox) -> float:
+        """Cost(𝐏, q) (eq. 1) with the precise test."""
+        return float(self.rows[self.leaves_for(box)].sum())
 
     def cost(self, queries: Sequence[Mapping[str, Any] | DBox]) -> float:
         """Cost(𝐏, Q) (eq. 2) with the precise test."""
-        return float(sum(self.tree.leaves_[i].rows for q in queries for i in self.leaves_for(q)))
+        return float(sum(self.query_cost(q) for q in queries))
+
+    def to_json(self) -> list[list[dict[str, list[Any]]]]:
+        """Per leaf, its MBRs as box bounds (what the executor's STR row groups should bound)."""
+        return [[m.to_bounds(self.columns) for m in boxes] for boxes in self.mbrs]
+
+
+def row_group_cost(lo: np.ndarray, hi: np.ndarray, rows: np.ndarray, file_of: np.ndarray,
+                   q: DBox) -> tuple[int, float]:
+    """The physical, descriptor-aware check (decision 9): row groups with min/max ``lo``/``hi``
+    (one row per row group, the tree's columns), ``rows`` each, in files ``file_of``. A file
+    is touched iff the query meets one of its row groups' boxes (its MBRs); the rows read are
+    those of the row groups met. Returns (files touched, rows read).
+
+    >>> lo = np.array([[0.0, 0], [9, 9], [20, 20]]); hi = np.array([[1.0, 1], [10, 10], [30, 30]])
+    >>> row_group_cost(lo, hi, np.array([5, 5, 7]), np.array([0, 0, 1]), DBox.closed([4, 4], [6, 6]))
+    (0, 0.0)
+    >>> row_group_cost(lo, hi, np.array([5, 5, 7]), np.array([0, 0, 1]), DBox.closed([0, 0], [25, 25]))
+    (2, 17.0)
+    """
+    meets = np.all((lo <= q.hi) & (hi >= q.lo), axis=1)
+    return int(len(np.unique(file_of[meets]))), float(rows[meets].sum())

@@ -5,6 +5,11 @@ Costs are Cost(𝐏, Q)/|Q| (eq. 2, mean rows read per query) scaled from the sa
 table, on the history Q_H and on the worst δ-similar future Q_F* (Lemma 1). ``b_min_rows``
 counts rows of the table (default: one file's rows) and is scaled to the sample as the
 Qd-tree's ``min_leaf_rows`` is (:func:`engine.layout.qdtree.scale_min_leaf_rows`).
+
+``n_mbr`` > 0 turns on the precise descriptor plugin (§V-A): every leaf gets ``n_mbr`` STR
+MBRs on the sample, the cost ``paw_precise`` counts a leaf only when a query meets one of
+them (decision 9), and the executor writes each file's rows in STR order as ``n_mbr`` row
+groups, whose min/max are then the descriptors (:mod:`engine.spark.str_rowgroups`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import numpy as np
 from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
 from engine.design.paw.baselines import kd_tree, lower_bounds, qdtree, qdtree_cost
+from engine.design.paw.descriptors import PreciseDescriptors
 from engine.design.paw.sample import read_sample
 from engine.design.paw.tree import PawTree
 from engine.layout.qdtree import scale_min_leaf_rows
@@ -69,6 +75,7 @@ class PawDesign:
     b_min_rows: int
     costs: dict[str, dict[str, float]]  # method -> {"history": rows/query, "worst_future": rows/query}
     types: dict[str, str] = field(default_factory=dict)  # logical type of each tree column
+    mbrs: list[list[dict[str, list[Any]]]] | None = None  # per leaf, its N_mbr MBRs (n_mbr > 0)
 
     def to_json(self) -> dict[str, Any]:
         """Summary, costs, the history Q_H and the extended queries Q_F* (Lemma 1), the data's
@@ -83,14 +90,19 @@ class PawDesign:
                 "domain": {c: [float(lo[j]), float(hi[j])] for j, c in enumerate(cols)},
                 "queries": {"history": [q.to_bounds(cols) for q in self.tree.history_],
                             "extended": [q.to_bounds(cols) for q in self.tree.extended_]},
-                "leaves": [{"id": lf.id, "rows": lf.rows, "irregular": lf.irregular, "box": box}
+                "leaves": [{"id": lf.id, "rows": lf.rows, "irregular": lf.irregular, "box": box,
+                            **({"mbrs": self.mbrs[lf.id]} if self.mbrs is not None else {})}
                            for lf, box in zip(self.tree.leaves_, self.tree.leaf_boxes())]}
 
 
 def design_paw(sample: Mapping[str, np.ndarray], history: Sequence[Mapping[str, Any]], *, table_rows: int,
                b_min_rows: int, delta: float | str = "auto", alpha: float = 3.0, psi: str = "text",
-               refine: bool = True, columns: Sequence[str] = (), types: Mapping[str, str] | None = None) -> PawDesign:
-    """Design PAW on ``sample`` for the encoded history boxes; compare with the baselines."""
+               refine: bool = True, columns: Sequence[str] = (), types: Mapping[str, str] | None = None,
+               n_mbr: int = 0) -> PawDesign:
+    """Design PAW on ``sample`` for the encoded history boxes; compare with the baselines
+    (and, with ``n_mbr`` > 0, price the precise descriptors)."""
+    if int(n_mbr) < 0:
+        raise InvalidParameterError(f"n_mbr must be >= 0 (0: no precise descriptors), got {n_mbr}")
     cols = tuple(columns) or tuple(sample)
     n = len(next(iter(sample.values()))) if sample else 0
     if n == 0 or not history:
@@ -120,13 +132,19 @@ def design_paw(sample: Mapping[str, np.ndarray], history: Sequence[Mapping[str, 
         "lb_b": {"history": per_query(lb_h[1], len(history)), "worst_future": per_query(lb_f[1], len(future))},
         "lb": {"history": per_query(lb_h[0], len(history)), "worst_future": per_query(lb_f[0], len(future))},
     }
-    return PawDesign(tree, n, int(table_rows), int(b_min_rows), costs, dict(types or {}))
+    mbrs = None
+    if int(n_mbr) > 0:
+        precise = PreciseDescriptors(tree, sample, int(n_mbr))
+        costs["paw_precise"] = {"history": per_query(precise.cost(history), len(history)),
+                                "worst_future": per_query(precise.cost(tree.extended_), len(future))}
+        mbrs = precise.to_json()
+    return PawDesign(tree, n, int(table_rows), int(b_min_rows), costs, dict(types or {}), mbrs)
 
 
 def design_for_table(zonemaps: "ZoneMaps", fragments: Sequence[ScanFragment], *, delta: float | str = "auto",
                      b_min_rows: int | None = None, alpha: float = 3.0, psi: str = "text", refine: bool = True,
                      max_columns: int = 4, fit_rows: int = 200_000, seed: int = 0,
-                     sampler: Sampler | None = None) -> PawDesign | None:
+                     sampler: Sampler | None = None, n_mbr: int = 0) -> PawDesign | None:
     """PAW on a snapshot (its files, sampled) for a window of fragments; None when no fragment
     constrains a numeric, date or timestamp column. ``b_min_rows`` defaults to the median
     file's rows (one partition fills one file). ``sampler`` draws the rows instead of the
@@ -142,4 +160,4 @@ def design_for_table(zonemaps: "ZoneMaps", fragments: Sequence[ScanFragment], *,
     else:
         sample = {c: np.asarray(a, dtype=np.float64) for c, a in sampler(zonemaps, cols, fit_rows, seed).items()}
     return design_paw(sample, history, table_rows=int(zonemaps.rows.sum()), b_min_rows=b_min, delta=delta,
-                      alpha=alpha, psi=psi, refine=refine, columns=cols, types=types)
+                      alpha=alpha, psi=psi, refine=refine, columns=cols, types=types, n_mbr=n_mbr)
