@@ -139,8 +139,15 @@ def test_cli_design_paw_json_and_bad_delta(settings, lineitem, capsys):
     assert created["params"]["psi"] == "printed"
     summary = created["groups"][0]["layout_params"]["design"]["summary"]
     assert summary["delta"] == pytest.approx(0.02) and summary["psi"] == "printed"
+    # precise descriptors (§V-A): the plan asks the executor for N STR row groups per file
+    assert main(["--home", home, "plan", "create", "lineitem", "--policy", "paw", "--n-mbr", "3",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["groups"][0]["layout_params"]["n_mbr"] == 3
+    assert main(["--home", home, "design", "paw", "lineitem", "--n-mbr", "3", "--json"]) == 0
+    assert "paw_precise" in json.loads(capsys.readouterr().out)["design"]["costs"]
     for bad, word in ((["--delta", "-1"], "--delta"), (["--delta", "nan"], "--delta"),
-                      (["--b-min-rows", "0"], "--b-min-rows"), (["--psi", "bogus"], "--psi")):
+                      (["--b-min-rows", "0"], "--b-min-rows"), (["--psi", "bogus"], "--psi"),
+                      (["--n-mbr", "-1"], "--n-mbr")):
         assert _exit_code(["--home", home, "plan", "create", "lineitem", "--policy", "paw", *bad]) == 2
         assert word in capsys.readouterr().err
     assert main(["--home", home, "plan", "create", "lineitem", "--policy", "wair", "--delta", "0.01"]) == 2

@@ -38,7 +38,7 @@ PAW_PSI = PSI
 PAW_DELTA_ESTIMATORS = tuple(DELTA_ESTIMATORS)
 def design_paw(settings: "Settings", table: str, delta: Any = "auto", b_min_rows: int | None = None,
                alpha: float = 3.0, psi: str = "text", refine: bool = True, window: int | None = None,
-               max_columns: int = 4, fit_rows: int = 200_000) -> dict[str, Any]:
+               max_columns: int = 4, fit_rows: int = 200_000, n_mbr: int = 0) -> dict[str, Any]:
     """The PAW design of ``table`` for its last ``window`` fragments (all when None).
 
     Returns ``{"table", "snapshot", "queries", "design"}`` where ``design`` holds the tree
@@ -47,14 +47,14 @@ def design_paw(settings: "Settings", table: str, delta: Any = "auto", b_min_rows
     ``reason``) when no query constrains a numeric, date or timestamp column.
     """
     params = PawPolicy(delta=delta, b_min_rows=b_min_rows, alpha=alpha, psi=psi, refine=refine,
-                       max_columns=max_columns, fit_rows=fit_rows)  # validates the parameters
+                       max_columns=max_columns, fit_rows=fit_rows, n_mbr=n_mbr)  # validates the parameters
     snapshot = TableStore(settings).current_snapshot(table)
     fragments = list(WorkloadStore(settings).fragments(snapshot.table or table))
     if window:
         fragments = fragments[-int(window):]
     design = design_for_table(snapshot.zonemaps(), fragments, delta=params.delta, b_min_rows=params.b_min_rows,
                               alpha=params.alpha, psi=params.psi, refine=params.refine,
-                              max_columns=params.max_columns, fit_rows=params.fit_rows)
+                              max_columns=params.max_columns, fit_rows=params.fit_rows, n_mbr=params.n_mbr)
     out: dict[str, Any] = {"table": snapshot.table or table, "snapshot": snapshot.id, "queries": len(fragments),
                            "design": None if design is None else design.to_json()}
     if design is None:

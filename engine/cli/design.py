@@ -12,7 +12,7 @@ import argparse
 from typing import Any, Mapping
 
 from engine import api
-from engine.cli.args import non_negative, number, positive_int
+from engine.cli.args import non_negative, non_negative_int, number, positive_int
 from engine.cli.output import add_json_flag, aligned, emit
 from engine.core.fmt import JEDEC_UNITS, human_bytes
 
@@ -46,6 +46,9 @@ def add_paw_args(parser: argparse.ArgumentParser, defaults: bool) -> None:
                         help="PAW: minimum rows per partition (default: the median file's rows)")
     parser.add_argument("--psi", default="text" if defaults else None, choices=api.PAW_PSI,
                         help="PAW: split policy Ψ reading (PAW_PTO.md decision 1; default text)")
+    parser.add_argument("--n-mbr", dest="n_mbr", type=non_negative_int, default=0 if defaults else None, metavar="N",
+                        help="PAW: precise descriptors (§V-A), N STR row groups per file (default 0: off, "
+                             "as in the paper's runs)")
 
 
 def _paw_text(out: Mapping[str, Any]) -> str:
@@ -66,7 +69,8 @@ def _paw_text(out: Mapping[str, Any]) -> str:
 
 def _do_paw(args: argparse.Namespace, settings: Any) -> int:
     out = api.design_paw(settings, args.table, delta=args.delta, b_min_rows=args.b_min_rows,
-                         alpha=args.alpha, psi=args.psi, window=args.window)
+                         alpha=args.alpha, psi=args.psi, window=args.window,
+                         n_mbr=args.n_mbr)
     emit(args, out, _paw_text)
     return 0
 
