@@ -160,7 +160,7 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
 
 
 def drop_row_filter(df: "DataFrame", data_cols: Sequence[str]) -> "Column":
-    """Test hook ``drop-row``: a filter losing the row(s) equal to one input row (found by
+    """Test fault ``drop-row`` (:mod:`engine.core.faults`): a filter losing the row(s) equal to one input row (found by
     a Spark job of its own, on ``df`` before it is observed)."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
