@@ -130,16 +130,19 @@ def test_sigkill_during_plan_run(fmt, point, lands_on, status, settings, spark, 
              if point == "after_read" else PlanGroup(chosen, "sort", ("l_shipdate",), "test"))
     pid = insert_plan(settings, base, [group])
     api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="crash test")
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "engine", "--home", str(settings.home), "--spark-master",
          "local[1]", "plan", "run", str(pid), "--as", "alice",
          "--secret-file", secret_file(tmp_path)],
-        env=_env(point), capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
-        start_new_session=True)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+        env=_env(point), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=str(tmp_path), start_new_session=True)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL, stderr[-2000:]
     _wait_for_group(proc.pid)  # Spark's JVM outlives the driver briefly: let it go first
     if point == "after_verify":  # the group was written and verified before the kill
-        assert "[1/1]" in proc.stderr
+        assert "[1/1]" in stderr
+    if point == "mid_write":  # killed while Spark's job ran, a file of it on disk
+        assert "crash point mid_write (during the step)" in stderr, stderr[-2000:]
     left = _run_output(settings, pid)
     if point != "mid_write":  # (the JVM aborts its write job as it exits, removing some)
         assert bool(left) == (point != "after_read"), left[:3]  # the kill left what it wrote

@@ -19,10 +19,10 @@ Points (:data:`POINTS`, in the order a native run reaches them):
 ``after_read``      executor: the inputs' footers are read and checked, the ordering
                     fitted on its sample (a Spark job for Hilbert, Z-order, Qd-tree,
                     PAW), the output folder leased; nothing written
-``mid_write``       executor: Spark's write job has written at least one file, not all
-                    (:func:`crash_when` polls the output folder while the job runs; if the
-                    job ends between two polls, the kill lands as it returns, before its
-                    files are moved into place)
+``mid_write``       executor: Spark's write job has written at least one file and is still
+                    running (:func:`crash_when` polls the output folder while the job runs;
+                    if the job ends between two polls, the kill lands as it returns, before
+                    its files are moved into place; stderr says which)
 ``after_write``     executor: every rewritten file is written, nothing verified yet
 ``after_verify``    executor: row counts and checksums verified, nothing committed
 ``mid_commit``      format: the new snapshot's metadata (native manifest and row groups;
@@ -82,7 +82,9 @@ def armed(name: str) -> bool:
     return os.environ.get(CRASH_ENV, "").strip() == name
 
 
-def _die() -> None:
+def _die(name: str, when: str = "") -> None:
+    """Say where on stderr (unbuffered: a test can tell the steps apart), then SIGKILL."""
+    os.write(2, f"crash point {name}{when}\n".encode())
     os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -97,7 +99,7 @@ def crash_point(name: str) -> None:
     ValueError: unknown crash point 'no_such_point'; one of after_read, mid_write, after_write, after_verify, mid_commit, before_pointer, after_commit
     """
     if armed(name):
-        _die()
+        _die(name)
 
 
 @contextmanager
@@ -121,7 +123,7 @@ def crash_when(name: str, ready: Callable[[], bool]) -> Iterator[None]:
         while not stop.wait(POLL_S):
             try:
                 if ready():
-                    _die()
+                    _die(name, " (during the step)")
             except Exception:  # noqa: BLE001 - a failed look is retried at the next poll
                 continue
 
@@ -131,7 +133,7 @@ def crash_when(name: str, ready: Callable[[], bool]) -> Iterator[None]:
         yield
     finally:
         stop.set()
-    _die()
+    _die(name, " (as the step ended)")
 
 
 def injected(kind: str, index: int | None = None) -> bool:

@@ -15,40 +15,22 @@ refuses then, so a plan reported failed never gains a commit afterwards.
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 from engine.core.errors import ExecutionError
+from engine.core.periodic import Periodic
 from engine.plans import store as control_store
 from engine.plans.plan import RUNNING
 from engine.plans.store import ControlStore
 
 
-class Heartbeat:
+class Heartbeat(Periodic):
     """Beats for ``plan_id`` while the ``with`` block runs (a daemon thread)."""
 
     def __init__(self, control: ControlStore, plan_id: int,
                  interval_s: float | None = None) -> None:
         self.control, self.plan_id = control, int(plan_id)
-        self.interval_s = control_store.HEARTBEAT_S if interval_s is None else interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"la-heartbeat-{plan_id}",
-                                        daemon=True)
-
-    def __enter__(self) -> "Heartbeat":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join(5)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            try:
-                self.control.heartbeat(self.plan_id)
-            except Exception:  # noqa: BLE001 - a missed beat is retried; readers wait long
-                continue
+        super().__init__(lambda: control.heartbeat(self.plan_id),
+                         control_store.HEARTBEAT_S if interval_s is None else interval_s,
+                         f"la-heartbeat-{plan_id}")
 
     def may_commit(self) -> None:
         """Beat once more and refuse (ExecutionError) when the plan is no longer running:

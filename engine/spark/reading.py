@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 #: spelling without asking the JVM once per file
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9._=+-]+$")
 _PROBE = "__la_probe.parquet"
-#: threads reading the inputs' footers (an object store answers each in tens of ms)
+#: threads reading the inputs' footers on an object store (each answers in tens of ms)
 FOOTER_THREADS = 8
 
 
@@ -180,12 +180,16 @@ def schema_difference(a: "pa.Schema", b: "pa.Schema") -> tuple[str, str, str] | 
 
 
 def check_inputs(paths: Sequence[str]) -> "pa.Schema":
-    """The plan's input files' common Arrow schema, from every footer (read in
-    :data:`FOOTER_THREADS` threads); raises :class:`DataFileError` naming a missing or
+    """The plan's input files' common Arrow schema, from every footer (in
+    :data:`FOOTER_THREADS` threads on an object store; one after the other on a local disk,
+    about 1 ms a file); raises :class:`DataFileError` naming a missing or
     unreadable file, :class:`ExecutionError` naming two files and the column whose types
     differ. Called before anything is written."""
-    with ThreadPoolExecutor(max(1, min(FOOTER_THREADS, len(paths)))) as pool:
-        schemas = list(pool.map(_footer_schema, paths))
+    if not any(table_fs.is_uri(p) for p in paths):  # local disk: threads only cost
+        schemas = [_footer_schema(p) for p in paths]
+    else:
+        with ThreadPoolExecutor(max(1, min(FOOTER_THREADS, len(paths)))) as pool:
+            schemas = list(pool.map(_footer_schema, paths))
     for path, schema in zip(paths[1:], schemas[1:]):
         diff = schema_difference(schemas[0], schema)
         if diff:
