@@ -111,7 +111,8 @@ def _wait_for_group(pgid: int, timeout_s: float = 120.0) -> None:
 def _run_output(settings, pid: int) -> list[str]:
     """Every file (hidden ones and Spark's ``_temporary`` attempts included) under the
     folders plan ``pid``'s run wrote into."""
-    root = TableStore(settings).data_root(NAME)
+    root = fs.local_path(TableStore(settings).data_root(NAME))  # Iceberg's is a URI
+    assert os.path.isdir(root), root
     out = []
     for dirpath, _, names in os.walk(root):
         if f"/plan{pid}-b" in dirpath + "/":
