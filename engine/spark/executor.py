@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from engine.core.errors import DataFileError, ExecutionError, PlanError, StalePlanError
 from engine.core.faults import crash_point, injected
-from engine.spark import footers_parallel, reading
+from engine.spark import arrow_types, footers_parallel, reading
 from engine.spark.checksum import content_checksum
 from engine.spark.hadoop_files import list_data_files, remove_dir
 from engine.spark.rewrite import GroupResult, RewriteResult, rewrite
@@ -114,7 +114,9 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
                              f"table {plan.table} is at {current.id}; create a new plan")
     by_path = {p.path: p for p in current.partitions}
     _validate_groups(plan, by_path)
-    reading.check_inputs(list(plan.partitions))  # before anything is written (or Spark started)
+    # before anything is written (not even the run's folder) or Spark started:
+    arrow_types.refuse_unsupported(reading.check_inputs(list(plan.partitions)),
+                                   plan.partitions[0])
     spark = spark or get_spark(settings)
     total = len(plan.groups)
     state = {"done": 0, "rows": 0, "bytes": 0}
