@@ -166,6 +166,7 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
             inputs_seen.update(verification.observed(observation, batch))
     laps.lap("order_write")
     files = flatten(spark, out_dir)
+    writing.drop_checksums(files)
     crash_point("after_write")
     if sum(s.rows for s in specs) and not files:
         raise ExecutionError(f"Spark wrote no data files into {out_dir}")
