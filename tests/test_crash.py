@@ -6,15 +6,14 @@ commit was published); ``gc`` removes every orphan the dead writer left (data fi
 the native metadata of a snapshot that was never published); and a new commit goes through.
 
 The kills are deterministic: :func:`engine.core.faults.crash_point` sends SIGKILL at the
-named step when ``LAYOUT_ADVISOR_CRASH_AT`` says so. Two kinds of victim, to keep the suite
-fast: ``plan run`` through the CLI with Spark (four runs: the steps of the executor), and a
+named step when ``LA_CRASH_AT`` says so. Two kinds of victim, to keep the suite
+fast: ``plan run`` through the CLI with Spark (the steps of the executor), and a
 small Python process committing copied files through the table's format
 (:mod:`crash_helpers`: the steps inside a commit, which Spark takes no part in).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import subprocess
@@ -22,10 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable, write_deltalake
 
 from engine import api
 from engine.core.faults import CRASH_ENV
@@ -33,49 +29,16 @@ from engine.policy.base import PlanGroup
 from engine.table import fs, orphans
 from engine.table.formats import iceberg
 from engine.table.store import TableStore
+import format_tables
 from crash_helpers import commit_copies
-from plan_helpers import insert_plan, lineitem_arrow, make_table
+from format_tables import NAME
+from plan_helpers import insert_plan
 from security_helpers import ROOT, secret_file, sign_in
 
 REPO = Path(__file__).resolve().parents[1]
-IDENT = "ns.lineitem"
-NAME = "lineitem"
 
 
-# -- tables of each format, and their content as the format's own reader sees it ----------
-def _digest(table: pa.Table) -> tuple[int, str]:
-    """(rows, order-independent content hash)."""
-    rows = sorted(repr(r) for r in table.to_pylist())
-    return len(rows), hashlib.sha256("\n".join(rows).encode()).hexdigest()
-
-
-def _make(fmt: str, settings, tmp_path: Path, n: int = 2000, per_file: int = 500):
-    """A table of ``n`` rows in files of ``per_file`` rows; returns its base snapshot."""
-    data = lineitem_arrow(n)
-    if fmt == "native":
-        return make_table(settings, NAME, n=n, rows_per_file=per_file)
-    if fmt == "iceberg":
-        tbl = iceberg.create_table(iceberg.workspace_catalog(str(settings.home)), IDENT,
-                                   data.schema)
-        for i in range(0, n, per_file):
-            tbl.append(data.slice(i, per_file))
-        return api.register_iceberg(settings, NAME, IDENT)
-    path = str(tmp_path / "delta_li")
-    for i in range(0, n, per_file):
-        write_deltalake(path, data.slice(i, per_file), mode="append")
-    return api.register_delta(settings, NAME, path)
-
-
-def _read(fmt: str, settings) -> tuple[int, str]:
-    """The table's rows through the format's own reader (not the advisor's snapshot)."""
-    store = TableStore(settings)
-    if fmt == "iceberg":
-        catalog = iceberg.workspace_catalog(str(settings.home))
-        return _digest(catalog.load_table(IDENT).scan().to_arrow())
-    if fmt == "delta":
-        return _digest(DeltaTable(store.info(NAME).location).to_pyarrow_table())
-    snap = store.current_snapshot(NAME)
-    return _digest(pa.concat_tables([pq.read_table(p.path) for p in snap.partitions]))
+_make, _read = format_tables.make, format_tables.read
 
 
 def _files_left(settings) -> tuple[set[str], set[str]]:
@@ -121,11 +84,40 @@ def _no_orphans(settings) -> None:
 
 # -- SIGKILL during `plan run` (Spark) -----------------------------------------------------
 SPARK_CASES = [  # (format, point, the snapshot the table must be at, the plan's status)
+    ("native", "after_read", "base", "failed"),  # a Hilbert group: its sample job read the data
+    ("native", "mid_write", "base", "failed"),
     ("native", "after_write", "base", "failed"),
+    ("native", "after_verify", "base", "failed"),
     ("native", "after_commit", "new", "succeeded"),
+    ("iceberg", "mid_write", "base", "failed"),
     ("iceberg", "after_verify", "base", "failed"),
     ("delta", "after_commit", "new", "succeeded"),
 ]
+
+
+def _wait_for_group(pgid: int, timeout_s: float = 120.0) -> None:
+    """Wait until no process of the killed runner's process group is left (its Spark JVM
+    notices the dead driver, aborts the job and exits on its own)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"processes of group {pgid} still run {timeout_s} s after the kill")
+
+
+def _run_output(settings, pid: int) -> list[str]:
+    """Every file (hidden ones and Spark's ``_temporary`` attempts included) under the
+    folders plan ``pid``'s run wrote into."""
+    root = fs.local_path(TableStore(settings).data_root(NAME))  # Iceberg's is a URI
+    assert os.path.isdir(root), root
+    out = []
+    for dirpath, _, names in os.walk(root):
+        if f"/plan{pid}-b" in dirpath + "/":
+            out.extend(os.path.join(dirpath, n) for n in names)
+    return out
 
 
 @pytest.mark.spark
@@ -135,14 +127,26 @@ def test_sigkill_during_plan_run(fmt, point, lands_on, status, settings, spark, 
     base = _make(fmt, settings, tmp_path)
     before = _read(fmt, settings)
     chosen = tuple(p.path for p in base.partitions[:3])
-    pid = insert_plan(settings, base, [PlanGroup(chosen, "sort", ("l_shipdate",), "test")])
+    group = (PlanGroup(chosen, "hilbert", ("l_shipdate", "l_commitdate"), "test")
+             if point == "after_read" else PlanGroup(chosen, "sort", ("l_shipdate",), "test"))
+    pid = insert_plan(settings, base, [group])
     api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="crash test")
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "engine", "--home", str(settings.home), "--spark-master",
          "local[1]", "plan", "run", str(pid), "--as", "alice",
          "--secret-file", secret_file(tmp_path)],
-        env=_env(point), capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
-    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+        env=_env(point), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=str(tmp_path), start_new_session=True)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL, stderr[-2000:]
+    _wait_for_group(proc.pid)  # Spark's JVM outlives the driver briefly: let it go first
+    if point == "after_verify":  # the group was written and verified before the kill
+        assert "[1/1]" in stderr
+    if point == "mid_write":  # killed while Spark's job ran, a file of it on disk
+        assert "crash point mid_write (during the step)" in stderr, stderr[-2000:]
+    left = _run_output(settings, pid)
+    if point != "mid_write":  # (the JVM aborts its write job as it exits, removing some)
+        assert bool(left) == (point != "after_read"), left[:3]  # the kill left what it wrote
 
     store = TableStore(settings)
     current = store.current_snapshot(NAME)
@@ -157,6 +161,8 @@ def test_sigkill_during_plan_run(fmt, point, lands_on, status, settings, spark, 
 
     _gc_everything(settings)
     _no_orphans(settings)
+    if lands_on == "base":  # nothing of the dead run is left, not even Spark's attempts
+        assert _run_output(settings, pid) == []
     assert _read(fmt, settings) == before
     if point != "after_write":  # one rerun proves the point; each costs a Spark job
         return

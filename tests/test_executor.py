@@ -1,21 +1,25 @@
-"""The Spark executor on real Parquet files: rows kept, scans lowered, failures leave nothing."""
+"""The Spark executor on real Parquet files: rows kept, scans lowered, failures leave nothing.
+
+The verification faults (``drop-row``, ``fail-group:N``) come from :mod:`engine.core.faults`;
+a crash between the verification and the commit (``after_verify``) is one of the SIGKILL
+cases of tests/test_crash.py.
+"""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from engine import api
 from engine.core.errors import ExecutionError
+from engine.core.faults import FAULT_ENV
 from engine.policy.base import PlanGroup
 from engine.spark import verification
-from engine.spark.executor import FAULT_ENV, boundaries, range_partition
+from engine.spark.executor import boundaries, range_partition
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table, rows_of, shipdate_fragments
-from security_helpers import secret_file, sign_in
+from security_helpers import sign_in
 
 pytestmark = pytest.mark.spark
 
@@ -155,28 +159,6 @@ def test_failure_in_a_later_group_removes_earlier_groups_too(settings, spark, mo
     assert set(os.listdir(root)) == dirs_before
     assert api.plan_progress(settings, pid)["groups_done"] == 2
     assert api.show_plan(settings, pid)["status"] == "failed"
-
-
-def test_crash_between_write_and_commit_leaves_previous_snapshot(settings, spark, tmp_path):
-    base = make_table(settings, n=2000, rows_per_file=500)
-    before_rows = rows_of([p.path for p in base.partitions])
-    pid = _approved(settings, base, [PlanGroup(tuple(p.path for p in base.partitions), "sort",
-                                               ("l_shipdate",))])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LAYOUT_ADVISOR_")}
-    env[FAULT_ENV] = "before-commit"
-    proc = subprocess.run(
-        [sys.executable, "-m", "engine", "--home", str(settings.home), "--spark-master",
-         "local[1]", "plan", "run", str(pid), "--as", "alice",
-         "--secret-file", secret_file(tmp_path)],
-        env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 97, proc.stderr[-2000:]
-    assert "[1/1]" in proc.stderr  # the group was written and verified before the crash
-    store = TableStore(settings)
-    current = store.current_snapshot("lineitem")
-    assert current.id == base.id  # no partial state visible
-    assert rows_of([p.path for p in current.partitions]).equals(before_rows)
-    shown = api.show_plan(settings, pid)  # the dead runner is settled
-    assert shown["status"] == "failed" and "died before committing" in shown["result"]["error"]
 
 
 def test_driver_side_ranges_land_one_per_partition(spark):

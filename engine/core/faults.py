@@ -1,21 +1,28 @@
-"""Deterministic crash points: SIGKILL this process at a named step, for crash-safety tests.
+"""Injected faults, for tests only: crash points (``LA_CRASH_AT``) and verification faults
+(``LA_FAULT``). The one place every test hook of the engine lives.
 
 Why this exists: the promise "a crash at any point leaves the table at its previous
 snapshot" (issue 10 section 5; WAIR section 5.1's atomic swap) can only be tested by
-killing a real run at each step that writes something: after the rewrite's files are
-written, after they are verified, while the snapshot's metadata is written, between the
-metadata and the pointer that publishes it, after the pointer and before the control store
-records the outcome. A timer-based kill lands somewhere random; :func:`crash_point` lands
-exactly on the step a test names, with the same signal an out-of-memory killer or a
-``kill -9`` would send (no ``finally`` block, no ``atexit`` hook, no flush runs).
+killing a real run at each step that writes something, and the promise "a rewrite never
+loses a row" only by making one lose a row and watching the verification catch it.
 
-The writers call ``crash_point("name")`` at each step (one line each, a no-op costing one
-dictionary lookup unless the environment variable :data:`CRASH_ENV` names that point).
-Never set :data:`CRASH_ENV` outside a test: it is not a setting and no command documents it.
+**Crashes** (:func:`crash_point`, :func:`crash_when`). A timer-based kill lands somewhere
+random; a crash point lands exactly on the step a test names, with the same signal an
+out-of-memory killer or a ``kill -9`` would send (no ``finally`` block, no ``atexit``
+hook, no flush runs). The writers call ``crash_point("name")`` at each step (one line each,
+a no-op costing one dictionary lookup unless :data:`CRASH_ENV` names that point). Every
+crash is a SIGKILL through this module: there is no other way a test makes a writer die.
 
 Points (:data:`POINTS`, in the order a native run reaches them):
 
 ==================  ===================================================================
+``after_read``      executor: the inputs' footers are read and checked, the ordering
+                    fitted on its sample (a Spark job for Hilbert, Z-order, Qd-tree,
+                    PAW), the output folder leased; nothing written
+``mid_write``       executor: Spark's write job has written at least one file and is still
+                    running (:func:`crash_when` polls the output folder while the job runs;
+                    if the job ends between two polls, the kill lands as it returns, before
+                    its files are moved into place; stderr says which)
 ``after_write``     executor: every rewritten file is written, nothing verified yet
 ``after_verify``    executor: row counts and checksums verified, nothing committed
 ``mid_commit``      format: the new snapshot's metadata (native manifest and row groups;
@@ -23,18 +30,62 @@ Points (:data:`POINTS`, in the order a native run reaches them):
 ``before_pointer``  native: the snapshot header is written, the ``current`` pointer not
 ``after_commit``    executor: the snapshot is published, the control store not updated
 ==================  ===================================================================
+
+**Verification faults** (:func:`injected`; :data:`FAULT_ENV`): faults that do not kill,
+so that the checks before a commit can be seen to fail and clean up:
+
+=================  ====================================================================
+``drop-row``       the rewrite loses the row(s) equal to one input row on the way to the
+                   writer; the row count and checksum verification must refuse the commit
+``fail-group:N``   the executor raises after group N (0-based) is verified; the groups
+                   written before it must be removed too
+=================  ====================================================================
+
+Never set :data:`CRASH_ENV` or :data:`FAULT_ENV` outside a test: they are not settings and
+no command documents them (not ``LAYOUT_ADVISOR_*``: that prefix is the settings'
+namespace, where an unknown name is a configuration error).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import threading
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
-#: the environment variable naming the one point at which to die (not ``LAYOUT_ADVISOR_*``:
-#: that prefix is the settings' namespace, where an unknown name is a configuration error)
+#: the environment variable naming the one point at which to die
 CRASH_ENV = "LA_CRASH_AT"
 #: every point a writer declares (a misspelt name in a test must not silently pass)
-POINTS = ("after_write", "after_verify", "mid_commit", "before_pointer", "after_commit")
+POINTS = ("after_read", "mid_write", "after_write", "after_verify", "mid_commit",
+          "before_pointer", "after_commit")
+#: the environment variable naming one verification fault (``drop-row``, ``fail-group:N``)
+FAULT_ENV = "LA_FAULT"
+#: the verification faults (``fail-group`` takes ``:N``)
+FAULTS = ("drop-row", "fail-group")
+#: seconds between two looks of :func:`crash_when`
+POLL_S = 0.02
+
+
+def _check(name: str) -> None:
+    if name not in POINTS:
+        raise ValueError(f"unknown crash point {name!r}; one of {', '.join(POINTS)}")
+
+
+def armed(name: str) -> bool:
+    """Is :data:`CRASH_ENV` set to ``name``? (validates the name)
+
+    >>> armed("after_read")
+    False
+    """
+    _check(name)
+    return os.environ.get(CRASH_ENV, "").strip() == name
+
+
+def _die(name: str, when: str = "") -> None:
+    """Say where on stderr (unbuffered: a test can tell the steps apart), then SIGKILL."""
+    os.write(2, f"crash point {name}{when}\n".encode())
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def crash_point(name: str) -> None:
@@ -45,9 +96,58 @@ def crash_point(name: str) -> None:
     >>> crash_point("no_such_point")
     Traceback (most recent call last):
     ...
-    ValueError: unknown crash point 'no_such_point'; one of after_write, after_verify, mid_commit, before_pointer, after_commit
+    ValueError: unknown crash point 'no_such_point'; one of after_read, mid_write, after_write, after_verify, mid_commit, before_pointer, after_commit
     """
-    if name not in POINTS:
-        raise ValueError(f"unknown crash point {name!r}; one of {', '.join(POINTS)}")
-    if os.environ.get(CRASH_ENV, "").strip() == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+    if armed(name):
+        _die(name)
+
+
+@contextmanager
+def crash_when(name: str, ready: Callable[[], bool]) -> Iterator[None]:
+    """While the block runs, SIGKILL the process as soon as ``ready()`` holds (looked at
+    every :data:`POLL_S` seconds from a daemon thread), if :data:`CRASH_ENV` equals
+    ``name``; if the block ends first, at its end. Unarmed, it starts no thread.
+
+    For a step that happens inside a job the process only waits on (Spark's write), where
+    no line of ours runs in the middle.
+
+    >>> with crash_when("mid_write", lambda: True):
+    ...     pass
+    """
+    if not armed(name):
+        yield
+        return
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(POLL_S):
+            try:
+                if ready():
+                    _die(name, " (during the step)")
+            except Exception:  # noqa: BLE001 - a failed look is retried at the next poll
+                continue
+
+    thread = threading.Thread(target=watch, name=f"la-crash-{name}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+    _die(name, " (as the step ended)")
+
+
+def injected(kind: str, index: int | None = None) -> bool:
+    """Does :data:`FAULT_ENV` ask for the verification fault ``kind`` (at group ``index``
+    for ``fail-group``)?
+
+    >>> injected("drop-row"), injected("fail-group", 1)
+    (False, False)
+    >>> injected("lose-everything")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown fault 'lose-everything'; one of drop-row, fail-group
+    """
+    if kind not in FAULTS:
+        raise ValueError(f"unknown fault {kind!r}; one of {', '.join(FAULTS)}")
+    value = os.environ.get(FAULT_ENV, "").strip()
+    return value == (kind if index is None else f"{kind}:{index}")

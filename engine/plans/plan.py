@@ -9,8 +9,9 @@ A plan is a stored :class:`~engine.policy.base.Proposal` for one base snapshot. 
 
 Staleness is checked on every read (:class:`PlanBook`), so a plan made against an old
 snapshot can never run. A ``running`` plan is never marked stale (its own commit moves the
-table); if its runner process died, the next read settles it as ``succeeded`` when the
-current snapshot carries the plan's commit, else ``failed``. The transitions people ask for
+table); if its runner process died (on this host: its pid is gone; on another host: its
+heartbeat is older than :data:`~engine.plans.store.RUNNER_TIMEOUT_S`), the next read settles
+it as ``succeeded`` when the current snapshot carries the plan's commit, else ``failed``. The transitions people ask for
 (approve, reject, run) and who may ask are the gate's (:mod:`engine.plans.gate`); every
 change is audited by the store (:mod:`engine.plans.store`).
 """
@@ -18,10 +19,13 @@ change is audited by the store (:mod:`engine.plans.store`).
 from __future__ import annotations
 
 import socket
+import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from engine.core.errors import ApprovalError, SnapshotNotFoundError, TableNotFoundError
+from engine.plans import store as control_store
 from engine.plans.store import ControlStore, PlanRow
 from engine.policy.base import PlanGroup, Proposal
 from engine.policy.codec import proposal_from_json, proposal_to_json
@@ -131,9 +135,8 @@ class PlanBook:
 
     def _settle_dead_runner(self, plan: Plan) -> Plan:
         job = self.control.progress(plan.id)
-        if not job or job.get("host") != socket.gethostname() or not job.get("pid"):
-            return plan
-        if pid_alive(int(job["pid"])):
+        gone = _runner_gone(job) if job else None
+        if gone is None:
             return plan
         committed = False
         try:
@@ -143,10 +146,8 @@ class PlanBook:
             committed = str(marker) == str(plan.id)
         except (TableNotFoundError, SnapshotNotFoundError):
             pass
-        to, why = ((SUCCEEDED, f"runner pid {job['pid']} exited after committing")
-                   if committed else
-                   (FAILED, f"runner pid {job['pid']} died before committing; "
-                            "the table is unchanged"))
+        to, why = ((SUCCEEDED, f"{gone} after committing") if committed else
+                   (FAILED, f"{gone} before committing; the table is unchanged"))
         return self._settle(plan, (RUNNING,), to, "settle", why,
                             result={"error": why} if to == FAILED else {"note": why})
 
@@ -183,3 +184,27 @@ class PlanBook:
         """running -> failed; the error is the plan's result."""
         return self.move(plan_id, (RUNNING,), FAILED, SYSTEM_ACTOR, "fail", error,
                          {"error": error})
+
+
+def _runner_gone(job: Mapping[str, Any]) -> str | None:
+    """How a plan's runner is known to be gone (the start of the settling reason), or None
+    while it may still be working: on this host, its pid is not alive; on another host,
+    its heartbeat is older than :data:`~engine.plans.store.RUNNER_TIMEOUT_S` (a record
+    without one falls back to its last update)."""
+    pid, host = job.get("pid"), job.get("host")
+    if not pid or not host:
+        return None
+    if host == socket.gethostname():
+        return None if pid_alive(int(pid)) else f"runner pid {pid} died"
+    beat = job.get("heartbeat_at")
+    if beat is None:
+        try:
+            beat = datetime.fromisoformat(str(job.get("updated_at"))).timestamp()
+        except ValueError:
+            return None
+    silent = time.time() - float(beat)
+    timeout = control_store.RUNNER_TIMEOUT_S
+    if silent < timeout:
+        return None
+    return (f"abandoned: runner pid {pid} on host {host} sent no heartbeat for "
+            f"{silent:.0f} s (timeout {timeout:.0f} s) and stopped")

@@ -26,17 +26,19 @@ predicted regressions (:func:`engine.policy.impact.rewrite_losses`).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from datetime import datetime, timezone
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from engine.core.errors import AdvisorError, ExecutionError
+from engine.core.errors import AdvisorError, ApprovalError, ExecutionError
 from engine.core.jsonable import plain_json
 from engine.plans import gate
 from engine.plans.feedback import (later_fragments, later_report, load_policy,
                                    realized_report, save_policy_state, settle_later,
                                    settled_plans, window_fragments)
+from engine.plans.heartbeat import Heartbeat
 from engine.plans.plan import ROLLED_BACK, SUCCEEDED, Plan, PlanBook
 from engine.plans.store import ControlStore
 from engine.policy.base import Policy, PolicyContext, Proposal
@@ -264,11 +266,14 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
             progress(event)
 
     try:
-        result = execute_plan(settings, plan, spark=spark, progress=on_progress,
-                              approvers=gate.approvals_so_far(book, plan.id))
+        with Heartbeat(control, plan.id) as beat:  # readers on other hosts see it live
+            result = execute_plan(settings, plan, spark=spark, progress=on_progress,
+                                  approvers=gate.approvals_so_far(book, plan.id),
+                                  may_commit=beat.may_commit)
     except BaseException as exc:
         message = str(exc) or type(exc).__name__
-        book.fail(plan.id, message)
+        with contextlib.suppress(ApprovalError):  # already settled by a reader: that stands
+            book.fail(plan.id, message)
         if isinstance(exc, AdvisorError):
             raise
         if isinstance(exc, Exception):

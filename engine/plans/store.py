@@ -19,6 +19,13 @@ only the SHA-256 of a session token is kept, with its expiry.
 
 A missing control store beside tables that carry reclustered snapshots is an error, not
 a fresh start (the plans and the audit of those snapshots would vanish without a word).
+
+A running plan's job record names its runner (host, pid) and carries a heartbeat
+(``heartbeat_at``, seconds since the epoch) that the runner refreshes every
+:data:`HEARTBEAT_S` seconds (:mod:`engine.plans.heartbeat`). A reader on the runner's host
+asks the operating system whether the pid lives; a reader on another host cannot, and
+takes a runner whose heartbeat is older than :data:`RUNNER_TIMEOUT_S` for gone
+(:meth:`engine.plans.plan.PlanBook.get` then settles the plan).
 """
 
 from __future__ import annotations
@@ -44,6 +51,11 @@ if TYPE_CHECKING:
     from engine.core.config import Settings
 
 BUSY_TIMEOUT_MS = 30_000
+#: seconds between two heartbeats of a running plan's runner
+HEARTBEAT_S = 10.0
+#: a runner on another host whose last heartbeat is older than this is taken for gone and
+#: its plan settled (30 missed heartbeats: a stalled JVM or a slow disk is not a death)
+RUNNER_TIMEOUT_S = 300.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS plans (
@@ -83,7 +95,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     host         TEXT,
     pid          INTEGER,
     started_at   TEXT,
-    updated_at   TEXT NOT NULL
+    updated_at   TEXT NOT NULL,
+    heartbeat_at REAL
 );
 CREATE TABLE IF NOT EXISTS approvers (
     name        TEXT PRIMARY KEY,
@@ -229,6 +242,7 @@ class ControlStore:
         with self._connect() as conn:
             conn.executescript(_SCHEMA + _TRIGGERS)
             self._chain_legacy_audit(conn)
+            self._add_heartbeat_column(conn)
 
     # -- connections -----------------------------------------------------------------
     @contextmanager
@@ -280,6 +294,13 @@ class ControlStore:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    @staticmethod
+    def _add_heartbeat_column(conn: sqlite3.Connection) -> None:
+        """Give a store made before heartbeats its ``jobs.heartbeat_at`` (NULL: readers fall
+        back to the record's ``updated_at``)."""
+        if "heartbeat_at" not in {r["name"] for r in conn.execute("PRAGMA table_info(jobs)")}:
+            conn.execute("ALTER TABLE jobs ADD COLUMN heartbeat_at REAL")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -550,18 +571,30 @@ class ControlStore:
     def _insert_job(conn: sqlite3.Connection, plan_id: int, groups_total: int, now: str) -> None:
         conn.execute(
             "INSERT OR REPLACE INTO jobs(plan_id, groups_done, groups_total, rows, bytes,"
-            " message, host, pid, started_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            " message, host, pid, started_at, updated_at, heartbeat_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (int(plan_id), 0, int(groups_total), 0, 0, "starting", socket.gethostname(),
-             os.getpid(), now, now))
+             os.getpid(), now, now, time.time()))
 
     def set_progress(self, plan_id: int, groups_done: int, groups_total: int, rows: int,
                      bytes_: int, message: str = "") -> None:
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE jobs SET groups_done = ?, groups_total = ?, rows = ?, bytes = ?,"
-                " message = ?, updated_at = ? WHERE plan_id = ?",
+                " message = ?, updated_at = ?, heartbeat_at = ? WHERE plan_id = ?",
                 (groups_done, groups_total, int(rows), int(bytes_), message, utc_now(),
-                 int(plan_id)))
+                 time.time(), int(plan_id)))
+
+    def heartbeat(self, plan_id: int) -> str | None:
+        """Refresh this runner's heartbeat on the job of ``plan_id`` (only if this host and
+        pid still own it); returns the plan's status (None if the plan is gone): a runner
+        whose plan is no longer ``running`` was settled by a reader and must not commit."""
+        with self.transaction() as conn:
+            conn.execute("UPDATE jobs SET heartbeat_at = ? WHERE plan_id = ? AND host = ?"
+                         " AND pid = ?", (time.time(), int(plan_id), socket.gethostname(),
+                                          os.getpid()))
+            row = conn.execute("SELECT status FROM plans WHERE id = ?", (int(plan_id),)).fetchone()
+        return None if row is None else str(row["status"])
 
     def progress(self, plan_id: int) -> dict[str, Any] | None:
         with self._connect() as conn:

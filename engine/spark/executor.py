@@ -18,22 +18,24 @@ from the file path), :mod:`engine.spark.fitting` (Hilbert, Z-order, Qd-tree, PAW
 :mod:`engine.spark.progress` (Spark's task metrics, progress while writing),
 :mod:`engine.spark.hadoop_files` (listing, moving, removing files).
 
-Test hooks (environment variable ``LA_EXECUTOR_FAULT``; not a setting, never set it in
-production): ``before-commit`` exits the process after writing and verifying, just before
-the commit; ``drop-row`` loses one row on the way to the writer (verification must catch
-it); ``fail-group:N`` raises after group N (0-based) is verified.
+Before anything is written, every input's footer is read (:func:`reading.check_inputs`): a
+file deleted under the table, or inputs whose Arrow types differ, refuse the run in one
+line. A job that fails because an input vanished while it ran is reported the same way,
+naming the file (:func:`_named_failure`).
+
+Test hooks: crash points and the verification faults ``drop-row`` / ``fail-group:N``, all in
+:mod:`engine.core.faults` (never set them in production).
 """
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from engine.core.errors import ExecutionError, PlanError, StalePlanError
-from engine.core.faults import crash_point
-from engine.spark import footers_parallel
+from engine.core.errors import DataFileError, ExecutionError, PlanError, StalePlanError
+from engine.core.faults import crash_point, injected
+from engine.spark import arrow_types, footers_parallel, reading
 from engine.spark.checksum import content_checksum
 from engine.spark.hadoop_files import list_data_files, remove_dir
 from engine.spark.rewrite import GroupResult, RewriteResult, rewrite
@@ -50,17 +52,11 @@ if TYPE_CHECKING:
     from engine.table.model import Partition, Snapshot, TableSchema
 
 #: names other modules import from here (kept when the executor was split into modules)
-__all__ = ["FAULT_ENV", "JOB_CONF", "GroupResult", "RewriteResult", "boundaries",
+__all__ = ["JOB_CONF", "GroupResult", "RewriteResult", "boundaries",
            "content_checksum", "execute_plan", "list_data_files", "range_partition",
            "rewrite", "rows_per_file", "session_conf"]
 
-FAULT_ENV = "LA_EXECUTOR_FAULT"
-
 ProgressFn = Callable[[Mapping[str, Any]], None]
-
-
-def _fault() -> str:
-    return os.environ.get(FAULT_ENV, "").strip()
 
 
 def _validate_groups(plan: "Plan", by_path: Mapping[str, "Partition"]) -> None:
@@ -99,16 +95,17 @@ def _batches(n: int, size: int) -> list[range]:
 
 def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None" = None,
                  progress: ProgressFn | None = None,
-                 approvers: Sequence[str] = ()) -> dict[str, Any]:
+                 approvers: Sequence[str] = (),
+                 may_commit: Callable[[], None] | None = None) -> dict[str, Any]:
     """Rewrite the plan's groups in one job and commit one snapshot; returns the result.
 
     The caller (``engine.plans.service.run_plan``) owns the plan's state transitions; this
     function owns the files: it writes, verifies, commits, and on any failure removes what
     it wrote (and has not committed) before re-raising. With
     ``settings.partial_progress_groups`` = N > 0 the groups are committed N at a time.
+    ``may_commit()`` is called just before each commit and raises to stop it (the caller's
+    plan was settled by someone else meanwhile: a runner taken for dead must not commit).
     """
-    spark = spark or get_spark(settings)
-    fault = _fault()
     store = TableStore(settings)
     info = store.info(plan.table)
     current = store.current_snapshot(plan.table)
@@ -117,6 +114,10 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
                              f"table {plan.table} is at {current.id}; create a new plan")
     by_path = {p.path: p for p in current.partitions}
     _validate_groups(plan, by_path)
+    # before anything is written (not even the run's folder) or Spark started:
+    arrow_types.refuse_unsupported(reading.check_inputs(list(plan.partitions)),
+                                   plan.partitions[0])
+    spark = spark or get_spark(settings)
     total = len(plan.groups)
     state = {"done": 0, "rows": 0, "bytes": 0}
     started = time.perf_counter()
@@ -135,13 +136,17 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
     base_id = plan.base_snapshot
     report(f"rewriting {len(plan.partitions)} partitions in {total} groups")
     for batch in _batches(total, int(getattr(settings, "partial_progress_groups", 0) or 0)):
+        inputs = [p for i in batch for p in plan.groups[i].partitions]
         out_dir = store.new_data_dir(plan.table, f"plan{plan.id}-b{batch.start}")
         committed = False
         try:
             pairs = [(plan.groups[i], [by_path[p] for p in plan.groups[i].partitions])
                      for i in batch]
-            run = rewrite(spark, current.schema, pairs, out_dir, info.target_rows,
-                          info.target_bytes, fault, on_write, first_index=batch.start)
+            try:
+                run = rewrite(spark, current.schema, pairs, out_dir, info.target_rows,
+                              info.target_bytes, progress=on_write, first_index=batch.start)
+            except Exception as exc:
+                raise _named_failure(exc, inputs) from None
             added = _footers(spark, store, plan.table, current.schema, run.groups)
             for r, group in zip(run.groups, (plan.groups[i] for i in batch)):
                 state["done"] += 1
@@ -149,16 +154,15 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
                 state["bytes"] += r.bytes_in
                 report(f"group {r.index + 1}/{total}: {r.inputs} -> {r.outputs} files, "
                        f"{r.rows} rows, {group.layout} on {', '.join(group.columns)}")
-                if fault == f"fail-group:{r.index}":
-                    raise ExecutionError(f"injected failure after group {r.index} ({FAULT_ENV})")
+                if injected("fail-group", r.index):
+                    raise ExecutionError(f"injected failure after group {r.index} (test fault)")
             crash_point("after_verify")
-            if fault == "before-commit":
-                os._exit(97)  # simulate a crash between write and commit (test hook)
-            removed = [p for i in batch for p in plan.groups[i].partitions]
-            snapshot = _commit(store, plan.table, base_id, removed, added, {
+            if may_commit is not None:
+                may_commit()
+            snapshot = _commit(store, plan.table, base_id, inputs, added, {
                 "plan_id": plan.id, "policy": plan.policy, "groups": len(batch),
                 "approver": ", ".join(approvers) or None, "created_by": plan.created_by,
-                "removed": len(removed), "added": len(added),
+                "removed": len(inputs), "added": len(added),
                 "rows": sum(r.rows for r in run.groups)})
             committed = True
             crash_point("after_commit")
@@ -177,6 +181,16 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
     except Exception:  # noqa: BLE001  # pragma: no cover
         pass
     return _result(plan, snapshots, results, measured, time.perf_counter() - started)
+
+
+def _named_failure(exc: Exception, inputs: Sequence[str]) -> Exception:
+    """A failed rewrite job as the user should see it: when an input file is gone (deleted
+    under the running job), one line naming it instead of Spark's stack of Java frames;
+    otherwise the error itself (an AdvisorError is already one line)."""
+    missing = reading.missing_input(inputs)
+    if missing is not None:
+        return DataFileError(reading.missing_message(missing))
+    return exc
 
 
 def _footers(spark: "SparkSession", store: TableStore, table: str, schema: "TableSchema",

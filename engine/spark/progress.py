@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from typing import TYPE_CHECKING, Any, Callable
+
+from engine.core.periodic import Periodic
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -45,35 +46,23 @@ class JobMetrics:
                 "spark_jobs": len(jobs)}
 
 
-class WriteWatcher:
+class WriteWatcher(Periodic):
     """Polls Spark while the write runs: tasks done and rows written so far."""
 
     def __init__(self, spark: "SparkSession", report: Callable[[int, int, int], None]) -> None:
         self.spark, self.report = spark, report
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="la-write-watch", daemon=True)
+        super().__init__(self._poll, 1.0, "la-write-watch")
 
-    def __enter__(self) -> "WriteWatcher":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join(5)
-
-    def _run(self) -> None:
+    def _poll(self) -> None:
+        """One look at the active stages (a failed look is skipped by :class:`Periodic`)."""
         sc = self.spark.sparkContext
-        while not self._stop.wait(1.0):
-            try:
-                store = sc._jsc.sc().statusStore()
-                done = total = rows = 0
-                for sid in sc.statusTracker().getActiveStageIds():
-                    st = store.lastStageAttempt(int(sid))
-                    done += int(st.numCompleteTasks())
-                    total += int(st.numTasks())
-                    rows += int(st.outputRecords())
-                if total:
-                    self.report(done, total, rows)
-            except Exception:  # noqa: BLE001 - progress is best effort, never a failure
-                pass
+        store = sc._jsc.sc().statusStore()
+        done = total = rows = 0
+        for sid in sc.statusTracker().getActiveStageIds():
+            st = store.lastStageAttempt(int(sid))
+            done += int(st.numCompleteTasks())
+            total += int(st.numTasks())
+            rows += int(st.outputRecords())
+        if total:
+            self.report(done, total, rows)
 

@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from engine.core.errors import ExecutionError
-from engine.core.faults import crash_point
+from engine.core.faults import crash_point, crash_when, injected
 from engine.spark import arrow_types, fitting, slicing, str_rowgroups, verification, writing
 from engine.spark.hadoop_files import flatten, group_of_file
 from engine.spark.jobspec import FITTED, GROUP_COLUMN, GroupSpec
 from engine.spark.progress import JobMetrics, WriteWatcher
 from engine.spark.reading import read_inputs, spark_schema_of
+from engine.table import fs as table_fs
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -103,7 +105,7 @@ def group_specs(schema: "TableSchema", groups: Sequence[tuple["PlanGroup", Seque
 
 def rewrite(spark: "SparkSession", schema: "TableSchema",
             groups: Sequence[tuple["PlanGroup", Sequence["Partition"]]], out_dir: str,
-            target_rows: int | None, target_bytes: int | None, fault: str = "",
+            target_rows: int | None, target_bytes: int | None,
             progress: TaskProgress | None = None, first_index: int = 0) -> RewriteResult:
     """Rewrite ``groups`` (each a plan group and its input partitions) into ``out_dir``
     in one write job per file-size setting (one for almost every plan), verify every
@@ -120,7 +122,7 @@ def rewrite(spark: "SparkSession", schema: "TableSchema",
         metrics = JobMetrics(spark, f"rewrite-{specs[0].index}")
         try:
             files, checks = _write_and_verify(spark, schema, arrow, specs, out_dir,
-                                              target_rows, target_bytes, fault, progress, laps)
+                                              target_rows, target_bytes, progress, laps)
         finally:
             measured = metrics.close()
     measured["bytes_read_inputs"] = sum(s.bytes_in for s in specs)
@@ -130,7 +132,7 @@ def rewrite(spark: "SparkSession", schema: "TableSchema",
 
 def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.Schema",
                       specs: list[GroupSpec], out_dir: str, target_rows: int | None,
-                      target_bytes: int | None, fault: str, progress: TaskProgress | None, laps: _Laps,
+                      target_bytes: int | None, progress: TaskProgress | None, laps: _Laps,
                       ) -> tuple[list[str], verification.Checks]:
     """The job's Spark work; returns the written files (flattened, with the inputs' exact
     Arrow schema ``arrow``) and their checks."""
@@ -141,9 +143,11 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
     if any(s.group.layout in FITTED for s in specs):
         df = _fit(df, specs, schema, settings_of)
         laps.lap("fit")
+    crash_point("after_read")
     cores = max(1, spark.sparkContext.defaultParallelism)
     observe = len(specs) <= verification.OBSERVE_MAX_GROUPS
     inputs_seen: verification.Checks = {}
+    wrote = partial(_wrote_any, out_dir)  # the mid_write crash point's condition
     for max_rows, rg_bytes in sorted(set(settings_of.values()), key=str):
         batch = [s for s in specs if settings_of[s.index] == (max_rows, rg_bytes)]
         n_tasks = max(1, min(math.ceil(sum(s.rows for s in batch) / max_rows),
@@ -151,17 +155,18 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
         n_buckets = slicing.plan_slices(batch, schema, n_tasks, max_rows)
         subset = df if len(batch) == len(specs) else df.where(
             df[GROUP_COLUMN].isin([s.index for s in batch]))
-        keep = writing.drop_row_filter(subset, data_cols) if fault == "drop-row" else None
+        keep = writing.drop_row_filter(subset, data_cols) if injected("drop-row") else None
         if observe:
             subset, observation = verification.observe_inputs(subset, batch, data_cols)
         if keep is not None:
             subset = subset.where(keep)
-        with WriteWatcher(spark, progress or (lambda *_: None)):
+        with WriteWatcher(spark, progress or (lambda *_: None)), crash_when("mid_write", wrote):
             writing.write(subset, batch, n_buckets, out_dir, max_rows, rg_bytes, data_cols)
         if observe:
             inputs_seen.update(verification.observed(observation, batch))
     laps.lap("order_write")
     files = flatten(spark, out_dir)
+    writing.drop_checksums(files)
     crash_point("after_write")
     if sum(s.rows for s in specs) and not files:
         raise ExecutionError(f"Spark wrote no data files into {out_dir}")
@@ -176,6 +181,11 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
     verification.check(specs, checks)
     laps.lap("verify")
     return files, checks
+
+
+def _wrote_any(out_dir: str) -> bool:
+    """Has the write job written any file yet (Spark's ``_temporary`` attempts included)?"""
+    return bool(table_fs.list_files(out_dir, include_hidden=True))
 
 
 def _file_settings(specs: Sequence[GroupSpec], target_rows: int | None,

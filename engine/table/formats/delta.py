@@ -50,6 +50,7 @@ from engine.table.footers import table_schema_from_arrow
 from engine.table.formats import columnar
 from engine.table.formats.base import SnapshotInfo, TableFormat, refuse_merge_on_read
 from engine.table.formats.partitioning import assign_by_rows, straddling
+from engine.table.formats.recheck import check_added
 from engine.table.model import Partition, Snapshot, TableSchema
 
 #: Delta's default number of leading columns with statistics
@@ -271,6 +272,7 @@ class DeltaFormat(TableFormat):
                 **{f"la.{k.replace('_', '-')}": str(v) for k, v in properties.items()
                    if v is not None}}
         crash_point("mid_commit")
+        check_added(added)  # last, before the log write (issue 10 section 4)
         try:
             table.create_write_transaction(actions, mode="append", schema=table.schema(),
                                            commit_properties=CommitProperties(custom_metadata=meta))

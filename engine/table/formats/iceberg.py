@@ -57,6 +57,7 @@ from engine.core.errors import (CommitConflictError, ConfigError, DataFileError,
 from engine.core.faults import crash_point
 from engine.table import fs
 from engine.table.formats import columnar, iceberg_commit, iceberg_deletes, iceberg_files
+from engine.table.formats.recheck import check_added
 from engine.table.formats.base import SnapshotInfo, TableFormat, refuse_merge_on_read
 from engine.table.model import Partition, Snapshot, TableSchema
 
@@ -322,6 +323,7 @@ class IcebergFormat(TableFormat):
                     f"live (a concurrent writer deleted or rewrote them), e.g. {gone[0]}")
             if new_files is None:
                 new_files = self._data_files(tbl, added)
+            check_added(added)  # last, before the catalog write (issue 10 section 4)
             try:
                 with iceberg_commit.MemoTransaction(tbl) as tx:
                     if NAME_MAPPING not in tbl.properties:
