@@ -266,17 +266,22 @@ def duckdb_table(tmp: Path, con, prof: Path, name: str, arrow: pa.Table, table: 
     res["duckdb_counts_agree"] = all(c == counts["default"] for c in counts.values())
 
 
+def print_duckdb_table(x: dict) -> None:
+    """One table's rows of the DuckDB table (also printed as soon as the table is done)."""
+    for k in REAL:
+        d = x["duckdb"][k]
+        print(f"| {x['table']} | {k} | {d['files']} | {d['row_groups_written']} | {d['label_row_groups']} | "
+              f"{d['duckdb_row_groups']} | {d['label_rows_read']} | {d['duckdb_bytes'] / MB:.2f} | "
+              f"{d['min_s']:.3f} | {d['median_s']:.3f} | {x[k + '_cost']:.1f} | {x[k + '_skip']:.1f} |")
+    print(f"|  | counts equal across layouts: {'yes' if x['duckdb_counts_agree'] else 'NO'} |||||||||||")
+
+
 def print_duckdb(rows: list[dict], workload: dict[str, dict]) -> None:
     print("\n| table | layout | files | row groups | label: row groups read | DuckDB: row groups scanned "
           "| label: rows read | DuckDB: MB read | fragments min s | median s | label cost % | label skip % |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for x in rows:
-        for k in REAL:
-            d = x["duckdb"][k]
-            print(f"| {x['table']} | {k} | {d['files']} | {d['row_groups_written']} | {d['label_row_groups']} | "
-                  f"{d['duckdb_row_groups']} | {d['label_rows_read']} | {d['duckdb_bytes'] / MB:.2f} | "
-                  f"{d['min_s']:.3f} | {d['median_s']:.3f} | {x[k + '_cost']:.1f} | {x[k + '_skip']:.1f} |")
-        print(f"|  | counts equal across layouts: {'yes' if x['duckdb_counts_agree'] else 'NO'} |||||||||||")
+        print_duckdb_table(x)
     same = all(w["results"] == workload["default"]["results"] for w in workload.values())
     print(f"\n22 TPC-H queries, DuckDB 1 thread, {pto_duckdb.RUNS} runs (results equal across layouts: "
           f"{'yes' if same else 'NO'})\n\n| layout | min s | median s |\n|---|---|---|")
@@ -340,6 +345,7 @@ def main() -> None:
             res = bench_table(name, table, frags, args.label, c_file, c_rg, args.max_sample_rows)
             if args.duckdb:
                 duckdb_table(out, con, prof, name, arrow, table, frags, res, files)
+                print_duckdb_table(res)
             rows.append(res)
             print(f"\n{name}: {res['rows']} rows, {res['fragments']} fragments, PTO {res['pto_s']:.1f} s "
                   f"(labels {res['label_s']:.2f} s, lightweight {res['light_label_s']:.2f} s), "
