@@ -97,7 +97,7 @@ def test_pto_policy_proposal_and_stored_plan(settings, table):
     assert "pto" in policy_names()
     assert make_policy("pto", {"top_k": 2, "label": "skip"}).get_params() == \
         {"top_k": 2, "label": "skip", "lightweight": False, "verify_top": 0, "refine_sizes": False,
-         "seed": 0}
+         "training_budget": 0, "seed": 0}
     out = api.create_plan(settings, "lineitem", policy="pto")
     plan = api.show_plan(settings, out["id"])
     assert plan["status"] == "proposed" and plan["policy"] == "pto"
