@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import subprocess
 import sys
 import tempfile
@@ -41,8 +42,9 @@ from engine.workload.sql.extract import extract_fragments
 TABLES = ("lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region")
 #: extra labels of the ``verify_top`` variant the bench reports beside the paper's choice
 VERIFY_TOP = 5
-#: Def_opt's partition columns (section 4.1.2)
-DEF_OPT = {"lineitem": "l_shipdate", "orders": "o_orderdate", "customer": "c_mktsegment", "part": "p_brand"}
+#: Def_opt's partition columns (section 4.1.2; TPC-DS sales tables on *_sold_date_sk)
+DEF_OPT = {"lineitem": "l_shipdate", "orders": "o_orderdate", "customer": "c_mktsegment", "part": "p_brand",
+           "store_sales": "ss_sold_date_sk", "web_sales": "ws_sold_date_sk", "catalog_sales": "cs_sold_date_sk"}
 
 Q = {
     1: "select l_returnflag, l_linestatus, sum(l_quantity) from lineitem where l_shipdate <= date '1998-09-02' group by l_returnflag, l_linestatus",
@@ -76,7 +78,10 @@ def calibrate(tmp: Path, n: int = 1_000_000, k: int = 500, runs: int = 7) -> tup
     The same ``n`` rows as 1 file of 10 row groups (the base), 1 file of ``k`` row groups,
     and ``k`` files of one row group each: c_rg = extra seconds per extra row group, c_file
     = extra seconds per extra file at the same row-group count, both over the base's
-    seconds per row (minimum of ``runs``; one DuckDB thread)."""
+    seconds per row (one DuckDB thread). The three scans are timed one after the other in
+    each of ``runs`` rounds and each round gives its own (c_file, c_rg); the median over
+    rounds is returned. Round 3 took the minimum of each scan over separate runs, so a
+    slow base (a loaded moment) moved both coefficients 10x between runs."""
     import duckdb
 
     rng = np.random.default_rng(0)
@@ -91,20 +96,23 @@ def calibrate(tmp: Path, n: int = 1_000_000, k: int = 500, runs: int = 7) -> tup
     con.execute("SET threads = 1")
 
     def secs(glob: str) -> float:
-        times = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            con.execute(f"SELECT sum(a + b) FROM read_parquet('{glob}') WHERE c >= 0").fetchall()
-            times.append(time.perf_counter() - t0)
-        return min(times)
+        t0 = time.perf_counter()
+        con.execute(f"SELECT sum(a + b) FROM read_parquet('{glob}') WHERE c >= 0").fetchall()
+        return time.perf_counter() - t0
 
-    base, rgs, many = secs(str(d / "base.parquet")), secs(str(d / "rgs.parquet")), secs(str(d / "many" / "*.parquet"))
-    per_row = base / n
-    c_rg = max(0.0, (rgs - base) / (k - 10)) / per_row
-    c_file = max(0.0, (many - rgs) / (k - 1)) / per_row
-    print(f"calibration (DuckDB, 1 thread, {n} rows): 1 file x 10 row groups {base * 1e3:.1f} ms, "
-          f"1 x {k} {rgs * 1e3:.1f} ms, {k} files x 1 {many * 1e3:.1f} ms -> c_file {c_file:.0f}, "
-          f"c_rg {c_rg:.0f} row-equivalents")
+    globs = (str(d / "base.parquet"), str(d / "rgs.parquet"), str(d / "many" / "*.parquet"))
+    for g in globs:
+        secs(g)  # warm the OS cache and DuckDB's metadata
+    rounds = []
+    for _ in range(runs):
+        base, rgs, many = (secs(g) for g in globs)
+        per_row = base / n
+        rounds.append((max(0.0, (many - rgs) / (k - 1)) / per_row, max(0.0, (rgs - base) / (k - 10)) / per_row))
+    c_file, c_rg = (float(np.median([r[i] for r in rounds])) for i in (0, 1))
+    files = sorted(r[0] for r in rounds)
+    print(f"calibration (DuckDB, 1 thread, {n} rows, {runs} interleaved rounds, load "
+          f"{open('/proc/loadavg').read().split()[0]}): c_file median {c_file:.0f} (rounds "
+          f"{files[0]:.0f}-{files[-1]:.0f}), c_rg median {c_rg:.0f} row-equivalents")
     return c_file, c_rg
 
 
@@ -120,12 +128,12 @@ def generate(sf: float, out: Path) -> None:
                    capture_output=True)
 
 
-def load(out: Path, name: str) -> tuple[TableData, TableSchema, list, pa.Table]:
+def load(out: Path, name: str, queries: dict | None = None) -> tuple[TableData, TableSchema, list, pa.Table]:
     path = out / f"{name}.parquet"
     arrow = pq.read_table(path)
     types = {f.name: lt for f in arrow.schema if (lt := ltype(f.type))}
     schema = TableSchema(tuple(types.items()))
-    frags = [f for qid, sql in Q.items() for f in extract_fragments(sql, name, schema, f"Q{qid}")]
+    frags = [f for qid, sql in (queries or Q).items() for f in extract_fragments(sql, name, schema, f"Q{qid}")]
     cols = sorted({c for f in frags for c in f.predicated_columns})
     table = TableData.from_arrow(arrow.select(cols), types, arrow.num_rows, path.stat().st_size) \
         if cols else None
@@ -319,7 +327,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sf", type=float, default=0.1)
     ap.add_argument("--label", choices=("cost", "skip"), default="cost")
-    ap.add_argument("--tables", default=",".join(TABLES))
+    ap.add_argument("--tables", default=None, help="default: TPC-H's 8 tables, or every table of --data-dir")
+    ap.add_argument("--data-dir", dest="data_dir", type=Path, default=None,
+                    help="tables already generated (NAME.parquet), e.g. TPC-DS by tpcgen-cli; default: "
+                         "generate TPC-H at --sf with tpchgen-cli")
+    ap.add_argument("--queries", type=Path, default=None,
+                    help="a JSON object {query id: SQL} replacing the 22 TPC-H queries (TPC-DS: the 99 "
+                         "of duckdb-extension-tpcds's tpcds_queries())")
     ap.add_argument("--max-sample-rows", dest="max_sample_rows", type=int, default=None,
                     help="cap the label sample (default: Algorithm 2's convergence rate)")
     ap.add_argument("--duckdb", action="store_true",
@@ -329,22 +343,26 @@ def main() -> None:
                     help="use the default open costs instead of measuring them with DuckDB")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp)
-        t0 = time.perf_counter()
-        generate(args.sf, out)
-        print(f"tpchgen-cli SF {args.sf}: {time.perf_counter() - t0:.1f} s")
-        c_file, c_rg = calibrate(out) if args.calibrate else (labels.C_FILE_ROWS, labels.C_RG_ROWS)
+        out = args.data_dir or Path(tmp)
+        queries = {int(k): v for k, v in json.loads(args.queries.read_text()).items()} if args.queries else Q
+        tables = args.tables.split(",") if args.tables else \
+            sorted(p.stem for p in out.glob("*.parquet")) if args.data_dir else list(TABLES)
+        if not args.data_dir:
+            t0 = time.perf_counter()
+            generate(args.sf, out)
+            print(f"tpchgen-cli SF {args.sf}: {time.perf_counter() - t0:.1f} s")
+        c_file, c_rg = calibrate(Path(tmp)) if args.calibrate else (labels.C_FILE_ROWS, labels.C_RG_ROWS)
         rows = []
         files: dict[str, dict[str, list[str]]] = {}
-        con, prof = pto_duckdb.connect(out) if args.duckdb else (None, out)
-        for name in args.tables.split(","):
-            table, _, frags, arrow = load(out, name)
+        con, prof = pto_duckdb.connect(Path(tmp)) if args.duckdb else (None, Path(tmp))
+        for name in tables:
+            table, _, frags, arrow = load(out, name, queries)
             if table is None:
                 print(f"{name}: no fragment with a predicate")
                 continue
             res = bench_table(name, table, frags, args.label, c_file, c_rg, args.max_sample_rows)
             if args.duckdb:
-                duckdb_table(out, con, prof, name, arrow, table, frags, res, files)
+                duckdb_table(Path(tmp), con, prof, name, arrow, table, frags, res, files)
                 print_duckdb_table(res)
             rows.append(res)
             print(f"\n{name}: {res['rows']} rows, {res['fragments']} fragments, PTO {res['pto_s']:.1f} s "
@@ -370,9 +388,9 @@ def main() -> None:
                   f"{x['expert_cost']:.1f} | {x['regret']:.2f} | {x['verify_regret']:.2f} | {x['refine_regret']:.2f} | {x['spearman']:.2f} |")
         print_p2_p7(rows)
         if args.duckdb:
-            generated = {t: [str(out / f"{t}.parquet")] for t in TABLES}
-            workload = {k: pto_duckdb.workload_check(con, Q, {**generated, **files.get(k, {})}) for k in REAL}
-            workload["as generated"] = pto_duckdb.workload_check(con, Q, generated)
+            generated = {p.stem: [str(p)] for p in out.glob("*.parquet")}
+            workload = {k: pto_duckdb.workload_check(con, queries, {**generated, **files.get(k, {})}) for k in REAL}
+            workload["as generated"] = pto_duckdb.workload_check(con, queries, generated)
             print_duckdb(rows, workload)
 
 
