@@ -72,7 +72,8 @@ Q = {
 }
 
 
-def calibrate(tmp: Path, n: int = 1_000_000, k: int = 500, runs: int = 7) -> tuple[float, float]:
+def calibrate(tmp: Path, n: int = 1_000_000, k: int = 500, runs: int = 7, clock: str = "cpu"
+              ) -> tuple[float, float]:
     """Decision 6's open costs in row-equivalents, measured with DuckDB on this machine.
 
     The same ``n`` rows as 1 file of 10 row groups (the base), 1 file of ``k`` row groups,
@@ -80,8 +81,10 @@ def calibrate(tmp: Path, n: int = 1_000_000, k: int = 500, runs: int = 7) -> tup
     = extra seconds per extra file at the same row-group count, both over the base's
     seconds per row (one DuckDB thread). The three scans are timed one after the other in
     each of ``runs`` rounds and each round gives its own (c_file, c_rg); the median over
-    rounds is returned. Round 3 took the minimum of each scan over separate runs, so a
-    slow base (a loaded moment) moved both coefficients 10x between runs."""
+    rounds is returned. ``clock="cpu"`` (default) times the process's CPU seconds
+    (``time.process_time``: DuckDB runs in this process), ``"wall"`` elapsed seconds. On
+    this shared machine the wall clock measures the scheduler: round 3's minimum of wall
+    times moved c_file from 450 to 7,400 between runs (README_pto.md)."""
     import duckdb
 
     rng = np.random.default_rng(0)
@@ -95,10 +98,12 @@ def calibrate(tmp: Path, n: int = 1_000_000, k: int = 500, runs: int = 7) -> tup
     con = duckdb.connect()
     con.execute("SET threads = 1")
 
+    now = time.process_time if clock == "cpu" else time.perf_counter
+
     def secs(glob: str) -> float:
-        t0 = time.perf_counter()
+        t0 = now()
         con.execute(f"SELECT sum(a + b) FROM read_parquet('{glob}') WHERE c >= 0").fetchall()
-        return time.perf_counter() - t0
+        return now() - t0
 
     globs = (str(d / "base.parquet"), str(d / "rgs.parquet"), str(d / "many" / "*.parquet"))
     for g in globs:
@@ -110,7 +115,7 @@ def calibrate(tmp: Path, n: int = 1_000_000, k: int = 500, runs: int = 7) -> tup
         rounds.append((max(0.0, (many - rgs) / (k - 1)) / per_row, max(0.0, (rgs - base) / (k - 10)) / per_row))
     c_file, c_rg = (float(np.median([r[i] for r in rounds])) for i in (0, 1))
     files = sorted(r[0] for r in rounds)
-    print(f"calibration (DuckDB, 1 thread, {n} rows, {runs} interleaved rounds, load "
+    print(f"calibration (DuckDB, 1 thread, {n} rows, {runs} interleaved rounds, {clock} clock, load "
           f"{open('/proc/loadavg').read().split()[0]}): c_file median {c_file:.0f} (rounds "
           f"{files[0]:.0f}-{files[-1]:.0f}), c_rg median {c_rg:.0f} row-equivalents")
     return c_file, c_rg
