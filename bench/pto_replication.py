@@ -346,6 +346,8 @@ def main() -> None:
     ap.add_argument("--duckdb", action="store_true",
                     help="also write the default, expert and PTO layouts as real Parquet files and run "
                          "the fragments and the 22 queries over them with DuckDB (bench/pto_duckdb.py)")
+    ap.add_argument("--no-workload", dest="workload", action="store_false",
+                    help="with --duckdb: only the per-table fragments, not the whole queries")
     ap.add_argument("--no-calibrate", dest="calibrate", action="store_false",
                     help="use the default open costs instead of measuring them with DuckDB")
     args = ap.parse_args()
@@ -395,7 +397,7 @@ def main() -> None:
                   f"{x['exhaustive_skip']:.1f} | {x['pto_cost']:.1f} | {x['default_cost']:.1f} | "
                   f"{x['expert_cost']:.1f} | {x['regret']:.2f} | {x['verify_regret']:.2f} | {x['refine_regret']:.2f} | {x['spearman']:.2f} |")
         print_p2_p7(rows)
-        if args.duckdb:
+        if args.duckdb and args.workload:
             generated = {p.stem: [str(p)] for p in out.glob("*.parquet")}
             workload = {k: pto_duckdb.workload_check(con, queries, {**generated, **files.get(k, {})}) for k in REAL}
             workload["as generated"] = pto_duckdb.workload_check(con, queries, generated)
