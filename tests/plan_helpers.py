@@ -42,12 +42,15 @@ def lineitem_arrow(n: int = 4000, seed: int = 7):
     })
 
 
-def make_table(settings, name: str = "lineitem", n: int = 4000, rows_per_file: int = 500):
-    """A managed table of ``n / rows_per_file`` ingestion-ordered Parquet files."""
+def make_table(settings, name: str = "lineitem", n: int = 4000, rows_per_file: int = 500,
+               data=None):
+    """A managed table of ``n / rows_per_file`` ingestion-ordered Parquet files; ``data``
+    (a pyarrow table, default :func:`lineitem_arrow` of ``n`` rows) gives the rows."""
     import pyarrow.parquet as pq
 
     store = TableStore(settings)
-    data = lineitem_arrow(n)
+    data = lineitem_arrow(n) if data is None else data
+    n = data.num_rows
     root = store.managed_location(name)
     os.makedirs(os.path.join(root, "ingest"), exist_ok=True)
     paths = []

@@ -15,6 +15,7 @@ from engine.design.pto import goodturing, labels, model
 from engine.design.pto.data import TableData
 from engine.design.pto.expert import ExpertBounds, expert_sizes
 from engine.design.pto.features import Featurizer
+from engine.design.pto.optimizer import Candidate, PtoConfig, refine, run, verify
 from engine.design.pto.stats import WorkloadStats
 from engine.workload.model import Range, ScanFragment
 
@@ -71,6 +72,23 @@ def test_candidate_counts_of_table5_and_twelve_training_layouts():
     space = set(cand.enumerate_layouts(parts, sorts, grid))
     assert set(train) <= space
     assert train == cand.training_layouts(parts, sorts, grid, seed=0)  # fixed seed
+    # training_budget (ours): 12 pairs already meet a budget of 12, so the paper's set is kept
+    assert cand.training_layouts(parts, sorts, grid, seed=0, budget=12) == train
+
+
+def test_training_budget_adds_sizes_to_the_pairs_of_a_table_with_few_candidates():
+    sorts = [cand.SortScheme("zorder", ("a", "b")), cand.SortScheme("sort", ("a",)),
+             cand.SortScheme("sort", ("c",))]
+    grid = cand.paper_tfs_grid()
+    paper = cand.training_layouts(["a", None], sorts, grid, seed=0)
+    assert len(paper) == 6  # TPC-H orders' case: 2 partition candidates x 3 sorts
+    more = cand.training_layouts(["a", None], sorts, grid, seed=0, budget=12)
+    assert more[:6] == paper and len(more) == 12 and len(set(more)) == 12
+    pairs = [(x.partition, x.sort) for x in more]
+    assert all(pairs.count(p) == 2 for p in set(pairs))  # one more size for every pair
+    assert len(cand.training_layouts([None], sorts[:1], [MB], (1, 2), budget=12)) == 2  # the space
+    with pytest.raises(InvalidParameterError, match="training_budget"):
+        PtoConfig(training_budget=-1)
 
 
 def test_rgs_candidates_are_one_to_ten_row_groups():
@@ -263,8 +281,6 @@ def test_string_and_date_bounds_encode_like_sql():
 
 
 def test_label_sample_cap_is_a_parameter():
-    from engine.design.pto.optimizer import PtoConfig, run
-
     rng = np.random.default_rng(0)
     n = 20_000
     t = TableData({"a": rng.integers(0, 50, n).astype(float), "u": np.arange(n, dtype=float)},
@@ -276,8 +292,6 @@ def test_label_sample_cap_is_a_parameter():
 
 
 def test_verify_top_labels_the_best_predicted_and_chooses_again():
-    from engine.design.pto.optimizer import Candidate, PtoConfig, verify
-
     t, frags = _toy()  # x = 0..99 at 1 byte a row; the fragment reads 10 <= x <= 20
     t = TableData(t.data, t.types, 100, 100, 100)
     sort_x = cand.SortScheme("sort", ("x",))
@@ -294,8 +308,6 @@ def test_verify_top_labels_the_best_predicted_and_chooses_again():
 
 
 def test_refine_sizes_labels_every_size_of_the_chosen_pair():
-    from engine.design.pto.optimizer import Candidate, PtoConfig, refine
-
     t, frags = _toy()
     t = TableData(t.data, t.types, 100, 100, 100)
     sort_x = cand.SortScheme("sort", ("x",))

@@ -97,7 +97,7 @@ def test_pto_policy_proposal_and_stored_plan(settings, table):
     assert "pto" in policy_names()
     assert make_policy("pto", {"top_k": 2, "label": "skip"}).get_params() == \
         {"top_k": 2, "label": "skip", "lightweight": False, "verify_top": 0, "refine_sizes": False,
-         "seed": 0}
+         "training_budget": 0, "seed": 0}
     out = api.create_plan(settings, "lineitem", policy="pto")
     plan = api.show_plan(settings, out["id"])
     assert plan["status"] == "proposed" and plan["policy"] == "pto"
@@ -135,6 +135,9 @@ def test_cli_design_pto_text_json_and_errors(settings, table, capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["verify_top"] == 2 and sum(c["verified"] for c in d["candidates"]) == 2
     assert all(c["measured"] is not None for c in d["candidates"] if c["verified"])
+    assert main([*home, "design", "pto", "lineitem", "--training-budget", "12", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["training_budget"] == 12 and sum(c["measured"] is not None for c in d["candidates"]) >= 12
     with pytest.raises(SystemExit) as exc:
         main([*home, "design", "pto", "lineitem", "--verify-top", "-1"])
     assert exc.value.code == 2 and "--verify-top" in capsys.readouterr().err

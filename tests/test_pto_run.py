@@ -24,11 +24,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine import api
-from engine.table.footers import read_partitions
 from engine.table.store import TableStore
 from engine.workload.model import Range, ScanFragment
 from engine.workload.store import WorkloadStore
-from plan_helpers import rows_of
+from plan_helpers import make_table, rows_of
 from security_helpers import sign_in
 
 pytestmark = pytest.mark.spark
@@ -67,18 +66,7 @@ def _workload(n: int = 24, seed: int = 4) -> list[ScanFragment]:
 
 @pytest.fixture
 def sales(settings):
-    store = TableStore(settings)
-    data = _sales()
-    root = store.managed_location("sales")
-    os.makedirs(os.path.join(root, "ingest"))
-    paths = []
-    for i in range(0, N, PER_FILE):
-        path = os.path.join(root, "ingest", f"part-{i // PER_FILE:05d}.parquet")
-        pq.write_table(data.slice(i, PER_FILE), path)
-        paths.append(path)
-    schema, parts = read_partitions(paths)
-    snap = store.create("sales", schema=schema, partitions=parts, operation="create",
-                        target_rows=PER_FILE)
+    snap = make_table(settings, "sales", rows_per_file=PER_FILE, data=_sales())
     WorkloadStore(settings).append("sales", _workload(), snap.schema)
     return snap
 

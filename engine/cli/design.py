@@ -108,6 +108,9 @@ def register(subparsers: Any) -> None:
     q.add_argument("--refine-sizes", dest="refine_sizes", action="store_true",
                    help="label every file and row-group size of the chosen partition and sort "
                         "and choose again (default off: the paper's choice)")
+    q.add_argument("--training-budget", dest="training_budget", type=non_negative_int, default=0, metavar="N",
+                   help="label more random sizes of the (partition, sort) pairs until N layouts are "
+                        "labelled, for tables with few candidates (default 0: the paper's 12 draws)")
     add_json_flag(q)
     q.set_defaults(func=_pto)
 
@@ -138,4 +141,5 @@ def pto_text(d: Mapping[str, Any]) -> str:
 
 def _pto(args: argparse.Namespace, settings: Any) -> None:
     emit(args, api.design_pto(settings, args.table, top_k=args.top_k, label=args.label,
-                              verify_top=args.verify_top, refine_sizes=args.refine_sizes), pto_text)
+                              verify_top=args.verify_top, refine_sizes=args.refine_sizes,
+                              training_budget=args.training_budget), pto_text)

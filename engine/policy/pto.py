@@ -28,20 +28,24 @@ class PtoPolicy(Policy):
     set (section 4.5); ``verify_top``: label that many of the best-ranked unlabelled
     candidates after prediction and choose again (ours; 0, the default, is the paper's
     choice); ``refine_sizes``: label every file and row-group size of the chosen
-    (partition, sort) pair and choose again (ours; off by default); ``seed``: sampling and
-    training-set seed. Learned: ``run_`` (the
+    (partition, sort) pair and choose again (ours; off by default); ``training_budget``: at
+    least that many training labels, more random sizes per (partition, sort) pair when the
+    pairs are fewer (ours; 0, the default, is the paper's one per pair); ``seed``: sampling
+    and training-set seed. Learned: ``run_`` (the
     last run, not persisted: each decision starts afresh from the workload).
     """
 
     name = "pto"
 
     def __init__(self, top_k: int = 3, label: str = "cost", lightweight: bool = False,
-                 verify_top: int = 0, refine_sizes: bool = False, seed: int = 0) -> None:
+                 verify_top: int = 0, refine_sizes: bool = False, training_budget: int = 0,
+                 seed: int = 0) -> None:
         self.top_k = top_k
         self.label = label
         self.lightweight = lightweight
         self.verify_top = verify_top
         self.refine_sizes = refine_sizes
+        self.training_budget = training_budget
         self.seed = seed
         self.run_: PtoRun | None = None
 
@@ -52,7 +56,7 @@ class PtoPolicy(Policy):
     def config(self) -> PtoConfig:
         return PtoConfig(top_k=int(self.top_k), label=str(self.label), lightweight=bool(self.lightweight),
                          verify_top=int(self.verify_top), refine_sizes=bool(self.refine_sizes),
-                         seed=int(self.seed))
+                         training_budget=int(self.training_budget), seed=int(self.seed))
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         zm = ctx.zonemaps
@@ -86,6 +90,7 @@ def design_details(run: PtoRun) -> dict[str, Any]:
         "label": run.config.label,
         "verify_top": run.config.verify_top,
         "refine_sizes": run.config.refine_sizes,
+        "training_budget": run.config.training_budget,
         "candidates": [c.to_json() for c in run.candidates],
         "partition_candidates": list(run.partitions),
         "sort_candidates": [s.label for s in run.sorts.schemes],

@@ -213,15 +213,35 @@ def enumerate_layouts(partitions: Sequence[str | None], sorts: Sequence[SortSche
 
 def training_layouts(partitions: Sequence[str | None], sorts: Sequence[SortScheme],
                      tfs_grid: Sequence[int], per_file: Sequence[int] = ROW_GROUPS_PER_FILE,
-                     seed: int = 0) -> list[Layout]:
-    """One layout per (partition, sort) pair with a random (TFS, RGS), fixed seed (s. 4.1.3)."""
+                     seed: int = 0, budget: int = 0) -> list[Layout]:
+    """One layout per (partition, sort) pair with a random (TFS, RGS), fixed seed (s. 4.1.3).
+
+    ``budget`` (ours, 0 = the paper): if the pairs are fewer than ``budget``, add more random
+    sizes of the pairs, one pair at a time in turn, until ``budget`` labels (or every
+    candidate). The paper's 12 labels are 4 partition candidates x 3 sort schemes; a table
+    with one partition candidate gets 6, one random size per pair, so the effect of the
+    size can be confounded with the partition column (TPC-H orders, README_pto.md).
+
+    Example: two pairs, budget 4 -> every pair gets a second size
+    >>> g = [64, 128]
+    >>> t = training_layouts([None], [SortScheme("sort", ("a",)), BINPACK], g, (1,), budget=4)
+    >>> len(t), len(set(t)), sorted({(x.sort.label, x.tfs_bytes) for x in t}) == sorted(
+    ...     {(s, f) for s in ("sort(a)", "binpack") for f in g})
+    (4, 4, True)
+    """
     rng = np.random.default_rng(seed)
     out = []
-    for p in partitions:
-        for s in _dedup(sorts):
-            t = int(tfs_grid[rng.integers(len(tfs_grid))])
-            rgs = rgs_for(t, per_file)
-            out.append(Layout(p, s, t, int(rgs[rng.integers(len(rgs))])))
+    pairs = [(p, s) for p in partitions for s in _dedup(sorts)]
+    for p, s in pairs:
+        t = int(tfs_grid[rng.integers(len(tfs_grid))])
+        rgs = rgs_for(t, per_file)
+        out.append(Layout(p, s, t, int(rgs[rng.integers(len(rgs))])))
+    sizes = [(int(t), int(r)) for t in tfs_grid for r in rgs_for(t, per_file)]
+    left = {pair: [x for x in sizes if Layout(*pair, *x) not in out] for pair in pairs}
+    while len(out) < budget and any(left.values()):
+        for pair in pairs:
+            if len(out) < budget and left[pair]:
+                out.append(Layout(*pair, *left[pair].pop(int(rng.integers(len(left[pair]))))))
     return out
 
 

@@ -21,6 +21,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from engine.core import logical_types
@@ -60,14 +61,10 @@ class TableData:
             ltype = types.get(name)
             if ltype is None:
                 continue
-            values, valid = logical_types.encode_arrow(ltype, table.column(name))
             if logical_types.is_string(ltype):
-                uniq, inv = np.unique(values[valid], return_inverse=True)
-                ranks = np.full(len(values), np.nan)
-                ranks[valid] = inv.reshape(-1)
-                data[name], dicts[name] = ranks, uniq
+                data[name], dicts[name] = string_ranks(table.column(name))
             else:
-                data[name] = values
+                data[name] = logical_types.encode_arrow(ltype, table.column(name))[0]
         return cls(data, dict(types), table.num_rows, n_table, table_bytes, dicts)
 
     def take(self, rows: np.ndarray) -> "TableData":
@@ -101,6 +98,28 @@ class TableData:
         lo = -math.inf if r.min is None else float(logical_types.encode_scalar(ltype, r.min))
         hi = math.inf if r.max is None else float(logical_types.encode_scalar(ltype, r.max))
         return lo, bool(r.min_inclusive), hi, bool(r.max_inclusive)
+
+
+def string_ranks(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """(each row's rank among the column's sorted distinct values, NaN for NULL; those
+    sorted values). Hash-encoded by pyarrow, so only the distinct values are sorted and
+    converted to numpy (6M TPC-H rows: seconds instead of a minute through ``np.unique``).
+
+    >>> r, u = string_ranks(pa.array(["b", None, "a", "b"]))
+    >>> r.tolist(), u.tolist()
+    ([1.0, nan, 0.0, 1.0], ['a', 'b'])
+    """
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks else pa.array([], column.type)
+    enc = pc.dictionary_encode(column.cast(pa.large_string()))
+    values = np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=np.str_)
+    order = np.argsort(values, kind="stable")
+    rank = np.empty(len(values), dtype=np.float64)
+    rank[order] = np.arange(len(values), dtype=np.float64)
+    idx = pc.fill_null(enc.indices, 0).to_numpy(zero_copy_only=False)
+    ranks = rank[idx] if len(values) else np.zeros(len(column))
+    ranks[np.asarray(pc.is_null(enc.indices).to_numpy(zero_copy_only=False), dtype=bool)] = np.nan
+    return ranks, values[order]
 
 
 def load_table(paths: Sequence[str], columns: Sequence[str], types: Mapping[str, str],

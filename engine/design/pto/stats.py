@@ -25,6 +25,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from engine.design.pto import goodturing
 from engine.design.pto.data import EncodedBox, TableData, row_matches
 from engine.workload.model import ScanFragment
 
@@ -75,7 +76,8 @@ class WorkloadStats:
                 freq[c] = freq.get(c, 0) + 1
                 sums[c] = sums.get(c, 0.0) + s.selectivity
         avg = {c: sums[c] / freq[c] for c in freq}
-        ndv = {c: int(len(np.unique(v[~np.isnan(v)]))) for c, v in table.data.items()}
+        ndv = {c: goodturing.column_factor(table.data, c, table.cache)[0] - int(np.isnan(v).any())
+               for c, v in table.data.items()}
         return cls(stats, freq, avg, ndv)
 
     def rank_key(self, column: str) -> tuple[int, float]:
