@@ -269,3 +269,28 @@ def test_window_iteration_is_batched_and_identical() -> None:
     assert sum(1 for _ in analyze_workload(zm, frags).distinct()) == len(
         {pruning.fragment_key(f) for f in frags})
     assert any(s.scanned_count for s in scans) and any(s.covered.any() for s in scans)
+
+
+def test_window_bytes_scanned_survive_the_memo() -> None:
+    """After the window's distinct outcomes were folded once, ``bytes_scanned`` answers
+    for every fragment (duplicates included) without pruning again, even when the memo
+    kept almost nothing; the figures equal each scan's own."""
+    schema = TableSchema((("a", "int"),))
+    zm = ZoneMaps.from_partitions(schema, [Partition(f"p{i}", 10, 100 + i, {"a": ColumnStats(10 * i, 10 * i + 9, 0)})
+                                           for i in range(200)])
+    frags = [ScanFragment(f"q{j}", "t", ({"a": Range(7 * (j % 40), 7 * (j % 40) + 25)},), ("a",))
+             for j in range(120)]
+    scans = WindowScans(zm, frags, memo_entries=1)
+    assert sum(len(pos) for _, pos in scans.distinct()) == 120
+    batched = pruning.analyze_fragments
+    calls: list[int] = []
+    pruning.analyze_fragments = lambda z, f: calls.append(len(f)) or batched(z, f)
+    try:
+        got = scans.bytes_scanned()
+    finally:
+        pruning.analyze_fragments = batched
+    assert calls == []
+    want = [analyze_fragment(zm, f).bytes_scanned for f in frags]
+    assert got.tolist() == want and min(want) > 0
+    fresh = WindowScans(zm, frags, memo_entries=1)
+    assert fresh.bytes_scanned().tolist() == want  # nothing folded yet: pruned on demand
