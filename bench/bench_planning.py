@@ -155,13 +155,33 @@ def mixed_manifest(n: int, seed: int = 0) -> tuple:
     return schema, table, {k: table.column(k) for k in table.column_names}
 
 
-def manifest_load(sizes: list[int], repeat: int) -> list[dict]:
-    """Seconds to read a zstd manifest of n mixed-type partitions and make its lazy
-    partitions and numpy zonemaps (what loading a snapshot does), best and median of
-    ``repeat`` in this process. Was a timed assertion in tests/test_table_footers.py
-    (under 2 s at 100k)."""
-    from engine.table import manifest
+MANIFEST_CHILD = """
+import json, os, resource, sys, time
+import pyarrow.parquet as pq
+from engine.table import manifest
+from engine.table.model import TableSchema
+schema = TableSchema.from_json(json.loads(sys.argv[2]))
+def cpu():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+c, t = cpu(), time.perf_counter()
+loaded = pq.read_table(sys.argv[1])
+c1, t1 = cpu(), time.perf_counter()
+parts = manifest.table_to_partitions(schema, loaded)
+zm = manifest.table_to_zonemaps(schema, loaded)
+c2, t2 = cpu(), time.perf_counter()
+assert len(parts) == len(zm) == loaded.num_rows
+print(json.dumps({"read_s": t1 - t, "read_cpu_s": c1 - c, "zonemaps_s": t2 - t1, "zonemaps_cpu_s": c2 - c1,
+                  "load_s": t2 - t, "load_cpu_s": c2 - c}))
+"""
 
+
+def manifest_load(sizes: list[int], repeat: int, codes: list[Path]) -> list[dict]:
+    """Seconds (wall and CPU) to read a zstd manifest of n mixed-type partitions and make
+    its lazy partitions and numpy zonemaps (what loading a snapshot does), each in a fresh
+    process running the engine of every tree in ``codes`` on the same file, runs
+    interleaved; best and median of ``repeat``. Was a timed assertion in
+    tests/test_table_footers.py (under 2 s at 100k)."""
     rows = []
     for n in sizes:
         schema, table, _ = mixed_manifest(n)
@@ -169,18 +189,23 @@ def manifest_load(sizes: list[int], repeat: int) -> list[dict]:
             path = os.path.join(tmp, "m.parquet")
             pq.write_table(table, path, compression="zstd")
             del table
-            times = []
+            runs: dict[Path, list[dict]] = {c: [] for c in codes}
             for _ in range(repeat):
-                t = time.perf_counter()
-                loaded = pq.read_table(path)
-                parts = manifest.table_to_partitions(schema, loaded)
-                zm = manifest.table_to_zonemaps(schema, loaded)
-                times.append(time.perf_counter() - t)
-                assert len(parts) == n and len(zm) == n
-        rows.append({"partitions": n, "columns": len(MIXED_TYPES), "load_s_min": round(min(times), 3),
-                     "load_s_median": round(statistics.median(times), 3), "runs": repeat})
-        print(f"manifest of {n:,} partitions x {len(MIXED_TYPES)} mixed columns: "
-              f"min {min(times):.2f} s, median {statistics.median(times):.2f} s", flush=True)
+                for code in codes:
+                    out = subprocess.run([sys.executable, "-c", MANIFEST_CHILD, path, json.dumps(schema.to_json())],
+                                         capture_output=True, text=True, cwd=str(code),
+                                         env={**os.environ, "PYTHONPATH": str(code)})
+                    if out.returncode != 0:
+                        raise SystemExit(f"manifest load failed:\n{out.stderr}")
+                    runs[code].append(json.loads(out.stdout.strip().splitlines()[-1]))
+        for code in codes:
+            row = {"code": str(code), "partitions": n, "columns": len(MIXED_TYPES), "runs": repeat,
+                   "load_average": round(os.getloadavg()[0], 1)}
+            for key in ("load_s", "load_cpu_s", "read_cpu_s", "zonemaps_cpu_s"):
+                vals = [r[key] for r in runs[code]]
+                row[f"{key}_min"], row[f"{key}_median"] = round(min(vals), 2), round(statistics.median(vals), 2)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
     return rows
 
 
@@ -290,7 +315,8 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     if args.manifest is not None:
-        manifest_load(args.manifest or [100_000, 1_000_000], args.runs)
+        manifest_load(args.manifest or [100_000, 1_000_000], args.runs,
+                      [c.resolve() for c in (args.code or [ROOT])])
         return
     if args.quick:
         args.partitions, args.queries = 10_000, 1_000

@@ -5,9 +5,15 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
+import pyarrow as pa
+from hypothesis import given
+from hypothesis import settings as settings_hyp
+from hypothesis import strategies as st
 
+from bench.bench_planning import mixed_manifest
+from engine.core import logical_types
 from engine.table import store as store_mod
-from engine.table.manifest import ManifestPartitions
+from engine.table.manifest import ManifestPartitions, table_to_partitions, table_to_zonemaps, unicode_array
 from engine.table.model import ColumnStats, Partition, ZoneMaps
 from engine.table.store import TableStore
 from tests.scale_scenario import SCHEMA
@@ -46,3 +52,31 @@ def test_loaded_snapshot_has_lazy_partitions_and_identical_zonemaps(settings, tm
         assert a.hi[a.valid].tolist() == b.hi[b.valid].tolist(), name
         assert np.array_equal(a.null_count, b.null_count), name
         assert np.array_equal(a.compressed_bytes, b.compressed_bytes), name
+
+
+@settings_hyp(max_examples=150, deadline=None)
+@given(chunks=st.lists(st.lists(st.one_of(st.none(), st.text(max_size=12),
+                                          st.text(alphabet="ab\x00~ ", max_size=6)), max_size=20),
+                       min_size=1, max_size=4),
+       start=st.integers(0, 3))
+def test_unicode_array_equals_the_object_path(chunks, start) -> None:
+    """Strings straight from Arrow's buffers read exactly what the Python-object path
+    reads: nulls as "", NUL bytes, non-ASCII (object path), sliced and chunked arrays."""
+    array = pa.chunked_array([pa.array(c, pa.string()) for c in chunks], pa.string())
+    array = array.slice(min(start, len(array)))
+    got, got_valid = unicode_array(array)
+    want, want_valid = logical_types.encode_arrow("string", array)
+    assert got.dtype.kind == "U" and got.tolist() == want.tolist()
+    assert np.array_equal(got_valid, want_valid)
+
+
+def test_mixed_manifest_zonemaps_keep_every_type() -> None:
+    """The bench's mixed manifest (every type) gives the zonemaps of its Partition objects."""
+    schema, table, _ = mixed_manifest(300, seed=5)
+    zm = table_to_zonemaps(schema, table)
+    ref = ZoneMaps.from_partitions(schema, list(table_to_partitions(schema, table)))
+    for name in schema.names:
+        a, b = zm.column(name), ref.column(name)
+        assert np.array_equal(a.valid, b.valid), name
+        assert a.lo.tolist() == b.lo.tolist() and a.hi.tolist() == b.hi.tolist(), name
+        assert a.lo.dtype.kind == b.lo.dtype.kind, name

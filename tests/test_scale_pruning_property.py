@@ -147,6 +147,71 @@ def test_batched_pruning_equals_dense_evaluator(zm: ZoneMaps, frags: list[ScanFr
         assert_same(scan, analyze_fragment_dense(zm, frag))
 
 
+@st.composite
+def several_box_fragments(draw) -> ScanFragment:
+    """ORs and IN lists: two to six boxes, each constraining a column of the zonemaps (the
+    shape the batched path takes): point boxes on one column (``c IN (...)``), boxes on
+    different columns (``a < x OR b > y``), overlapping boxes (their utilizations add and
+    cap at 1), plus extra columns, the unknown column and empty ranges inside boxes."""
+    shape = draw(st.sampled_from(["in", "or", "mixed"]))
+    boxes = []
+    col = draw(st.sampled_from(SCHEMA.names))
+    for _ in range(draw(st.integers(2, 6))):
+        if shape == "in":
+            v = value(SCHEMA.type_of(col), draw(ks), draw(st.integers(0, 5)) if col == "c_string" else 0)
+            box = {col: Range(v, v)}
+        else:
+            first = col if shape == "mixed" else draw(st.sampled_from(SCHEMA.names))
+            extra = draw(st.lists(st.sampled_from([*SCHEMA.names, "unknown_col"]), max_size=2, unique=True))
+            box = {c: draw(ranges(SCHEMA.type_of(c) if c != "unknown_col" else "int"))
+                   for c in dict.fromkeys([first, *extra])}
+        boxes.append(box)
+    proj = tuple(draw(st.lists(st.sampled_from(SCHEMA.names), max_size=3, unique=True)))
+    return ScanFragment(f"q{draw(st.integers(0, 9))}", "t", tuple(boxes), proj)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(zonemaps(), st.lists(st.one_of(several_box_fragments(), one_box_fragments()), min_size=1, max_size=8),
+       st.sampled_from([1, 7, 2_000_000]))
+def test_several_box_fragments_are_batched_and_equal_the_dense_evaluator(
+        zm: ZoneMaps, frags: list[ScanFragment], chunk: int) -> None:
+    """OR / IN fragments go through the batched evaluator (the per-fragment path only when
+    a box constrains no zonemap column) and get the dense answer to the last
+    bit: scanned, covered, utilization, for every type, NULLs, NaN, strings, open ends,
+    inclusive and exclusive bounds, at every chunk size."""
+    old, per_fragment = pruning.BATCH_ELEMENTS, pruning.analyze_fragment
+    called: list[str] = []
+    pruning.BATCH_ELEMENTS = chunk
+    pruning.analyze_fragment = lambda z, f: called.append(f.query_id) or per_fragment(z, f)
+    try:
+        batched = analyze_fragments(zm, frags)
+    finally:
+        pruning.BATCH_ELEMENTS, pruning.analyze_fragment = old, per_fragment
+    # only a fragment with a box that restricts no zonemap column (the unknown column
+    # alone: every partition is a candidate) takes the per-fragment path
+    unrestricted = [f.query_id for f in frags
+                    if any(not any(c in zm.columns for c in box) for box in f.boxes)]
+    assert called == unrestricted
+    for frag, scan in zip(frags, batched):
+        assert scan.query_id == frag.query_id
+        assert_same(scan, analyze_fragment_dense(zm, frag))
+
+
+def test_in_list_hand_checked() -> None:
+    """``a IN (5, 12, 40)`` over int partitions [0,9] [10,19] [5,14] [30,39]: 5 scans P0
+    (1 of 10 points) and P2 (1 of 10), 12 scans P1 and P2, 40 nothing; P2's utilization
+    is 0.1 + 0.1 (two boxes add), P3 is pruned."""
+    schema = TableSchema((("a", "int"),))
+    zm = ZoneMaps.from_partitions(schema, [Partition(f"p{i}", 10, 100, {"a": ColumnStats(lo, hi, 0)})
+                                           for i, (lo, hi) in enumerate([(0, 9), (10, 19), (5, 14), (30, 39)])])
+    frag = ScanFragment("q", "t", tuple({"a": Range(v, v)} for v in (5, 12, 40)), ("a",))
+    scan = analyze_fragments(zm, [frag])[0]
+    assert scan.index.tolist() == [0, 1, 2]
+    assert scan.util.tolist() == [0.1, 0.1, 0.1 + 0.1]
+    assert not scan.covered.any()
+    assert_same(scan, analyze_fragment_dense(zm, frag))
+
+
 def test_hand_checked_case_and_dense_views() -> None:
     """Four int partitions [0,9] [10,19] [5,14] [unknown]; the range 10 <= a < 15:
     P0 pruned, P1 boundary (5 of 10 points), P2 boundary (5 of 10), P3 unknown: scanned
@@ -208,3 +273,28 @@ def test_window_iteration_is_batched_and_identical() -> None:
     assert sum(1 for _ in analyze_workload(zm, frags).distinct()) == len(
         {pruning.fragment_key(f) for f in frags})
     assert any(s.scanned_count for s in scans) and any(s.covered.any() for s in scans)
+
+
+def test_window_bytes_scanned_survive_the_memo() -> None:
+    """After the window's distinct outcomes were folded once, ``bytes_scanned`` answers
+    for every fragment (duplicates included) without pruning again, even when the memo
+    kept almost nothing; the figures equal each scan's own."""
+    schema = TableSchema((("a", "int"),))
+    zm = ZoneMaps.from_partitions(schema, [Partition(f"p{i}", 10, 100 + i, {"a": ColumnStats(10 * i, 10 * i + 9, 0)})
+                                           for i in range(200)])
+    frags = [ScanFragment(f"q{j}", "t", ({"a": Range(7 * (j % 40), 7 * (j % 40) + 25)},), ("a",))
+             for j in range(120)]
+    scans = WindowScans(zm, frags, memo_entries=1)
+    assert sum(len(pos) for _, pos in scans.distinct()) == 120
+    batched = pruning.analyze_fragments
+    calls: list[int] = []
+    pruning.analyze_fragments = lambda z, f: calls.append(len(f)) or batched(z, f)
+    try:
+        got = scans.bytes_scanned()
+    finally:
+        pruning.analyze_fragments = batched
+    assert calls == []
+    want = [analyze_fragment(zm, f).bytes_scanned for f in frags]
+    assert got.tolist() == want and min(want) > 0
+    fresh = WindowScans(zm, frags, memo_entries=1)
+    assert fresh.bytes_scanned().tolist() == want  # nothing folded yet: pruned on demand

@@ -40,7 +40,6 @@ from engine.core.errors import (AdvisorError, ColumnNotFoundError, CommitConflic
 from engine.spark import footers_parallel
 from engine.spark.session import get_spark
 from engine.table import footers, fs
-from engine.table.formats import delta, iceberg
 from engine.table.model import Partition, Snapshot, TableSchema
 from engine.table.store import TableStore, validate_name
 
@@ -397,6 +396,8 @@ def _create_iceberg(settings: Settings, name: str, source: str, order_by: str | 
     micro-partitions under the table's future location, then one append commit adds them
     with the metrics pyiceberg reads from their footers. On failure the catalog entry, the
     files and the workspace entry are removed."""
+    from engine.table.formats import iceberg  # lazy: pyiceberg + sqlalchemy, ~0.7 CPU-s at import
+
     store = TableStore(settings)
     if store.exists(name):
         raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
@@ -445,6 +446,8 @@ def _create_iceberg(settings: Settings, name: str, source: str, order_by: str | 
 def register_iceberg(settings: Settings, name: str, identifier: str,
                      catalog: str | None = None) -> Snapshot:
     """Register an existing Iceberg table (reads its metadata only; writes nothing there)."""
+    from engine.table.formats import iceberg  # lazy: pyiceberg + sqlalchemy, ~0.7 CPU-s at import
+
     store = TableStore(settings)
     validate_name(name)
     if not isinstance(identifier, str) or "." not in identifier.strip(".") :
@@ -458,6 +461,8 @@ def register_iceberg(settings: Settings, name: str, identifier: str,
 
 def register_delta(settings: Settings, name: str, path: str) -> Snapshot:
     """Register an existing Delta table (reads its log only; writes nothing there)."""
+    from engine.table.formats import delta  # lazy: the deltalake bindings' import cost
+
     store = TableStore(settings)
     validate_name(name)
     location = path if fs.is_uri(path) else fs.normalize(path)
@@ -477,6 +482,8 @@ def adopt_iceberg(settings: Settings, name: str, path: str) -> Snapshot:
     workspace catalog without copying (pyiceberg ``add_files``), and register it.
 
     The table's location is the folder itself, so the rewrites land next to the files."""
+    from engine.table.formats import iceberg  # lazy: pyiceberg + sqlalchemy, ~0.7 CPU-s at import
+
     store = TableStore(settings)
     validate_name(name)
     if store.exists(name):

@@ -39,7 +39,6 @@ from engine.core.errors import (CommitConflictError, DataFileError, InvalidParam
                                 SnapshotNotFoundError, TableExistsError, TableNotFoundError)
 from engine.core.faults import crash_point
 from engine.table import footers, fs, leases, manifest, orphans
-from engine.table.formats import delta, iceberg
 from engine.table.formats.base import TableFormat
 from engine.table.formats.native import NativeFormat
 from engine.table.model import Partition, Snapshot, TableSchema
@@ -53,6 +52,23 @@ _SNAP_FILE = re.compile(r"^snap-(\d+)\.")
 _SNAPSHOT_CACHE_SIZE = 16
 # header path -> Snapshot (snapshot files are immutable, so caching them is safe)
 _SNAPSHOT_CACHE: "OrderedDict[tuple[str, int, int], Snapshot]" = OrderedDict()
+
+
+def _iceberg():  # noqa: ANN202 - the module
+    """``engine.table.formats.iceberg``, imported on first use: it pulls pyiceberg and
+    sqlalchemy (about 0.7 CPU-s and 60 MB at import, bench/README_planning.md), which a
+    native table never needs, so ``import engine.api`` stays free of them."""
+    from engine.table.formats import iceberg  # lazy: pyiceberg + sqlalchemy import cost
+
+    return iceberg
+
+
+def _delta():  # noqa: ANN202 - the module
+    """``engine.table.formats.delta``, imported on first use: it pulls the deltalake
+    bindings (a large native extension), which a native table never needs."""
+    from engine.table.formats import delta  # lazy: deltalake import cost
+
+    return delta
 
 
 @dataclass(frozen=True)
@@ -187,10 +203,10 @@ class TableStore:
 
     def _format_of(self, info: TableInfo) -> TableFormat:
         if info.format == "iceberg":
-            catalog = iceberg.open_catalog(str(self.settings.home), info.catalog)
-            return iceberg.IcebergFormat(info.name, str(info.identifier), catalog)
+            catalog = _iceberg().open_catalog(str(self.settings.home), info.catalog)
+            return _iceberg().IcebergFormat(info.name, str(info.identifier), catalog)
         if info.format == "delta":
-            return delta.DeltaFormat(info.name, info.location)
+            return _delta().DeltaFormat(info.name, info.location)
         return NativeFormat(self, info.name)
 
     def _foreign(self, name: str) -> TableFormat | None:
@@ -217,9 +233,9 @@ class TableStore:
         writes nothing there)."""
         validate_name(name)
         location = path if fs.is_uri(path) else fs.normalize(path)
-        if not delta.is_delta_table(location):
+        if not _delta().is_delta_table(location):
             raise DataFileError(f"--delta {path}: not a Delta table (no _delta_log folder)")
-        delta.open_table(name, location)  # TableNotFoundError naming the path
+        _delta().open_table(name, location)  # TableNotFoundError naming the path
         self.register_format(name, "delta", location)
         return self.current_snapshot(name)
 
@@ -687,7 +703,7 @@ class TableStore:
         named = ever | {fs.normalize(p) for p in doomed}
         stray = [p for p in files if fs.normalize(p) not in named and not keep(p)
                  and fs.mtime(p) < cutoff_s]
-        if isinstance(fmt, iceberg.IcebergFormat) and not live:  # no run of ours committing
+        if isinstance(fmt, _iceberg().IcebergFormat) and not live:  # no run of ours committing
             stray += orphans.metadata_orphans(fmt.table(), cutoff_s)
         if not dry_run:
             _delete_all((doomed if info.format == "delta" else []) + stray)
@@ -700,7 +716,7 @@ class TableStore:
         with self._lock(self.root):
             tdir = self.table_dir(name)
             if info.managed and info.format == "iceberg":
-                catalog = iceberg.open_catalog(str(self.settings.home), info.catalog)
+                catalog = _iceberg().open_catalog(str(self.settings.home), info.catalog)
                 with contextlib.suppress(Exception):  # already gone: nothing to drop
                     catalog.drop_table(str(info.identifier))
                 fs.delete_dir(info.location)

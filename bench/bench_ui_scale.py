@@ -1,0 +1,175 @@
+"""The first dashboard visit at warehouse scale (issue 15): every page at 1,000,000
+partitions, cold (a fresh app: caches empty) and warm.
+
+The table is built at the metadata level (no data file: the pages read metadata only):
+a native table created with one partition through the store, then its manifest replaced
+by a generated one of N partitions with lineitem-like zonemaps (ingestion by order key,
+ship/commit/receipt dates trailing the order date, quantity and price unclustered), as
+``bench/bench_planning.py`` does; its workload is Q distinct date-range queries imported
+through the workload API. The timers are ``bench/bench_ui.py``'s: Streamlit's AppTest
+(server side: the page scripts, the engine calls and the charts' specs, no browser) and,
+with ``--browser``, headless Chromium against ``layout-advisor ui`` (navigation to idle).
+
+    .venv/bin/python bench/bench_ui_scale.py --partitions 1000000 --queries 10000
+    .venv/bin/python bench/bench_ui_scale.py --partitions 1000000 --browser --home /tmp/ws
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench import bench_ui  # noqa: E402  (the repository root is on sys.path first)
+from engine import api  # noqa: E402
+from engine.core.config import load_settings  # noqa: E402
+from engine.table import manifest  # noqa: E402
+from engine.table.model import ColumnStats, Partition, TableSchema  # noqa: E402
+from engine.table.store import TableStore  # noqa: E402
+
+TABLE = "lineitem"
+SCHEMA = TableSchema((("l_orderkey", "int"), ("l_quantity", "int"), ("l_extendedprice", "float"),
+                      ("l_shipdate", "date"), ("l_commitdate", "date"), ("l_receiptdate", "date")))
+START = dt.date(1992, 1, 1)
+DAYS = 6 * 365
+ROWS = 100_000
+
+
+def _bounds(n: int, rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(lo, hi) per schema column for n partitions in ingestion order."""
+    o_lo = (np.arange(n) * DAYS // n).astype(np.int64)
+    o_hi = ((np.arange(n) + 1) * DAYS // n).astype(np.int64)
+    lag = rng.integers(100, 1000, n)
+    day0 = np.datetime64(START, "D")
+
+    def days(k: np.ndarray) -> pa.Array:
+        return pa.array(day0 + k.astype("timedelta64[D]"))
+
+    key = np.arange(n, dtype=np.int64) * ROWS
+    return [(pa.array(key), pa.array(key + ROWS - 1)),
+            (pa.array(np.ones(n, np.int64)), pa.array(np.full(n, 50, np.int64))),
+            (pa.array(np.full(n, 900.0)), pa.array(np.full(n, 104_950.0))),
+            (days(o_lo + 1), days(o_hi + lag)), (days(o_lo + 30), days(o_hi + 90)),
+            (days(o_lo + 2), days(o_hi + lag + 30))]
+
+
+def build(home: Path, n: int, queries: int, seed: int = 3) -> None:
+    """The metadata-only table of n partitions and its workload of ``queries`` queries."""
+    bench_ui.write_config(home, ROWS)
+    settings = load_settings({"home": str(home)}, environ={})
+    rng = np.random.default_rng(seed)
+    one = Partition("/nonexistent/part-0.parquet", ROWS, 1_660_000,
+                    {c: ColumnStats(None, None, 0, 1) for c in SCHEMA.names})
+    snap = TableStore(settings).create(TABLE, schema=SCHEMA, partitions=[one], operation="register",
+                                       managed=False, location="/nonexistent")
+    info = TableStore(settings).info(TABLE)
+    header = json.loads(Path(info.metadata_dir, f"snap-{int(snap.id):08d}.json").read_text())
+    data: dict = {"path": pa.array([f"/nonexistent/part-{i:07d}.parquet" for i in range(n)]),
+                  "rows": np.full(n, ROWS), "bytes": np.full(n, 1_660_000),
+                  "created_seq": np.arange(n), "rg_file": pa.nulls(n, pa.string())}
+    for i, (lo, hi) in enumerate(_bounds(n, rng)):
+        data.update({f"c{i}_min": lo, f"c{i}_max": hi, f"c{i}_nulls": np.zeros(n, np.int64),
+                     f"c{i}_cbytes": np.full(n, 1_660_000 // 6)})
+    pq.write_table(pa.Table.from_pydict(data, schema=manifest.manifest_schema(SCHEMA)),
+                   os.path.join(info.metadata_dir, header["manifest"]))
+    log = home.parent / "queries.jsonl"
+    t0 = dt.datetime(2024, 1, 1)
+    with log.open("w") as fh:
+        for q in range(queries):
+            col = "l_shipdate" if rng.random() < 0.8 else "l_commitdate"
+            lo = START + dt.timedelta(days=int(rng.integers(0, DAYS)))
+            hi = lo + dt.timedelta(days=int(rng.integers(7, 90)))
+            fh.write(json.dumps({"id": f"s{q}", "ts": (t0 + dt.timedelta(minutes=q)).isoformat(),
+                                 "duration_ms": float(rng.uniform(100, 10_000)),
+                                 "sql": f"SELECT count(*) FROM {TABLE} WHERE {col} BETWEEN "
+                                        f"DATE '{lo}' AND DATE '{hi}'"}) + "\n")
+    api.import_workload(settings, TABLE, str(log))
+
+
+def _cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def time_pages(home: Path, runs: int, profile: bool) -> list[dict]:
+    """``bench_ui.time_pages`` with CPU time beside wall time (the app runs in this
+    process: on a loaded machine CPU time is the figure an idle one would approach), and
+    with ``profile`` the top engine functions of each cold run."""
+    import cProfile
+    import pstats
+
+    from streamlit.testing.v1 import AppTest  # streamlit is costly; only this step needs it
+
+    os.environ["LAYOUT_ADVISOR_HOME"] = str(home)
+    at = AppTest.from_file(bench_ui.APP, default_timeout=1800)
+    at.session_state["table"] = TABLE
+    out = []
+    for page in bench_ui.PAGES:
+        if page != "overview":
+            at.switch_page(f"app_pages/{page}.py")
+        prof = cProfile.Profile(time.process_time) if profile else None
+        w, c = time.perf_counter(), _cpu()
+        if prof:
+            prof.enable()
+        at.run()  # the first visit of the page (the app opens on Overview)
+        if prof:
+            prof.disable()
+        cold, cold_cpu = time.perf_counter() - w, _cpu() - c
+        warm, warm_cpu = [], []
+        for _ in range(runs):
+            w, c = time.perf_counter(), _cpu()
+            at.run()
+            warm.append(time.perf_counter() - w)
+            warm_cpu.append(_cpu() - c)
+        problems = [str(e.value)[:160] for e in [*at.exception, *at.error]]
+        row = {"page": page, "cold_s": round(cold, 2), "cold_cpu_s": round(cold_cpu, 2),
+               "warm_s": round(statistics.median(warm), 2), "warm_cpu_s": round(statistics.median(warm_cpu), 2),
+               "problems": "; ".join(problems), "load": round(os.getloadavg()[0], 1)}
+        out.append(row)
+        print(json.dumps(row), flush=True)
+        if prof:
+            pstats.Stats(prof).sort_stats("cumulative").print_stats(r"engine|app", 25)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--partitions", type=int, default=1_000_000)
+    ap.add_argument("--queries", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=2, help="warm runs per page (median reported)")
+    ap.add_argument("--home", help="build into (or reuse) this workspace instead of a temporary one")
+    ap.add_argument("--browser", action="store_true", help="headless Chromium instead of AppTest")
+    ap.add_argument("--profile", action="store_true", help="print each cold page's top engine calls")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-ui-scale-") as tmp:
+        home = Path(args.home) if args.home else Path(tmp) / "home"
+        if not (home / "tables" / TABLE).exists():
+            t = time.perf_counter()
+            build(home, args.partitions, args.queries)
+            print(f"built {args.partitions:,} partitions, {args.queries:,} queries in "
+                  f"{time.perf_counter() - t:.1f} s", flush=True)
+        print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+        rows = (bench_ui.browser_times(home, TABLE, args.runs) if args.browser
+                else time_pages(home, args.runs, args.profile))
+        print(json.dumps({"partitions": args.partitions, "queries": args.queries,
+                          "browser": args.browser, "load_average": round(os.getloadavg()[0], 1),
+                          "pages": rows}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
