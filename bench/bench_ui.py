@@ -155,6 +155,15 @@ IDLE_JS = ("() => { const app = document.querySelector('[data-testid=\"stApp\"]'
            "document.querySelectorAll('[data-testid=\"stMainBlockContainer\"] *').length > 20; }")
 
 
+#: (page, sidebar title) in BROWSER_PAGES order
+NAV_TITLES = [("overview", "Overview"), ("partitions", "Partitions"), ("workload", "Workload"),
+              ("recommendation", "Recommendation"), ("approve_run", "Approve and run"),
+              ("whatif", "What-if")]
+#: after a sidebar click: the page's title is shown and its script run finished
+NAV_DONE_JS = ("(title) => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
+               "const h1 = document.querySelector('[data-testid=\"stMainBlockContainer\"] h1'); "
+               "return !!app && app.getAttribute('data-test-script-state') === 'notRunning' && "
+               "!!h1 && h1.textContent.trim() === title; }")
 #: plotly traces' x arrays arrive as typed arrays ({"bdata", "shape"}) or lists: their points
 CHART_FACTS_JS = """() => {
   const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
@@ -185,7 +194,8 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
     first visit of a fresh server (cold: caches empty) and the median of ``runs`` later
     visits (warm). Each visit is a full page load, as a user opening a link. Also the
     bytes the websocket delivered for one warm visit, the plotly charts, their points and
-    the dataframes on the page. ``settle_s``: seconds between the server being ready and
+    the dataframes on the page, and (``nav_s``) the median time of reaching the page by a
+    click in the sidebar, as a user moves between pages (no reload). ``settle_s``: seconds between the server being ready and
     the first visit (a user rarely clicks within a second of the URL being printed)."""
     from playwright.sync_api import sync_playwright  # only this mode needs playwright
 
@@ -213,6 +223,14 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
                 page.wait_for_function(IDLE_JS, timeout=timeout_s * 1000, polling=50)
                 return time.perf_counter() - t
 
+            def click(title: str) -> float:
+                """Sidebar navigation (no page reload: Streamlit's own bundle stays loaded)."""
+                t = time.perf_counter()
+                page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
+                page.wait_for_timeout(300)
+                page.wait_for_function(NAV_DONE_JS, arg=title, timeout=timeout_s * 1000, polling=50)
+                return time.perf_counter() - t
+
             for path, name in BROWSER_PAGES:
                 cold = visit(path)
                 warm = []
@@ -228,6 +246,14 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
                 print(f"  {name:15s} cold {cold:6.2f} s   warm {statistics.median(warm):6.2f} s"
                       f"   websocket {received[0] / 1024:6.0f} KB   charts {facts['charts']}"
                       f" ({facts['points']:,} points)   dataframes {facts['frames']}", flush=True)
+            visit("whatif")
+            for row, (_, title) in zip(out, NAV_TITLES):
+                times = []
+                for _ in range(runs):
+                    times.append(click(title))
+                    click("What-if")  # away and back: each click runs the page's script
+                row["nav_s"] = round(statistics.median(times), 2)
+                print(f"  {row['page']:15s} sidebar click {row['nav_s']:6.2f} s", flush=True)
             browser.close()
     finally:
         stop_ui(proc, timeout_s=15)
@@ -235,8 +261,9 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
 
 
 def profile_pages(home: Path, table: str) -> None:
-    """Server side, per page (AppTest, this process): the script's time on the first and
-    on a second visit, and which ``engine.api`` calls it made, how often and for how long."""
+    """Server side, per page (AppTest, this process): the script's wall and CPU time (the
+    process's, all threads: what the load average does not inflate) on the first and on a
+    second visit, and which ``engine.api`` calls it made, how often and for how long."""
     from streamlit.testing.v1 import AppTest  # streamlit is costly; only this step needs it
 
     calls: dict[str, list] = collections.defaultdict(lambda: [0, 0.0])
@@ -264,11 +291,11 @@ def profile_pages(home: Path, table: str) -> None:
             calls.clear()
             if page != "overview" or label != "first":
                 at.switch_page(f"app_pages/{page}.py")
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             at.run()
-            took = time.perf_counter() - start
+            took, cpu = time.perf_counter() - start, time.process_time() - cpu
             top = sorted(calls.items(), key=lambda kv: -kv[1][1])[:6]
-            print(f"  {page:15s} {label:5s} {took:6.2f} s   api: "
+            print(f"  {page:15s} {label:5s} {took:6.2f} s wall {cpu:6.2f} s CPU   api: "
                   + ", ".join(f"{n} {c}x {s:.2f} s" for n, (c, s) in top if s >= 0.01), flush=True)
 
 
