@@ -164,14 +164,6 @@ NAV_DONE_JS = ("(title) => { const app = document.querySelector('[data-testid=\"
                "const h1 = document.querySelector('[data-testid=\"stMainBlockContainer\"] h1'); "
                "return !!app && app.getAttribute('data-test-script-state') === 'notRunning' && "
                "!!h1 && h1.textContent.trim() === title; }")
-#: plotly traces' x arrays arrive as typed arrays ({"bdata", "shape"}) or lists: their points
-CHART_FACTS_JS = """() => {
-  const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
-  let points = 0;
-  for (const p of plots) for (const t of (p.data || [])) points += (t.x && t.x.length) || 0;
-  const frames = document.querySelectorAll('[data-testid="stDataFrame"]').length;
-  return {charts: plots.length, points: points, frames: frames};
-}"""
 #: the dashboard's server entry: "streamlit_app" (what ``layout-advisor ui`` runs today)
 #: or "server" (app/server.py: st.App with the start-up warm-up)
 ENTRIES = {"streamlit_app": REPO / "app" / "streamlit_app.py", "server": REPO / "app" / "server.py"}
@@ -193,8 +185,8 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
     navigation to Streamlit's idle state (the app is rendered and no script runs), the
     first visit of a fresh server (cold: caches empty) and the median of ``runs`` later
     visits (warm). Each visit is a full page load, as a user opening a link. Also the
-    bytes the websocket delivered for one warm visit, the plotly charts, their points and
-    the dataframes on the page, and (``nav_s``) the median time of reaching the page by a
+    bytes the websocket delivered for one warm visit (the page's payload: elements,
+    dataframes, chart specs), and (``nav_s``) the median time of reaching the page by a
     click in the sidebar, as a user moves between pages (no reload). ``settle_s``: seconds between the server being ready and
     the first visit (a user rarely clicks within a second of the URL being printed)."""
     from playwright.sync_api import sync_playwright  # only this mode needs playwright
@@ -237,15 +229,13 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
                 for _ in range(runs):
                     received[0] = 0
                     warm.append(visit(path))
-                facts = page.evaluate(CHART_FACTS_JS)
                 errors = page.locator("[data-testid='stException']").count()
                 out.append({"page": name, "cold_s": round(cold, 2),
                             "warm_s": round(statistics.median(warm), 2),
-                            "ws_kb": round(received[0] / 1024), **facts,
+                            "ws_kb": round(received[0] / 1024),
                             "problems": f"{errors} exception(s)" if errors else ""})
                 print(f"  {name:15s} cold {cold:6.2f} s   warm {statistics.median(warm):6.2f} s"
-                      f"   websocket {received[0] / 1024:6.0f} KB   charts {facts['charts']}"
-                      f" ({facts['points']:,} points)   dataframes {facts['frames']}", flush=True)
+                      f"   websocket {received[0] / 1024:6.0f} KB", flush=True)
             visit("whatif")
             for row, (_, title) in zip(out, NAV_TITLES):
                 times = []
