@@ -13,8 +13,9 @@ manifests.
 
 A stored summary is found by the table's registration (its location and creation time: a
 table dropped and created again under the same name is another table), the snapshot id,
-for the pruning the workload's version, and :data:`SUMMARY_VERSION` (bumped whenever what
-a summary holds changes; older files are then ignored). Files are written atomically
+for the pruning the workload's version, :data:`SUMMARY_VERSION` (bumped whenever what a
+summary holds changes) and a digest of the code that computes the numbers (the metrics and
+pruning modules): after an upgrade older files are simply ignored. Files are written atomically
 (temporary file, then rename), and an unreadable one is recomputed, so two processes
 warming the same snapshot at once cannot leave a broken file behind.
 """
@@ -22,16 +23,23 @@ warming the same snapshot at once cannot leave a broken file behind.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from engine.api import analysis as analysis_module
 from engine.api.analysis import analyze, pruning, span_shares
+from engine.metrics import overlap as overlap_module
+from engine.metrics import profile as profile_module
+from engine.metrics import sweep as sweep_module
+from engine.scan import pruning as pruning_module
 from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
 
@@ -57,10 +65,26 @@ def _folder(settings: "Settings", table: str) -> Path:
     return Path(settings.home).expanduser() / "cache" / "summaries" / table
 
 
+#: the modules whose code decides a summary's numbers: an edit to any of them (a new
+#: verdict rule, a pruning fix) makes every stored summary stale, so their source is part
+#: of the key
+_CODE = (analysis_module, overlap_module, profile_module, sweep_module, pruning_module)
+
+
+@functools.cache
+def _code_key() -> str:
+    """Digest of the source of :data:`_CODE` and of this module (read once per process)."""
+    digest = hashlib.sha256()
+    for module in (*_CODE, sys.modules[__name__]):
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _key(settings: "Settings", table: str, snapshot_id: str, *extra: str) -> str:
-    """Hex digest naming one summary: registration, snapshot, extras, version."""
+    """Hex digest naming one summary: registration, snapshot, extras, version, code."""
     info = TableStore(settings).info(table)
-    text = "\0".join([str(SUMMARY_VERSION), info.location, info.created_at, str(snapshot_id), *extra])
+    text = "\0".join([str(SUMMARY_VERSION), _code_key(), info.location, info.created_at,
+                      str(snapshot_id), *extra])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
