@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.colors import qualitative, sample_colorscale
 
 from engine.core import logical_types
@@ -23,7 +24,15 @@ BINS = 500  # ...and past it this many bins of neighbouring rows (a few marks pe
 DEPTH_BINS = [(1, 1, "1"), (2, 2, "2"), (3, 4, "3–4"), (5, 8, "5–8"), (9, 16, "9–16"),
               (17, 32, "17–32"), (33, 64, "33–64"), (65, None, "65+")]
 STATE_COLORS = {"pruned": "#c7c7c7", "fully covered": "#2ca02c", "boundary": "#ff7f0e"}
-LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=50), height=420)
+#: plotly_white's layout, registered once as the dashboard's default template. Naming
+#: "plotly_white" on each figure made plotly deep-copy and validate the whole template (its
+#: defaults for every trace type) per figure: 0.1-0.25 s a chart on two shared cores, 1.7 s
+#: of the Partitions page's 2.5 s script; the default template is applied when the figure
+#: is serialized, in about 0.01 s. Trace-type defaults of plotly_white are not needed here.
+TEMPLATE = "layout_advisor"
+pio.templates[TEMPLATE] = go.layout.Template(layout=pio.templates["plotly_white"].layout)
+pio.templates.default = TEMPLATE
+LAYOUT = dict(margin=dict(l=60, r=20, t=60, b=50), height=420)
 
 
 def _fig(title: str, x_title: str, y_title: str, **layout: Any) -> go.Figure:

@@ -29,6 +29,7 @@ def guard(stop: bool = True) -> Iterator[None]:
 
 def sidebar_pickers(default_table: str | None = None) -> None:
     """Table and snapshot pickers in the sidebar; they set session state for every page."""
+    st.session_state.pop(services.RUN_CURRENT_KEY, None)  # read afresh on every run
     with st.sidebar:
         try:
             labels_by_table = services.table_labels()
@@ -49,6 +50,7 @@ def sidebar_pickers(default_table: str | None = None) -> None:
                      help="Every page shows this table, with its format and catalog.")
         try:
             snaps = services.table_snapshots(st.session_state[TABLE_KEY])
+            services.remember_current(st.session_state[TABLE_KEY], snaps)
         except services.AdvisorError as exc:
             st.error(views.md_text(exc))
             return

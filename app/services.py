@@ -13,6 +13,8 @@ A user mistake surfaces as :class:`engine.core.errors.AdvisorError`; pages catch
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -106,12 +108,30 @@ def rollback_targets(table: str) -> list[str]:
     return api.rollback_targets(settings(), table)
 
 
-def current_snapshot_id(table: str) -> str:
-    snaps = table_snapshots(table)
+#: session-state key of the current snapshot id the sidebar read at the start of this run
+RUN_CURRENT_KEY = "_la_run_current_snapshot"
+
+
+def current_from(snaps: pd.DataFrame, table: str) -> str:
+    """The current snapshot's id in a :func:`table_snapshots` frame."""
     if snaps.empty:
         raise AdvisorError(f"table {table!r} has no snapshot")
     cur = snaps[snaps["current"].astype(bool)]
     return str((cur if not cur.empty else snaps).iloc[0]["id"])
+
+
+def remember_current(table: str, snaps: pd.DataFrame) -> None:
+    """Keep the current snapshot id the sidebar just read for the rest of this script run,
+    so the page's many cache keys do not each read the table's history again (a run or a
+    rollback reruns the script, which reads it afresh)."""
+    st.session_state[RUN_CURRENT_KEY] = (table, current_from(snaps, table))
+
+
+def current_snapshot_id(table: str) -> str:
+    memo = st.session_state.get(RUN_CURRENT_KEY)
+    if memo is not None and memo[0] == table:
+        return str(memo[1])
+    return current_from(table_snapshots(table), table)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -137,18 +157,23 @@ def rollback_table(table: str, to_snapshot_id: str, actor: Any) -> dict[str, Any
 # --------------------------------------------------------------------------- analysis
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _analyze(home_: str, table: str, snapshot_id: str) -> list[dict[str, Any]]:
-    rows = [dict(r) for r in api.analyze(settings(), table, snapshot_id=snapshot_id)]
-    shares = api.span_shares(settings(), table, snapshot_id=snapshot_id)
-    for row in rows:  # how wide a partition is against the column's whole range (for the verdict)
-        row["span_share"] = shares.get(row["column"])
-    return rows
+def _column_summaries(home_: str, table: str, snapshot_id: str) -> dict[str, Any]:
+    # stored per snapshot by the engine: a fresh server loads it instead of recomputing
+    return dict(api.column_summaries(settings(), table, snapshot_id=snapshot_id))
 
 
 def analyze(table: str, snapshot_id: str | None = None) -> list[dict[str, Any]]:
-    """Per-column clustering metrics of a snapshot (average depth, overlaps, histogram...)."""
+    """Per-column clustering metrics of a snapshot (average depth, overlaps, histogram...,
+    ``span_share``: how wide a partition is against the column's whole range)."""
     sid = snapshot_id or current_snapshot_id(table)
-    return _analyze(home(), table, sid)
+    return _column_summaries(home(), table, sid)["columns"]
+
+
+def snapshot_header(table: str, snapshot_id: str | None = None) -> dict[str, Any]:
+    """``{"id", "operation", "created_at", "partitions", "rows", "bytes"}`` of a snapshot,
+    from its stored summary (no manifest read)."""
+    sid = snapshot_id or current_snapshot_id(table)
+    return _column_summaries(home(), table, sid)["snapshot"]
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -235,8 +260,8 @@ def fragments(table: str) -> tuple[Any, ...]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _pruning(home_: str, table: str, snapshot_id: str, wkey: str) -> pd.DataFrame:
-    return views.pruning_frame(api.pruning(settings(), table, snapshot_id=snapshot_id,
-                                           selectivity=True))
+    # stored per snapshot and workload version by the engine (a fresh server loads it)
+    return views.pruning_frame(api.pruning_summary(settings(), table, snapshot_id=snapshot_id))
 
 
 def pruning(table: str, snapshot_id: str | None = None) -> pd.DataFrame:
@@ -366,11 +391,21 @@ def workload_lint(table: str) -> pd.DataFrame:
     return _lint(home(), table, workload_key(table))
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _plan_impact(home_: str, table: str, snapshot_id: str, wkey: str, groups_key: str,
+                 _groups: Any, window: int | None) -> dict[str, pd.DataFrame]:
+    # the groups are hashed into groups_key (a preview's groups hold thousands of paths)
+    return views.impact_frames(api.plan_impact(settings(), table, _groups, window_queries=window))
+
+
 def plan_impact(table: str, plan: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """A plan's (or preview's) predicted effect per query and per filtered column."""
+    """A plan's (or preview's) predicted effect per query and per filtered column, cached
+    per snapshot, workload version and groups."""
     window = int((plan.get("predicted_saving") or {}).get("window_queries") or 0) or None
-    impact = api.plan_impact(settings(), table, plan["groups"], window_queries=window)
-    return views.impact_frames(impact)
+    groups = plan["groups"]
+    digest = hashlib.sha256(json.dumps(groups, sort_keys=True, default=str).encode()).hexdigest()
+    return _plan_impact(home(), table, current_snapshot_id(table), workload_key(table), digest,
+                        groups, window)
 
 
 def list_plans(table: str | None = None) -> pd.DataFrame:
@@ -468,8 +503,10 @@ def simulate(preset: str, rows: int, policies: Sequence[str], seed: int,
 
 
 def clear_caches() -> None:
-    """Forget cached metrics (after an action that changed the workspace)."""
+    """Forget cached metrics (after an action that changed the workspace) and the current
+    snapshot id remembered for this run."""
     st.cache_data.clear()
+    st.session_state.pop(RUN_CURRENT_KEY, None)
 
 
 # --------------------------------------------------------------------------- designs

@@ -21,11 +21,14 @@ Writes ``bench/results/ui.csv``.
 from __future__ import annotations
 
 import argparse
+import collections
 import csv
 import datetime as dt
+import functools
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -144,30 +147,66 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 BROWSER_PAGES = [("", "overview"), ("partitions", "partitions"), ("workload", "workload"),
                  ("recommendation", "recommendation"), ("approve", "approve_run"),
                  ("whatif", "whatif")]
-IDLE_JS = ("() => document.querySelector('[data-testid=\"stApp\"]') && "
-           "!document.querySelector('[data-testid^=\"stStatusWidgetRunning\"]') && "
-           "document.querySelectorAll('[data-testid=\"stMainBlockContainer\"] *').length > 20")
+#: Streamlit's own script state on the app root ("initial", "running", "notRunning"...):
+#: a full page load starts at "initial", so "notRunning" means this visit's run finished
+#: (the running-man icon is not a safe signal: it shows only after a delay)
+IDLE_JS = ("() => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
+           "return !!app && app.getAttribute('data-test-script-state') === 'notRunning' && "
+           "document.querySelectorAll('[data-testid=\"stMainBlockContainer\"] *').length > 20; }")
 
 
-def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0) -> list[dict]:
-    """Per page, in headless Debian Chromium against ``layout-advisor ui``: the time from
+#: (page, sidebar title) in BROWSER_PAGES order
+NAV_TITLES = [("overview", "Overview"), ("partitions", "Partitions"), ("workload", "Workload"),
+              ("recommendation", "Recommendation"), ("approve_run", "Approve and run"),
+              ("whatif", "What-if")]
+#: after a sidebar click: the page's title is shown and its script run finished
+NAV_DONE_JS = ("(title) => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
+               "const h1 = document.querySelector('[data-testid=\"stMainBlockContainer\"] h1'); "
+               "return !!app && app.getAttribute('data-test-script-state') === 'notRunning' && "
+               "!!h1 && h1.textContent.trim() === title; }")
+#: the dashboard's server entry: "streamlit_app" (what ``layout-advisor ui`` runs today)
+#: or "server" (app/server.py: st.App with the start-up warm-up)
+ENTRIES = {"streamlit_app": REPO / "app" / "streamlit_app.py", "server": REPO / "app" / "server.py"}
+
+
+def start_dashboard(settings, port: int, table: str, entry: str):
+    """``layout-advisor ui``'s own command line and environment, with ``entry``'s script."""
+    from engine.cli.ui import streamlit_command, ui_environment
+
+    cmd = streamlit_command(port, table, "127.0.0.1")
+    cmd[cmd.index(next(c for c in cmd if c.endswith("streamlit_app.py")))] = str(ENTRIES[entry])
+    return subprocess.Popen(cmd, env=ui_environment(settings), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
+                  entry: str = "streamlit_app", settle_s: float = 0.0) -> list[dict]:
+    """Per page, in headless Debian Chromium against the dashboard server: the time from
     navigation to Streamlit's idle state (the app is rendered and no script runs), the
     first visit of a fresh server (cold: caches empty) and the median of ``runs`` later
-    visits (warm). Each visit is a full page load, as a user opening a link."""
+    visits (warm). Each visit is a full page load, as a user opening a link. Also the
+    bytes the websocket delivered for one warm visit (the page's payload: elements,
+    dataframes, chart specs), and (``nav_s``) the median time of reaching the page by a
+    click in the sidebar, as a user moves between pages (no reload). ``settle_s``: seconds between the server being ready and
+    the first visit (a user rarely clicks within a second of the URL being printed)."""
     from playwright.sync_api import sync_playwright  # only this mode needs playwright
 
-    from engine.cli.ui import start_ui, stop_ui, wait_until_ready
+    from engine.cli.ui import stop_ui, wait_until_ready
 
     settings = load_settings({"home": str(home)}, environ={})
     port = 8600 + os.getpid() % 300
-    proc = start_ui(settings, port=port, table=table, address="127.0.0.1", quiet=True)
+    proc = start_dashboard(settings, port, table, entry)
     out = []
     try:
         if not wait_until_ready(port, timeout_s=120, process=proc):
             raise SystemExit("the dashboard did not start")
+        time.sleep(settle_s)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            received = [0]
+            page.on("websocket", lambda ws: ws.on(
+                "framereceived", lambda data: received.__setitem__(0, received[0] + len(data))))
 
             def visit(path: str) -> float:
                 t = time.perf_counter()
@@ -176,19 +215,78 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0) -
                 page.wait_for_function(IDLE_JS, timeout=timeout_s * 1000, polling=50)
                 return time.perf_counter() - t
 
+            def click(title: str) -> float:
+                """Sidebar navigation (no page reload: Streamlit's own bundle stays loaded)."""
+                t = time.perf_counter()
+                page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
+                page.wait_for_timeout(300)
+                page.wait_for_function(NAV_DONE_JS, arg=title, timeout=timeout_s * 1000, polling=50)
+                return time.perf_counter() - t
+
             for path, name in BROWSER_PAGES:
                 cold = visit(path)
-                warm = [visit(path) for _ in range(runs)]
+                warm = []
+                for _ in range(runs):
+                    received[0] = 0
+                    warm.append(visit(path))
                 errors = page.locator("[data-testid='stException']").count()
                 out.append({"page": name, "cold_s": round(cold, 2),
                             "warm_s": round(statistics.median(warm), 2),
+                            "ws_kb": round(received[0] / 1024),
                             "problems": f"{errors} exception(s)" if errors else ""})
-                print(f"  {name:15s} cold {cold:6.2f} s   warm {statistics.median(warm):6.2f} s",
-                      flush=True)
+                print(f"  {name:15s} cold {cold:6.2f} s   warm {statistics.median(warm):6.2f} s"
+                      f"   websocket {received[0] / 1024:6.0f} KB", flush=True)
+            visit("whatif")
+            for row, (_, title) in zip(out, NAV_TITLES):
+                times = []
+                for _ in range(runs):
+                    times.append(click(title))
+                    click("What-if")  # away and back: each click runs the page's script
+                row["nav_s"] = round(statistics.median(times), 2)
+                print(f"  {row['page']:15s} sidebar click {row['nav_s']:6.2f} s", flush=True)
             browser.close()
     finally:
         stop_ui(proc, timeout_s=15)
     return out
+
+
+def profile_pages(home: Path, table: str) -> None:
+    """Server side, per page (AppTest, this process): the script's wall and CPU time (the
+    process's, all threads: what the load average does not inflate) on the first and on a
+    second visit, and which ``engine.api`` calls it made, how often and for how long."""
+    from streamlit.testing.v1 import AppTest  # streamlit is costly; only this step needs it
+
+    calls: dict[str, list] = collections.defaultdict(lambda: [0, 0.0])
+
+    def timed(name, fn):
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                calls[name][0] += 1
+                calls[name][1] += time.perf_counter() - start
+        return inner
+
+    for name in api.__all__:
+        fn = getattr(api, name, None)
+        if callable(fn) and not isinstance(fn, type):
+            setattr(api, name, timed(name, fn))
+    os.environ["LAYOUT_ADVISOR_HOME"] = str(home)
+    at = AppTest.from_file(APP, default_timeout=900)
+    at.session_state["table"] = table
+    for page in PAGES:
+        for label in ("first", "again"):
+            calls.clear()
+            if page != "overview" or label != "first":
+                at.switch_page(f"app_pages/{page}.py")
+            start, cpu = time.perf_counter(), time.process_time()
+            at.run()
+            took, cpu = time.perf_counter() - start, time.process_time() - cpu
+            top = sorted(calls.items(), key=lambda kv: -kv[1][1])[:6]
+            print(f"  {page:15s} {label:5s} {took:6.2f} s wall {cpu:6.2f} s CPU   api: "
+                  + ", ".join(f"{n} {c}x {s:.2f} s" for n, (c, s) in top if s >= 0.01), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,15 +301,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--browser", action="store_true",
                         help="time the pages of --demo-home in headless Chromium (navigation to "
                              "idle, cold and warm) instead of AppTest")
+    parser.add_argument("--entry", choices=sorted(ENTRIES), default="streamlit_app",
+                        help="--browser: the server script (server: app/server.py, st.App with "
+                             "the start-up warm-up)")
+    parser.add_argument("--settle", type=float, default=0.0,
+                        help="--browser: seconds between the server being ready and the first visit")
+    parser.add_argument("--profile", action="store_true",
+                        help="per page of --demo-home: script time and engine.api calls (AppTest)")
     args = parser.parse_args(argv)
+    if args.profile:
+        if not args.demo_home:
+            raise SystemExit("--profile needs --demo-home (a workspace holding table 'lineitem')")
+        profile_pages(Path(args.demo_home), "lineitem")
+        return 0
     if args.browser:
         if not args.demo_home:
             raise SystemExit("--browser needs --demo-home (a workspace holding table 'lineitem')")
-        s = load_settings({"home": args.demo_home}, environ={})
-        n_parts = api.load_snapshot(s, "lineitem").partition_count
-        n_q = len(api.workload_fragments(s, "lineitem"))
-        print(f"chromium: {n_parts} partitions, {n_q} queries", flush=True)
-        rows = browser_times(Path(args.demo_home), "lineitem", args.runs)
+        print(f"chromium: {os.getloadavg()} load average, entry {args.entry}", flush=True)
+        rows = browser_times(Path(args.demo_home), "lineitem", args.runs, entry=args.entry,
+                             settle_s=args.settle)
+        print(f"load average after: {os.getloadavg()}", flush=True)
         return 1 if any(r["warm_s"] >= 2.0 or r["cold_s"] >= 4.0 for r in rows) else 0
     if args.quick:
         args.partitions, args.queries = 2000, 2000

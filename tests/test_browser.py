@@ -39,6 +39,11 @@ PAGES = [
     ("design", "design", "PAW (seed 001)", 0, None),
 ]
 
+#: the script finished: Streamlit's state on the app root (the running-man icon shows only
+#: after a delay, so its absence proves nothing)
+SCRIPT_DONE_JS = ("() => document.querySelector('[data-testid=\"stApp\"]')"
+                  "?.getAttribute('data-test-script-state') === 'notRunning'")
+
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.spark,
@@ -96,10 +101,7 @@ def capture_pages(base_url: str, out_dir: Path, pages=PAGES, timeout_ms: int = 6
                     page.wait_for_function(
                         f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
                         timeout=timeout_ms)
-                # Streamlit shows a running indicator until the script finishes
-                page.wait_for_function(
-                    "!document.querySelector('[data-testid^=\"stStatusWidgetRunning\"]')",
-                    timeout=timeout_ms)
+                page.wait_for_function(SCRIPT_DONE_JS, timeout=timeout_ms)
                 page.wait_for_timeout(1500)  # let plotly finish its transitions
                 shot = out_dir / f"{name}.png"
                 page.screenshot(path=str(shot), full_page=True)
@@ -128,13 +130,27 @@ def test_every_page_renders_in_chromium(dashboard, tmp_path):
             shutil.copy(f["screenshot"], SCREENSHOTS / f["screenshot"].name)
 
 
-def test_journey_store_sign_in_approve_run_in_chromium(dashboard, tmp_path):
+def _snapshot_options(page) -> list[str]:
+    """The labels of the sidebar's snapshot picker (``id · operation · time (current)``),
+    read by opening it: the table's history as the DBA sees it."""
+    picker = page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").nth(1)
+    picker.click()
+    page.get_by_role("option").first.wait_for(timeout=30_000)
+    labels = page.get_by_role("option").all_inner_texts()
+    page.keyboard.press("Escape")
+    return [label for label in labels if label.strip() != "current"]
+
+
+def test_journey_store_sign_in_approve_run_roll_back_in_chromium(dashboard, tmp_path):
     """A DBA's path through the pages in the browser: WAIR's recommendation stored as a
-    plan, sign in as an approver, approve it, run it with progress, see the realized saving
-    beside the predicted one. Screenshots of each step go to ``tmp_path``."""
+    plan, sign in as an approver (an admin: rolling back needs one), approve it, run it
+    with progress, see the realized saving beside the predicted one, then roll the table
+    back to the snapshot before the run and see its history grow by a rollback snapshot
+    that is current. Screenshots of each step go to ``tmp_path`` (and to
+    ``docs/screenshots/journey-*.png`` with ``UPDATE_SCREENSHOTS=1``)."""
     from playwright.sync_api import sync_playwright
 
-    from security_helpers import SECRET
+    from security_helpers import ROOT, SECRET
 
     timeout = 240_000
     with sync_playwright() as pw:
@@ -144,9 +160,7 @@ def test_journey_store_sign_in_approve_run_in_chromium(dashboard, tmp_path):
 
             def idle() -> None:
                 page.wait_for_timeout(500)
-                page.wait_for_function(
-                    "!document.querySelector('[data-testid^=\"stStatusWidgetRunning\"]')",
-                    timeout=timeout)
+                page.wait_for_function(SCRIPT_DONE_JS, timeout=timeout)
 
             page.goto(f"{dashboard}/recommendation", wait_until="domcontentloaded")
             store = page.get_by_role("button", name="Store as proposed plan")
@@ -160,7 +174,7 @@ def test_journey_store_sign_in_approve_run_in_chromium(dashboard, tmp_path):
             page.get_by_text("Sign in to approve").first.wait_for(timeout=timeout)
             idle()
             page.get_by_text("Sign in to approve").first.click()
-            page.get_by_label("Approver").fill("alice")
+            page.get_by_label("Approver").fill(ROOT)
             page.get_by_label("Secret").fill(SECRET)
             page.get_by_label("Secret").press("Enter")
             idle()
@@ -177,5 +191,28 @@ def test_journey_store_sign_in_approve_run_in_chromium(dashboard, tmp_path):
             page.screenshot(path=str(tmp_path / "2-ran.png"), full_page=True)
             assert page.locator("[data-testid='stException']").count() == 0
             assert page.get_by_text("Re-estimated / predicted").count() >= 1
+
+            before = _snapshot_options(page)  # newest first: the run's snapshot is current
+            assert len(before) == 2 and "(current)" in before[0] and "create" in before[1]
+            base_id = before[1].split(" · ")[0]
+            idle()
+            page.get_by_text("Snapshot history", exact=True).first.scroll_into_view_if_needed()
+            page.get_by_text("I want snapshot", exact=False).first.click()
+            idle()
+            page.get_by_role("button", name="Roll back", exact=True).click()
+            page.get_by_text("is current again", exact=False).first.wait_for(timeout=timeout)
+            idle()
+            page.screenshot(path=str(tmp_path / "3-rolled-back.png"), full_page=True)
+            after = _snapshot_options(page)
+            assert len(after) == 3, after
+            assert "rollback" in after[0] and "(current)" in after[0]
+            assert after[1:] == [before[0].replace(" (current)", ""), before[1]]
+            flash = page.get_by_text("is current again", exact=False).first.inner_text()
+            assert base_id in flash, (base_id, flash)  # the snapshot before the run is back
+            assert page.locator("[data-testid='stException']").count() == 0
         finally:
             browser.close()
+    if os.environ.get("UPDATE_SCREENSHOTS") == "1":
+        for shot, name in (("1-stored", "journey-1-stored"), ("2-ran", "journey-2-ran"),
+                           ("3-rolled-back", "journey-3-rolled-back")):
+            shutil.copy(tmp_path / f"{shot}.png", SCREENSHOTS / f"{name}.png")

@@ -12,14 +12,14 @@ st.title("Overview")
 table = components.require_table()
 sid = components.selected_snapshot()
 
-with guard():
-    snap = services.snapshot(table, sid)
+with guard():  # stored per-snapshot summaries: no manifest read, no metric recomputed
+    head = services.snapshot_header(table, sid)
     metrics = services.analyze(table, sid)
     summary = services.workload_summary(table, sid)
 
-st.caption(f"Table **{table}** · snapshot `{snap.id}` ({snap.operation}, {snap.created_at[:19]}) · "
-           f"{snap.partition_count:,} micro-partitions · {snap.total_rows:,} rows · "
-           f"{fmt_bytes(snap.total_bytes)}")
+st.caption(f"Table **{table}** · snapshot `{head['id']}` ({head['operation']}, "
+           f"{str(head['created_at'])[:19]}) · {head['partitions']:,} micro-partitions · "
+           f"{head['rows']:,} rows · {fmt_bytes(head['bytes'])}")
 
 by_column = {m["column"]: m for m in metrics}
 default_cols = views.relevant_columns(metrics, summary)

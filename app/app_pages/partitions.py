@@ -72,7 +72,11 @@ with guard(stop=False):
     c.metric("Average EP overlap", fmt_num(ep["average_ep_overlap"]))
     d.metric("Average EP depth", fmt_num(ep["average_ep_depth"]))
     deepest_sr = ep.get("deepest_subrange")
-    selected_eps = services.ddep_ep_files(table, ep) if sid is None else set()
+    # DD-EP's selection is a whole plan preview (seconds at thousands of partitions): on demand
+    show_ddep = sid is None and st.toggle(
+        "Show the EP files DD-EP would recluster now", key="partitions_ddep",
+        help="Runs DD-EP's selection on the current snapshot and marks its EP files.")
+    selected_eps = services.ddep_ep_files(table, ep) if show_ddep else set()
     st.plotly_chart(charts.ep_regions(ep["ep_files"], deepest_sr, cz.ltype, column, selected_eps),
                     key="partitions_ep")
     if deepest_sr:

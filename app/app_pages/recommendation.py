@@ -163,13 +163,18 @@ else:
 st.subheader("Data-driven plans for comparison")
 st.caption("DD reclusters where partitions overlap most; DD-EP is the patent's EP-file "
            "selection. Neither looks at the workload.")
+# two more plan previews (DD-EP alone takes seconds at thousands of partitions): computed
+# only once the expander is opened, then cached per snapshot
+comparison = st.expander("WAIR beside DD and DD-EP", key="rec_compare", on_change="rerun",
+                         icon=":material/compare_arrows:")
 rows = [views.plan_summary("WAIR", rec)]
-for name in ("dd", "dd-ep"):
-    try:
-        rows.append(views.plan_summary(name.upper(), services.preview_plan(table, name, {})))
-    except services.AdvisorError as exc:
-        rows.append({"policy": name.upper(), "decision": f"unavailable: {exc}"})
-cols = st.columns(len(rows))
+if comparison.open:
+    for name in ("dd", "dd-ep"):
+        try:
+            rows.append(views.plan_summary(name.upper(), services.preview_plan(table, name, {})))
+        except services.AdvisorError as exc:
+            rows.append({"policy": name.upper(), "decision": f"unavailable: {exc}"})
+cols = comparison.columns(len(rows)) if comparison.open else []
 for box, row in zip(cols, rows):
     with box.container(border=True):
         st.markdown(f"**{row['policy']}**")

@@ -18,6 +18,9 @@ from engine.api.analysis import (
 from engine.api.design import PAW_DELTA_ESTIMATORS, PAW_PSI, design_paw, design_pto
 from engine.api.calibration import calibrate, show_calibration
 from engine.api.demo import DEMO_SCALE, make_demo_data, start_spark_early
+from engine.api.demo import DEMO_WRITERS, create_demo_table
+from engine.api import summaries
+from engine.api.summaries import SUMMARY_VERSION, column_summaries, pruning_summary, warm_summaries
 from engine.api.export import compare_plans, plan_json, plan_runbook
 from engine.api.files import files_bytes, rollback_targets
 from engine.api.history import clustering_trend, reclustering_history
@@ -51,4 +54,5 @@ from engine.api.workload import (
 __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__,
            *_simulate.__all__, *files.__all__, *history.__all__, *impact.__all__,
            *design.__all__, *security.__all__, *calibration.__all__,
-           *export.__all__, *state.__all__, *demo.__all__]
+           *export.__all__, *state.__all__, *demo.__all__,
+           *summaries.__all__]

@@ -10,14 +10,21 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from engine.scenarios import demo_log, tpch
+from engine.core.errors import InvalidParameterError
+from engine.scenarios import demo_log, demo_table, tpch
 from engine.spark import tpch_data
+from engine.spark.ingest import create_table as spark_create_table
 from engine.spark.session import get_spark
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
+    from engine.table.model import Snapshot
 
-__all__ = ["DEMO_SCALE", "make_demo_data", "start_spark_early"]
+__all__ = ["DEMO_SCALE", "DEMO_WRITERS", "create_demo_table", "make_demo_data", "start_spark_early"]
+
+#: how the demo table's files are written: "arrow" (default: one streaming pass over our
+#: generated file, no Spark) or "spark" (the general ingest, :func:`engine.api.create_table`)
+DEMO_WRITERS = ("arrow", "spark")
 
 #: the demo's default TPC-H scale factor: 6M rows, about 3,000 micro-partitions of 2,000 rows
 DEMO_SCALE = 1.0
@@ -61,3 +68,22 @@ def start_spark_early(settings: "Settings") -> threading.Thread:
     thread = threading.Thread(target=start, name="spark-warm-up", daemon=True)
     thread.start()
     return thread
+
+
+def create_demo_table(settings: "Settings", name: str, source: str | Path, target_rows: int,
+                      table_format: str = "iceberg", writer: str = "arrow",
+                      progress: Callable[[str], None] | None = None) -> "Snapshot":
+    """The demo table ``name`` from a file already in ingestion order (the generated TPC-H
+    ``lineitem`` or the committed sample), cut into micro-partitions of ``target_rows``.
+
+    ``writer`` "arrow" (default) writes the files from Arrow in the file's row order
+    (:mod:`engine.scenarios.demo_table`: no Spark, no shuffle); "spark" runs the general
+    ingest (:func:`engine.spark.ingest.create_table`), which numbers the rows and
+    repartitions them into write tasks. Both publish the same rows in the same files order
+    with the same row counts; ``bench/README_ui.md`` ("Demo build") has the times."""
+    if writer == "arrow":
+        return demo_table.create_table(settings, name, source, target_rows, table_format, progress)
+    if writer == "spark":
+        return spark_create_table(settings, name, str(source), target_rows=target_rows,
+                                  progress=progress, format=table_format)
+    raise InvalidParameterError(f"unknown demo writer {writer!r}: use one of {', '.join(DEMO_WRITERS)}")

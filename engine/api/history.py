@@ -10,23 +10,22 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from engine.api.summaries import column_summaries, pruning_summary
 from engine.core.errors import InvalidParameterError
-from engine.metrics.overlap import column_clustering
 from engine.plans.service import list_plans, show_plan
-from engine.scan.pruning import analyze_workload
 from engine.table.store import TableStore
-from engine.workload.store import WorkloadStore
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
 
 __all__ = ["clustering_trend", "reclustering_history", "snapshot_history"]
 
-#: snapshots the trend covers by default (the newest), each costing one pass over the workload
+#: snapshots the trend covers by default (the newest); each one's metrics and pruning are
+#: computed once and stored (:mod:`engine.api.summaries`)
 DEFAULT_TREND_SNAPSHOTS = 20
 
 
@@ -39,40 +38,50 @@ def clustering_trend(settings: "Settings", table: str, columns: Sequence[str] | 
     if last < 1:
         raise InvalidParameterError(f"last must be >= 1, got {last}")
     store = TableStore(settings)
-    current = store.current_snapshot(table)
-    names = _columns(current, columns)
-    fragments = list(WorkloadStore(settings).fragments(current.table or table))
+    current_id = store.current_id(table)
     rows = []
+    names: list[str] | None = None
     for entry in store.history(table)[-last:]:
-        snap = store.snapshot(table, str(entry["id"]))
-        zm = snap.zonemaps()
-        row: dict[str, Any] = {"snapshot": snap.id, "created_at": snap.created_at,
-                               "operation": snap.operation, "current": snap.id == current.id,
-                               "partitions": snap.partition_count, "rows": snap.total_rows}
+        # each snapshot's metrics and pruning are stored once (engine.api.summaries)
+        summary = column_summaries(settings, table, str(entry["id"]))
+        head, by_column = summary["snapshot"], {c["column"]: c for c in summary["columns"]}
+        if names is None:
+            names = _names(columns, list(by_column), lambda: store.snapshot(table, current_id))
+        row: dict[str, Any] = {"snapshot": head["id"], "created_at": head["created_at"],
+                               "operation": head["operation"], "current": head["id"] == current_id,
+                               "partitions": head["partitions"], "rows": head["rows"]}
         for name in names:
-            summary = column_clustering(zm, name).to_json(max_segments=1)
-            row[f"{name}.average_depth"] = summary["average_depth"]
-            row[f"{name}.average_overlaps"] = summary["average_overlaps"]
-        row.update(_workload_on(zm, fragments))
+            metrics = by_column.get(name) or {}
+            row[f"{name}.average_depth"] = metrics.get("average_depth")
+            row[f"{name}.average_overlaps"] = metrics.get("average_overlaps")
+        row.update(_workload_on(pruning_summary(settings, table, str(entry["id"]))
+                                if head["partitions"] else []))
         rows.append(row)
     return rows
 
 
-def _columns(snapshot: Any, columns: Sequence[str] | str | None) -> list[str]:
+def _names(columns: Sequence[str] | str | None, known: Sequence[str],
+           snapshot: Callable[[], Any]) -> list[str]:
+    """The trend's columns: all summarised ones by default; given names matched to them
+    case-insensitively, else resolved by the snapshot's schema (which names a wrong one).
+
+    >>> _names("L_SHIPDATE, l_tax", ["l_shipdate", "l_tax"], lambda: None)
+    ['l_shipdate', 'l_tax']
+    """
     if columns is None:
-        return snapshot.schema.orderable()
+        return list(known)
     if isinstance(columns, str):
         columns = [c.strip() for c in columns.split(",") if c.strip()]
-    return [snapshot.schema.resolve(c) for c in columns]
+    lower = {k.lower(): k for k in known}
+    return [lower.get(c.lower()) or snapshot().schema.resolve(c) for c in columns]
 
 
-def _workload_on(zm: Any, fragments: Sequence[Any]) -> dict[str, float | None]:
-    if not fragments or not len(zm):
+def _workload_on(per_query: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """The workload's mean pruning rate and total bytes scanned over one snapshot."""
+    if not per_query:
         return {"pruning_rate": None, "bytes_scanned": None}
-    scans = analyze_workload(zm, fragments)
-    pruned = [s.pruning_rate for s in scans]
-    return {"pruning_rate": float(np.mean(pruned)),
-            "bytes_scanned": float(sum(s.bytes_scanned for s in scans))}
+    return {"pruning_rate": float(np.mean([q["pruning_rate"] for q in per_query])),
+            "bytes_scanned": float(sum(q["bytes_scanned"] for q in per_query))}
 
 
 def reclustering_history(settings: "Settings", table: str) -> list[dict[str, Any]]:

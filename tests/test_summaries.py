@@ -1,0 +1,110 @@
+"""Per-snapshot summaries (engine.api.summaries): the numbers are the engine's own, they
+are stored once and loaded afterwards (a fresh process included), and a new snapshot, a
+new workload or a table created again under the same name never reuses an old file."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from engine import api
+from engine.api import summaries
+from engine.core.config import load_settings
+from engine.table.model import ColumnStats, Partition, TableSchema
+from engine.table.store import TableStore
+
+SCHEMA = TableSchema((("k", "int"), ("d", "date")))
+
+
+def _partitions(n: int, width: int, folder: str = "/data/t") -> list[Partition]:
+    """``n`` partitions of ``k`` ranges [i*10, i*10 + width]: width 9 are disjoint, wider overlap."""
+    day = dt.date(2024, 1, 1)
+    return [Partition(path=f"{folder}/part-{i:03d}.parquet", rows=100, bytes=1000,
+                      columns={"k": ColumnStats(i * 10, i * 10 + width, 0, 100),
+                               "d": ColumnStats(day + dt.timedelta(days=i), day + dt.timedelta(days=i + 3), 0, 4)},
+                      created_seq=i)
+            for i in range(n)]
+
+
+@pytest.fixture
+def settings(tmp_path: Path):
+    home = tmp_path / "home"
+    home.mkdir()
+    s = load_settings({"home": str(home)}, environ={})
+    TableStore(s).create("t", schema=SCHEMA, partitions=_partitions(8, 25), operation="create")
+    log = tmp_path / "q.jsonl"
+    log.write_text("\n".join(json.dumps({"id": f"q{i}", "ts": f"2024-03-0{i + 1}T00:00:00",
+                                          "sql": f"SELECT * FROM t WHERE k BETWEEN {i * 10} AND {i * 10 + 5}"})
+                             for i in range(4)) + "\n")
+    api.import_workload(s, "t", str(log))
+    return s
+
+
+def test_summaries_hold_the_engines_numbers(settings):
+    stored = api.column_summaries(settings, "t")
+    shares = api.span_shares(settings, "t")
+    fresh = {r["column"]: r for r in api.analyze(settings, "t")}
+    assert [c["column"] for c in stored["columns"]] == list(fresh)
+    for col in stored["columns"]:
+        want = fresh[col["column"]]
+        assert col["average_depth"] == pytest.approx(want["average_depth"])
+        assert col["average_overlaps"] == pytest.approx(want["average_overlaps"])
+        assert col["partition_depth_histogram"] == json.loads(json.dumps(want["partition_depth_histogram"]))
+        assert col["span_share"] == pytest.approx(shares[col["column"]])
+    assert stored["snapshot"] == {"id": "1", "operation": "create",
+                                  "created_at": stored["snapshot"]["created_at"],
+                                  "partitions": 8, "rows": 800, "bytes": 8000}
+    # hand-checked: k ranges [10i, 10i + 25] overlap their two neighbours on each side
+    k = next(c for c in stored["columns"] if c["column"] == "k")
+    assert k["average_overlaps"] == pytest.approx(sum(min(i, 2) + min(7 - i, 2) for i in range(8)) / 8)
+    per_query = api.pruning_summary(settings, "t")
+    assert per_query == json.loads(json.dumps(api.pruning(settings, "t", selectivity=True)))
+    assert [q["scanned"] for q in per_query] == [1, 2, 3, 3]  # [10i, 10i+5] meets partitions i-2..i
+
+
+def test_a_stored_summary_is_loaded_not_recomputed(settings, monkeypatch):
+    first = api.column_summaries(settings, "t")
+    pruned = api.pruning_summary(settings, "t")
+
+    def boom(*_a, **_k):
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(summaries, "analyze", boom)
+    monkeypatch.setattr(summaries, "pruning", boom)
+    assert api.column_summaries(settings, "t") == first
+    assert api.pruning_summary(settings, "t") == pruned
+    assert api.warm_summaries(settings, "t") == {"columns_s": pytest.approx(0, abs=0.5),
+                                                 "pruning_s": pytest.approx(0, abs=0.5)}
+
+
+def test_new_snapshot_workload_or_table_gets_its_own_summary(settings, tmp_path):
+    store = TableStore(settings)
+    before = api.column_summaries(settings, "t")
+    base = store.current_snapshot("t")
+    rewritten = _partitions(8, 9, str(tmp_path / "rewrite"))
+    (tmp_path / "rewrite").mkdir()
+    for part in rewritten:  # a commit checks that the files it adds exist
+        Path(part.path).write_bytes(b"\0" * part.bytes)
+    snap = store.commit("t", base.id, [p.path for p in base.partitions], rewritten, "recluster", {})
+    after = api.column_summaries(settings, "t")
+    assert after["snapshot"]["id"] == snap.id != before["snapshot"]["id"]
+    k_before = next(c for c in before["columns"] if c["column"] == "k")
+    k_after = next(c for c in after["columns"] if c["column"] == "k")
+    assert k_after["average_overlaps"] == 0 < k_before["average_overlaps"]
+    assert api.column_summaries(settings, "t", snapshot_id=base.id) == before  # still stored
+    trend = api.clustering_trend(settings, "t", columns="K")
+    assert [r["k.average_overlaps"] for r in trend] == [k_before["average_overlaps"], 0.0]
+    assert trend[0]["pruning_rate"] < trend[1]["pruning_rate"]
+
+    one_query = tmp_path / "one.jsonl"
+    one_query.write_text(json.dumps({"id": "z", "sql": "SELECT * FROM t WHERE k < 5"}) + "\n")
+    api.import_workload(settings, "t", str(one_query), replace=True)  # a new workload version
+    assert [q["query_id"] for q in api.pruning_summary(settings, "t")] == ["z"]
+
+    store.drop("t")
+    store.create("t", schema=SCHEMA, partitions=_partitions(3, 100), operation="create")
+    again = api.column_summaries(settings, "t")
+    assert again["snapshot"]["id"] == "1" and again["snapshot"]["partitions"] == 3
