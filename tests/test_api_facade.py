@@ -27,7 +27,7 @@ def test_app_script_found_without_importing_app():
     code = ("import sys; from engine.cli.ui import app_script; p = app_script(); "
             "print(p.name, 'app' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["streamlit_app.py", "False"]
+    assert out.stdout.split() == ["server.py", "False"]
     assert app_script().is_file()
 
 

@@ -38,7 +38,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def app_script() -> Path:
-    """Path of ``app/streamlit_app.py`` inside the installed package.
+    """Path of ``app/server.py`` inside the installed package: ``streamlit_app.py`` served
+    as an ``st.App`` whose start-up hook imports the engine and warms the tables' stored
+    summaries, so the first browser visit does not pay for them (bench/README_ui.md).
 
     The dashboard ships with the engine (pyproject packages: ``app*``); its import spec
     gives the package's folder without running any of its code.
@@ -46,7 +48,7 @@ def app_script() -> Path:
     spec = importlib.util.find_spec("app")
     if spec is None or not spec.submodule_search_locations:
         raise EnvironmentCheckError("dashboard package 'app' not found; reinstall the package")
-    script = Path(spec.submodule_search_locations[0]).resolve() / "streamlit_app.py"
+    script = Path(spec.submodule_search_locations[0]).resolve() / "server.py"
     if not script.is_file():
         raise EnvironmentCheckError(f"dashboard script not found at {script}; reinstall the package")
     return script
