@@ -4,8 +4,10 @@ The same operation as the Spark executor (``engine.spark.executor``): for each g
 partitions, fit the group's :mod:`engine.layout` ordering on their rows (sort, Z-order,
 Hilbert, Qd-tree, PAW), order the rows, cut them into ``ceil(rows / target_rows)`` near-equal
 partitions (a Qd-tree's or a PAW tree's leaves each on their own), and replace the group's
-partitions with them. The cost is priced by
-:func:`engine.policy.costmodel.recluster_cost` per group (each group is one sort).
+partitions with them. The plan is priced as the executor runs it, one job for all its
+groups: :func:`engine.policy.costmodel.plan_rewrite_cost` over the groups' bytes, layouts and
+output partitions (the fixed cost once per plan, the calibrated layout terms when the
+settings carry them; until round 4 each group paid the fixed cost, as if it were a job).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 from engine.core.errors import InvalidParameterError
 from engine.layout.groups import ordering_for_group
 from engine.policy.base import PlanGroup, RowSampler
-from engine.policy.costmodel import recluster_cost
+from engine.policy.costmodel import plan_rewrite_cost
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
@@ -129,6 +131,7 @@ def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Se
     live = set(int(p) for p in table.live_pids)
     old_all, new_all = [], []
     res = ApplyResult(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    priced: list[tuple[float, str, int]] = []  # (bytes, layout, output partitions) per group
     for g in groups:
         pids = []
         for path in g.partitions:
@@ -144,11 +147,9 @@ def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Se
         nbytes = float(table.zonemaps_of(np.asarray(pids)).bytes.sum())
         ordered, segments = order_rows(table, rows, g.layout, g.columns, dict(g.layout_params))
         new = table.replace(pids, ordered, segments)
-        cost = recluster_cost(nbytes, settings)
-        res.bytes_read += cost.bytes_read
+        priced.append((nbytes, g.layout, len(new)))
+        res.bytes_read += nbytes
         res.bytes_written += float(table.zonemaps_of(new).bytes.sum())
-        res.cpu_seconds += cost.cpu_seconds
-        res.money += cost.money
         res.groups += 1
         res.layouts[g.layout] = res.layouts.get(g.layout, 0) + len(pids)
         old_all.append(np.asarray(pids, dtype=np.int64))
@@ -156,4 +157,7 @@ def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Se
     if old_all:
         res.old_pids = np.concatenate(old_all)
         res.new_pids = np.concatenate(new_all)
+        nbytes, layouts, files = zip(*priced)
+        cost = plan_rewrite_cost(list(nbytes), settings, list(layouts), list(files))
+        res.cpu_seconds, res.money = cost.cpu_seconds, cost.money
     return res
