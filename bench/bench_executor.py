@@ -125,6 +125,11 @@ def main() -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--calibration", help="a workspace's calibration.json")
     ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--variants", default="",
+                    help="comma-separated variants to run (default: all); spark-orderby is "
+                         "always kept, the ratios need it")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="skip the untimed warm-up runs (a 10M-row run on a loaded machine)")
     args = ap.parse_args()
     if args.quick:
         args.rows, args.rows_per_file, args.repeat = 200_000, 20_000, 2
@@ -164,8 +169,15 @@ def main() -> int:
             "spark-orderby": lambda out: run_orderby(spark, paths, n_out, out),
             "duckdb-sort": lambda out: run_duckdb(paths, out),
         }
+        if args.variants:
+            keep = {v.strip() for v in args.variants.split(",") if v.strip()} | {"spark-orderby"}
+            unknown = keep - set(variants)
+            if unknown:
+                ap.error(f"--variants: unknown {', '.join(sorted(unknown))}; "
+                         f"known: {', '.join(variants)}")
+            variants = {k: v for k, v in variants.items() if k in keep}
         # warm-up (JIT, Python workers): every variant once, untimed
-        for name, fn in variants.items():
+        for name, fn in (() if args.no_warmup else variants.items()):
             fn(str(work / f"warm-{name}"))
             shutil.rmtree(work / f"warm-{name}", ignore_errors=True)
         times: dict[str, list[float]] = {k: [] for k in variants}
