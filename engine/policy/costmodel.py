@@ -43,6 +43,11 @@ group sort was within 14%. So a plan also pays:
   The sort points ``calibrate`` fits the byte rates on are corrected for it first, so it is
   not counted twice.
 
+The terms are settings (``fitted_job_s``, ``fitted_key_bytes_per_s``, ``file_s``; stored by
+``calibrate``, overridable like every rate); every policy prices its proposal with them
+through :func:`groups_rewrite_cost` (each group's bytes from the zonemaps, its layout, and
+its output files from :func:`group_files`, the executor's own file-size rule).
+
 Measured once at 1M rows on the 2 shared cores (bench/README_executor.md, round 3b, load
 15-19): fitted job 24 ms, key function 2.5 MiB/s, 95 ms per file; prediction errors with
 the terms -21% / +0% / -10% / +5% (sort / Hilbert / 50 groups / demo-like plan), without
