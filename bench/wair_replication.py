@@ -171,7 +171,7 @@ def plots(e2e: list[dict], batches: list[dict], sens: list[dict], gap: list[dict
         written.append(path)
 
     presets = list(dict.fromkeys(r["preset"] for r in e2e))
-    for metric, unit, scale in (("cpu", "CPU-seconds", 1.0), ("bytes", "GB", 1e-9)):
+    for metric, unit, scale in (("cpu", "CPU-seconds", 1.0), ("bytes", "GB", 1e-9)) if presets else ():
         fig = make_subplots(rows=1, cols=len(presets), subplot_titles=presets)
         for i, p in enumerate(presets, start=1):
             rs = [r for r in e2e if r["preset"] == p]
