@@ -155,8 +155,10 @@ def sensitivity(rows: int, seed: int, settings: Settings, quick: bool,
                         "cpu_s": t["cpu_seconds"],
                         "total_bytes_vs_nr": t["total_bytes"] / nr["total_bytes"] if nr["total_bytes"] else None,
                         "cpu_vs_nr": t["cpu_seconds"] / nr["cpu_seconds"] if nr["cpu_seconds"] else None})
-        log(f"sensitivity {param}={value}: " + ", ".join(
-            f"{LABELS[n]} {r.totals()['pruning_rate']:.2f}" for n, r in res["runs"].items()))
+        log(f"sensitivity {param}={value} (pruning rate / CPU vs NR): " + ", ".join(
+            f"{LABELS[n]} {r.totals()['pruning_rate']:.2f} / "
+            f"{r.totals()['cpu_seconds'] / max(nr['cpu_seconds'], 1e-12):.2f}"
+            for n, r in res["runs"].items()))
     return out
 
 
