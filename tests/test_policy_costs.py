@@ -4,7 +4,6 @@ below are computed by hand from the settings' rates and terms."""
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 
 import numpy as np
@@ -22,7 +21,7 @@ from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.table.store import TableStore
 from engine.workload.model import Range, ScanFragment
 from engine.workload.store import WorkloadStore
-from plan_helpers import EPOCH, make_table
+from plan_helpers import make_table, shipdate_fragments
 
 SCHEMA = TableSchema((("a", "int"), ("b", "int")))
 # 100 B/s read and sort: 2 CPU-s per 100 B rewritten; terms: 0.5 s per output file,
@@ -108,18 +107,6 @@ def test_dd_and_dd_ep_price_their_sort_group_with_the_file_term(make):
     assert prop.estimated_cost.cpu_seconds == pytest.approx(2.0 + 80.0 * k + 0.5 * files)
 
 
-def _fragments(n: int = 12) -> list[ScanFragment]:
-    rng = np.random.default_rng(0)
-    out = []
-    for i in range(n):
-        lo = EPOCH + dt.timedelta(days=int(rng.integers(0, 3000)))
-        box = {"l_shipdate": Range(lo, lo + dt.timedelta(days=30))}
-        if i % 3 == 0:
-            box["l_quantity"] = Range(None, 10.0)
-        out.append(ScanFragment(f"q{i}", "lineitem", (box,), tuple(box)))
-    return out
-
-
 def _hand_cost(s: Settings, snap, group: dict) -> float:
     """fixed + read + sort of the whole table, 0.5 s per file, the fitted terms if fitted."""
     nbytes = float(sum(p.bytes for p in snap.partitions))
@@ -137,7 +124,7 @@ def _hand_cost(s: Settings, snap, group: dict) -> float:
 def test_pto_and_paw_proposals_include_the_terms(settings, policy, params):
     s = replace(settings, **RATES, **TERMS, rewrite_fixed_s=1.0)
     snap = make_table(s, "lineitem", n=3000, rows_per_file=500)
-    WorkloadStore(s).append("lineitem", _fragments(), snap.schema)
+    WorkloadStore(s).append("lineitem", shipdate_fragments("lineitem", n=12), snap.schema)
     plan = api.create_plan(s, "lineitem", policy=policy, params=params, created_by="carol")
     (group,) = plan["groups"]
     got = plan["estimated_cost"]["cpu_seconds"]
