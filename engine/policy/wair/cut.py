@@ -36,11 +36,7 @@ if TYPE_CHECKING:
 
 
 def prefix_costs(part_bytes_ranked: np.ndarray, settings: "Settings", k_max: int) -> np.ndarray:
-    """CPU-seconds to recluster the first c partitions (c = 1..n), split in chunks of k_max,
-    all in one job (``rewrite_fixed_s`` once, as :func:`~engine.policy.costmodel.
-    recluster_cost_groups`). The layout terms are left to the grouped plan's price
-    (:func:`~engine.policy.costmodel.groups_rewrite_cost`, which gates equations 2, 4, 5):
-    the cut ranks partitions before their groups and files are known."""
+    """CPU-seconds to recluster the first c partitions (c = 1..n), split in chunks of k_max."""
     if k_max < 1:
         raise InvalidParameterError(f"k_max must be >= 1, got {k_max}")
     b = np.asarray(part_bytes_ranked, dtype=np.float64)
@@ -55,9 +51,7 @@ def prefix_costs(part_bytes_ranked: np.ndarray, settings: "Settings", k_max: int
     chunk_cost = np.concatenate([[0.0], np.cumsum(recluster_seconds_array(chunk_bytes, settings))])
     rest_bytes = cb[cuts] - cb[full * k_max]
     rest_cost = np.where(rest_bytes > 0, recluster_seconds_array(rest_bytes, settings), 0.0)
-    # one job for all chunks (the executor's plan): the fixed cost once, not per chunk
-    chunks = full + (rest_bytes > 0)
-    return chunk_cost[full] + rest_cost - settings.rewrite_fixed_s * np.maximum(chunks - 1, 0)
+    return chunk_cost[full] + rest_cost
 
 
 def algorithm2_cut(savings: np.ndarray, part_bytes: np.ndarray, settings: "Settings",
