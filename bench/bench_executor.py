@@ -71,17 +71,32 @@ def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
 JOBS: dict[str, int] = {}
 #: output files of the last run of each executor variant (what the plan's targets give)
 FILES: dict[str, int] = {}
+#: seconds per step of each executor variant's runs (the executor's own laps: fit,
+#: order_write, restore_types, verify; + footers, the new files' footers read after it)
+PHASES: dict[str, list[dict[str, float]]] = {}
 
 
 def run_executor(spark, schema, groups, out: str, rows_per_file: int, name: str = "") -> None:
     """One plan: ``groups`` = [(layout, columns, partitions)], one job, then the footers."""
     pairs = [(PlanGroup(tuple(p.path for p in parts), layout, tuple(cols)), parts)
              for layout, cols, parts in groups]
+    t0 = time.perf_counter()
     result = rewrite(spark, schema, pairs, out, rows_per_file, None)
+    t1 = time.perf_counter()
     JOBS[name] = result.measured["spark_jobs"]
     FILES[name] = sum(g.outputs for g in result.groups)
     for g in result.groups:
         footers_parallel.read_partitions(spark, g.files, schema=schema)
+    laps = {**result.phases, "setup": round(t1 - t0 - sum(result.phases.values()), 3),
+            "footers": round(time.perf_counter() - t1, 3)}
+    PHASES.setdefault(name, []).append(laps)
+
+
+def median_phases(runs: list[dict[str, float]], warmup: bool) -> str:
+    """Median seconds per step over the timed runs (the warm-up's laps dropped)."""
+    timed = runs[1:] if warmup and len(runs) > 1 else runs
+    keys = sorted({k for r in timed for k in r})
+    return " ".join(f"{k}={statistics.median(r.get(k, 0.0) for r in timed):.2f}" for k in keys)
 
 
 def predicted_seconds(calibration: dict, groups: list, files: int,
@@ -125,6 +140,11 @@ def main() -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--calibration", help="a workspace's calibration.json")
     ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--variants", default="",
+                    help="comma-separated variants to run (default: all); spark-orderby is "
+                         "always kept, the ratios need it")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="skip the untimed warm-up runs (a 10M-row run on a loaded machine)")
     args = ap.parse_args()
     if args.quick:
         args.rows, args.rows_per_file, args.repeat = 200_000, 20_000, 2
@@ -164,8 +184,15 @@ def main() -> int:
             "spark-orderby": lambda out: run_orderby(spark, paths, n_out, out),
             "duckdb-sort": lambda out: run_duckdb(paths, out),
         }
+        if args.variants:
+            keep = {v.strip() for v in args.variants.split(",") if v.strip()} | {"spark-orderby"}
+            unknown = keep - set(variants)
+            if unknown:
+                ap.error(f"--variants: unknown {', '.join(sorted(unknown))}; "
+                         f"known: {', '.join(variants)}")
+            variants = {k: v for k, v in variants.items() if k in keep}
         # warm-up (JIT, Python workers): every variant once, untimed
-        for name, fn in variants.items():
+        for name, fn in (() if args.no_warmup else variants.items()):
             fn(str(work / f"warm-{name}"))
             shutil.rmtree(work / f"warm-{name}", ignore_errors=True)
         times: dict[str, list[float]] = {k: [] for k in variants}
@@ -195,7 +222,8 @@ def main() -> int:
                                  if calibration and name in plans else ""),
                              "predicted_bytes_only_s": (round(predicted_seconds(
                                  calibration, plans[name], FILES[name], full=False), 3)
-                                 if calibration and name in plans else "")})
+                                 if calibration and name in plans else ""),
+                             "phases_s": median_phases(PHASES[name], not args.no_warmup) if name in PHASES else ""})
         out_path = Path(args.out)
         out_path.parent.mkdir(parents=True, exist_ok=True)
         new_file = not out_path.exists()
@@ -212,7 +240,8 @@ def main() -> int:
                      f", bytes-only {r['predicted_bytes_only_s']:.2f} s "
                      f"({r['predicted_bytes_only_s'] / r['median_s'] - 1:+.0%})"
                      if r["predicted_s"] != "" else "")
-                  + (f"  {JOBS[r['variant']]} Spark jobs" if r["variant"] in JOBS else ""))
+                  + (f"  {JOBS[r['variant']]} Spark jobs" if r["variant"] in JOBS else "")
+                  + (f"  [{r['phases_s']}]" if r["phases_s"] else ""))
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)

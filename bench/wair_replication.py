@@ -125,8 +125,10 @@ def oracle_gap_rows(res: Mapping[str, Any], policy: str = "wair") -> list[dict[s
     return out
 
 
-def sensitivity(rows: int, seed: int, settings: Settings, quick: bool) -> list[dict[str, Any]]:
-    """Figures 13 (a-c) and 16: one parameter at a time on the TPC-H sensitivity profile."""
+def sensitivity(rows: int, seed: int, settings: Settings, quick: bool,
+                only: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Figures 13 (a-c) and 16: one parameter at a time on the TPC-H sensitivity profile
+    (``only``: these studies, e.g. ``("selectivity_days",)``; default all)."""
     base = {"profile": "sensitivity", "workload": "local"}
     if quick:
         base.update({"periods": 6, "batches_per_period": 6})
@@ -142,6 +144,8 @@ def sensitivity(rows: int, seed: int, settings: Settings, quick: bool) -> list[d
         studies.append(("selectivity_days", days, {"selectivity": float(days), "recluster_start": 2}))
     out = []
     for param, value, ov in studies:
+        if only and param not in only:
+            continue
         res = run_preset("tpch", rows, seed, SENS_POLICIES, settings, {**base, **ov}, tune=True)
         nr = res["runs"]["nr"].totals()
         for name, run in res["runs"].items():
@@ -151,8 +155,10 @@ def sensitivity(rows: int, seed: int, settings: Settings, quick: bool) -> list[d
                         "cpu_s": t["cpu_seconds"],
                         "total_bytes_vs_nr": t["total_bytes"] / nr["total_bytes"] if nr["total_bytes"] else None,
                         "cpu_vs_nr": t["cpu_seconds"] / nr["cpu_seconds"] if nr["cpu_seconds"] else None})
-        log(f"sensitivity {param}={value}: " + ", ".join(
-            f"{LABELS[n]} {r.totals()['pruning_rate']:.2f}" for n, r in res["runs"].items()))
+        log(f"sensitivity {param}={value} (pruning rate / CPU vs NR): " + ", ".join(
+            f"{LABELS[n]} {r.totals()['pruning_rate']:.2f} / "
+            f"{r.totals()['cpu_seconds'] / max(nr['cpu_seconds'], 1e-12):.2f}"
+            for n, r in res["runs"].items()))
     return out
 
 
@@ -171,7 +177,7 @@ def plots(e2e: list[dict], batches: list[dict], sens: list[dict], gap: list[dict
         written.append(path)
 
     presets = list(dict.fromkeys(r["preset"] for r in e2e))
-    for metric, unit, scale in (("cpu", "CPU-seconds", 1.0), ("bytes", "GB", 1e-9)):
+    for metric, unit, scale in (("cpu", "CPU-seconds", 1.0), ("bytes", "GB", 1e-9)) if presets else ():
         fig = make_subplots(rows=1, cols=len(presets), subplot_titles=presets)
         for i, p in enumerate(presets, start=1):
             rs = [r for r in e2e if r["preset"] == p]
@@ -236,6 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--uncalibrated", action="store_true",
                     help="the default Settings rates and no per-query cost (before issue 11)")
     ap.add_argument("--skip-sensitivity", action="store_true")
+    ap.add_argument("--studies", default="",
+                    help="comma-separated sensitivity studies (recluster_start, shifting_rate, "
+                         "skew, selectivity_days; default all)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args(argv)
@@ -288,8 +297,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_csv(out / "wair_fig19_oracle_gap.csv", gap)
     sens: list[dict[str, Any]] = []
     if not args.skip_sensitivity:
-        sens = sensitivity(sens_rows, args.seed, settings, args.quick)
-        write_csv(out / "wair_sensitivity.csv", sens)
+        only = tuple(s.strip() for s in args.studies.split(",") if s.strip())
+        sens = sensitivity(sens_rows, args.seed, settings, args.quick, only)
+        write_csv(out / f"wair_sensitivity{'_' + '_'.join(only) if only else ''}.csv", sens)
     meta["plots"] = [p.name for p in plots(e2e, batches, sens, gap, out)]
     meta["seconds"] = round(time.perf_counter() - t0, 1)
     (out / "wair_meta.json").write_text(json.dumps(meta, indent=1, default=str))

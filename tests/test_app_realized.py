@@ -10,16 +10,14 @@ queries with the numbers :func:`engine.api.realized_savings` returns.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import views
 from app_workspace import build_table, engine_settings  # noqa: F401 (fixture)
+from later_queries import later_log
 from engine import api
 from security_helpers import sign_in
 
@@ -32,23 +30,6 @@ def workspace(tmp_path_factory, spark) -> Path:
     home = tmp_path_factory.mktemp("realized") / "home"
     build_table(home, "lineitem", rows=4000, queries=40)
     return home
-
-
-def later_log(path: Path, count: int) -> str:
-    """``count`` l_shipdate queries after the run, each with a measured scan and duration."""
-    rng = np.random.default_rng(5)
-    t0 = dt.datetime(2024, 6, 1, 8, 0, 0)
-    lines = []
-    for i in range(count):
-        lo = dt.date(1993, 1, 1) + dt.timedelta(days=int(rng.integers(0, 4 * 365)))
-        hi = lo + dt.timedelta(days=int(rng.integers(30, 91)))
-        sql = ("SELECT sum(l_extendedprice) FROM lineitem WHERE l_shipdate >= DATE "
-               f"'{lo.isoformat()}' AND l_shipdate < DATE '{hi.isoformat()}'")
-        lines.append(json.dumps({"id": f"late{i:03d}", "sql": sql, "duration_ms": 40.0,
-                                 "bytes_scanned": 1000 + i,
-                                 "ts": (t0 + dt.timedelta(minutes=i)).isoformat()}))
-    path.write_text("\n".join(lines) + "\n")
-    return str(path)
 
 
 def open_page(page: str, plan_id: int | None = None) -> AppTest:

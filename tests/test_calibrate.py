@@ -195,7 +195,7 @@ def test_no_hilbert_slope_keeps_the_mean_overhead_as_the_fixed_cost():
                                       "fitted_key_bytes_per_s": 0.0, "file_s": 0.0}
 
 
-def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys):
+def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, monkeypatch):
     from engine import api
     from engine.policy.costmodel import RewriteTerms
 
@@ -203,9 +203,16 @@ def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys):
     _store(home, terms=TERMS)
     s = load_settings({"home": str(home)}, environ={})  # "terms" beside "rates": loads
     assert s.rewrite_fixed_s == 1.5
+    assert RewriteTerms.from_settings(s) == RewriteTerms(**TERMS)  # plans price with them
     stored = api.show_calibration(s)
     assert RewriteTerms.from_mapping(stored["calibration"]["terms"]) == RewriteTerms(**TERMS)
     assert {k: v["value"] for k, v in stored["terms"].items()} == TERMS
+    assert {v["source"] for v in stored["terms"].values()} == {"calibrated"}
+    monkeypatch.setenv("LAYOUT_ADVISOR_FILE_S", "0.5")  # configured beats calibrated
+    shown = api.show_calibration(s)["terms"]
+    assert shown["file_s"] == {"value": 0.5, "source": "configured"}
+    assert shown["fitted_job_s"] == {"value": 1.2, "source": "calibrated"}
+    monkeypatch.delenv("LAYOUT_ADVISOR_FILE_S")
     assert main(["--home", str(home), "calibrate", "--show"]) == 0
     out = capsys.readouterr().out
     assert "fitted layout, job" in out and "1.2 s" in out and "per output file" in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,33 @@ def test_cli_reports_bad_config_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown setting 'no_such_setting'" in err[0]
     assert "Traceback" not in err[0]
+
+
+@pytest.mark.parametrize("name", ["fitted_job_s", "fitted_key_bytes_per_s", "file_s",
+                                  "rewrite_fixed_s", "query_scan_bytes_per_s"])
+@pytest.mark.parametrize("raw,needle", [("-0.5", "must be at least 0"),
+                                        ("nan", "finite number"), ("inf", "finite number")],
+                         ids=["negative", "nan", "inf"])
+def test_calibrated_terms_are_checked_like_the_rates(tmp_path, name, raw, needle):
+    """The layout terms (issue 11) enter from the file, the environment and the
+    calibration; each way a bad value is one ConfigError naming the setting."""
+    with pytest.raises(ConfigError, match=f"environment: setting '{name}'.*{needle}"):
+        load_settings({"home": str(tmp_path)}, environ={f"LAYOUT_ADVISOR_{name.upper()}": raw})
+    cal = tmp_path / "cal"
+    cal.mkdir()
+    (cal / "calibration.json").write_text(
+        '{"rates": {}, "terms": {"%s": %s}}' % (name, {"-0.5": "-0.5"}.get(raw, '"%s"' % raw)))
+    with pytest.raises(ConfigError, match=f"calibration.json: setting '{name}'.*{needle}"):
+        load_settings({"home": str(cal)}, environ={})
+
+
+def test_calibrated_terms_merge_and_configured_values_win(tmp_path):
+    (tmp_path / "calibration.json").write_text(json.dumps(
+        {"rates": {"rewrite_fixed_s": 2.0},
+         "terms": {"fitted_job_s": 0.3, "fitted_key_bytes_per_s": 4e6, "file_s": 0.05}}))
+    _write_config(tmp_path, "file_s = 0.2\n")
+    s = load_settings({"home": str(tmp_path)}, environ={})
+    assert (s.rewrite_fixed_s, s.fitted_job_s, s.fitted_key_bytes_per_s, s.file_s) == \
+        (2.0, 0.3, 4e6, 0.2)
+    s = load_settings({"home": str(tmp_path)}, environ={"LAYOUT_ADVISOR_FITTED_JOB_S": "0"})
+    assert s.fitted_job_s == 0.0

@@ -9,36 +9,16 @@ has arrived the next decision feeds them to WAIR (credit, debt, window).
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-
-import numpy as np
 import pytest
 
 from app_workspace import build_table
+from later_queries import later_log
 from engine import api
 from engine.core.config import load_settings
 from engine.plans.service import decide
 from security_helpers import sign_in
 
 pytestmark = pytest.mark.spark
-
-
-def later_log(path, table: str, count: int) -> str:
-    """``count`` l_shipdate queries after the run, each with a measured scan and duration."""
-    rng = np.random.default_rng(5)
-    t0 = dt.datetime(2024, 6, 1, 8, 0, 0)
-    lines = []
-    for i in range(count):
-        lo = dt.date(1993, 1, 1) + dt.timedelta(days=int(rng.integers(0, 4 * 365)))
-        hi = lo + dt.timedelta(days=int(rng.integers(30, 91)))
-        sql = (f"SELECT sum(l_extendedprice) FROM {table} WHERE l_shipdate >= DATE "
-               f"'{lo.isoformat()}' AND l_shipdate < DATE '{hi.isoformat()}'")
-        lines.append(json.dumps({"id": f"late{i:03d}", "sql": sql, "duration_ms": 40.0,
-                                 "bytes_scanned": 1000 + i,
-                                 "ts": (t0 + dt.timedelta(minutes=i)).isoformat()}))
-    path.write_text("\n".join(lines) + "\n")
-    return str(path)
 
 
 def test_realized_savings_come_from_later_queries_and_feed_wair(tmp_path, spark):
@@ -60,7 +40,7 @@ def test_realized_savings_come_from_later_queries_and_feed_wair(tmp_path, spark)
     waiting = api.realized_savings(settings, plan["id"])
     assert waiting["status"] == "waiting for later queries" and waiting["queries"] == 0
 
-    api.import_workload(settings, "lineitem", later_log(tmp_path / "late.jsonl", "lineitem", 60))
+    api.import_workload(settings, "lineitem", later_log(tmp_path / "late.jsonl", 60))
     real = api.realized_savings(settings, plan["id"])
     assert real["status"] == "measured" and real["scope"] == "later queries"
     assert real["queries"] == 60

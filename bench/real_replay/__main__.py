@@ -25,6 +25,7 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -60,12 +61,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="batches whose queries DuckDB executes")
     ap.add_argument("--out", default=str(RESULTS), help="directory for the CSV files")
     ap.add_argument("--workdir", default=None, help="workspace for the replayed tables (default: a temp dir)")
+    ap.add_argument("--calibration", default=None,
+                    help="a workspace's calibration.json (layout-advisor calibrate): the simulator "
+                         "and the policies price with it, so the simulated seconds predict the "
+                         "measured ones")
     args = ap.parse_args(argv)
 
     names = [p.strip().lower() for p in args.policies.split(",") if p.strip()]
     overrides = {"periods": args.periods, "batches_per_period": args.batches_per_period,
                  "recluster_start": args.recluster_start or args.periods}
     workdir = args.workdir or tempfile.mkdtemp(prefix="real_replay-")
+    if args.calibration:  # in the replay's workspace: load_settings merges its rates and terms
+        os.makedirs(os.path.join(workdir, "home"), exist_ok=True)
+        shutil.copy(args.calibration, os.path.join(workdir, "home", "calibration.json"))
     settings = load_settings({"home": os.path.join(workdir, "home"), "spark_master": "local[2]",
                               "spark_shuffle_partitions": 4})
     scenario = build_scenario(args.preset, rows=args.rows, seed=args.seed, overrides=overrides)
@@ -95,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     real_bytes = {n: rt[n]["query_bytes"] + rt[n]["recluster_bytes"] for n in names}
     real_secs = {n: rt[n]["query_wall_seconds"] + rt[n]["recluster_wall_seconds"] for n in names}
     real_duck = {n: rt[n]["query_duckdb_bytes"] + rt[n]["recluster_bytes"] for n in names}
+    sim_secs = {n: sim[n]["cpu_seconds"] for n in names}  # query + recluster, priced
     rk_sim, rk_bytes, rk_secs, rk_duck = ranks(sim_total), ranks(real_bytes), ranks(real_secs), ranks(real_duck)
+    rk_sim_secs = ranks(sim_secs)
     rows: list[dict[str, Any]] = []
     for n in names:
         s, r = sim[n], rt[n]
@@ -117,6 +127,11 @@ def main(argv: list[str] | None = None) -> int:
             "rank_sim": rk_sim[n], "rank_real_bytes": rk_bytes[n], "rank_real_duckdb_bytes": rk_duck[n],
             "rank_real_seconds": rk_secs[n],
             "ingest_seconds_shared": round(real[n].ingest_seconds, 1),
+            "sim_query_seconds": round(s["query_cpu_seconds"], 2),
+            "sim_recluster_seconds": round(s["recluster_cpu_seconds"], 2),
+            "sim_total_seconds": round(sim_secs[n], 2),
+            "sim_vs_real_seconds": round(sim_secs[n] / real_secs[n] - 1, 3) if real_secs[n] else "",
+            "rank_sim_seconds": rk_sim_secs[n],
         })
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -138,11 +153,14 @@ def main(argv: list[str] | None = None) -> int:
                             sum(q.files_scanned for q in qs), round(b.recluster_bytes),
                             sum(x.bytes_read + x.bytes_written for x in rs),
                             round(sum(q.wall_seconds for q in qs), 3), round(sum(x.seconds for x in rs), 2)])
-    print(f"{'policy':8} {'sim total':>12} {'real bytes':>12} {'real s':>8} ranks sim/bytes/duck/s")
+    print(f"{'policy':8} {'sim total':>12} {'real bytes':>12} {'sim s':>8} {'real s':>8} "
+          f"{'error':>6} ranks sim/bytes/duck/sim s/real s")
     for r in rows:
+        err = r["sim_vs_real_seconds"]
         print(f"{r['label']:8} {r['sim_total_bytes']:12,} {r['real_total_bytes']:12,} "
-              f"{r['real_total_seconds']:8.1f} {r['rank_sim']}/{r['rank_real_bytes']}/"
-              f"{r['rank_real_duckdb_bytes']}/{r['rank_real_seconds']}")
+              f"{r['sim_total_seconds']:8.1f} {r['real_total_seconds']:8.1f} "
+              f"{err * 100 if err != '' else 0:+5.0f}% {r['rank_sim']}/{r['rank_real_bytes']}/"
+              f"{r['rank_real_duckdb_bytes']}/{r['rank_sim_seconds']}/{r['rank_real_seconds']}")
     print(json.dumps({"sim_seconds": round(sim_seconds, 1), "replay_seconds": round(replay_seconds, 1),
                       "workdir": workdir, "dd_tuning": tuning and tuning.get("chosen")}))
     return 0

@@ -47,7 +47,7 @@ import pyarrow.parquet as pq
 from engine.core.errors import InvalidParameterError
 from engine.plans.plan import Plan
 from engine.policy.base import Policy, PolicyContext, Proposal
-from engine.policy.costmodel import recluster_cost
+from engine.policy.costmodel import groups_rewrite_cost
 from engine.scan.pruning import FragmentScan, analyze_fragment
 from engine.sim.driver import HISTORY_LIMIT, BatchDriver, Rewrite
 from engine.sim.runner import compile_scenario
@@ -375,8 +375,7 @@ class ReplayRun(BatchDriver):
         self.record.reclusters.append(run)
         new_snap, _ = self.snapshot()
         new_parts = [p for p in new_snap.partitions if p.path not in by_path]
-        group_bytes = [sum(by_path[p].bytes for p in g.partitions) for g in proposal.groups]
-        cost_s = sum(recluster_cost(float(b), self.settings).cpu_seconds for b in group_bytes)
+        cost_s = groups_rewrite_cost(zm, proposal.groups, self.settings).cpu_seconds
         return Rewrite(ZoneMaps.from_partitions(snap.schema, old),
                        ZoneMaps.from_partitions(snap.schema, new_parts), cost_s)
 

@@ -50,14 +50,15 @@ def show_calibration(settings: Settings) -> dict[str, Any]:
 
 
 def _terms(stored: dict[str, Any] | None, current: Settings) -> dict[str, Any]:
-    """The measured layout terms (fitted job, key function, per file) and whether plans
-    price with them: only once the settings carry them (``RewriteTerms.from_settings``)."""
+    """The layout terms plans price with (fitted job, key function, per file; the
+    settings' values, ``RewriteTerms.from_settings``) and where each comes from: the
+    calibration, a configured value overriding it, or neither (0)."""
     measured = RewriteTerms.from_mapping((stored or {}).get("terms"))
     in_plans = RewriteTerms.from_settings(current)
     out = {}
     for key in _calibrate.TERM_KEYS:
         value, used = getattr(measured, key), getattr(in_plans, key)
-        source = ("not calibrated" if not value else "calibrated" if used == value
-                  else "measured; plans do not read it yet")
-        out[key] = {"value": value, "source": source}
+        source = ("calibrated" if value and used == value else "configured" if used
+                  else "not calibrated")
+        out[key] = {"value": used, "source": source}
     return out

@@ -53,6 +53,10 @@ _LOWER_BOUNDS: dict[str, tuple[float, bool]] = {
     "target_mb": (0, True), "dual_approval_bytes": (0, True),
     "dual_approval_cpu_seconds": (0, True), "session_idle_s": (0, False),
     "auth_delay_s": (0, True),
+    # calibrated costs: 0 = not calibrated, never negative
+    "rewrite_fixed_s": (0, True), "rewrite_read_bytes_per_s": (0, True),
+    "query_fixed_s": (0, True), "query_scan_bytes_per_s": (0, True),
+    "fitted_job_s": (0, True), "fitted_key_bytes_per_s": (0, True), "file_s": (0, True),
 }
 _UPPER_BOUNDS = {"ui_port": 65535}
 
@@ -87,6 +91,11 @@ class Settings:
     rewrite_read_bytes_per_s: float = 0.0
     query_fixed_s: float = 0.0
     query_scan_bytes_per_s: float = 0.0
+    # calibrated layout terms (engine.policy.costmodel.RewriteTerms; 0 = not calibrated):
+    # the fitted layouts' sampling job, their key function's rate, seconds per output file
+    fitted_job_s: float = 0.0
+    fitted_key_bytes_per_s: float = 0.0
+    file_s: float = 0.0
     # executor: commit every N groups (Iceberg's partial progress); 0 = one commit per plan
     partial_progress_groups: int = 0
     # patent EP-file grouping
@@ -237,16 +246,18 @@ def _from_file(home: Path) -> dict[str, Any]:
 
 
 def _from_calibration(home: Path) -> dict[str, Any]:
-    """The rates ``layout-advisor calibrate`` stored (its ``rates`` object), if any."""
+    """The rates and layout terms ``layout-advisor calibrate`` stored (its ``rates`` and
+    ``terms`` objects), if any; a file from before the terms existed has only rates."""
     path = home / CALIBRATION_FILE_NAME
     if not path.is_file():
         return {}
     try:
-        rates = json.loads(path.read_text()).get("rates") or {}
-    except (ValueError, AttributeError) as exc:
+        data = json.loads(path.read_text())
+        measured = {**(data.get("rates") or {}), **(data.get("terms") or {})}
+    except (ValueError, AttributeError, TypeError) as exc:
         raise ConfigError(f"{path}: not a calibration file ({exc}); run "
                           "`layout-advisor calibrate` again") from None
-    return _from_mapping(rates, str(path))
+    return _from_mapping(measured, str(path))
 
 
 def load_settings(flags: Mapping[str, Any] | None = None,

@@ -43,6 +43,11 @@ group sort was within 14%. So a plan also pays:
   The sort points ``calibrate`` fits the byte rates on are corrected for it first, so it is
   not counted twice.
 
+The terms are settings (``fitted_job_s``, ``fitted_key_bytes_per_s``, ``file_s``; stored by
+``calibrate``, overridable like every rate); every policy prices its proposal with them
+through :func:`groups_rewrite_cost` (each group's bytes from the zonemaps, its layout, and
+its output files from :func:`group_files`, the executor's own file-size rule).
+
 Measured once at 1M rows on the 2 shared cores (bench/README_executor.md, round 3b, load
 15-19): fitted job 24 ms, key function 2.5 MiB/s, 95 ms per file; prediction errors with
 the terms -21% / +0% / -10% / +5% (sort / Hilbert / 50 groups / demo-like plan), without
@@ -70,6 +75,8 @@ from engine.policy.base import CostEstimate
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
+    from engine.policy.base import PlanGroup
+    from engine.table.model import ZoneMaps
 
 #: layouts whose key is fitted on a sample and computed by a Python function (the
 #: executor's ``engine.spark.jobspec.FITTED``; spark is above policy, so named here)
@@ -80,8 +87,9 @@ FITTED_LAYOUTS = ("hilbert", "zorder", "qdtree", "paw")
 class RewriteTerms:
     """The executor's costs beyond bytes (see the module docstring), 0 = not measured.
 
-    Read from the settings when they carry them (``calibration.json``'s ``terms``), else
-    given explicitly (``bench/bench_executor.py`` reads them from the calibration file).
+    Read from the settings (``calibration.json``'s ``terms`` merged by
+    :func:`engine.core.config.load_settings`, or configured), else given explicitly
+    (``bench/bench_executor.py`` reads them from the calibration file).
     """
 
     fitted_job_s: float = 0.0
@@ -90,8 +98,10 @@ class RewriteTerms:
 
     @classmethod
     def from_settings(cls, settings: "Settings") -> "RewriteTerms":
-        """The terms the settings carry; 0 for any the settings do not define."""
-        return cls(**{k: float(getattr(settings, k, 0.0) or 0.0) for k in TERM_KEYS})
+        """The terms the settings carry (calibrated, or configured; 0 = not calibrated)."""
+        return cls(fitted_job_s=float(settings.fitted_job_s),
+                   fitted_key_bytes_per_s=float(settings.fitted_key_bytes_per_s),
+                   file_s=float(settings.file_s))
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any] | None) -> "RewriteTerms":
@@ -132,7 +142,7 @@ def sort_seconds(total_bytes: float, settings: "Settings") -> float:
 
 def read_rate(settings: "Settings") -> float:
     """Bytes per second a rewrite reads: the calibrated rate, else ``scan_bytes_per_s``."""
-    return float(getattr(settings, "rewrite_read_bytes_per_s", 0.0) or settings.scan_bytes_per_s)
+    return float(settings.rewrite_read_bytes_per_s or settings.scan_bytes_per_s)
 
 
 def query_seconds(nbytes: float, settings: "Settings") -> float:
@@ -191,8 +201,51 @@ def recluster_cost_groups(group_bytes: Sequence[float], settings: "Settings") ->
 def output_files(total_bytes: float, settings: "Settings") -> int:
     """Files a group of ``total_bytes`` is written into: ``target_mb`` apart, else 1
     (the row target needs rows, which a bytes-only caller does not have)."""
-    target = float(getattr(settings, "target_mb", 0.0) or 0.0) * 2**20
+    target = float(settings.target_mb) * 2**20
     return max(1, math.ceil(float(total_bytes) / target)) if target > 0 else 1
+
+
+def rows_per_file(rows: int, nbytes: int, target_rows: int | None, target_bytes: int | None,
+                  params: Mapping[str, Any] | None = None) -> int:
+    """Rows in one output file: the group's ``target_file_bytes``, else the table's target
+    rows, else its target bytes (bytes turned into rows at the inputs' mean row width).
+    The executor cuts files with this (``engine.spark.slicing`` re-exports it), the
+    policies count a plan's output files with it.
+
+    Example:
+    >>> rows_per_file(1000, 100_000, 250, None), rows_per_file(1000, 100_000, None, 20_000)
+    (250, 200)
+    >>> rows_per_file(1000, 100_000, 250, None, {"target_file_bytes": 50_000})
+    500
+    """
+    width = nbytes / rows if rows else 1.0
+    wanted = (params or {}).get("target_file_bytes")
+    if wanted:
+        return max(1, int(round(float(wanted) / width)))
+    if target_rows and target_rows > 0:
+        return int(target_rows)
+    if target_bytes and target_bytes > 0:
+        return max(1, int(round(target_bytes / width)))
+    return max(1, rows)
+
+
+def group_files(rows: int, nbytes: int, settings: "Settings",
+                params: Mapping[str, Any] | None = None) -> int:
+    """Output files of a group of ``rows`` rows and ``nbytes`` bytes under the settings'
+    targets (``target_rows`` wins over ``target_mb``, as for ingestion) and the group's
+    ``layout_params``; at least 1.
+
+    Example:
+    >>> from engine.core.config import Settings
+    >>> group_files(250_000, 10_000_000, Settings())  # 100,000 rows per file
+    3
+    >>> group_files(250_000, 10_000_000, Settings(), {"target_file_bytes": 1_000_000})
+    10
+    """
+    target_bytes = int(float(settings.target_mb) * 2**20) or None
+    per = rows_per_file(int(rows), int(nbytes), int(settings.target_rows) or None,
+                        target_bytes, params)
+    return max(1, math.ceil(int(rows) / per)) if rows else 1
 
 
 def layout_seconds(layouts: Sequence[str], group_bytes: Sequence[float],
@@ -241,3 +294,33 @@ def plan_rewrite_cost(group_bytes: Sequence[float], settings: "Settings",
     cpu = base.cpu_seconds + layout_seconds(layouts, group_bytes, files, terms)
     return CostEstimate(bytes_read=base.bytes_read, bytes_written=base.bytes_written,
                         cpu_seconds=cpu, money=money(cpu, settings))
+
+
+def groups_rewrite_cost(zonemaps: "ZoneMaps", groups: Sequence["PlanGroup"],
+                        settings: "Settings") -> CostEstimate:
+    """What the policies price a proposal with: :func:`plan_rewrite_cost` over the groups'
+    bytes (from the zonemaps of their partitions), layouts and output files
+    (:func:`group_files`). A partition missing from ``zonemaps`` counts 0 bytes.
+
+    Example (two groups of 100 and 200 bytes, 1 file each; the Hilbert group pays the
+    fitted job and the key function, both files pay ``file_s``):
+    >>> import numpy as np
+    >>> from engine.core.config import Settings
+    >>> from engine.policy.base import PlanGroup
+    >>> from engine.table.model import ZoneMaps
+    >>> zm = ZoneMaps(np.array(["a", "b", "c"], dtype=object), np.array([1, 1, 1]),
+    ...               np.array([100, 150, 50]), {})
+    >>> s = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, rewrite_fixed_s=2.0,
+    ...              fitted_job_s=1.0, fitted_key_bytes_per_s=100.0, file_s=0.5)
+    >>> g = [PlanGroup(("a",), "sort", ("x",)), PlanGroup(("b", "c"), "hilbert", ("x", "y"))]
+    >>> groups_rewrite_cost(zm, g, s).cpu_seconds  # 2 + 3 + 6, + 1 + 200/100 + 2 x 0.5
+    15.0
+    """
+    index = {str(p): i for i, p in enumerate(zonemaps.paths)}
+    nbytes, files = [], []
+    for g in groups:
+        idx = [index[p] for p in g.partitions if p in index]
+        b, r = int(zonemaps.bytes[idx].sum()), int(zonemaps.rows[idx].sum())
+        nbytes.append(float(b))
+        files.append(group_files(r, b, settings, g.layout_params))
+    return plan_rewrite_cost(nbytes, settings, [g.layout for g in groups], files)

@@ -13,6 +13,7 @@ Helpers shared with DD-EP live here: :func:`choose_key`, :func:`window_saving_by
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any, Mapping
 
@@ -22,7 +23,7 @@ from engine.core import logical_types
 from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 from engine.metrics.sweep import Sweep
 from engine.policy.base import PlanGroup, Policy, PolicyContext, Proposal
-from engine.policy.costmodel import money, recluster_cost, scan_seconds
+from engine.policy.costmodel import groups_rewrite_cost, money, scan_seconds
 
 #: logical types a sort key may have (booleans hold two values: nothing to gain)
 KEY_TYPES = tuple(t for t in logical_types.ORDERABLE_TYPES)
@@ -81,16 +82,16 @@ def data_driven_proposal(ctx: PolicyContext, policy: str, params: Mapping[str, A
     """One ``sort`` group over the chosen partitions, priced with the shared cost model."""
     settings = ctx.settings
     zm = ctx.zonemaps
-    total_bytes = float(zm.bytes[chosen].sum())
-    cost = recluster_cost(total_bytes, settings)
+    group = PlanGroup(partitions=tuple(str(p) for p in zm.paths[chosen]), layout="sort",
+                      columns=(key,), reason=reason)
+    cost = groups_rewrite_cost(zm, [group], settings)
     saved = window_saving_bytes(ctx, chosen, key)
     saved_s = scan_seconds(saved, settings)
     nq = len(ctx.window)
     break_even = None
     if saved_s > 0 and nq:
         break_even = cost.cpu_seconds / (saved_s / nq)
-    group = PlanGroup(partitions=tuple(str(p) for p in zm.paths[chosen]), layout="sort",
-                      columns=(key,), reason=reason, predicted_saving_bytes=saved)
+    group = dataclasses.replace(group, predicted_saving_bytes=saved)
     return Proposal(policy=policy, params=dict(params), groups=(group,), estimated_cost=cost,
                     predicted_saving={"bytes": saved, "cpu_seconds": saved_s,
                                       "money": money(saved_s, settings),

@@ -35,6 +35,7 @@ from engine.design.paw.similarity import DELTA_ESTIMATORS
 from engine.design.paw.tree import PSI
 from engine.policy.base import PeriodInfo, Policy, PolicyContext, Proposal, RowSampler
 from engine.policy.baselines import _full_proposal
+from engine.policy.costmodel import groups_rewrite_cost
 from engine.workload.model import ScanFragment
 
 
@@ -128,4 +129,5 @@ class PawPolicy(Policy):
                                   layout_params=layout_params,
                                   params=self.get_params())
         self.last_decision_ = {"action": "propose", "reason": reason}
-        return dataclasses.replace(proposal, details={"paw": design.to_json()})
+        cost = groups_rewrite_cost(ctx.zonemaps, proposal.groups, ctx.settings)
+        return dataclasses.replace(proposal, details={"paw": design.to_json()}, estimated_cost=cost)

@@ -17,6 +17,7 @@ from typing import Any
 from engine.design.pto.optimizer import PtoConfig, PtoRun, run_on_files
 from engine.policy.base import Policy, PolicyContext, Proposal
 from engine.policy.baselines import _full_proposal
+from engine.policy.costmodel import groups_rewrite_cost
 
 
 class PtoPolicy(Policy):
@@ -78,7 +79,8 @@ class PtoPolicy(Policy):
                                   run.reason(), layout_params=params, params=self.get_params())
         details = design_details(run)
         self.last_decision_ = {"reason": run.reason(), "choice": details["choice"]}
-        return Proposal(proposal.policy, proposal.params, proposal.groups, proposal.estimated_cost,
+        return Proposal(proposal.policy, proposal.params, proposal.groups,
+                        groups_rewrite_cost(zm, proposal.groups, ctx.settings),
                         proposal.predicted_saving, details=details)
 
 

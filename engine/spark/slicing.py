@@ -6,15 +6,17 @@ one smaller file per range, never a wrong order)."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from engine.core import logical_types
+from engine.policy.costmodel import rows_per_file  # noqa: F401  (one rule, priced and cut alike)
 from engine.spark.jobspec import FITTED, KEY_COLUMN, ORD_COLUMN, GroupSpec
 
 if TYPE_CHECKING:
     from engine.table.model import TableSchema
+
 
 def boundaries(sorted_values: Sequence[Any], n: int) -> list[Any]:
     """n-1 cut points at the sample's quantiles, duplicates dropped (ties stay together).
@@ -85,28 +87,6 @@ def _zonemap_cuts(spec: GroupSpec, column: str, ltype: str, fractions: Sequence[
         if c is not None and (not out or c > out[-1]):
             out.append(c)
     return out
-
-
-def rows_per_file(rows: int, nbytes: int, target_rows: int | None, target_bytes: int | None,
-                  params: Mapping[str, Any] | None = None) -> int:
-    """Rows in one output file: the group's ``target_file_bytes``, else the table's target
-    rows, else its target bytes (bytes turned into rows at the inputs' mean row width).
-
-    Example:
-    >>> rows_per_file(1000, 100_000, 250, None), rows_per_file(1000, 100_000, None, 20_000)
-    (250, 200)
-    >>> rows_per_file(1000, 100_000, 250, None, {"target_file_bytes": 50_000})
-    500
-    """
-    width = nbytes / rows if rows else 1.0
-    wanted = (params or {}).get("target_file_bytes")
-    if wanted:
-        return max(1, int(round(float(wanted) / width)))
-    if target_rows and target_rows > 0:
-        return int(target_rows)
-    if target_bytes and target_bytes > 0:
-        return max(1, int(round(target_bytes / width)))
-    return max(1, rows)
 
 
 #: a group is split across tasks only into slices of at least this many output files (each

@@ -59,7 +59,7 @@ import numpy as np
 from engine.core.errors import InvalidParameterError
 from engine.core.jsonable import finite_or_none
 from engine.policy.base import Feedback, PlanGroup, Policy, PolicyContext, Proposal
-from engine.policy.costmodel import money, recluster_cost_groups
+from engine.policy.costmodel import groups_rewrite_cost, money
 from engine.policy.impact import rewrite_losses
 from engine.policy.wair.cut import algorithm2_cut, thin_curve
 from engine.policy.wair.groups import (Assignment, assign_fixed, assign_hybrid,
@@ -256,7 +256,7 @@ class WairPolicy(Policy):
         selected = candidates[order[:cut]]
 
         assignment = _assign(p, br.per_column[selected], br.columns)
-        groups, chunk_bytes, kept = _groups(ctx, k_max, window, br, selected, assignment)
+        groups, _, kept = _groups(ctx, k_max, window, br, selected, assignment)
         details = {**base, "cut": cut, "net_cpu_s": best_net,
                    "dropped_unchangeable": int(selected.size - kept.size)}
         if not groups:
@@ -264,7 +264,7 @@ class WairPolicy(Policy):
                 f"none of the {selected.size} selected partitions can change a zonemap when "
                 "rewritten (lone partitions, degenerate or already disjoint key ranges; "
                 "Algorithm 1's guard)", details, curve)
-        cost = recluster_cost_groups(chunk_bytes, ctx.settings)
+        cost = groups_rewrite_cost(zm, groups, ctx.settings)
         saving_total = float(total[kept].sum())
         details["grouped_cost_cpu_s"] = cost.cpu_seconds
         loss = self._losses(p, ctx, window, scans, groups)
