@@ -39,7 +39,7 @@ import numpy as np
 
 from engine.core import logical_types
 from engine.policy.base import Feedback, PeriodInfo, PlanGroup, Policy, PolicyContext, Proposal
-from engine.policy.costmodel import recluster_cost
+from engine.policy.costmodel import groups_rewrite_cost
 from engine.workload.model import ScanFragment
 
 __all__ = ["NoRecluster", "NewDataSort", "QdTreeRepartition", "Oracle", "OracleKeyed",
@@ -49,13 +49,9 @@ __all__ = ["NoRecluster", "NewDataSort", "QdTreeRepartition", "Oracle", "OracleK
 def _full_proposal(ctx: PolicyContext, policy: str, layout: str, columns: Sequence[str],
                    paths: Sequence[str], reason: str, layout_params: Mapping[str, Any] | None = None,
                    params: Mapping[str, Any] | None = None) -> Proposal:
-    zm = ctx.zonemaps
-    sel = np.isin(zm.paths, np.asarray(list(paths), dtype=object)) if len(paths) != len(zm) \
-        else np.ones(len(zm), dtype=bool)
-    nbytes = float(zm.bytes[sel].sum())
-    cost = recluster_cost(nbytes, ctx.settings)
     group = PlanGroup(partitions=tuple(str(p) for p in paths), layout=layout, columns=tuple(columns),
                       reason=reason, layout_params=dict(layout_params or {}))
+    cost = groups_rewrite_cost(ctx.zonemaps, (group,), ctx.settings)
     return Proposal(policy=policy, params=dict(params or {}), groups=(group,), estimated_cost=cost,
                     predicted_saving={"bytes": 0.0, "cpu_seconds": 0.0, "money": 0.0,
                                       "window_queries": 0.0})

@@ -39,7 +39,7 @@ import numpy as np
 from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
 from engine.policy.base import PlanGroup, Policy, PolicyContext, Proposal
-from engine.policy.costmodel import money, recluster_cost_groups
+from engine.policy.costmodel import groups_rewrite_cost, money
 from engine.policy.wair.groups import chunk_members
 from engine.policy.wair.savings import breakdown_for_window
 from engine.scan.pruning import covering_candidates
@@ -151,7 +151,6 @@ class GreedyBoundaryPolicy(Policy):
             return None
         zm = ctx.zonemaps
         chunks = chunk_members(zm, idx, np.arange(idx.size), key, self.k_max)
-        cost = recluster_cost_groups([float(zm.bytes[c].sum()) for c in chunks], ctx.settings)
         window = list(ctx.window)[-self.window:]
         scans = ctx.scans[-self.window:]  # a slice: a lazy window prunes only these
         saved = {"bytes": 0.0, "cpu_seconds": 0.0, "money": 0.0, "window_queries": float(len(window))}
@@ -165,6 +164,7 @@ class GreedyBoundaryPolicy(Policy):
                                  columns=(key,),
                                  reason=f"Algorithm 1: partitions covering a predicate bound on {key}")
                        for c in chunks)
+        cost = groups_rewrite_cost(zm, groups, ctx.settings)
         return Proposal(policy=self.name, params={"key": key, "window": self.window, "k_max": self.k_max},
                         groups=groups, estimated_cost=cost, predicted_saving=saved,
                         break_even_queries=cost.cpu_seconds / per_query if per_query > 0 else None,
