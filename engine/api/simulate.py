@@ -90,10 +90,15 @@ def comparison(runs: Mapping[str, "PolicyRun"]) -> dict[str, dict[str, float | N
 def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequence[str],
                       progress: Callable[[Mapping[str, Any]], None] | None = None,
                       tune: bool = True, act_every: str = "batch", feedback: str = "batch",
-                      policy_params: Mapping[str, Mapping[str, Any]] | None = None
+                      policy_params: Mapping[str, Mapping[str, Any]] | None = None,
+                      replay: Callable[..., dict[str, "PolicyRun"]] = simulate_policies
                       ) -> tuple[dict[str, "PolicyRun"], dict[str, Any] | None]:
     """Run named policies on a built scenario; DD is tuned to WAIR's reclustering budget
-    (grid search, as the paper does) when both are requested and ``tune`` is set."""
+    (grid search, as the paper does) when both are requested and ``tune`` is set.
+
+    ``replay``: how one policy is replayed, with the signature of
+    :func:`engine.sim.runner.simulate_policies` (the default); the what-if on a real table
+    passes :func:`engine.sim.own_table.simulate_own`."""
     names = _parse_policies(policies)
     compiled = compile_scenario(scenario)
     policy_params = policy_params or {}
@@ -111,14 +116,14 @@ def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequ
             budget = runs["wair"].totals()["recluster_bytes"]
 
             def one(policy: Any) -> "PolicyRun":
-                return simulate_policies(scenario, {"dd": policy}, settings, step, act_every,
-                                         history=SHORT_HISTORY, compiled=compiled, feedback=feedback)["dd"]
+                return replay(scenario, {"dd": policy}, settings, step, act_every,
+                              history=SHORT_HISTORY, compiled=compiled, feedback=feedback)["dd"]
             runs["dd"], tuning = tune_dd(scenario, settings, budget, one)
         else:
             policy = scenario_policy(name, scenario, policy_params.get(name))
             history = HISTORY_LIMIT if name in WAIR_FAMILY else SHORT_HISTORY
-            runs[name] = simulate_policies(scenario, {name: policy}, settings, step, act_every,
-                                           history=history, compiled=compiled, feedback=feedback)[name]
+            runs[name] = replay(scenario, {name: policy}, settings, step, act_every,
+                                history=history, compiled=compiled, feedback=feedback)[name]
         done += 1
     return {n: runs[n] for n in names}, tuning
 
