@@ -147,7 +147,7 @@ def test_whatif_runs_the_simulator_and_shows_its_numbers(engine_settings):
     at.number_input(key="wi_tpch_periods").set_value(3)
     at.number_input(key="wi_tpch_batches_per_period").set_value(2)
     at.multiselect(key="wi_policies").set_value(["nr", "wair"])
-    at.button[0].click().run(timeout=300)
+    at.button(key="wi_run").click().run(timeout=300)
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.get("plotly_chart")) == 3
     summary = at.dataframe[0].value.set_index("policy")
