@@ -36,6 +36,7 @@ from engine.core.faults import crash_point
 from engine.spark import footers_parallel
 from engine.spark.checksum import content_checksum
 from engine.spark.hadoop_files import list_data_files, remove_dir
+from engine.spark.progress import CancelWatcher, write_message
 from engine.spark.rewrite import GroupResult, RewriteResult, rewrite
 from engine.spark.session import get_spark
 from engine.spark.slicing import boundaries, rows_per_file
@@ -106,8 +107,18 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
     function owns the files: it writes, verifies, commits, and on any failure removes what
     it wrote (and has not committed) before re-raising. With
     ``settings.partial_progress_groups`` = N > 0 the groups are committed N at a time.
+    A cancel request (:class:`engine.spark.progress.CancelWatcher`) stops the Spark jobs
+    and raises ``RunCancelled`` before the next commit, after the same cleanup.
     """
     spark = spark or get_spark(settings)
+    with CancelWatcher(spark, settings.home, plan.id) as watch:
+        return _execute(settings, plan, spark, progress, approvers, watch)
+
+
+def _execute(settings: "Settings", plan: "Plan", spark: "SparkSession",
+             progress: ProgressFn | None, approvers: Sequence[str],
+             watch: CancelWatcher) -> dict[str, Any]:
+    """:func:`execute_plan`'s work under its cancel watcher."""
     fault = _fault()
     store = TableStore(settings)
     info = store.info(plan.table)
@@ -127,7 +138,7 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
                       "rows": state["rows"], "bytes": state["bytes"], "message": message})
 
     def on_write(done: int, tasks: int, rows: int) -> None:
-        report(f"writing: {done}/{tasks} tasks, {rows:,} rows written")
+        report(write_message(done, tasks, rows))
 
     results: list[GroupResult] = []
     snapshots: list[str] = []
@@ -152,6 +163,7 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
                 if fault == f"fail-group:{r.index}":
                     raise ExecutionError(f"injected failure after group {r.index} ({FAULT_ENV})")
             crash_point("after_verify")
+            watch.check()  # a cancel request stops the run here, before the commit
             if fault == "before-commit":
                 os._exit(97)  # simulate a crash between write and commit (test hook)
             removed = [p for i in batch for p in plan.groups[i].partitions]

@@ -1,0 +1,144 @@
+"""A running plan's ETA and its cancellation (issue 14, "run progress with ETA and cancel").
+
+The Spark level: :class:`CancelWatcher` stops a running Spark job tagged with the plan (the
+job's tasks block on a file that never appears, so the job is running when the request
+arrives, whatever the machine's load). The plan level: a real run on real Parquet files
+is held before its commit by the test hook (``LA_HOLD_BEFORE_COMMIT``: wait for a cancel
+request) after writing and verifying its files; ``plan cancel ID --as bob`` stops it and
+the table, its files and the audit log are checked."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from engine import api
+from engine.cli import main
+from engine.core.errors import ApprovalError, PlanError
+from engine.policy.base import PlanGroup
+from engine.spark.progress import (
+    HOLD_ENV, CancelWatcher, RunCancelled, cancel_request_path, request_cancel,
+)
+from engine.table.store import TableStore
+from plan_helpers import insert_plan, make_table, rows_of
+from security_helpers import ensure_account, secret_file, sign_in
+
+pytestmark = pytest.mark.spark
+WAIT_S = 120.0  # an upper bound for a blocked wait, never a speed goal
+
+
+def _files_under(root: str) -> set[str]:
+    return {os.path.join(d, n) for d, _, names in os.walk(root) for n in names
+            if n.endswith(".parquet")}
+
+
+def _until(check, what: str, limit_s: float = WAIT_S):
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+def test_the_watcher_cancels_a_running_spark_job_tagged_with_the_plan(spark, tmp_path):
+    started, never = tmp_path / "started", tmp_path / "never-created"
+
+    def block(rows):
+        import os as _os
+        import time as _time
+        open(started, "w").close()
+        deadline = _time.time() + WAIT_S
+        while not _os.path.exists(never) and _time.time() < deadline:
+            _time.sleep(0.05)
+        yield sum(1 for _ in rows)
+
+    outcome: dict = {}
+
+    def job() -> None:
+        try:
+            with CancelWatcher(spark, tmp_path, 7, poll_s=0.1):
+                spark.sparkContext.parallelize(range(4), 2).mapPartitions(block).collect()
+        except BaseException as exc:  # noqa: BLE001 - inspected below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=job)
+    thread.start()
+    _until(started.exists, "the Spark task to start")
+    request_cancel(tmp_path, 7, "alice", "wrong plan")
+    thread.join(WAIT_S)
+    assert not thread.is_alive()
+    error = outcome.get("error")
+    assert isinstance(error, RunCancelled), repr(error)
+    assert "cancelled by alice" in str(error)
+    assert "cancel" in str(error.__cause__).lower()  # Spark's own error: the job was cancelled
+    assert not never.exists()  # the tasks did not end on their own
+    tracker = spark.sparkContext.statusTracker()
+    assert not [j for j in tracker.getActiveJobsIds()]
+    assert "la-plan-7" not in spark.sparkContext.getJobTags()
+
+
+def test_cancel_stops_the_run_removes_its_files_and_settles_the_plan(settings, spark, tmp_path,
+                                                                     monkeypatch):
+    base = make_table(settings, n=3000, rows_per_file=500)
+    root = TableStore(settings).info("lineitem").data_root
+    files_before, dirs_before = _files_under(root), set(os.listdir(root))
+    rows_before = rows_of([p.path for p in base.partitions])
+    pid = insert_plan(settings, base, [PlanGroup(tuple(p.path for p in base.partitions), "sort",
+                                                 ("l_shipdate",))])
+    api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
+    ensure_account(settings, "bob")
+    monkeypatch.setenv(HOLD_ENV, "1")  # the run waits before its commit for the cancel
+    run = api.start_run(settings, pid, actor=sign_in(settings, "alice"), spark=spark)
+
+    # progress with an ETA while it runs; written and verified files wait for the commit
+    eta = _until(lambda: (lambda e: e if e["groups_done"] == e["groups_total"] else None)(
+        api.run_eta(settings, pid)), "the run to verify its files")
+    assert eta["status"] == "running" and eta["rows_total"] == 3000
+    assert eta["rows_written"] == 3000 and 0.9 < eta["fraction"] < 1.0
+    assert eta["eta_s"] == pytest.approx(api.eta_seconds(eta["elapsed_s"], eta["predicted_s"],
+                                                         eta["fraction"]))
+    assert eta["predicted_s"] == pytest.approx(api.show_plan(settings, pid)["estimated_cost"]
+                                               ["cpu_seconds"])
+    assert _files_under(root) - files_before  # the rewrite's files exist now
+
+    monkeypatch.setenv("LAYOUT_ADVISOR_SECRET_FILE", secret_file(tmp_path))
+    assert main(["--home", str(settings.home), "plan", "cancel", str(pid), "--as", "bob",
+                 "--reason", "maintenance window over"]) == 0
+    run.wait(WAIT_S)
+    assert run.done and isinstance(run.error, RunCancelled)
+
+    # the table is at its previous snapshot, with exactly its files and rows
+    assert TableStore(settings).current_id("lineitem") == base.id
+    assert _files_under(root) == files_before and set(os.listdir(root)) == dirs_before
+    assert rows_of([p.path for p in base.partitions]).equals(rows_before)
+    # the plan is cancelled, by bob, audited with who and when
+    shown = api.show_plan(settings, pid)
+    assert shown["status"] == "cancelled"
+    assert shown["result"]["cancelled_by"] == "bob" and shown["result"]["cancelled_at"]
+    actions = [(e["action"], e["actor"], e["to_status"]) for e in shown["audit"]]
+    assert ("cancel-request", "bob", None) in actions
+    assert actions[-1] == ("cancel", "bob", "cancelled")
+    assert "maintenance window over" in shown["audit"][-1]["reason"]
+    assert not cancel_request_path(settings.home, pid).exists()
+    assert api.verify_audit(settings)["ok"]
+    # and a cancelled plan cannot be cancelled again
+    assert main(["--home", str(settings.home), "plan", "cancel", str(pid), "--as", "bob"]) == 2
+
+
+def test_cancel_needs_a_signed_in_approver_and_a_running_plan(settings, tmp_path, monkeypatch):
+    base = make_table(settings, n=1000, rows_per_file=500)
+    pid = insert_plan(settings, base, [PlanGroup(tuple(p.path for p in base.partitions), "sort",
+                                                 ("l_shipdate",))])
+    with pytest.raises(PlanError, match="is proposed; only a running plan can be cancelled"):
+        api.cancel_plan(settings, pid, sign_in(settings, "alice"))
+    with pytest.raises(ApprovalError):
+        api.cancel_plan(settings, pid, None)
+    monkeypatch.setenv("LAYOUT_ADVISOR_SECRET_FILE", secret_file(tmp_path))
+    assert main(["--home", str(settings.home), "plan", "cancel", str(pid), "--as", "alice"]) == 2
+    assert api.show_plan(settings, pid)["status"] == "proposed"
