@@ -46,3 +46,41 @@ def whatif_table(table: str, policies: Sequence[str], batches: int, shift: str |
     return dict(api.whatif_table(services.settings(), table, policies=list(policies),
                                  batches=int(batches), shift=shift, sample_rows=int(sample_rows),
                                  progress=progress))
+
+
+# --------------------------------------------------------------------------- a running plan
+def run_eta(plan_id: int) -> dict[str, Any]:
+    """A run's progress and ETA (:func:`engine.api.run_eta`; uncached: it moves)."""
+    return dict(api.run_eta(services.settings(), int(plan_id)))
+
+
+def cancel_run(plan_id: int, actor: Any, reason: str = "") -> dict[str, Any]:
+    """Cancel a running plan as the signed-in approver and wait for it to stop."""
+    out = dict(api.cancel_plan(services.settings(), int(plan_id), actor, reason or None))
+    services.clear_caches()
+    return out
+
+
+def eta_text(info: Mapping[str, Any]) -> str:
+    """One line: groups and rows done, elapsed, ETA and what it rests on.
+
+    >>> eta_text({"groups_done": 1, "groups_total": 4, "rows_written": 2500, "rows_total": 10000,
+    ...           "elapsed_s": 12.0, "eta_s": 30.5, "fraction": 0.2, "calibrated": True})
+    'group 1 of 4 verified · 2,500 of 10,000 rows written · 12.0 s elapsed · about 30.5 s left (calibrated model and progress so far)'
+    """
+    basis = ("calibrated model" if info.get("calibrated") else "default-rate model (run "
+             "`layout-advisor calibrate`)") + (" and progress so far" if info.get("fraction", 0) >= 0.05 else "")
+    return (f"group {int(info.get('groups_done') or 0)} of {int(info.get('groups_total') or 0)} verified · "
+            f"{int(info.get('rows_written') or 0):,} of {int(info.get('rows_total') or 0):,} rows written · "
+            f"{views.fmt_seconds(info.get('elapsed_s'))} elapsed · about "
+            f"{views.fmt_seconds(info.get('eta_s'))} left ({basis})")
+
+
+def cancel_text(out: Mapping[str, Any]) -> str:
+    """What became of a cancel request, in one sentence."""
+    if out.get("cancelled"):
+        return (f"Plan {out['id']} cancelled by {out.get('by')} at {out.get('at')}: nothing was "
+                "committed, the files it wrote were removed, the table is unchanged.")
+    if out.get("status") == "running":
+        return (f"Cancel of plan {out['id']} requested; the run stops before its commit.")
+    return f"Plan {out['id']} is {out.get('status')}: the cancel came too late."
