@@ -39,6 +39,11 @@ def shift_choices(table: str) -> dict[str, Any]:
                           services.workload_key(table))
 
 
+def whatif_policies() -> dict[str, str]:
+    """Policy name -> label for the what-if on a table (the simulator's and PTO)."""
+    return {p["name"]: p["label"] for p in api.whatif_policies()}
+
+
 def whatif_table(table: str, policies: Sequence[str], batches: int, shift: str | None,
                  sample_rows: int, progress: Callable[..., Any] | None = None) -> dict[str, Any]:
     """The what-if on ``table`` itself (not cached: the page keeps the result in session

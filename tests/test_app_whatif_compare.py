@@ -57,7 +57,8 @@ def test_whatif_tab_replays_the_sidebar_table_with_the_api_numbers(home):
     ref = api.whatif_table(settings, "t", batches=4, shift="l_shipdate:l_commitdate",
                            sample_rows=2400)
     summary = next(f.value for f in at.dataframe if "total CPU-s" in f.value.columns).set_index("policy")
-    assert set(summary.index) == {"NR", "WAIR", "DD", "DD-EP", "PAW"}
+    assert set(summary.index) == {"NR", "WAIR", "DD", "DD-EP", "PAW", "PTO"}
+    assert "PTO's design: PTO: partition by" in " ".join(m.value for m in at.markdown)
     for name, res in ref["policies"].items():
         assert summary.loc[res["label"], "total CPU-s"] == pytest.approx(res["cpu_seconds"])
         assert summary.loc[res["label"], "reclustering CPU-s"] == pytest.approx(res["recluster_cpu_seconds"])

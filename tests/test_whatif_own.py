@@ -105,7 +105,7 @@ def test_whatif_on_the_table_compares_the_policies_with_real_zonemaps(own):
     seen = []
     r = api.whatif_table(own, "t", batches=4, shift="auto", sample_rows=2400, progress=seen.append)
     assert r["shift"] == {"from": "l_shipdate", "to": "l_commitdate"}
-    assert set(r["policies"]) == {"nr", "wair", "dd", "dd-ep", "paw"}
+    assert set(r["policies"]) == {"nr", "wair", "dd", "dd-ep", "paw", "pto"}
     assert r["sample"]["rows"] == 2400 and r["sample"]["files"] == FILES
     assert [p["period"] for p in r["scenario"]["periods"]] == [1, 2, 3]
     assert [p["queries"] for p in r["scenario"]["periods"]] == [48, 48, 48]
@@ -132,7 +132,7 @@ def test_whatif_on_the_table_compares_the_policies_with_real_zonemaps(own):
     assert r["comparison"]["wair"]["cpu_reduction_vs_nr"] == pytest.approx(
         1 - r["policies"]["wair"]["cpu_seconds"] / nr["cpu_seconds"])
     assert any("sample" in n for n in r["estimated"]) and any("Text columns" not in n for n in r["estimated"])
-    assert seen and seen[-1]["policies"] == 5
+    assert seen and seen[-1]["policies"] == 6
 
 
 def test_whatif_refuses_bad_input_in_one_line(own, tmp_path):

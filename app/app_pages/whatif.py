@@ -20,7 +20,7 @@ README_SETUP = {"rows": 200_000}
 MODES = {"quick": "Quick (seconds)",
          "readme": "As in the README (bench/wair_replication.py --quick; about a minute)"}
 # the own-table what-if: NR, WAIR, DD, DD-EP and PAW (issue 14 section 5)
-OWN_POLICIES = ("nr", "wair", "dd", "dd-ep", "paw")
+OWN_POLICIES = ("nr", "wair", "dd", "dd-ep", "paw", "pto")
 OWN_BATCHES = 8
 OWN_SAMPLE_ROWS = 200_000
 
@@ -87,7 +87,7 @@ def show_result(result: Mapping[str, Any], prefix: str) -> None:
 
 
 # ------------------------------------------------------------------ this table
-def own_table_tab(policy_labels: Mapping[str, str]) -> None:
+def own_table_tab() -> None:
     """The imported workload (and a shifted copy) replayed on the selected table."""
     table = components.selected_table()
     if not table:
@@ -96,6 +96,7 @@ def own_table_tab(policy_labels: Mapping[str, str]) -> None:
         return
     choices = None
     with guard(stop=False):
+        policy_labels = dba_services.whatif_policies()
         if not services.fragments(table):
             st.info(f"**{table}** has no imported workload to replay. Import a query log with "
                     f"`layout-advisor workload import {table} FILE`, then reload this page.")
@@ -172,6 +173,10 @@ def own_result_header(result: Mapping[str, Any]) -> None:
         notes.append(f"Check: NR's replayed queries read {views.fmt_bytes(check['simulated_bytes'])} "
                      f"in the simulator and {views.fmt_bytes(check['real_zonemap_bytes'])} by the "
                      f"real files' zonemaps (ratio {check['ratio']:.3f}).")
+    pto = result.get("pto")
+    if pto:
+        notes.append(f"PTO's design: {pto['why']} Simulated as {pto['simulated_layout']} on "
+                     f"{', '.join(pto['simulated_columns']) or 'nothing'}.")
     with st.expander("What is exact and what is estimated from the sample", expanded=True):
         st.markdown("\n".join(f"- {views.md_text(n)}" for n in notes))
 
@@ -263,6 +268,6 @@ with guard():
 own_tab, presets_tab_box = st.tabs([f"This table ({components.selected_table() or 'none'})",
                                     "Generated presets"])
 with own_tab:
-    own_table_tab(labels)
+    own_table_tab()
 with presets_tab_box:
     presets_tab(labels)

@@ -24,7 +24,9 @@ from engine.api.compare import PREVIEW_LABEL, compare_preview
 from engine.api.runs import (
     CANCELLED, RunCancelled, cancel_plan, eta_seconds, run_eta, settle_cancelled,
 )
-from engine.api.whatif import DEFAULT_WHATIF_POLICIES, whatif_shift_choices, whatif_table
+from engine.api.whatif import (
+    DEFAULT_WHATIF_POLICIES, whatif_policies, whatif_shift_choices, whatif_table,
+)
 from engine.api.files import files_bytes, rollback_targets
 from engine.api.history import clustering_trend, reclustering_history
 from engine.api.history import snapshot_history

@@ -26,9 +26,10 @@ import numpy as np
 from engine.api.simulate import _parse_policies, comparison, simulate_scenario
 from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
-from engine.policy.registry import LABELS
+from engine.design.pto.optimizer import PtoConfig, run_on_files
+from engine.policy.registry import LABELS, SIM_POLICIES
 from engine.sim.own_sample import read_partition_sample, sample_fraction
-from engine.sim.own_table import own_scenario, shift_fragments, stat_columns, simulate_own
+from engine.sim.own_table import DesignOnce, own_scenario, shift_fragments, simulate_own, stat_columns
 from engine.sim.scan import compile_fragment, query_cost
 from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
@@ -38,11 +39,36 @@ if TYPE_CHECKING:
     from engine.table.model import Snapshot, ZoneMaps
     from engine.workload.model import ScanFragment
 
-__all__ = ["whatif_table", "whatif_shift_choices", "DEFAULT_WHATIF_POLICIES"]
+__all__ = ["whatif_table", "whatif_shift_choices", "whatif_policies", "DEFAULT_WHATIF_POLICIES"]
 
-#: NR, WAIR, DD and DD-EP (incremental) and PAW (whole-table design), issue 14 section 5
-DEFAULT_WHATIF_POLICIES = ("nr", "wair", "dd", "dd-ep", "paw")
+#: PTO's design on the real files, replayed as one full rewrite (:class:`DesignOnce`)
+PTO = "pto"
+#: NR, WAIR, DD and DD-EP (incremental), PAW and PTO (whole-table designs), issue 14 section 5
+DEFAULT_WHATIF_POLICIES = ("nr", "wair", "dd", "dd-ep", "paw", PTO)
 SAMPLE_ROWS = 200_000
+
+
+def whatif_policies() -> list[dict[str, str]]:
+    """The policies the what-if on a table compares, with display labels (the simulator's
+    and PTO)."""
+    return [{"name": n, "label": LABELS[n]} for n in SIM_POLICIES] + [{"name": PTO, "label": "PTO"}]
+
+
+def _label(name: str) -> str:
+    return "PTO" if name == PTO else LABELS.get(name, name)
+
+
+def _pto_design(zm: "ZoneMaps", types: Mapping[str, str],
+                fragments: Sequence["ScanFragment"]) -> tuple[DesignOnce, dict[str, Any]]:
+    """PTO's choice for the table (its own sample of the real files, the whole imported
+    workload: what ``plan create --policy pto`` would propose) as a :class:`DesignOnce`."""
+    run = run_on_files(list(zm.paths), dict(types), int(zm.bytes.sum()), list(fragments), PtoConfig())
+    lay = run.choice.layout
+    policy = DesignOnce(lay.sort.kind, tuple(lay.sort.columns), lay.partition, int(lay.tfs_bytes),
+                        run.reason())
+    layout, cols = policy.key()
+    return policy, {**lay.describe(), "why": run.reason(), "simulated_layout": layout,
+                    "simulated_columns": list(cols)}
 
 
 def _real_target_rows(settings: "Settings", zm: "ZoneMaps") -> float:
@@ -112,6 +138,9 @@ def _estimated_notes(snap: "Snapshot", sample: Any, strings: list[str]) -> list[
              "differ slightly from its real size.",
              "Costs use the workspace's rates (measured by `layout-advisor calibrate`, else "
              "the configured defaults)."]
+    notes.append("PTO's design is chosen on the real files (its own sample) and applied once, "
+                 "at the start of the replay with its file size; its row-group size is not "
+                 "simulated (pruning is per file).")
     if strings:
         notes.append("Text columns carry no statistics in the simulator, so predicates on "
                      f"{', '.join(strings)} never prune there.")
@@ -126,7 +155,7 @@ def whatif_table(settings: "Settings", table: str,
     """Replay ``table``'s imported workload (and a shifted copy) on a simulated copy of the
     table under ``policies`` (see the module docstring for the answer)."""
     t0 = time.perf_counter()
-    names = _parse_policies(policies)
+    names = _parse_policies(policies, (PTO,))
     snap = TableStore(settings).current_snapshot(table)
     zm, types = snap.zonemaps(), dict(snap.schema.columns)
     fragments = WorkloadStore(settings).fragments(table)
@@ -138,7 +167,11 @@ def whatif_table(settings: "Settings", table: str,
     shifted = shift_fragments(fragments, moved[0], moved[1], sample.data, types) if moved else ()
     target = max(1, int(round(_real_target_rows(settings, zm) * fraction)))
     scenario = own_scenario(table, snap.schema, zm, sample, fragments, target, int(batches), shifted)
-    runs, tuning = simulate_scenario(settings, scenario, names, progress, tune_dd, replay=simulate_own)
+    prebuilt, pto = {}, None
+    if PTO in names:
+        prebuilt[PTO], pto = _pto_design(zm, types, fragments)
+    runs, tuning = simulate_scenario(settings, scenario, names, progress, tune_dd, replay=simulate_own,
+                                     prebuilt=prebuilt)
     replayed = [f for b in scenario.batches if b.period == 2 for f in b.fragments]
     nr_bytes = runs["nr"].totals()["query_bytes"] if "nr" in runs else None
     strings = sorted({c for f in fragments for c in f.predicated_columns
@@ -149,7 +182,7 @@ def whatif_table(settings: "Settings", table: str,
                    "columns": cols, "target_rows": target},
         "shift": {"from": moved[0], "to": moved[1]} if moved else None,
         "scenario": scenario.summary(),
-        "policies": {n: {"label": LABELS.get(n, n), **r.to_json(per_batch=True)} for n, r in runs.items()},
+        "policies": {n: {"label": _label(n), **r.to_json(per_batch=True)} for n, r in runs.items()},
         "comparison": comparison(runs),
         "rates": {"scan_bytes_per_s": settings.scan_bytes_per_s, "sort_bytes_per_s": settings.sort_bytes_per_s,
                   "price_per_cpu_hour": settings.price_per_cpu_hour},
@@ -161,4 +194,6 @@ def whatif_table(settings: "Settings", table: str,
         out["check"] = _nr_check(zm, replayed, types, replay_nr)
     if tuning is not None:
         out["dd_tuning"] = tuning
+    if pto is not None:
+        out["pto"] = pto
     return out

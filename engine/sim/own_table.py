@@ -40,6 +40,8 @@ import numpy as np
 
 from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
+from engine.policy.base import PeriodInfo, Policy, PolicyContext, Proposal
+from engine.policy.baselines import _full_proposal  # the whole-table proposal PTO and QD use
 from engine.scenarios.generator import Batch, Dataset, PeriodSpec, Scenario, ScenarioSpec
 from engine.sim.driver import HISTORY_LIMIT, check_modes
 from engine.sim.own_sample import PartitionSample
@@ -51,13 +53,15 @@ from engine.workload.model import Range, ScanFragment
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
-    from engine.policy.base import Policy
     from engine.table.model import TableSchema, ZoneMaps
 
 #: the name of the scenario (``scenario.spec.name``) a what-if on a real table carries
 OWN_SCENARIO = "own-table"
 #: a cut target no partition reaches: each file becomes exactly one simulated partition
 _WHOLE = 2**62
+#: a row-data column (no statistics, not in the schema) holding each sample row's place in
+#: ingestion order: "keep the input order" (PTO's bin-packing) is a sort on it
+INGEST_ORDER = "__ingest_order__"
 
 
 def stat_columns(schema: "TableSchema", zonemaps: "ZoneMaps") -> list[str]:
@@ -193,7 +197,7 @@ def own_scenario(table: str, schema: "TableSchema", zonemaps: "ZoneMaps", sample
         raise InvalidParameterError(f"table {table} has no imported workload to replay; "
                                     f"import a query log first (layout-advisor workload import)")
     n = sample.rows
-    data = anchor_sample(sample, zonemaps)
+    data = {**anchor_sample(sample, zonemaps), INGEST_ORDER: np.arange(n, dtype=np.float64)}
     replay = [dataclasses.replace(f, query_id=f"{f.query_id}~replay",
                                   extra={**dict(f.extra), "workload": "replay"}) for f in fragments]
     phases = [(list(fragments), 1, False), (replay, batches, True)]
@@ -219,6 +223,62 @@ def own_scenario(table: str, schema: "TableSchema", zonemaps: "ZoneMaps", sample
                     params={"partition_starts": sample.starts, "sample_fraction": sample.fraction})
 
 
+# ------------------------------------------------------------------ a fixed design
+class DesignOnce(Policy):
+    """A whole-table design chosen before the replay (PTO's, designed on the real files
+    from the whole imported workload, PTO section 3.1), applied as one full rewrite at the
+    start of the first reclustering period, then kept.
+
+    ``layout`` and ``columns``: the design's sort (``"sort"`` or ``"zorder"``); a
+    ``partition_by`` column leads a sort key (files then hardly straddle two partition
+    values, as partitioned files never do) and is otherwise ignored; ``"binpack"`` keeps
+    the input order, which the simulator cannot tell from not rewriting, so nothing is
+    proposed. File and row-group sizes are not simulated (the table's target is used).
+    """
+
+    name = "pto"
+
+    def __init__(self, layout: str = "sort", columns: tuple[str, ...] = (),
+                 partition_by: str | None = None, target_file_bytes: int | None = None,
+                 reason: str = "") -> None:
+        self.layout = layout
+        self.columns = columns
+        self.partition_by = partition_by
+        self.target_file_bytes = target_file_bytes
+        self.reason = reason
+        self.due_ = False
+        self.applied_ = False
+
+    def key(self) -> tuple[str, tuple[str, ...]]:
+        """The layout and key columns the simulator applies."""
+        layout, cols = self.layout, tuple(self.columns)
+        if layout == "binpack":
+            layout, cols = "sort", (INGEST_ORDER,)
+        if self.partition_by and layout == "sort":
+            cols = (self.partition_by, *[c for c in cols if c != self.partition_by])
+        return layout, cols
+
+    def begin_period(self, info: PeriodInfo) -> None:
+        self.due_ = info.recluster and not self.applied_
+
+    def before_queries(self, ctx: PolicyContext) -> Proposal | None:
+        if not self.due_:
+            return None
+        self.due_, self.applied_ = False, True
+        layout, cols = self.key()
+        if layout not in ("sort", "zorder", "hilbert") or not cols:
+            self.last_decision_ = {"reason": f"{self.name}: layout {layout} cannot be simulated"}
+            return None
+        self.last_decision_ = {"reason": self.reason}
+        size = {"target_file_bytes": int(self.target_file_bytes)} if self.target_file_bytes else {}
+        return _full_proposal(ctx, self.name, layout, cols, list(ctx.zonemaps.paths),
+                              self.reason or f"{self.name}: {layout} on {', '.join(cols)}",
+                              layout_params=size, params=self.get_params())
+
+    def propose(self, ctx: PolicyContext) -> Proposal | None:
+        return None
+
+
 # ------------------------------------------------------------------ the run
 class OwnTable(SimTable):
     """A :class:`SimTable` whose first ingestion recreates the real table's files, one
@@ -240,7 +300,9 @@ class OwnTable(SimTable):
 
 
 class OwnRun(SimRun):
-    """:class:`SimRun` on an :class:`OwnTable`."""
+    """:class:`SimRun` on an :class:`OwnTable`; a proposal whose groups name a
+    ``target_file_bytes`` (the executor's contract, :class:`engine.policy.base.PlanGroup`)
+    is cut at that size, in sample rows of the table's simulated width."""
 
     def __init__(self, scenario: Scenario, *args: Any, **kw: Any) -> None:
         super().__init__(scenario, *args, **kw)
@@ -248,6 +310,17 @@ class OwnRun(SimRun):
         self.table = OwnTable(ds.schema, ds.data, ds.widths, scenario.spec.target_rows,
                               starts=scenario.params["partition_starts"])
         self.scans = ScanCache(self.table)
+
+    def execute(self, proposal: Proposal, charged: bool) -> Any:
+        sizes = {g.layout_params.get("target_file_bytes") for g in proposal.groups}
+        if len(sizes) != 1 or not next(iter(sizes)):
+            return super().execute(proposal, charged)
+        width = sum(self.table.widths.values()) or 1.0
+        target, self.table.target_rows = self.table.target_rows, max(1, round(float(sizes.pop()) / width))
+        try:
+            return super().execute(proposal, charged)
+        finally:
+            self.table.target_rows = target
 
 
 def simulate_own(scenario: Scenario, policies: Mapping[str, "Policy"], settings: "Settings",
