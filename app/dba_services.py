@@ -66,6 +66,12 @@ def cancel_run(plan_id: int, actor: Any, reason: str = "") -> dict[str, Any]:
     return out
 
 
+def settle_cancelled(plan_id: int) -> dict[str, Any]:
+    """Settle a run stopped by a cancel request whose canceller stopped waiting (a no-op
+    without a pending request)."""
+    return dict(api.settle_cancelled(services.settings(), int(plan_id)))
+
+
 def eta_text(info: Mapping[str, Any]) -> str:
     """One line: groups and rows done, elapsed, ETA and what it rests on.
 

@@ -57,6 +57,8 @@ def run_ended(plan_id: int) -> None:
         if not isinstance(run.error, services.AdvisorError):
             raise run.error
         st.session_state.setdefault("flash_run", f"The run stopped: {run.error}")
+    with guard(stop=False):
+        dba_services.settle_cancelled(plan_id)  # a cancel whose requester stopped waiting
     services.clear_caches()
     st.rerun()
 

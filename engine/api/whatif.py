@@ -87,9 +87,13 @@ def whatif_shift_choices(settings: "Settings", table: str) -> dict[str, Any]:
     ``default`` (source, target): the most filtered column to the least filtered other
     column of its type (None when there is no such pair)."""
     snap = TableStore(settings).current_snapshot(table)
+    return _shift_choices(snap, WorkloadStore(settings).fragments(table))
+
+
+def _shift_choices(snap: "Snapshot", fragments: Sequence["ScanFragment"]) -> dict[str, Any]:
     cols = stat_columns(snap.schema, snap.zonemaps())
     types = dict(snap.schema.columns)
-    counts = Counter(c for f in WorkloadStore(settings).fragments(table) for c in f.predicated_columns)
+    counts = Counter(c for f in fragments for c in f.predicated_columns)
     default = None
     for src, _ in counts.most_common():
         if src not in cols:
@@ -159,8 +163,7 @@ def whatif_table(settings: "Settings", table: str,
     snap = TableStore(settings).current_snapshot(table)
     zm, types = snap.zonemaps(), dict(snap.schema.columns)
     fragments = WorkloadStore(settings).fragments(table)
-    choices = whatif_shift_choices(settings, table)
-    moved = _parse_shift(shift, choices)
+    moved = _parse_shift(shift, _shift_choices(snap, fragments))
     cols = stat_columns(snap.schema, zm)
     fraction = sample_fraction(int(zm.rows.sum()), int(sample_rows))
     sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, fraction, seed)
