@@ -95,3 +95,26 @@ def cancel_text(out: Mapping[str, Any]) -> str:
     if out.get("status") == "running":
         return (f"Cancel of plan {out['id']} requested; the run stops before its commit.")
     return f"Plan {out['id']} is {out.get('status')}: the cancel came too late."
+
+
+def period_frame(result: Mapping[str, Any]) -> pd.DataFrame:
+    """Query and reclustering CPU-seconds per policy and measured period (the replay, the
+    shifted replay), from the what-if's per-batch records.
+
+    >>> r = {"scenario": {"periods": [{"period": 2, "predicate": "a"}]}, "policies": {"nr": {
+    ...     "label": "NR", "batches": [{"period": 2, "measured": True, "query_cpu_seconds": 1.5,
+    ...     "recluster_cpu_seconds": 0.5}, {"period": 2, "measured": True,
+    ...     "query_cpu_seconds": 1.0, "recluster_cpu_seconds": 0.0}]}}}
+    >>> period_frame(r).to_dict("records")
+    [{'policy': 'NR', 'period': 'P2 a', 'query CPU-s': 2.5, 'reclustering CPU-s': 0.5, 'total CPU-s': 3.0}]
+    """
+    names = {p["period"]: f"P{p['period']} {p['predicate']}" for p in (result.get("scenario") or {}).get("periods") or []}
+    rows = []
+    for res in (result.get("policies") or {}).values():
+        for period in sorted({b["period"] for b in res.get("batches") or [] if b["measured"]}):
+            bs = [b for b in res["batches"] if b["period"] == period and b["measured"]]
+            q = float(sum(b["query_cpu_seconds"] for b in bs))
+            r = float(sum(b["recluster_cpu_seconds"] for b in bs))
+            rows.append({"policy": res.get("label"), "period": names.get(period, f"P{period}"),
+                         "query CPU-s": q, "reclustering CPU-s": r, "total CPU-s": q + r})
+    return pd.DataFrame(rows)

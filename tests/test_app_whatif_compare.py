@@ -64,7 +64,14 @@ def test_whatif_tab_replays_the_sidebar_table_with_the_api_numbers(home):
         assert summary.loc[res["label"], "reclustering CPU-s"] == pytest.approx(res["recluster_cpu_seconds"])
         assert summary.loc[res["label"], "partitions rewritten"] == res["partitions_rewritten"]
     charts = [c for c in at.get("plotly_chart")]
-    assert len(charts) == 3  # cumulative, totals, pruning (the presets tab has no result)
+    assert len(charts) == 4  # cumulative, totals, pruning, per period (presets: no result yet)
+    periods = next(f.value for f in at.dataframe if "period" in f.value.columns)
+    for name, res in ref["policies"].items():
+        for period, label in ((2, "P2 l_shipdate"), (3, "P3 l_commitdate")):
+            row = periods[(periods["policy"] == res["label"]) & (periods["period"] == label)]
+            expected = sum(b["query_cpu_seconds"] + b["recluster_cpu_seconds"]
+                           for b in res["batches"] if b["period"] == period)
+            assert row["total CPU-s"].iloc[0] == pytest.approx(expected), (name, period)
     notes = " ".join(m.value for m in at.markdown)
     assert "Estimated from a sample" in notes and "Check: NR's replayed queries" in notes
     assert f"ratio {ref['check']['ratio']:.3f}" in notes
