@@ -71,13 +71,20 @@ def _pto_design(zm: "ZoneMaps", types: Mapping[str, str],
                     "simulated_columns": list(cols)}
 
 
-def _real_target_rows(settings: "Settings", zm: "ZoneMaps") -> float:
-    """Rows of one output file on the real table: ``target_rows``, else ``target_mb`` at
-    the table's mean row width (the executor's rule, ``engine.spark.slicing.rows_per_file``)."""
-    if settings.target_rows and settings.target_rows > 0:
-        return float(settings.target_rows)
+def _real_target_rows(settings: "Settings", table: str, zm: "ZoneMaps") -> float:
+    """Rows of one output file on the real table, as the executor decides them
+    (``engine.spark.slicing.rows_per_file``): the table's own target rows, else its target
+    bytes, else the workspace's ``target_rows`` / ``target_mb``, bytes turned into rows at
+    the table's mean row width."""
+    info = TableStore(settings).info(table)
     rows, nbytes = float(zm.rows.sum()), float(zm.bytes.sum())
     width = nbytes / rows if rows else 1.0
+    if info.target_rows:
+        return float(info.target_rows)
+    if info.target_bytes:
+        return max(1.0, float(info.target_bytes) / width)
+    if settings.target_rows and settings.target_rows > 0:
+        return float(settings.target_rows)
     return max(1.0, float(settings.target_mb) * 2**20 / width)
 
 
@@ -168,7 +175,7 @@ def whatif_table(settings: "Settings", table: str,
     fraction = sample_fraction(int(zm.rows.sum()), int(sample_rows))
     sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, fraction, seed)
     shifted = shift_fragments(fragments, moved[0], moved[1], sample.data, types) if moved else ()
-    target = max(1, int(round(_real_target_rows(settings, zm) * fraction)))
+    target = max(1, int(round(_real_target_rows(settings, table, zm) * fraction)))
     scenario = own_scenario(table, snap.schema, zm, sample, fragments, target, int(batches), shifted)
     prebuilt, pto = {}, None
     if PTO in names:
