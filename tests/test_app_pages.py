@@ -143,11 +143,12 @@ def test_whatif_runs_the_simulator_and_shows_its_numbers(engine_settings):
 
     at = open_app("whatif")
     assert at.selectbox(key="wi_preset").value == "tpch"
+    at.radio(key="wi_mode").set_value("quick").run()
     at.number_input(key="wi_tpch_rows").set_value(20_000)
     at.number_input(key="wi_tpch_periods").set_value(3)
     at.number_input(key="wi_tpch_batches_per_period").set_value(2)
     at.multiselect(key="wi_policies").set_value(["nr", "wair"])
-    at.button[0].click().run(timeout=300)
+    at.button(key="wi_run").click().run(timeout=300)
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.get("plotly_chart")) == 3
     summary = at.dataframe[0].value.set_index("policy")
@@ -163,12 +164,15 @@ def test_whatif_runs_the_simulator_and_shows_its_numbers(engine_settings):
 
 
 def test_whatif_readme_setup_is_the_presets_own_scenario(engine_settings):
-    """'As in the README' fills the form with the preset's own scenario at 200,000 rows (the
-    setup of bench/wair_replication.py --quick), not the quick shortened one."""
+    """'As in the README', the default, fills the form with the preset's own scenario at
+    200,000 rows (the setup of bench/wair_replication.py --quick), not the quick shortened
+    one."""
     from engine import api
 
     at = open_app("whatif")
-    assert at.number_input(key="wi_tpch_periods").value == 4  # quick
+    assert at.radio(key="wi_mode").value == "readme"  # the default
+    at.radio(key="wi_mode").set_value("quick").run()
+    assert at.number_input(key="wi_tpch_periods").value == 4
     at.radio(key="wi_mode").set_value("readme").run()
     assert not at.exception
     defaults = {f["name"]: f["default"] for f in api.scenario_parameters("tpch")}

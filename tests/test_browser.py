@@ -35,7 +35,7 @@ PAGES = [
     ("workload", "workload", "One query over the partitions", 4, None),
     ("recommendation", "recommendation", "Data-driven plans for comparison", 1, None),
     ("approve", "approve", "Snapshot history", 0, None),
-    ("whatif", "whatif", "Summary", 3, "Run simulation"),
+    ("whatif", "whatif", "Summary", 3, "Replay on this table"),  # the sidebar table's what-if
     ("design", "design", "PAW (seed 001)", 0, None),
 ]
 

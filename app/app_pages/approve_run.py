@@ -6,11 +6,71 @@ import time
 
 import streamlit as st
 
-from app import components, services, views
+from app import components, dba_services, services, views
 from app.components import guard
 from app.views import fmt_bytes, fmt_money, fmt_num, fmt_seconds
 
 POLL_S = 0.5
+
+
+def follow_run(plan_id: int, actor, run=None) -> None:
+    """A running plan: progress with an ETA and a Cancel button for a signed-in approver.
+
+    ``run``: the handle of a run this session just started; the page then waits for it
+    (a Cancel click interrupts the wait and reruns the page). Else (a run started
+    elsewhere, e.g. by the CLI, or the rerun after a click) the progress refreshes every
+    second in a fragment and the page reloads when the run ends."""
+    st.markdown("#### Running")
+    reason = st.text_input("Reason for cancelling (recorded in the audit log)", key="cancel_reason")
+    if st.button("Cancel run", key="cancel_run", disabled=actor is None,
+                 help="Stops the Spark jobs, removes the files written so far and leaves the "
+                      "table at its current snapshot. Needs a signed-in approver."):
+        with st.spinner("Cancelling: stopping the Spark jobs, removing the written files..."):
+            with guard(stop=False):
+                out = dba_services.cancel_run(plan_id, actor, reason)
+                st.session_state["flash_run"] = dba_services.cancel_text(out)
+                st.rerun()
+    if run is None:
+        run_progress_fragment(plan_id)
+        return
+    bar, line = st.empty(), st.empty()
+    while not run.done:
+        show_eta(plan_id, bar, line)
+        time.sleep(POLL_S)
+    run_ended(plan_id)
+
+
+def show_eta(plan_id: int, bar, line) -> dict:
+    """Draw the run's progress bar and ETA line into two slots; returns the ETA answer."""
+    info = dba_services.run_eta(plan_id)
+    bar.progress(min(1.0, info["fraction"]),
+                 text=info["message"] or "starting (the first run starts Spark, ~15 s)")
+    line.caption(dba_services.eta_text(info))
+    return info
+
+
+def run_ended(plan_id: int) -> None:
+    """After a run: a bug in this session's run shows its traceback, else reload the page
+    (the plan's status and result say how it ended)."""
+    run = st.session_state.get("active_runs", {}).pop(plan_id, None)
+    if run is not None and run.error is not None:
+        if not isinstance(run.error, services.AdvisorError):
+            raise run.error
+        st.session_state.setdefault("flash_run", f"The run stopped: {run.error}")
+    with guard(stop=False):
+        dba_services.settle_cancelled(plan_id)  # a cancel whose requester stopped waiting
+    services.clear_caches()
+    st.rerun()
+
+
+@st.fragment(run_every=1.0)
+def run_progress_fragment(plan_id: int) -> None:
+    """The run's progress and ETA, refreshed every second; the page reloads when it ends."""
+    with guard(stop=False):
+        info = show_eta(plan_id, st.empty(), st.empty())
+        if info["status"] != "running":
+            run_ended(plan_id)
+
 
 st.title("Approve and run")
 table = components.require_table()
@@ -44,6 +104,8 @@ else:
 
     status = plan["status"]
     st.markdown(f"### Plan {plan['id']} · {views.STATUS_BADGE.get(status, status)}")
+    if st.session_state.get("flash_run"):
+        st.info(views.md_text(st.session_state.pop("flash_run")))
     st.caption(f"{plan['policy']} on `{plan['table']}` from snapshot `{plan['base_snapshot']}` · "
                f"proposed by {views.md_text(plan.get('created_by') or 'unknown')} at {plan['created_at'][:19]} UTC")
     cost, saving = plan["estimated_cost"], plan["predicted_saving"]
@@ -90,29 +152,23 @@ else:
                                                  key="run"):
             # while it runs, nothing else may change the plan: the buttons are drawn disabled
             reject_slot.button("Reject", disabled=True, key="reject_running")
-            with st.status(f"Running plan {plan_id} on Spark...", expanded=True) as box:
-                bar = st.progress(0.0, text="starting (the first run starts Spark, ~15 s)")
-                run = services.start_run(plan_id, actor)
-                while not run.done:
-                    with guard(stop=False):
-                        frac, message, _ = services.run_progress(plan_id)
-                        bar.progress(frac, text=message or "working")
-                    time.sleep(POLL_S)
-                if run.error is None:
-                    bar.progress(1.0, text="committed")
-                    box.update(label=f"Plan {plan_id} succeeded", state="complete")
-                else:
-                    box.update(label=f"Plan {plan_id} failed", state="error")
-            if run.error is not None:
-                if isinstance(run.error, services.AdvisorError):
-                    st.error(views.md_text(run.error))
-                else:
-                    raise run.error
-            else:
-                services.clear_caches()
-                st.rerun()
+            with guard(stop=False):
+                started = services.start_run(plan_id, actor)
+                st.session_state.setdefault("active_runs", {})[plan_id] = started
+                follow_run(plan_id, actor, started)
 
-    if plan.get("result"):
+    if status == "running":
+        follow_run(plan_id, actor)
+    elif status in ("failed", "cancelled") and plan.get("result"):
+        result = plan["result"]
+        if status == "cancelled":
+            st.warning(f"Cancelled by {views.md_text(result.get('cancelled_by'))} at "
+                       f"{result.get('cancelled_at')}: nothing was committed, the files the run "
+                       "wrote were removed, the table is at the plan's base snapshot.")
+        else:
+            st.error(f"The run failed and nothing was committed: {views.md_text(result.get('error'))}")
+
+    if (plan.get("result") or {}).get("snapshot_id"):
         result = plan["result"]
         st.subheader("Result")
         st.success(f"New snapshot `{result.get('snapshot_id')}`: {result.get('partitions_removed')} "

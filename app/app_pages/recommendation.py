@@ -4,9 +4,31 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import charts, components, services, views
+from app import charts, components, dba_services, services, views
 from app.components import guard
 from app.views import fmt_bytes, fmt_seconds
+
+
+def preview_compare(table: str, rec: dict) -> None:
+    """This unsaved preview beside a stored plan of the table (issue 14 section 3)."""
+    with guard(stop=False):
+        stored = services.list_plans(table)
+        if stored.empty:
+            return
+        with st.expander("Compare this preview with a stored plan"):
+            ids = [int(i) for i in stored["id"]]
+            other = st.selectbox("Stored plan", ids, key="rec_compare_pick",
+                                 format_func=lambda i: f"plan {i} · "
+                                 f"{stored.loc[stored['id'] == i, 'status'].iloc[0]}")
+            frame, overlap = dba_services.compare_preview(rec, other)
+            st.dataframe(frame, hide_index=True, key="rec_compare_table")
+            st.caption(f"They share {overlap['shared_partitions']:,} partitions; "
+                       f"{overlap['only_a']:,} only in this preview, {overlap['only_b']:,} only "
+                       f"in plan {other}."
+                       + ("" if overlap["same_base_snapshot"] else
+                          f" Plan {other} was proposed on another snapshot, so its partitions "
+                          "differ from the current ones."))
+
 
 st.title("Recommendation")
 table = components.require_table()
@@ -141,6 +163,7 @@ else:
     st.caption("Each group is rewritten together with its own ordering (a hybrid layout): "
                "sort on one column, Hilbert over a blend, or a Qd-tree for diffuse savings.")
     components.hybrid_layout_chart(table, rec, key="rec_layout")
+    preview_compare(table, rec)
 
     identity = components.signed_in()
     actor = identity.name if identity is not None else services.default_proposer()

@@ -22,6 +22,14 @@ from engine.api.demo import DEMO_WRITERS, create_demo_table
 from engine.api import summaries
 from engine.api.summaries import SUMMARY_VERSION, column_summaries, pruning_summary, warm_summaries
 from engine.api.export import compare_plans, plan_json, plan_runbook
+from engine.api import compare, runs, whatif
+from engine.api.compare import PREVIEW_LABEL, compare_preview
+from engine.api.runs import (
+    CANCELLED, RunCancelled, cancel_plan, eta_seconds, run_eta, settle_cancelled,
+)
+from engine.api.whatif import (
+    DEFAULT_WHATIF_POLICIES, whatif_policies, whatif_shift_choices, whatif_table,
+)
 from engine.api.files import files_bytes, rollback_targets
 from engine.api.history import clustering_trend, reclustering_history
 from engine.api.history import snapshot_history
@@ -55,4 +63,4 @@ __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__
            *_simulate.__all__, *files.__all__, *history.__all__, *impact.__all__,
            *design.__all__, *security.__all__, *calibration.__all__,
            *export.__all__, *state.__all__, *demo.__all__,
-           *summaries.__all__]
+           *summaries.__all__, *compare.__all__, *whatif.__all__, *runs.__all__]

@@ -37,6 +37,7 @@ from engine.sim.variants import scenario_policy
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
+    from engine.policy.base import Policy
     from engine.scenarios.generator import Scenario
     from engine.sim.records import PolicyRun
 
@@ -55,15 +56,17 @@ def simulation_policies() -> list[dict[str, str]]:
     return [{"name": n, "label": LABELS[n]} for n in SIM_POLICIES]
 
 
-def _parse_policies(policies: Sequence[str] | str) -> list[str]:
+def _parse_policies(policies: Sequence[str] | str, extra: Sequence[str] = ()) -> list[str]:
+    """Policy names, lower case, known to the simulator (or in ``extra``: built by the caller)."""
     if isinstance(policies, str):
         policies = policies.split(",")
     names = [p.strip().lower() for p in policies if p and p.strip()]
     if not names:
         raise InvalidParameterError("give at least one policy to simulate")
-    unknown = [n for n in names if n not in SIM_POLICIES]
+    known = (*SIM_POLICIES, *extra)
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise InvalidParameterError(f"unknown policy {unknown[0]!r}; policies are: {', '.join(SIM_POLICIES)}")
+        raise InvalidParameterError(f"unknown policy {unknown[0]!r}; policies are: {', '.join(known)}")
     return list(dict.fromkeys(names))
 
 
@@ -90,11 +93,19 @@ def comparison(runs: Mapping[str, "PolicyRun"]) -> dict[str, dict[str, float | N
 def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequence[str],
                       progress: Callable[[Mapping[str, Any]], None] | None = None,
                       tune: bool = True, act_every: str = "batch", feedback: str = "batch",
-                      policy_params: Mapping[str, Mapping[str, Any]] | None = None
+                      policy_params: Mapping[str, Mapping[str, Any]] | None = None,
+                      replay: Callable[..., dict[str, "PolicyRun"]] = simulate_policies,
+                      prebuilt: Mapping[str, "Policy"] | None = None
                       ) -> tuple[dict[str, "PolicyRun"], dict[str, Any] | None]:
     """Run named policies on a built scenario; DD is tuned to WAIR's reclustering budget
-    (grid search, as the paper does) when both are requested and ``tune`` is set."""
-    names = _parse_policies(policies)
+    (grid search, as the paper does) when both are requested and ``tune`` is set.
+
+    ``replay``: how one policy is replayed, with the signature of
+    :func:`engine.sim.runner.simulate_policies` (the default); the what-if on a real table
+    passes :func:`engine.sim.own_table.simulate_own`. ``prebuilt``: policies built by the
+    caller, by name (the what-if's PTO design), used instead of the registry's variant."""
+    prebuilt = prebuilt or {}
+    names = _parse_policies(policies, tuple(prebuilt))
     compiled = compile_scenario(scenario)
     policy_params = policy_params or {}
     order = sorted(names, key=lambda n: (n == "dd", names.index(n)))  # WAIR before DD
@@ -111,14 +122,14 @@ def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequ
             budget = runs["wair"].totals()["recluster_bytes"]
 
             def one(policy: Any) -> "PolicyRun":
-                return simulate_policies(scenario, {"dd": policy}, settings, step, act_every,
-                                         history=SHORT_HISTORY, compiled=compiled, feedback=feedback)["dd"]
+                return replay(scenario, {"dd": policy}, settings, step, act_every,
+                              history=SHORT_HISTORY, compiled=compiled, feedback=feedback)["dd"]
             runs["dd"], tuning = tune_dd(scenario, settings, budget, one)
         else:
-            policy = scenario_policy(name, scenario, policy_params.get(name))
+            policy = prebuilt.get(name) or scenario_policy(name, scenario, policy_params.get(name))
             history = HISTORY_LIMIT if name in WAIR_FAMILY else SHORT_HISTORY
-            runs[name] = simulate_policies(scenario, {name: policy}, settings, step, act_every,
-                                           history=history, compiled=compiled, feedback=feedback)[name]
+            runs[name] = replay(scenario, {name: policy}, settings, step, act_every,
+                                history=history, compiled=compiled, feedback=feedback)[name]
         done += 1
     return {n: runs[n] for n in names}, tuning
 

@@ -106,9 +106,32 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
               file=sys.stderr, flush=True)
 
     with signed_in(args, settings) as identity:
-        api.run_plan(settings, args.id, progress=progress, actor=identity)
+        try:
+            api.run_plan(settings, args.id, progress=progress, actor=identity)
+        except api.RunCancelled:
+            api.settle_cancelled(settings, args.id)  # the canceller may have settled it already
+            raise
     emit(args, api.show_plan(settings, args.id), _plan_text)
     return 0
+
+
+def _cancel(args: argparse.Namespace, settings: Any) -> int:
+    """``plan cancel ID --as NAME``: stop a running plan (from any process) and wait for it."""
+    with signed_in(args, settings) as identity:
+        out = api.cancel_plan(settings, args.id, identity, args.reason, wait_s=args.wait)
+    emit(args, out, _cancel_text)
+    return 0
+
+
+def _cancel_text(out: Mapping[str, Any]) -> str:
+    """What became of the cancel request."""
+    if out.get("cancelled"):
+        return (f"plan {out['id']} cancelled by {out.get('by')} at {out.get('at')}: nothing was "
+                "committed and the table is at its previous snapshot")
+    if out.get("status") == "running":
+        return (f"plan {out['id']}: cancel requested by {out.get('by')}; the run has not stopped "
+                "yet (it stops before its commit)")
+    return f"plan {out['id']} is {out.get('status')}: the cancel came too late"
 
 
 _DECISIONS = {"approve": "approved", "reject": "rejected"}
@@ -182,6 +205,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_identity_args(p)
     add_json_flag(p)
     p.set_defaults(func=_run)
+
+    p = sub.add_parser("cancel", help="stop a running plan: nothing is committed")
+    p.add_argument("id", type=int)
+    add_identity_args(p)
+    p.add_argument("--reason")
+    p.add_argument("--wait", type=float, default=120.0,
+                   help="seconds to wait for the run to stop (default 120)")
+    add_json_flag(p)
+    p.set_defaults(func=_cancel)
 
     p = sub.add_parser("audit", help="the append-only audit log")
     p.add_argument("id", type=int, nargs="?")

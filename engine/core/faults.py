@@ -39,6 +39,9 @@ so that the checks before a commit can be seen to fail and clean up:
                    writer; the row count and checksum verification must refuse the commit
 ``fail-group:N``   the executor raises after group N (0-based) is verified; the groups
                    written before it must be removed too
+``hold-before-     the executor waits at its last cancel check, before the commit, for a
+commit``           cancel request (at most ``progress.HOLD_LIMIT_S``), so a test cancels
+                   a written and verified run without depending on timing
 =================  ====================================================================
 
 Never set :data:`CRASH_ENV` or :data:`FAULT_ENV` outside a test: they are not settings and
@@ -62,7 +65,7 @@ POINTS = ("after_read", "mid_write", "after_write", "after_verify", "mid_commit"
 #: the environment variable naming one verification fault (``drop-row``, ``fail-group:N``)
 FAULT_ENV = "LA_FAULT"
 #: the verification faults (``fail-group`` takes ``:N``)
-FAULTS = ("drop-row", "fail-group")
+FAULTS = ("drop-row", "fail-group", "hold-before-commit")
 #: seconds between two looks of :func:`crash_when`
 POLL_S = 0.02
 
@@ -145,7 +148,7 @@ def injected(kind: str, index: int | None = None) -> bool:
     >>> injected("lose-everything")
     Traceback (most recent call last):
     ...
-    ValueError: unknown fault 'lose-everything'; one of drop-row, fail-group
+    ValueError: unknown fault 'lose-everything'; one of drop-row, fail-group, hold-before-commit
     """
     if kind not in FAULTS:
         raise ValueError(f"unknown fault {kind!r}; one of {', '.join(FAULTS)}")

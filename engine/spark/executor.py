@@ -38,6 +38,7 @@ from engine.core.faults import crash_point, injected
 from engine.spark import arrow_types, footers_parallel, reading
 from engine.spark.checksum import content_checksum
 from engine.spark.hadoop_files import list_data_files, remove_dir
+from engine.spark.progress import CancelWatcher, write_message
 from engine.spark.rewrite import GroupResult, RewriteResult, rewrite
 from engine.spark.session import get_spark
 from engine.spark.slicing import boundaries, rows_per_file
@@ -105,6 +106,8 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
     ``settings.partial_progress_groups`` = N > 0 the groups are committed N at a time.
     ``may_commit()`` is called just before each commit and raises to stop it (the caller's
     plan was settled by someone else meanwhile: a runner taken for dead must not commit).
+    A cancel request (:class:`engine.spark.progress.CancelWatcher`) stops the Spark jobs
+    and raises ``RunCancelled`` before the next commit, after the same cleanup.
     """
     store = TableStore(settings)
     info = store.info(plan.table)
@@ -118,69 +121,71 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
     arrow_types.refuse_unsupported(reading.check_inputs(list(plan.partitions)),
                                    plan.partitions[0])
     spark = spark or get_spark(settings)
-    total = len(plan.groups)
-    state = {"done": 0, "rows": 0, "bytes": 0}
-    started = time.perf_counter()
+    with CancelWatcher(spark, settings.home, plan.id) as watch:
+        total = len(plan.groups)
+        state = {"done": 0, "rows": 0, "bytes": 0}
+        started = time.perf_counter()
 
-    def report(message: str) -> None:
-        if progress is not None:
-            progress({"groups_done": state["done"], "groups_total": total,
-                      "rows": state["rows"], "bytes": state["bytes"], "message": message})
+        def report(message: str) -> None:
+            if progress is not None:
+                progress({"groups_done": state["done"], "groups_total": total,
+                          "rows": state["rows"], "bytes": state["bytes"], "message": message})
 
-    def on_write(done: int, tasks: int, rows: int) -> None:
-        report(f"writing: {done}/{tasks} tasks, {rows:,} rows written")
+        def on_write(done: int, tasks: int, rows: int) -> None:
+            report(write_message(done, tasks, rows))
 
-    results: list[GroupResult] = []
-    snapshots: list[str] = []
-    measured: list[dict[str, Any]] = []
-    base_id = plan.base_snapshot
-    report(f"rewriting {len(plan.partitions)} partitions in {total} groups")
-    for batch in _batches(total, int(getattr(settings, "partial_progress_groups", 0) or 0)):
-        inputs = [p for i in batch for p in plan.groups[i].partitions]
-        out_dir = store.new_data_dir(plan.table, f"plan{plan.id}-b{batch.start}")
-        committed = False
-        try:
-            pairs = [(plan.groups[i], [by_path[p] for p in plan.groups[i].partitions])
-                     for i in batch]
+        results: list[GroupResult] = []
+        snapshots: list[str] = []
+        measured: list[dict[str, Any]] = []
+        base_id = plan.base_snapshot
+        report(f"rewriting {len(plan.partitions)} partitions in {total} groups")
+        for batch in _batches(total, int(getattr(settings, "partial_progress_groups", 0) or 0)):
+            inputs = [p for i in batch for p in plan.groups[i].partitions]
+            out_dir = store.new_data_dir(plan.table, f"plan{plan.id}-b{batch.start}")
+            committed = False
             try:
-                run = rewrite(spark, current.schema, pairs, out_dir, info.target_rows,
-                              info.target_bytes, progress=on_write, first_index=batch.start)
-            except Exception as exc:
-                raise _named_failure(exc, inputs) from None
-            added = _footers(spark, store, plan.table, current.schema, run.groups)
-            for r, group in zip(run.groups, (plan.groups[i] for i in batch)):
-                state["done"] += 1
-                state["rows"] += r.rows
-                state["bytes"] += r.bytes_in
-                report(f"group {r.index + 1}/{total}: {r.inputs} -> {r.outputs} files, "
-                       f"{r.rows} rows, {group.layout} on {', '.join(group.columns)}")
-                if injected("fail-group", r.index):
-                    raise ExecutionError(f"injected failure after group {r.index} (test fault)")
-            crash_point("after_verify")
-            if may_commit is not None:
-                may_commit()
-            snapshot = _commit(store, plan.table, base_id, inputs, added, {
-                "plan_id": plan.id, "policy": plan.policy, "groups": len(batch),
-                "approver": ", ".join(approvers) or None, "created_by": plan.created_by,
-                "removed": len(inputs), "added": len(added),
-                "rows": sum(r.rows for r in run.groups)})
-            committed = True
-            crash_point("after_commit")
-        finally:
-            if not committed:
+                pairs = [(plan.groups[i], [by_path[p] for p in plan.groups[i].partitions])
+                         for i in batch]
                 try:
-                    remove_dir(spark, out_dir)
-                except Exception:  # pragma: no cover - best effort; GC finds the rest
-                    pass
-        base_id = snapshot.id
-        snapshots.append(snapshot.id)
-        results.extend(run.groups)
-        measured.append(run.measured)
-    try:  # the commit is done: a failing progress sink must not turn it into a failure
-        report(f"committed snapshot {snapshots[-1]}")
-    except Exception:  # noqa: BLE001  # pragma: no cover
-        pass
-    return _result(plan, snapshots, results, measured, time.perf_counter() - started)
+                    run = rewrite(spark, current.schema, pairs, out_dir, info.target_rows,
+                                  info.target_bytes, progress=on_write, first_index=batch.start)
+                except Exception as exc:
+                    raise _named_failure(exc, inputs) from None
+                added = _footers(spark, store, plan.table, current.schema, run.groups)
+                for r, group in zip(run.groups, (plan.groups[i] for i in batch)):
+                    state["done"] += 1
+                    state["rows"] += r.rows
+                    state["bytes"] += r.bytes_in
+                    report(f"group {r.index + 1}/{total}: {r.inputs} -> {r.outputs} files, "
+                           f"{r.rows} rows, {group.layout} on {', '.join(group.columns)}")
+                    if injected("fail-group", r.index):
+                        raise ExecutionError(f"injected failure after group {r.index} (test fault)")
+                crash_point("after_verify")
+                watch.check()  # a cancel request stops the run here, before the commit
+                if may_commit is not None:
+                    may_commit()
+                snapshot = _commit(store, plan.table, base_id, inputs, added, {
+                    "plan_id": plan.id, "policy": plan.policy, "groups": len(batch),
+                    "approver": ", ".join(approvers) or None, "created_by": plan.created_by,
+                    "removed": len(inputs), "added": len(added),
+                    "rows": sum(r.rows for r in run.groups)})
+                committed = True
+                crash_point("after_commit")
+            finally:
+                if not committed:
+                    try:
+                        remove_dir(spark, out_dir)
+                    except Exception:  # pragma: no cover - best effort; GC finds the rest
+                        pass
+            base_id = snapshot.id
+            snapshots.append(snapshot.id)
+            results.extend(run.groups)
+            measured.append(run.measured)
+        try:  # the commit is done: a failing progress sink must not turn it into a failure
+            report(f"committed snapshot {snapshots[-1]}")
+        except Exception:  # noqa: BLE001  # pragma: no cover
+            pass
+        return _result(plan, snapshots, results, measured, time.perf_counter() - started)
 
 
 def _named_failure(exc: Exception, inputs: Sequence[str]) -> Exception:

@@ -1,11 +1,27 @@
-"""The run's measured cost and its progress, from Spark's own status store."""
+"""The run's measured cost, its progress, and its cancellation.
+
+:class:`JobMetrics` reads the job group's cost from Spark's status store,
+:class:`WriteWatcher` reports tasks and rows while the write runs (:func:`write_message`),
+and :class:`CancelWatcher` stops a run an approver cancelled (issue 14, "run progress with
+ETA and cancel"): it tags the run's Spark jobs, cancels them when a request appears
+(:func:`request_cancel`), and the executor's check before the commit turns the request into
+:class:`RunCancelled`, after the executor's cleanup removed what was written.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import os
+import re
+import threading
 import time
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from engine.core.errors import ExecutionError
+from engine.core.faults import injected
 from engine.core.periodic import Periodic
 
 if TYPE_CHECKING:
@@ -66,3 +82,139 @@ class WriteWatcher(Periodic):
         if total:
             self.report(done, total, rows)
 
+
+
+# ------------------------------------------------------------------ messages and cancel
+#: the progress message while the write runs (the executor's, read back by the ETA)
+WRITE_MESSAGE = "writing: {done}/{tasks} tasks, {rows:,} rows written"
+_WRITE_RE = re.compile(r"writing: (\d+)/(\d+) tasks, ([\d,]+) rows written")
+
+
+def write_message(done: int, tasks: int, rows: int) -> str:
+    """The progress message of a running write.
+
+    >>> write_message(3, 8, 12000)
+    'writing: 3/8 tasks, 12,000 rows written'
+    """
+    return WRITE_MESSAGE.format(done=done, tasks=tasks, rows=rows)
+
+
+def parse_write_message(message: str | None) -> tuple[int, int, int] | None:
+    """(tasks done, tasks, rows written) of :func:`write_message`'s text, else None.
+
+    >>> parse_write_message(write_message(3, 8, 12000)), parse_write_message("starting")
+    ((3, 8, 12000), None)
+    """
+    m = _WRITE_RE.search(message or "")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3).replace(",", ""))) if m else None
+
+
+class RunCancelled(ExecutionError):
+    """A run stopped because an approver cancelled it: nothing was committed and the
+    files it wrote were removed (the executor's own cleanup)."""
+
+
+def cancel_request_path(home: str | Path, plan_id: int) -> Path:
+    """Where a cancel request for ``plan_id`` is left in the workspace (any process may
+    write it; the runner's :class:`CancelWatcher` polls it). A file, not the control
+    store: the Spark layer sits below the plans layer and reads no plan state."""
+    return Path(home).expanduser() / "runs" / f"cancel-plan-{int(plan_id)}.json"
+
+
+def request_cancel(home: str | Path, plan_id: int, who: str, reason: str | None = None) -> dict[str, Any]:
+    """Leave a cancel request (who, when, why) for ``plan_id``'s runner; returns it."""
+    path = cancel_request_path(home, plan_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    request = {"plan_id": int(plan_id), "by": who, "at": utc_iso(), "reason": reason or ""}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(request))
+    os.replace(tmp, path)  # a reader sees the whole request or none
+    return request
+
+
+def read_cancel_request(home: str | Path, plan_id: int) -> dict[str, Any] | None:
+    """The pending cancel request for ``plan_id`` (None if there is none)."""
+    try:
+        return json.loads(cancel_request_path(home, plan_id).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def clear_cancel_request(home: str | Path, plan_id: int) -> None:
+    cancel_request_path(home, plan_id).unlink(missing_ok=True)
+
+
+def utc_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+#: with the test fault ``hold-before-commit`` (:mod:`engine.core.faults`), seconds a run
+#: waits at its last cancel check for a cancel request
+HOLD_LIMIT_S = 120.0
+
+
+class CancelWatcher:
+    """Watches for a cancel request while a plan runs, and stops its Spark jobs.
+
+    On entry every Spark job the running thread submits is tagged ``la-plan-<id>``
+    (``SparkContext.addJobTag``); a daemon thread polls :func:`cancel_request_path` every
+    ``poll_s`` and, when a request appears, cancels the jobs with that tag
+    (``cancelJobsWithTag``: running tasks are killed, the write raises). :meth:`check`
+    raises :class:`RunCancelled` once a request was seen; the executor calls it before
+    the commit, after which a request comes too late. On exit, an error raised by the
+    cancelled job is reported as :class:`RunCancelled` (chained to Spark's error).
+    """
+
+    def __init__(self, spark: "SparkSession", home: str | Path, plan_id: int,
+                 poll_s: float = 0.5) -> None:
+        self.spark, self.home, self.plan_id, self.poll_s = spark, home, int(plan_id), poll_s
+        self.tag = f"la-plan-{self.plan_id}"
+        self.request: dict[str, Any] | None = None
+        self._stop = threading.Event()
+        self._seen = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"la-cancel-{plan_id}", daemon=True)
+
+    def __enter__(self) -> "CancelWatcher":
+        self.spark.sparkContext.addJobTag(self.tag)
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        self._stop.set()
+        self._thread.join(5)
+        try:
+            self.spark.sparkContext.removeJobTag(self.tag)
+        except Exception:  # noqa: BLE001 - the session may be stopping; nothing to undo
+            pass
+        if exc is not None and self.request is not None and not isinstance(exc, RunCancelled):
+            raise self.cancelled() from exc
+        return False
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            request = read_cancel_request(self.home, self.plan_id)
+            if request is not None:
+                self.request = request
+                self._seen.set()
+                try:
+                    self.spark.sparkContext.cancelJobsWithTag(self.tag)
+                except Exception:  # noqa: BLE001 - no job running: check() still stops the run
+                    pass
+                return
+
+    def cancelled(self) -> RunCancelled:
+        req = self.request or {}
+        return RunCancelled(f"plan {self.plan_id} cancelled by {req.get('by', '?')} at "
+                            f"{req.get('at', '?')}: nothing was committed and the files it "
+                            "wrote were removed")
+
+    def check(self) -> None:
+        """Raise :class:`RunCancelled` if a cancel request arrived (the executor's last
+        call before the commit; with the test fault ``hold-before-commit``, wait for one
+        first, so a test cancels a written and verified run without depending on timing)."""
+        if injected("hold-before-commit"):
+            self._seen.wait(HOLD_LIMIT_S)
+        if self.request is None:
+            self.request = read_cancel_request(self.home, self.plan_id)
+        if self.request is not None:
+            raise self.cancelled()

@@ -1,0 +1,163 @@
+"""A running plan: its ETA, and cancelling it (issue 14, "run progress with ETA and cancel").
+
+``run_eta(settings, id)`` blends the calibrated cost model's prediction of the rewrite
+time with the progress so far (rows written over the plan's rows while the write runs,
+then the verified groups): early in a run the model speaks, later the observed rate.
+
+``cancel_plan(settings, id, actor)`` lets a signed-in approver stop a running plan from
+any process (the dashboard, or ``layout-advisor plan cancel ID --as NAME``): the request
+is audited and left for the runner (:mod:`engine.spark.progress`), which cancels the run's
+Spark jobs, removes what it wrote and stops before the commit, so the table stays at its
+previous snapshot; the runner's failure is then settled as ``cancelled`` with who asked
+and when (:func:`settle_cancelled`, audited under the canceller's name). A request that
+arrives after the commit is too late: the plan stays ``succeeded`` and the audit says so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import TYPE_CHECKING, Any
+
+from engine.core.errors import ApprovalError, PlanError
+from engine.plans import gate
+from engine.plans.plan import FAILED, RUNNING, SUCCEEDED, PlanBook
+from engine.spark.progress import (
+    RunCancelled, clear_cancel_request, parse_write_message, read_cancel_request, request_cancel,
+)
+from engine.table.store import TableStore
+
+if TYPE_CHECKING:
+    from engine.core.config import Settings
+
+__all__ = ["CANCELLED", "RunCancelled", "cancel_plan", "settle_cancelled", "run_eta", "eta_seconds"]
+
+#: the status of a plan whose run an approver cancelled (nothing committed)
+CANCELLED = "cancelled"
+#: share of a run's work taken by the write (the rest: verification, footers, commit)
+WRITE_SHARE = 0.9
+#: below this share done, the ETA is the model's alone
+MIN_OBSERVED = 0.05
+
+
+def eta_seconds(elapsed_s: float, predicted_s: float, fraction: float) -> float:
+    """Seconds left: the model's remainder ``predicted - elapsed`` blended with the observed
+    rate's remainder ``elapsed * (1 - f) / f``, weighted by the share done ``f``.
+
+    >>> eta_seconds(10.0, 30.0, 0.0)
+    20.0
+    >>> eta_seconds(10.0, 30.0, 0.5)  # half done in 10 s: 10 s observed, 20 s modelled
+    15.0
+    >>> eta_seconds(50.0, 30.0, 0.0)
+    0.0
+    """
+    model_left = max(0.0, predicted_s - elapsed_s)
+    f = min(1.0, max(0.0, fraction))
+    if f < MIN_OBSERVED:
+        return model_left
+    observed_left = elapsed_s * (1.0 - f) / f
+    return f * observed_left + (1.0 - f) * model_left
+
+
+#: rows of a plan's partitions, per (home, plan id): a base snapshot never changes
+_PLAN_ROWS: dict[tuple[str, int], int] = {}
+
+
+def _plan_rows(settings: "Settings", plan: Any) -> int:
+    """Rows of the plan's partitions in its base snapshot (read once per plan)."""
+    key = (str(settings.home), int(plan.id))
+    if key not in _PLAN_ROWS:
+        snap = TableStore(settings).snapshot(plan.table, plan.base_snapshot)
+        wanted = set(plan.partitions)
+        _PLAN_ROWS[key] = sum(p.rows for p in snap.partitions if p.path in wanted)
+    return _PLAN_ROWS[key]
+
+
+def _elapsed(started_at: str | None) -> float:
+    if not started_at:
+        return 0.0
+    start = dt.datetime.fromisoformat(str(started_at).replace("Z", "+00:00"))
+    if start.tzinfo is None:
+        start = start.replace(tzinfo=dt.timezone.utc)
+    return max(0.0, (dt.datetime.now(dt.timezone.utc) - start).total_seconds())
+
+
+def run_eta(settings: "Settings", id: int) -> dict[str, Any]:
+    """A run's progress and ETA: ``status``, ``groups_done``/``groups_total``,
+    ``rows_written``/``rows_total``, ``fraction`` done, ``elapsed_s``, ``predicted_s`` (the
+    plan's modelled rewrite time), ``eta_s`` (:func:`eta_seconds`; 0 once it ended),
+    ``calibrated`` (rates measured by ``layout-advisor calibrate``), ``message``."""
+    book = PlanBook(settings)
+    plan = book.get(int(id))
+    prog = book.control.progress(plan.id) or {}
+    rows_total = _plan_rows(settings, plan)
+    done, total = int(prog.get("groups_done") or 0), int(prog.get("groups_total") or len(plan.groups))
+    write = parse_write_message(prog.get("message"))
+    rows_written = write[2] if write else (rows_total if total and done >= total else 0)
+    if plan.status != RUNNING:
+        fraction = 1.0 if plan.status == SUCCEEDED else 0.0
+    elif total and done >= total:
+        fraction = WRITE_SHARE + (1 - WRITE_SHARE) / 2  # verified; footers and commit left
+    elif write:
+        fraction = WRITE_SHARE * min(1.0, rows_written / rows_total) if rows_total else 0.0
+    else:
+        fraction = 0.0  # starting Spark, reading, fitting
+    elapsed = _elapsed(prog.get("started_at")) if plan.status == RUNNING else 0.0
+    predicted = float(plan.proposal.estimated_cost.cpu_seconds)
+    return {"id": plan.id, "status": plan.status, "groups_done": done, "groups_total": total,
+            "rows_written": int(rows_written), "rows_total": int(rows_total),
+            "fraction": float(fraction), "elapsed_s": elapsed, "predicted_s": predicted,
+            "eta_s": eta_seconds(elapsed, predicted, fraction) if plan.status == RUNNING else 0.0,
+            "calibrated": bool(settings.rewrite_fixed_s), "message": prog.get("message") or ""}
+
+
+def cancel_plan(settings: "Settings", id: int, actor: object, reason: str | None = None,
+                wait_s: float = 120.0, poll_s: float = 0.2) -> dict[str, Any]:
+    """Ask the runner of plan ``id`` to stop (a signed-in approver: whoever may run may
+    cancel), wait up to ``wait_s`` for it to stop, and settle the plan (see the module
+    docstring). Returns :func:`settle_cancelled`'s answer, or ``status`` "running" with
+    ``cancel`` "requested" if the runner has not stopped yet (the request stands)."""
+    book = PlanBook(settings)
+    name = gate.require(settings, actor, "run", book.control)
+    plan = book.get(int(id))
+    if plan.status != RUNNING:
+        raise PlanError(f"plan {plan.id} is {plan.status}; only a running plan can be cancelled")
+    request = request_cancel(settings.home, plan.id, name, reason)
+    book.control.record(name, "cancel-request", reason or "cancel requested", plan_id=plan.id)
+    deadline = time.monotonic() + max(0.0, wait_s)
+    while book.get(plan.id).status == RUNNING and time.monotonic() < deadline:
+        time.sleep(poll_s)
+    if book.get(plan.id).status == RUNNING:
+        return {"id": plan.id, "status": RUNNING, "cancel": "requested", **request}
+    return settle_cancelled(settings, plan.id)
+
+
+def settle_cancelled(settings: "Settings", id: int) -> dict[str, Any]:
+    """Settle a run stopped by a cancel request: ``failed`` with the cancellation as its
+    error becomes ``cancelled`` under the canceller's name (audited); a run that committed
+    first stays ``succeeded`` and the audit records the late request. Idempotent; the
+    request is removed once settled."""
+    book = PlanBook(settings)
+    plan = book.get(int(id))
+    request = read_cancel_request(settings.home, plan.id)
+    out: dict[str, Any] = {"id": plan.id, "status": plan.status, "cancelled": plan.status == CANCELLED}
+    if request is None or plan.status == RUNNING:
+        return out
+    who, when = str(request.get("by")), str(request.get("at"))
+    error = str((plan.result or {}).get("error", ""))
+    if plan.status == FAILED and "cancelled by" in error:
+        why = (f"cancelled by {who} at {when}: nothing was committed, the files the run wrote "
+               f"were removed, the table is at snapshot {plan.base_snapshot}"
+               + (f" ({request['reason']})" if request.get("reason") else ""))
+        try:
+            book.move(plan.id, (FAILED,), CANCELLED, who, "cancel", why,
+                      {"error": error, "cancelled_by": who, "cancelled_at": when})
+        except ApprovalError:  # settled by the other side meanwhile
+            pass
+    elif plan.status == SUCCEEDED:
+        book.control.record(who, "cancel-too-late", f"the run committed before the cancel "
+                            f"requested at {when} took effect", plan_id=plan.id)
+    clear_cancel_request(settings.home, plan.id)
+    plan = book.get(plan.id)
+    return {"id": plan.id, "status": plan.status, "cancelled": plan.status == CANCELLED,
+            "by": who, "at": when}

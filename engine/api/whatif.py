@@ -1,0 +1,209 @@
+"""What-if on the user's own table and workload (issue 14 section 5).
+
+``whatif_table(settings, table, policies=..., batches=8, shift=None, sample_rows=200_000)``
+replays the table's imported workload (and, with ``shift``, a copy whose predicate moved to
+another column) against reclustering policies on a simulated copy of the table built from
+its current snapshot's zonemaps and a stratified row sample of its files
+(:mod:`engine.sim.own_table`). Queries and rewrites are priced with the workspace's rates
+(the ones ``layout-advisor calibrate`` measured, else the configured defaults), because the
+simulated partitions weigh what the real files weigh.
+
+The answer has the shape of :func:`engine.api.simulate` (``scenario``, ``policies`` with
+per-batch records, ``comparison``, ``rates``), plus ``table``, ``snapshot``, ``sample``
+(rows, fraction, files), ``shift`` and ``estimated``: what is exact and what comes from the
+sample, in plain words. ``check`` compares NR's simulated query bytes with the bytes the
+real snapshot's own zonemaps give for the same queries (equal up to per-file byte widths).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from engine.api.simulate import _parse_policies, comparison, simulate_scenario
+from engine.core import logical_types
+from engine.core.errors import InvalidParameterError
+from engine.design.pto.optimizer import PtoConfig, run_on_files
+from engine.policy.registry import LABELS, SIM_POLICIES
+from engine.sim.own_sample import read_partition_sample, sample_fraction
+from engine.sim.own_table import DesignOnce, own_scenario, shift_fragments, simulate_own, stat_columns
+from engine.sim.scan import compile_fragment, query_cost
+from engine.table.store import TableStore
+from engine.workload.store import WorkloadStore
+
+if TYPE_CHECKING:
+    from engine.core.config import Settings
+    from engine.table.model import Snapshot, ZoneMaps
+    from engine.workload.model import ScanFragment
+
+__all__ = ["whatif_table", "whatif_shift_choices", "whatif_policies", "DEFAULT_WHATIF_POLICIES"]
+
+#: PTO's design on the real files, replayed as one full rewrite (:class:`DesignOnce`)
+PTO = "pto"
+#: NR, WAIR, DD and DD-EP (incremental), PAW and PTO (whole-table designs), issue 14 section 5
+DEFAULT_WHATIF_POLICIES = ("nr", "wair", "dd", "dd-ep", "paw", PTO)
+SAMPLE_ROWS = 200_000
+
+
+def whatif_policies() -> list[dict[str, str]]:
+    """The policies the what-if on a table compares, with display labels (the simulator's
+    and PTO)."""
+    return [{"name": n, "label": LABELS[n]} for n in SIM_POLICIES] + [{"name": PTO, "label": "PTO"}]
+
+
+def _label(name: str) -> str:
+    return "PTO" if name == PTO else LABELS.get(name, name)
+
+
+def _pto_design(zm: "ZoneMaps", types: Mapping[str, str],
+                fragments: Sequence["ScanFragment"]) -> tuple[DesignOnce, dict[str, Any]]:
+    """PTO's choice for the table (its own sample of the real files, the whole imported
+    workload: what ``plan create --policy pto`` would propose) as a :class:`DesignOnce`."""
+    run = run_on_files(list(zm.paths), dict(types), int(zm.bytes.sum()), list(fragments), PtoConfig())
+    lay = run.choice.layout
+    policy = DesignOnce(lay.sort.kind, tuple(lay.sort.columns), lay.partition, int(lay.tfs_bytes),
+                        run.reason())
+    layout, cols = policy.key()
+    return policy, {**lay.describe(), "why": run.reason(), "simulated_layout": layout,
+                    "simulated_columns": list(cols)}
+
+
+def _real_target_rows(settings: "Settings", table: str, zm: "ZoneMaps") -> float:
+    """Rows of one output file on the real table, as the executor decides them
+    (``engine.spark.slicing.rows_per_file``): the table's own target rows, else its target
+    bytes, else the workspace's ``target_rows`` / ``target_mb``, bytes turned into rows at
+    the table's mean row width."""
+    info = TableStore(settings).info(table)
+    rows, nbytes = float(zm.rows.sum()), float(zm.bytes.sum())
+    width = nbytes / rows if rows else 1.0
+    if info.target_rows:
+        return float(info.target_rows)
+    if info.target_bytes:
+        return max(1.0, float(info.target_bytes) / width)
+    if settings.target_rows and settings.target_rows > 0:
+        return float(settings.target_rows)
+    return max(1.0, float(settings.target_mb) * 2**20 / width)
+
+
+def whatif_shift_choices(settings: "Settings", table: str) -> dict[str, Any]:
+    """Columns a shifted workload can move between: ``columns`` {name: logical type} of
+    the simulated (non-string) columns, ``counts`` of queries filtering each, and the
+    ``default`` (source, target): the most filtered column to the least filtered other
+    column of its type (None when there is no such pair)."""
+    snap = TableStore(settings).current_snapshot(table)
+    return _shift_choices(snap, WorkloadStore(settings).fragments(table))
+
+
+def _shift_choices(snap: "Snapshot", fragments: Sequence["ScanFragment"]) -> dict[str, Any]:
+    cols = stat_columns(snap.schema, snap.zonemaps())
+    types = dict(snap.schema.columns)
+    counts = Counter(c for f in fragments for c in f.predicated_columns)
+    default = None
+    for src, _ in counts.most_common():
+        if src not in cols:
+            continue
+        same = [c for c in cols if c != src and types[c] == types[src]]
+        if same:
+            default = (src, min(same, key=lambda c: (counts.get(c, 0), cols.index(c))))
+            break
+    return {"columns": {c: types[c] for c in cols}, "counts": {c: int(counts.get(c, 0)) for c in cols},
+            "default": default}
+
+
+def _parse_shift(shift: "str | Sequence[str] | None", choices: Mapping[str, Any]) -> tuple[str, str] | None:
+    if shift is None or shift == "" or shift is False:
+        return None
+    if shift == "auto":
+        if choices["default"] is None:
+            raise InvalidParameterError("shift: no filtered column has another column of the same "
+                                        "type to move to; name both as SOURCE:TARGET")
+        return tuple(choices["default"])  # type: ignore[return-value]
+    src, _, dst = shift.partition(":") if isinstance(shift, str) else (shift[0], ":", shift[1])
+    for c in (src, dst):
+        if c not in choices["columns"]:
+            raise InvalidParameterError(f"shift: {c!r} is not a numeric, date or timestamp column of "
+                                        f"the table; choose from {', '.join(choices['columns'])}")
+    if src == dst:
+        raise InvalidParameterError("shift: SOURCE and TARGET must differ")
+    return src, dst
+
+
+def _nr_check(zm: "ZoneMaps", fragments: Sequence["ScanFragment"], types: Mapping[str, str],
+              simulated: float) -> dict[str, float]:
+    """NR's replayed query bytes on the real zonemaps beside the simulated figure."""
+    real = sum(query_cost(zm, compile_fragment(f, types)).bytes for f in fragments)
+    return {"real_zonemap_bytes": float(real), "simulated_bytes": float(simulated),
+            "ratio": float(simulated / real) if real else 1.0}
+
+
+def _estimated_notes(snap: "Snapshot", sample: Any, strings: list[str]) -> list[str]:
+    notes = [f"Exact: the starting table is the current snapshot's {snap.partition_count:,} files "
+             "with their own zonemaps, and every query is pruned on them as on the real table.",
+             f"Estimated from a sample: the rows a rewrite orders ({sample.rows:,} rows, "
+             f"{sample.fraction:.2%} of each file, stratified by file), so the zonemaps of "
+             "rewritten partitions and every later cost are estimates.",
+             "Bytes per row are the table's average per column, so a file's simulated bytes "
+             "differ slightly from its real size.",
+             "Costs use the workspace's rates (measured by `layout-advisor calibrate`, else "
+             "the configured defaults)."]
+    notes.append("PTO's design is chosen on the real files (its own sample) and applied once, "
+                 "at the start of the replay with its file size; its row-group size is not "
+                 "simulated (pruning is per file).")
+    if strings:
+        notes.append("Text columns carry no statistics in the simulator, so predicates on "
+                     f"{', '.join(strings)} never prune there.")
+    return notes
+
+
+def whatif_table(settings: "Settings", table: str,
+                 policies: Sequence[str] | str = DEFAULT_WHATIF_POLICIES, batches: int = 8,
+                 shift: "str | Sequence[str] | None" = None, sample_rows: int = SAMPLE_ROWS,
+                 seed: int = 0, progress: Callable[[Mapping[str, Any]], None] | None = None,
+                 tune_dd: bool = True) -> dict[str, Any]:
+    """Replay ``table``'s imported workload (and a shifted copy) on a simulated copy of the
+    table under ``policies`` (see the module docstring for the answer)."""
+    t0 = time.perf_counter()
+    names = _parse_policies(policies, (PTO,))
+    snap = TableStore(settings).current_snapshot(table)
+    zm, types = snap.zonemaps(), dict(snap.schema.columns)
+    fragments = WorkloadStore(settings).fragments(table)
+    moved = _parse_shift(shift, _shift_choices(snap, fragments))
+    cols = stat_columns(snap.schema, zm)
+    fraction = sample_fraction(int(zm.rows.sum()), int(sample_rows))
+    sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, fraction, seed)
+    shifted = shift_fragments(fragments, moved[0], moved[1], sample.data, types) if moved else ()
+    target = max(1, int(round(_real_target_rows(settings, table, zm) * fraction)))
+    scenario = own_scenario(table, snap.schema, zm, sample, fragments, target, int(batches), shifted)
+    prebuilt, pto = {}, None
+    if PTO in names:
+        prebuilt[PTO], pto = _pto_design(zm, types, fragments)
+    runs, tuning = simulate_scenario(settings, scenario, names, progress, tune_dd, replay=simulate_own,
+                                     prebuilt=prebuilt)
+    replayed = [f for b in scenario.batches if b.period == 2 for f in b.fragments]
+    nr_bytes = runs["nr"].totals()["query_bytes"] if "nr" in runs else None
+    strings = sorted({c for f in fragments for c in f.predicated_columns
+                      if logical_types.is_string(types.get(c, "string"))})
+    out: dict[str, Any] = {
+        "table": table, "snapshot": snap.id, "rows": int(zm.rows.sum()), "seed": int(seed),
+        "sample": {"rows": sample.rows, "fraction": sample.fraction, "files": snap.partition_count,
+                   "columns": cols, "target_rows": target},
+        "shift": {"from": moved[0], "to": moved[1]} if moved else None,
+        "scenario": scenario.summary(),
+        "policies": {n: {"label": _label(n), **r.to_json(per_batch=True)} for n, r in runs.items()},
+        "comparison": comparison(runs),
+        "rates": {"scan_bytes_per_s": settings.scan_bytes_per_s, "sort_bytes_per_s": settings.sort_bytes_per_s,
+                  "price_per_cpu_hour": settings.price_per_cpu_hour},
+        "estimated": _estimated_notes(snap, sample, strings),
+        "seconds": time.perf_counter() - t0,
+    }
+    if nr_bytes is not None:
+        replay_nr = sum(b.query_bytes for b in runs["nr"].batches if b.period == 2)
+        out["check"] = _nr_check(zm, replayed, types, replay_nr)
+    if tuning is not None:
+        out["dd_tuning"] = tuning
+    if pto is not None:
+        out["pto"] = pto
+    return out
