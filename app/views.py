@@ -113,7 +113,7 @@ _LIGHT_STYLE = {"green": ("green", ":material/check_circle:"), "amber": ("orange
 STATUS_BADGE = {"proposed": ":blue-badge[proposed]", "approved": ":violet-badge[approved]",
                 "running": ":orange-badge[running]", "succeeded": ":green-badge[succeeded]",
                 "failed": ":red-badge[failed]", "rejected": ":gray-badge[rejected]",
-                "stale": ":gray-badge[stale]"}
+                "stale": ":gray-badge[stale]", "cancelled": ":gray-badge[cancelled]"}
 
 
 def light_badge(light: str) -> str:
