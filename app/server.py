@@ -2,12 +2,12 @@
 
 ``streamlit run app/server.py`` serves exactly ``streamlit_app.py`` (same pages, same
 arguments); the difference is the lifespan hook, which at server start warms the process
-in a background thread: it imports the engine (``engine.api`` pulls pyiceberg, sqlglot,
-pandas...: seconds on two shared cores) and stores or loads every table's per-snapshot
-summaries (:func:`engine.api.warm_summaries`), reading each table's current snapshot
-once. Without it the first browser visit pays all of that before its page draws anything
+once: it imports the engine and the libraries the pages use (``engine.api`` pulls
+sqlglot, pandas...: seconds on two shared cores) before the first session can run, then,
+in a background thread, stores or loads every table's per-snapshot summaries
+(:func:`engine.api.warm_summaries`), reading each table's current snapshot once. Without it the first browser visit pays all of that before its page draws anything
 (Streamlit runs no app code before a session opens). The server accepts connections at
-once; a visit during the warm-up simply waits on the same imports and files.
+once the imports are done; a visit during the summaries' warm-up waits on the same files.
 """
 
 from __future__ import annotations
@@ -23,11 +23,24 @@ import streamlit as st
 SCRIPT = Path(__file__).resolve().parent / "streamlit_app.py"
 
 
+def import_engine() -> None:
+    """Import the engine and the libraries the pages use, before any session runs.
+
+    Not in the background thread: plotly peeks at ``sys.modules["pandas"]`` without
+    importing it, so a page drawn while another thread is still importing pandas meets a
+    partially initialised module ("has no attribute 'Series'"; seen in the Chromium test).
+    """
+    import pandas  # noqa: F401, PLC0415
+    import plotly.graph_objects  # noqa: F401, PLC0415
+
+    from engine import api  # noqa: F401, PLC0415 - the slow import this hook exists to move
+
+
 def warm_up() -> None:
-    """Import the engine and warm every table's summaries (errors are left to the pages,
-    which report them where the user looks)."""
+    """Warm every table's summaries (errors are left to the pages, which report them
+    where the user looks)."""
     try:
-        from engine import api  # noqa: PLC0415 - the slow import this hook exists to move
+        from engine import api  # noqa: PLC0415 - imported by import_engine already
         from engine.core.config import ENV_PREFIX, load_settings  # noqa: PLC0415
 
         env = {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX)}
@@ -40,6 +53,7 @@ def warm_up() -> None:
 
 @contextlib.asynccontextmanager
 async def lifespan(_app: Any) -> AsyncIterator[None]:
+    import_engine()
     threading.Thread(target=warm_up, name="dashboard-warm-up", daemon=True).start()
     yield
 
