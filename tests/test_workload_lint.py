@@ -94,6 +94,7 @@ def test_lint_through_api_cli_and_page(tmp_path, spark, capsys, monkeypatch):
     app = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
     at = AppTest.from_file(app, default_timeout=120)
     at.session_state["table"] = "lineitem"
+    at.session_state["workload_lint_open"] = True  # the lint computes only when opened
     at.run()
     at.switch_page("app_pages/workload.py").run()
     assert not at.exception, [e.value for e in at.exception]

@@ -30,7 +30,6 @@ import pyarrow.parquet as pq
 
 from engine.core.errors import DataFileError, ExecutionError, InvalidParameterError, TableExistsError
 from engine.table import footers, fs
-from engine.table.formats import iceberg
 from engine.table.model import Partition, Snapshot
 from engine.table.store import TableStore, validate_name
 
@@ -177,6 +176,8 @@ def create_table(settings: "Settings", name: str, source: str | os.PathLike, tar
 
 def _create_iceberg(settings: "Settings", store: TableStore, name: str, source: str,
                     target_rows: int, say: Progress, threads: int) -> Snapshot:
+    from engine.table.formats import iceberg  # lazy: pyiceberg + sqlalchemy, ~0.7 CPU-s at import
+
     catalog = iceberg.workspace_catalog(str(settings.home))
     identifier = f"{NAMESPACE}.{name}"
     if catalog.table_exists(identifier):
