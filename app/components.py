@@ -71,6 +71,9 @@ def sidebar_pickers(default_table: str | None = None) -> None:
 
 
 IDENTITY_KEY = "identity"
+#: what became of the OIDC account st.user holds in this browser session:
+#: ``(iss, sub, outcome)`` with outcome "linked", "unlinked", "refused" or "expired"
+OIDC_KEY = "oidc_outcome"
 
 
 def signed_in() -> Any:
@@ -79,20 +82,87 @@ def signed_in() -> Any:
     if identity is not None and not services.session_alive(identity):
         st.session_state[IDENTITY_KEY] = None
         st.session_state["signin_notice"] = "Your session expired; sign in again."
+        outcome = st.session_state.get(OIDC_KEY)
+        if outcome is not None:  # a provider sign-in: sign in at the provider again
+            st.session_state[OIDC_KEY] = (*outcome[:2], "expired")
         return None
     return identity
 
 
+def oidc_user() -> dict[str, Any] | None:
+    """The claims of the person signed in through ``st.login`` (None when nobody is, or
+    when no ``[auth]`` is configured)."""
+    try:
+        if not st.user.get("is_logged_in"):
+            return None
+        return st.user.to_dict()
+    except (AttributeError, KeyError):  # pragma: no cover - Streamlit without st.user
+        return None
+
+
+def _map_oidc(claims: dict[str, Any]) -> Any:
+    """Sign the provider's account in as its linked approver, once per account and browser
+    session (each attempt is audited, so a rerun must not repeat it)."""
+    account = (str(claims.get("iss", "")), str(claims.get("sub", "")))
+    seen = st.session_state.get(OIDC_KEY)
+    if seen is not None and tuple(seen[:2]) == account:
+        return None
+    try:
+        identity = services.sign_in_oidc(claims)
+    except services.AdvisorError as exc:
+        st.session_state[OIDC_KEY] = (*account, "refused")
+        st.session_state["signin_notice"] = views.md_text(exc)
+        return None
+    st.session_state[OIDC_KEY] = (*account, "linked" if identity else "unlinked")
+    st.session_state[IDENTITY_KEY] = identity
+    return identity
+
+
+def _oidc_reader_box(claims: dict[str, Any]) -> None:
+    """A provider account that may read only: why, how an admin links it, sign out."""
+    who = claims.get("email") or claims.get("sub")
+    outcome = (st.session_state.get(OIDC_KEY) or ("", "", "unlinked"))[2]
+    st.caption(f"Signed in with {views.md_text(claims.get('provider') or 'your provider')} as "
+               f"**{views.md_text(who)}**: read-only")
+    if notice := st.session_state.pop("signin_notice", None):
+        st.info(notice)
+    if outcome == "expired":
+        st.info("Your approver session expired after inactivity: sign out, then sign in with "
+                "your provider again.")
+    if outcome == "unlinked":
+        st.info("No approver is linked to this account, so approving, running and rolling "
+                "back are refused. An admin can link it:")
+        st.code(f"layout-advisor approvers link NAME --oidc {claims.get('iss')} "
+                f"{claims.get('sub')} --as ADMIN", language="bash")
+    if st.button("Sign out", key="oidc_signout"):
+        st.session_state[OIDC_KEY] = None
+        st.logout()
+
+
 def sign_in_box() -> None:
     """Sign in (or out) as an approver: approving, running and rolling back need it;
-    reading needs nothing."""
+    reading needs nothing. With ``[auth]`` in Streamlit's secrets, "Sign in with ..."
+    (``st.login``) signs in the approver linked to the provider's account; the approvers'
+    password sign-in stays available below it."""
     identity = signed_in()
+    claims = oidc_user()
+    if identity is None and claims is not None:
+        identity = _map_oidc(claims)
     if identity is not None:
-        st.caption(f"Signed in as **{views.md_text(identity.name)}** ({identity.role})")
+        via = ""
+        if claims is not None and st.session_state.get(OIDC_KEY):
+            via = " with " + views.md_text(claims.get("provider") or "OIDC")
+        st.caption(f"Signed in as **{views.md_text(identity.name)}** ({identity.role}){via}")
         if st.button("Sign out", key="signout"):
             services.sign_out(identity)
             st.session_state[IDENTITY_KEY] = None
+            if claims is not None:
+                st.session_state[OIDC_KEY] = None
+                st.logout()
             st.rerun()
+        return
+    if claims is not None:
+        _oidc_reader_box(claims)
         return
     with st.expander("Sign in to approve", icon=":material/login:",
                      expanded=bool(st.session_state.get("signin_notice"))):
@@ -101,6 +171,12 @@ def sign_in_box() -> None:
         if not services.has_admin():
             st.info("No approver exists in this workspace yet. Create the first admin with "
                     "`layout-advisor approvers add NAME --admin`.")
+        for provider, label in services.oidc_providers():
+            if st.button(f"Sign in with {label}", key=f"oidc_login_{provider or 'default'}"):
+                if provider:
+                    st.login(provider)
+                else:
+                    st.login()
         name = st.text_input("Approver", key="signin_name")
         secret = st.text_input("Secret", type="password", key="signin_secret")
         if st.button("Sign in", key="signin", disabled=not name or not secret):

@@ -74,6 +74,33 @@ def sign_out(identity: Any) -> None:
     api.sign_out(settings(), identity)
 
 
+def oidc_providers() -> list[tuple[str | None, str]]:
+    """``[(provider, label)]`` configured in Streamlit's secrets ``[auth]`` for ``st.login``:
+    ``(None, host)`` for a provider written directly in ``[auth]`` (``st.login()``), and
+    ``(name, name)`` per ``[auth.NAME]`` section (``st.login(name)``). Empty without
+    ``[auth]`` (no secrets file, or no section): the dashboard then offers only the
+    approvers' password sign-in."""
+    try:
+        auth = st.secrets.get("auth") if "auth" in st.secrets else None
+    except (FileNotFoundError, OSError, AttributeError, KeyError, ValueError):
+        return []  # no secrets.toml at all (Streamlit raises its own not-found error types)
+    if not isinstance(auth, Mapping):
+        return []
+    providers: list[tuple[str | None, str]] = []
+    if "client_id" in auth:
+        host = str(auth.get("server_metadata_url", "")).split("://")[-1].split("/")[0]
+        providers.append((None, host or "your identity provider"))
+    providers += [(str(k), str(k)) for k, v in auth.items() if isinstance(v, Mapping)]
+    return providers
+
+
+def sign_in_oidc(claims: Mapping[str, Any]) -> Any:
+    """The identity of the approver linked to the OIDC account in ``claims`` (``st.user``'s:
+    ``iss``, ``sub``, ``email``, ``email_verified``), or None when none is linked (read-only).
+    An unverified email link raises an AdvisorError (audited)."""
+    return api.sign_in_oidc(settings(), claims)
+
+
 def has_admin() -> bool:
     """Whether the workspace has an admin (without one, nothing can be approved)."""
     return api.has_admin(settings())

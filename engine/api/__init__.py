@@ -42,7 +42,8 @@ from engine.api.plans import (
 from engine.api.plans import realized_savings
 from engine.api.security import (
     Identity, add_approver, authenticate, change_secret, check_session, generate_secret,
-    has_admin, list_approvers, remove_approver, sign_out, verify_audit,
+    has_admin, link_oidc, list_approvers, list_oidc_links, remove_approver, sign_in_oidc,
+    sign_out, unlink_oidc, verify_audit,
 )
 from engine.api.simulate import (
     DEFAULT_SIMULATION_POLICIES, list_presets, scenario_parameters, simulate, simulate_scenario,

@@ -14,6 +14,10 @@ For the CLI and the dashboard (the dashboard's sign-in form calls the same funct
   no ``actor`` (only while no admin exists); afterwards ``actor`` must be an admin's
   identity. ``remove_approver``, ``change_secret`` (an admin, or the approver for their own
   secret), ``list_approvers`` (names and roles, never hashes), ``has_admin``.
+- OpenID Connect (the dashboard's ``st.login``): ``sign_in_oidc(settings, claims)`` returns
+  the Identity of the approver an admin linked to the ID token's account, or None (that
+  person may only read). ``link_oidc(settings, name, issuer, subject=... | email=...,
+  actor=admin)``, ``unlink_oidc``, ``list_oidc_links``; links are audited.
 - ``verify_audit(settings)``: the hash chain of the audit log, plans whose status was set
   without an audit entry, reclustered snapshots whose plan is missing from the control store
   (a replaced ``control.db``). ``{"ok", "entries", "head", "problems"}``.
@@ -22,7 +26,7 @@ For the CLI and the dashboard (the dashboard's sign-in form calls the same funct
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from engine.core.errors import ApprovalError
 from engine.plans import gate, identity as _identity
@@ -35,12 +39,48 @@ if TYPE_CHECKING:
 
 __all__ = ["Identity", "authenticate", "check_session", "sign_out", "add_approver",
            "remove_approver", "change_secret", "list_approvers", "has_admin", "verify_audit",
-           "generate_secret"]
+           "generate_secret", "sign_in_oidc", "link_oidc", "unlink_oidc", "list_oidc_links"]
 
 
 def authenticate(settings: "Settings", name: str, secret: str) -> Identity:
     """Sign in; the returned identity is the ``actor`` of guarded calls."""
     return _identity.authenticate(settings, name, secret)
+
+
+def sign_in_oidc(settings: "Settings", claims: Mapping[str, Any]) -> Identity | None:
+    """Sign in the approver linked to an OIDC account (``claims``: the ID token's, as
+    Streamlit's ``st.user`` holds them: ``iss``, ``sub``, ``email``, ``email_verified``).
+    None when no approver is linked (audited): read-only. A link by email is refused
+    (AuthenticationError, audited) unless the provider says the email is verified."""
+    return _identity.sign_in_oidc(settings, claims)
+
+
+def link_oidc(settings: "Settings", name: str, issuer: str, subject: str | None = None,
+              email: str | None = None, actor: Identity | None = None) -> dict[str, str]:
+    """Link approver ``name`` to the OIDC account ``subject`` (or verified ``email``) of
+    ``issuer`` (an admin's action, audited ``approver-link``)."""
+    control = ControlStore(settings)
+    by = gate.require(settings, actor, "approvers", control)
+    name, issuer = _identity.check_name(name), _identity.check_issuer(issuer)
+    kind, value = _identity.oidc_key(subject, email)
+    control.link_oidc(name, issuer, kind, value, by)
+    return {"name": name, "issuer": issuer, "kind": kind, "value": value}
+
+
+def unlink_oidc(settings: "Settings", issuer: str, subject: str | None = None,
+                email: str | None = None, actor: Identity | None = None) -> dict[str, str]:
+    """Remove a link (an admin's action, audited ``approver-unlink``)."""
+    control = ControlStore(settings)
+    by = gate.require(settings, actor, "approvers", control)
+    kind, value = _identity.oidc_key(subject, email)
+    issuer = _identity.check_issuer(issuer)
+    name = control.unlink_oidc(issuer, kind, value, by)
+    return {"name": name, "issuer": issuer, "kind": kind, "value": value}
+
+
+def list_oidc_links(settings: "Settings") -> list[dict[str, Any]]:
+    """``[{"name", "issuer", "kind", "value", "created_at", "created_by"}]`` by approver."""
+    return ControlStore(settings).oidc_links()
 
 
 def check_session(settings: "Settings", identity: Identity) -> str:

@@ -1,9 +1,13 @@
-"""``layout-advisor approvers ...``: add, list, remove, passwd.
+"""``layout-advisor approvers ...``: add, list, remove, passwd, link, unlink, links.
 
 The first admin is added without signing in, only while no admin exists
 (``approvers add NAME --admin``); every later change needs ``--as ADMIN`` (``passwd`` also
 lets an approver change their own secret). New secrets are asked twice on a terminal or
 read from stdin's first line; the signing-in secret from a prompt or a secret file.
+
+``link NAME --oidc ISSUER SUBJECT`` (or ``--oidc-email ISSUER EMAIL``) lets the person behind
+that OpenID Connect account act as NAME in the dashboard after "Sign in with ..."
+(``st.login``); an admin's action, audited. ``unlink`` removes a link, ``links`` lists them.
 """
 
 from __future__ import annotations
@@ -41,6 +45,48 @@ def _passwd(args: argparse.Namespace, settings: Any) -> int:
     return 0
 
 
+def _oidc_target(args: argparse.Namespace) -> dict[str, str]:
+    """``{"issuer", "subject"|"email"}`` from ``--oidc ISSUER SUBJECT`` or
+    ``--oidc-email ISSUER EMAIL`` (argparse makes them mutually exclusive and required)."""
+    if args.oidc:
+        return {"issuer": args.oidc[0], "subject": args.oidc[1]}
+    return {"issuer": args.oidc_email[0], "email": args.oidc_email[1]}
+
+
+def _link(args: argparse.Namespace, settings: Any) -> int:
+    with signed_in(args, settings) as identity:
+        linked = api.link_oidc(settings, args.name, actor=identity, **_oidc_target(args))
+    emit(args, linked, lambda d: f"linked {d['name']} to the OIDC {d['kind']} {d['value']} of "
+                                 f"{d['issuer']}")
+    return 0
+
+
+def _unlink(args: argparse.Namespace, settings: Any) -> int:
+    with signed_in(args, settings) as identity:
+        gone = api.unlink_oidc(settings, actor=identity, **_oidc_target(args))
+    emit(args, gone, lambda d: f"unlinked {d['name']} from the OIDC {d['kind']} {d['value']} "
+                               f"of {d['issuer']}")
+    return 0
+
+
+def _links_text(rows: list[dict]) -> str:
+    if not rows:
+        return ("no OIDC links (add one: `layout-advisor approvers link NAME --oidc ISSUER "
+                "SUBJECT --as ADMIN`)")
+    return aligned(["name", "issuer", "by", "value", "added", "added by"],
+                   [[r["name"], r["issuer"], r["kind"], r["value"], r["created_at"],
+                     r["created_by"]] for r in rows])
+
+
+def _add_oidc_target(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--oidc", nargs=2, metavar=("ISSUER", "SUBJECT"),
+                       help="the provider's issuer URL and the account's subject (the ID "
+                            "token's iss and sub claims)")
+    group.add_argument("--oidc-email", nargs=2, metavar=("ISSUER", "EMAIL"),
+                       help="the issuer URL and an email the provider marks verified")
+
+
 def _list_text(rows: list[dict]) -> str:
     if not rows:
         return "no approvers (create the first admin: `layout-advisor approvers add NAME --admin`)"
@@ -71,6 +117,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_identity_args(p, who="admin")
     add_json_flag(p)
     p.set_defaults(func=_remove)
+
+    p = sub.add_parser("link", help="let an OpenID Connect account act as an approver in "
+                                    "the dashboard (admin)")
+    p.add_argument("name")
+    _add_oidc_target(p)
+    add_identity_args(p, who="admin")
+    add_json_flag(p)
+    p.set_defaults(func=_link)
+
+    p = sub.add_parser("unlink", help="remove an OpenID Connect link (admin)")
+    _add_oidc_target(p)
+    add_identity_args(p, who="admin")
+    add_json_flag(p)
+    p.set_defaults(func=_unlink)
+
+    p = sub.add_parser("links", help="OpenID Connect accounts linked to approvers")
+    add_json_flag(p)
+    p.set_defaults(func=lambda a, s: emit(a, api.list_oidc_links(s), _links_text))
 
     p = sub.add_parser("passwd", help="change a secret (your own, or anyone's as admin)")
     p.add_argument("name")

@@ -11,6 +11,15 @@ Secrets are hashed with Argon2id (argon2-cffi's ``PasswordHasher``, RFC 9106 par
 nothing is stored in clear. A wrong secret is audited (``sign-in-failed``) and answered
 after a delay that doubles with each failure since the last successful sign-in
 (:func:`failure_delay`), so guessing from a script is slow.
+
+OpenID Connect (the dashboard's ``st.login``): the provider authenticates the person and
+Authlib has checked the ID token's signature, issuer, audience and expiry; what remains is
+who that person is here. :func:`sign_in_oidc` maps the token's claims to an approver an
+admin linked beforehand (:meth:`ControlStore.link_oidc`): by issuer and subject (the stable
+identifier OIDC Core section 2 defines), or by issuer and email when the provider asserts
+``email_verified`` (section 5.1). The issuer is part of every link, so an account of another
+provider with the same subject or email maps to nobody. An account linked to nobody may read
+but gets no identity, so the gate refuses its changes.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ import hashlib
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Mapping
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -143,6 +152,99 @@ def authenticate(settings: "Settings", name: str, secret: str,
 def sign_out(settings: "Settings", identity: Identity) -> None:
     """End the session at once (the CLI does after its one command)."""
     ControlStore(settings).end_session(_token_hash(identity.token))
+
+
+def check_issuer(issuer: str | None) -> str:
+    """An OIDC issuer as links store it: an http(s) URL, without a trailing slash (so
+    ``https://id.example.com/`` and ``https://id.example.com`` link alike).
+
+    Example:
+    >>> check_issuer(" https://accounts.google.com/ ")
+    'https://accounts.google.com'
+    >>> check_issuer("accounts.google.com")
+    Traceback (most recent call last):
+    ...
+    engine.core.errors.InvalidParameterError: OIDC issuer 'accounts.google.com' must be an https:// (or http://) URL, as in the provider's discovery document
+    """
+    text = (issuer or "").strip().rstrip("/")
+    scheme, sep, host = text.partition("://")
+    if not sep or scheme not in ("https", "http") or not host or not text.isprintable():
+        raise InvalidParameterError(f"OIDC issuer {issuer!r} must be an https:// (or http://) "
+                                    "URL, as in the provider's discovery document")
+    return text
+
+
+def oidc_key(subject: str | None = None, email: str | None = None) -> tuple[str, str]:
+    """``(kind, value)`` of an OIDC link: ``("sub", subject)`` or ``("email", lowercase
+    email)``; exactly one of the two must be given.
+
+    Example:
+    >>> oidc_key(email="Alice@Example.COM")
+    ('email', 'alice@example.com')
+    """
+    if (subject is None) == (email is None):
+        raise InvalidParameterError("link by an OIDC subject or by an email, not both "
+                                    "and not neither")
+    if subject is not None:
+        value, kind = subject.strip(), "sub"
+    else:
+        value, kind = (email or "").strip().lower(), "email"
+        if "@" not in value:
+            raise InvalidParameterError(f"OIDC email {email!r} is not an email address")
+    if not value or len(value) > 255 or not value.isprintable():
+        raise InvalidParameterError(f"OIDC {kind} {value!r} must be 1 to 255 printable "
+                                    "characters")
+    return kind, value
+
+
+def _claim(claims: Mapping[str, Any], key: str) -> str:
+    value = claims.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise AuthenticationError(f"the identity provider's token has no {key!r} claim; "
+                                  "the dashboard cannot tell who signed in")
+    return value.strip()
+
+
+def _email_verified(claims: Mapping[str, Any]) -> bool:
+    """OIDC Core 5.1 says boolean; some providers send the string "true"."""
+    flag = claims.get("email_verified")
+    return flag is True or (isinstance(flag, str) and flag.strip().lower() == "true")
+
+
+def sign_in_oidc(settings: "Settings", claims: Mapping[str, Any],
+                 control: ControlStore | None = None) -> Identity | None:
+    """The approver linked to the OIDC account in ``claims`` (an ID token's: ``iss``,
+    ``sub``, optionally ``email``/``email_verified``), signed in with a fresh session;
+    None (audited ``sign-in-unlinked``) when no approver is linked: that person may read only.
+
+    A link by subject wins over one by email. An email link applies only if the provider
+    asserts ``email_verified``; otherwise the sign-in is refused and audited.
+    """
+    control = control or ControlStore(settings)
+    issuer, subject = check_issuer(_claim(claims, "iss")), _claim(claims, "sub")
+    name, how = control.oidc_approver(issuer, "sub", subject), "subject"
+    email = claims.get("email")
+    if name is None and isinstance(email, str) and email.strip():
+        kind, value = oidc_key(email=email)
+        linked = control.oidc_approver(issuer, kind, value)
+        if linked is not None and not _email_verified(claims):
+            control.record(linked, "sign-in-failed",
+                           f"OIDC email {value} of {issuer} is not verified by the provider")
+            raise AuthenticationError(f"{issuer} does not say that {value} is verified; an "
+                                      "approver linked by email needs a verified email (link "
+                                      "the subject instead)")
+        name, how = linked, "verified email"
+    if name is None:
+        control.record(f"oidc:{email or subject}", "sign-in-unlinked",
+                       f"subject {subject} of {issuer}: no approver linked; read-only")
+        return None
+    row = control.approver(name)
+    if row is None:  # pragma: no cover - removing an approver removes its links
+        raise AuthenticationError(f"{name!r} is no longer an approver")
+    token = secrets.token_urlsafe(32)
+    control.create_session(_token_hash(token), name, time.time() + settings.session_idle_s)
+    control.record(name, "sign-in", f"OIDC {how} of {issuer}")
+    return Identity(name=name, role=str(row["role"]), token=token)
 
 
 def resolve(control: ControlStore, settings: "Settings", actor: object) -> tuple[str, str]:

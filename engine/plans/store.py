@@ -15,7 +15,9 @@ moved it to (an ``UPDATE plans`` behind the store's back) is reported too.
 
 Approvers live here as well: a name, a role and an Argon2id hash of the secret
 (:mod:`engine.plans.gate` decides what the roles may do). Sign-ins are stored as sessions:
-only the SHA-256 of a session token is kept, with its expiry.
+only the SHA-256 of a session token is kept, with its expiry. An approver may also be linked
+to OpenID Connect accounts (``oidc_links``: an issuer and a subject, or an issuer and a
+verified email; :func:`engine.plans.identity.sign_in_oidc` reads them).
 
 A missing control store beside tables that carry reclustered snapshots is an error, not
 a fresh start (the plans and the audit of those snapshots would vanish without a word).
@@ -112,6 +114,15 @@ CREATE TABLE IF NOT EXISTS sessions (
     created_at TEXT NOT NULL,
     last_used  REAL NOT NULL,
     expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oidc_links (
+    issuer     TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    PRIMARY KEY (issuer, kind, value)
 );
 CREATE TABLE IF NOT EXISTS policy_state (
     table_name TEXT NOT NULL,
@@ -504,6 +515,7 @@ class ControlStore:
             if conn.execute("DELETE FROM approvers WHERE name = ?", (name,)).rowcount == 0:
                 raise ApprovalError(f"no approver named {name!r}")
             conn.execute("DELETE FROM sessions WHERE name = ?", (name,))
+            conn.execute("DELETE FROM oidc_links WHERE name = ?", (name,))
             self._append_audit(conn, None, by, "approver-remove", None, None, name, now)
 
     def set_secret(self, name: str, secret_hash: str, by: str) -> None:
@@ -514,6 +526,53 @@ class ControlStore:
                 raise ApprovalError(f"no approver named {name!r}")
             conn.execute("DELETE FROM sessions WHERE name = ?", (name,))
             self._append_audit(conn, None, by, "approver-passwd", None, None, name, now)
+
+    def link_oidc(self, name: str, issuer: str, kind: str, value: str, by: str) -> None:
+        """Link the OIDC account (``issuer``, ``kind`` "sub" or "email", ``value``) to the
+        approver ``name`` and audit it (``approver-link``); one account maps to one approver."""
+        now = utc_now()
+        with self.transaction() as conn:
+            if conn.execute("SELECT 1 FROM approvers WHERE name = ?", (name,)).fetchone() is None:
+                raise ApprovalError(f"no approver named {name!r}")
+            row = conn.execute("SELECT name FROM oidc_links WHERE issuer = ? AND kind = ? AND "
+                               "value = ?", (issuer, kind, value)).fetchone()
+            if row is not None:
+                raise ApprovalError(f"the OIDC {kind} {value!r} of {issuer} is linked to "
+                                    f"{row['name']!r} already; unlink it first")
+            conn.execute("INSERT INTO oidc_links(issuer, kind, value, name, created_at, "
+                         "created_by) VALUES (?,?,?,?,?,?)", (issuer, kind, value, name, now, by))
+            self._append_audit(conn, None, by, "approver-link", None, None,
+                               f"{name} to {kind} {value} of {issuer}", now)
+
+    def unlink_oidc(self, issuer: str, kind: str, value: str, by: str) -> str:
+        """Remove a link (audited ``approver-unlink``); returns the approver it named."""
+        now = utc_now()
+        with self.transaction() as conn:
+            row = conn.execute("SELECT name FROM oidc_links WHERE issuer = ? AND kind = ? AND "
+                               "value = ?", (issuer, kind, value)).fetchone()
+            if row is None:
+                raise ApprovalError(f"no approver is linked to the OIDC {kind} {value!r} of "
+                                    f"{issuer}")
+            conn.execute("DELETE FROM oidc_links WHERE issuer = ? AND kind = ? AND value = ?",
+                         (issuer, kind, value))
+            self._append_audit(conn, None, by, "approver-unlink", None, None,
+                               f"{row['name']} from {kind} {value} of {issuer}", now)
+        return str(row["name"])
+
+    def oidc_approver(self, issuer: str, kind: str, value: str) -> str | None:
+        """The approver linked to this OIDC account, None if none is."""
+        with self._connect() as conn:
+            row = conn.execute("SELECT name FROM oidc_links WHERE issuer = ? AND kind = ? AND "
+                               "value = ?", (issuer, kind, value)).fetchone()
+        return str(row["name"]) if row else None
+
+    def oidc_links(self) -> list[dict[str, Any]]:
+        """Every link (``name``, ``issuer``, ``kind``, ``value``, ``created_at``,
+        ``created_by``), by approver."""
+        with self._connect() as conn:
+            rows = conn.execute("SELECT name, issuer, kind, value, created_at, created_by "
+                                "FROM oidc_links ORDER BY name, issuer, kind, value").fetchall()
+        return [dict(r) for r in rows]
 
     def rehash_secret(self, name: str, secret_hash: str) -> None:
         """Store a stronger hash of the same secret (parameters changed); not audited."""
