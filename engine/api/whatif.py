@@ -158,6 +158,56 @@ def _estimated_notes(snap: "Snapshot", sample: Any, strings: list[str]) -> list[
     return notes
 
 
+class _Stopwatch:
+    """Seconds per stage (sample read, PTO's design, the replay) and per policy replayed,
+    read off the simulator's progress reports; forwards every report to ``progress`` and
+    reports each stage as ``{"stage": name, "message": ...}`` (the page shows both)."""
+
+    def __init__(self, progress: Callable[[Mapping[str, Any]], None] | None) -> None:
+        self.progress = progress
+        self.stages: dict[str, float] = {}
+        self.policies: dict[str, float] = {}
+        self._stage: tuple[str, float] | None = None
+        self._policy: tuple[str, float] | None = None
+        self._last: float | None = None
+
+    def stage(self, name: str, message: str) -> None:
+        now = time.perf_counter()
+        if self._stage is not None:
+            self.stages[self._stage[0]] = now - self._stage[1]
+        self._close_policy(now)
+        self._stage, self._last = (name, now), now
+        if self.progress is not None and name != "done":
+            self.progress({"stage": name, "message": message})
+
+    def _close_policy(self, now: float) -> None:
+        if self._policy is not None:
+            name, start = self._policy
+            self.policies[name] = self.policies.get(name, 0.0) + now - start
+            self._policy = None
+
+    def policy_step(self, info: Mapping[str, Any]) -> None:
+        """A policy's time runs from the previous policy's last report (or the replay's
+        start) to its own last report: reports come after each batch."""
+        now = time.perf_counter()
+        name = str(info.get("policy"))
+        if self._policy is None or self._policy[0] != name:
+            start = self._last if self._last is not None else now
+            self._close_policy(start)
+            self._policy = (name, start)
+        self._last = now
+        if self.progress is not None:
+            self.progress(info)
+
+    def timings(self) -> dict[str, Any]:
+        """``{"sample_s", "pto_design_s", "replay_s", "policies": {name: s}}``; a policy's
+        seconds run from its first progress report to the next policy's (DD's include its
+        tuning runs; the first policy's omit the scenario's compilation)."""
+        out: dict[str, Any] = {f"{k}_s": round(v, 3) for k, v in self.stages.items()}
+        out["policies"] = {k: round(v, 3) for k, v in self.policies.items()}
+        return out
+
+
 def whatif_table(settings: "Settings", table: str,
                  policies: Sequence[str] | str = DEFAULT_WHATIF_POLICIES, batches: int = 8,
                  shift: "str | Sequence[str] | None" = None, sample_rows: int = SAMPLE_ROWS,
@@ -166,6 +216,7 @@ def whatif_table(settings: "Settings", table: str,
     """Replay ``table``'s imported workload (and a shifted copy) on a simulated copy of the
     table under ``policies`` (see the module docstring for the answer)."""
     t0 = time.perf_counter()
+    clock = _Stopwatch(progress)
     names = _parse_policies(policies, (PTO,))
     snap = TableStore(settings).current_snapshot(table)
     zm, types = snap.zonemaps(), dict(snap.schema.columns)
@@ -173,15 +224,19 @@ def whatif_table(settings: "Settings", table: str,
     moved = _parse_shift(shift, _shift_choices(snap, fragments))
     cols = stat_columns(snap.schema, zm)
     fraction = sample_fraction(int(zm.rows.sum()), int(sample_rows))
+    clock.stage("sample", f"reading a {fraction:.2%} sample of {snap.partition_count:,} files")
     sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, fraction, seed)
     shifted = shift_fragments(fragments, moved[0], moved[1], sample.data, types) if moved else ()
     target = max(1, int(round(_real_target_rows(settings, table, zm) * fraction)))
     scenario = own_scenario(table, snap.schema, zm, sample, fragments, target, int(batches), shifted)
     prebuilt, pto = {}, None
     if PTO in names:
+        clock.stage("pto_design", "PTO: designing on the real files")
         prebuilt[PTO], pto = _pto_design(zm, types, fragments)
-    runs, tuning = simulate_scenario(settings, scenario, names, progress, tune_dd, replay=simulate_own,
-                                     prebuilt=prebuilt)
+    clock.stage("replay", "replaying the workload")
+    runs, tuning = simulate_scenario(settings, scenario, names, clock.policy_step, tune_dd,
+                                     replay=simulate_own, prebuilt=prebuilt)
+    clock.stage("done", "done")
     replayed = [f for b in scenario.batches if b.period == 2 for f in b.fragments]
     nr_bytes = runs["nr"].totals()["query_bytes"] if "nr" in runs else None
     strings = sorted({c for f in fragments for c in f.predicated_columns
@@ -198,6 +253,7 @@ def whatif_table(settings: "Settings", table: str,
                   "price_per_cpu_hour": settings.price_per_cpu_hour},
         "estimated": _estimated_notes(snap, sample, strings),
         "seconds": time.perf_counter() - t0,
+        "timings": clock.timings(),
     }
     if nr_bytes is not None:
         replay_nr = sum(b.query_bytes for b in runs["nr"].batches if b.period == 2)
