@@ -299,6 +299,23 @@ class OwnTable(SimTable):
             self.target_rows = target
 
 
+#: the executor's output parameters of a group (:class:`engine.policy.base.PlanGroup`): not
+#: parameters of an ordering, so the simulator's ``apply_groups`` must not see them
+OUTPUT_PARAMS = frozenset({"target_file_bytes", "row_group_bytes", "partition_by"})
+
+
+def _without_output_params(proposal: Proposal) -> Proposal:
+    """``proposal`` with the executor's output parameters taken out of its groups'
+    ``layout_params`` (:class:`OwnRun` applies the file size itself; the ordering's
+    parameter check in :func:`engine.layout.groups.ordering_params` rejects them)."""
+    if not any(OUTPUT_PARAMS & set(g.layout_params) for g in proposal.groups):
+        return proposal
+    groups = tuple(dataclasses.replace(g, layout_params={k: v for k, v in g.layout_params.items()
+                                                         if k not in OUTPUT_PARAMS})
+                   for g in proposal.groups)
+    return dataclasses.replace(proposal, groups=groups)
+
+
 class OwnRun(SimRun):
     """:class:`SimRun` on an :class:`OwnTable`; a proposal whose groups name a
     ``target_file_bytes`` (the executor's contract, :class:`engine.policy.base.PlanGroup`)
@@ -313,6 +330,7 @@ class OwnRun(SimRun):
 
     def execute(self, proposal: Proposal, charged: bool) -> Any:
         sizes = {g.layout_params.get("target_file_bytes") for g in proposal.groups}
+        proposal = _without_output_params(proposal)
         if len(sizes) != 1 or not next(iter(sizes)):
             return super().execute(proposal, charged)
         width = sum(self.table.widths.values()) or 1.0
