@@ -17,7 +17,8 @@ from engine import api
 from engine.core.errors import InvalidParameterError
 from engine.scan.pruning import analyze_fragment
 from engine.sim.own_sample import read_partition_sample
-from engine.sim.own_table import OwnTable, anchor_sample, own_scenario, shift_fragments
+from engine.sim.own_table import (DesignOnce, OwnTable, anchor_sample, own_scenario, shift_fragments,
+                                  simulate_own)
 from engine.workload.model import Range, ScanFragment
 
 FILES, ROWS_PER_FILE = 24, 400
@@ -133,6 +134,28 @@ def test_whatif_on_the_table_compares_the_policies_with_real_zonemaps(own):
         1 - r["policies"]["wair"]["cpu_seconds"] / nr["cpu_seconds"])
     assert any("sample" in n for n in r["estimated"]) and any("Text columns" not in n for n in r["estimated"])
     assert seen and seen[-1]["policies"] == 6
+
+
+def _own_scenario(settings, sample_rows: int = 2400, batches: int = 2):
+    snap = api.load_snapshot(settings, "t")
+    zm, types = snap.zonemaps(), dict(snap.schema.columns)
+    cols = ["l_orderkey", "l_quantity", "l_shipdate", "l_commitdate"]
+    sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, sample_rows / (FILES * ROWS_PER_FILE))
+    return own_scenario("t", snap.schema, zm, sample, api.workload_fragments(settings, "t"), 100, batches)
+
+
+def test_a_zorder_design_with_a_file_size_is_replayed(own):
+    """PTO's design names the executor's ``target_file_bytes``: the simulator cuts files at
+    that size and the ordering never sees it (a Z-order design used to fail the layout's
+    parameter check)."""
+    scenario = _own_scenario(own)
+    width = sum(scenario.dataset.widths.values())
+    design = DesignOnce("zorder", ("l_shipdate", "l_commitdate"), target_file_bytes=int(50 * width))
+    run = simulate_own(scenario, {"pto": design}, own)["pto"]
+    rewrite = [b for b in run.batches if b.recluster_partitions]
+    assert len(rewrite) == 1 and rewrite[0].period == 2 and rewrite[0].batch == 1
+    # 2,400 sample rows cut at 50 rows a file
+    assert rewrite[0].partitions == 2400 // 50
 
 
 def test_whatif_refuses_bad_input_in_one_line(own, tmp_path):
