@@ -17,8 +17,9 @@ from engine import api
 from engine.core.errors import InvalidParameterError
 from engine.scan.pruning import analyze_fragment
 from engine.sim.own_sample import read_partition_sample
-from engine.sim.own_table import (DesignOnce, OwnTable, anchor_sample, own_scenario, shift_fragments,
+from engine.sim.own_table import (DesignOnce, OwnTable, PawTreeOnly, anchor_sample, own_scenario, shift_fragments,
                                   simulate_own)
+from engine.policy.paw import PawPolicy
 from engine.workload.model import Range, ScanFragment
 
 FILES, ROWS_PER_FILE = 24, 400
@@ -156,6 +157,36 @@ def test_a_zorder_design_with_a_file_size_is_replayed(own):
     assert len(rewrite) == 1 and rewrite[0].period == 2 and rewrite[0].batch == 1
     # 2,400 sample rows cut at 50 rows a file
     assert rewrite[0].partitions == 2400 // 50
+
+
+def test_paw_unpriced_designs_the_same_tree_and_replays_the_same(own):
+    """The what-if's PAW skips only the pricing against the baselines: the tree in the
+    proposal, every batch's bytes and the partitions are those of the registry's PAW."""
+    scenario = _own_scenario(own, batches=2)
+    plain = simulate_own(scenario, {"paw": PawPolicy()}, own)["paw"]
+    fast_policy = PawTreeOnly()
+    fast = simulate_own(scenario, {"paw": fast_policy}, own)["paw"]
+    assert "not priced" in fast_policy.last_decision_["reason"]
+    assert [b.recluster_partitions for b in plain.batches] == [b.recluster_partitions for b in fast.batches]
+    assert sum(b.recluster_partitions for b in fast.batches) == FILES
+    assert [b.query_bytes for b in plain.batches] == [b.query_bytes for b in fast.batches]
+    assert [b.partitions for b in plain.batches] == [b.partitions for b in fast.batches]
+
+
+def test_a_repeated_whatif_reuses_pto_and_dd_and_answers_the_same(own):
+    kw = dict(batches=2, sample_rows=2400)
+    first = api.whatif_table(own, "t", **kw)
+    again = api.whatif_table(own, "t", **kw)
+    assert again["pto"].get("reused") and again["dd_tuning"].get("reused")
+    assert not first["pto"].get("reused") and not first["dd_tuning"].get("reused")
+    assert again["dd_tuning"]["chosen"] == first["dd_tuning"]["chosen"]
+    for name, p in first["policies"].items():
+        assert again["policies"][name]["total_bytes"] == p["total_bytes"], name
+    assert set(again["timings"]["policies"]) == set(first["policies"])
+    assert "pto_design_s" in again["timings"] and "sample_s" in again["timings"]
+    fresh = api.whatif_table(own, "t", policies="nr,wair,dd", reuse=False, **kw)
+    assert not fresh["dd_tuning"].get("reused")
+    assert fresh["policies"]["dd"]["total_bytes"] == first["policies"]["dd"]["total_bytes"]
 
 
 def test_whatif_refuses_bad_input_in_one_line(own, tmp_path):

@@ -17,8 +17,9 @@ real snapshot's own zonemaps give for the same queries (equal up to per-file byt
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -29,7 +30,8 @@ from engine.core.errors import InvalidParameterError
 from engine.design.pto.optimizer import PtoConfig, run_on_files
 from engine.policy.registry import LABELS, SIM_POLICIES
 from engine.sim.own_sample import read_partition_sample, sample_fraction
-from engine.sim.own_table import DesignOnce, own_scenario, shift_fragments, simulate_own, stat_columns
+from engine.sim.own_table import (DesignOnce, PawTreeOnly, own_scenario, shift_fragments, simulate_own,
+                                  stat_columns)
 from engine.sim.scan import compile_fragment, query_cost
 from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
@@ -46,6 +48,26 @@ PTO = "pto"
 #: NR, WAIR, DD and DD-EP (incremental), PAW and PTO (whole-table designs), issue 14 section 5
 DEFAULT_WHATIF_POLICIES = ("nr", "wair", "dd", "dd-ep", "paw", PTO)
 SAMPLE_ROWS = 200_000
+#: designs and DD tunings kept per process (the dashboard re-runs the what-if in-process)
+_CACHE_ENTRIES = 8
+_PTO_CACHE: "OrderedDict[tuple, tuple[DesignOnce, dict[str, Any]]]" = OrderedDict()
+_DD_CACHE: "OrderedDict[tuple, dict[str, Any]]" = OrderedDict()
+
+
+def _remember(cache: "OrderedDict[tuple, Any]", key: tuple, value: Any) -> Any:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > _CACHE_ENTRIES:
+        cache.popitem(last=False)
+    return value
+
+
+def _workload_digest(fragments: Sequence["ScanFragment"]) -> str:
+    """A digest of the workload's queries and predicates (what a design or tuning reads)."""
+    h = hashlib.sha1()
+    for f in fragments:
+        h.update(repr((f.query_id, f.ts, f.boxes, f.columns)).encode())
+    return h.hexdigest()
 
 
 def whatif_policies() -> list[dict[str, str]]:
@@ -58,17 +80,27 @@ def _label(name: str) -> str:
     return "PTO" if name == PTO else LABELS.get(name, name)
 
 
-def _pto_design(zm: "ZoneMaps", types: Mapping[str, str],
-                fragments: Sequence["ScanFragment"]) -> tuple[DesignOnce, dict[str, Any]]:
+def _pto_design(zm: "ZoneMaps", types: Mapping[str, str], fragments: Sequence["ScanFragment"],
+                key: tuple | None = None) -> tuple[DesignOnce, dict[str, Any]]:
     """PTO's choice for the table (its own sample of the real files, the whole imported
-    workload: what ``plan create --policy pto`` would propose) as a :class:`DesignOnce`."""
+    workload: what ``plan create --policy pto`` would propose) as a :class:`DesignOnce`.
+
+    A pure function of the snapshot, the workload and :class:`PtoConfig`, so it is kept
+    per ``key`` (snapshot, workload digest) and a repeated what-if reuses it (a fresh
+    :class:`DesignOnce` each time: the policy carries replay state)."""
+    if key is not None and key in _PTO_CACHE:
+        done, info = _PTO_CACHE[key]
+        return DesignOnce(done.layout, done.columns, done.partition_by, done.target_file_bytes,
+                          done.reason), {**info, "reused": True}
     run = run_on_files(list(zm.paths), dict(types), int(zm.bytes.sum()), list(fragments), PtoConfig())
     lay = run.choice.layout
     policy = DesignOnce(lay.sort.kind, tuple(lay.sort.columns), lay.partition, int(lay.tfs_bytes),
                         run.reason())
     layout, cols = policy.key()
-    return policy, {**lay.describe(), "why": run.reason(), "simulated_layout": layout,
-                    "simulated_columns": list(cols)}
+    info = {**lay.describe(), "why": run.reason(), "simulated_layout": layout, "simulated_columns": list(cols)}
+    if key is not None:
+        _remember(_PTO_CACHE, key, (policy, info))
+    return policy, info
 
 
 def _real_target_rows(settings: "Settings", table: str, zm: "ZoneMaps") -> float:
@@ -212,9 +244,17 @@ def whatif_table(settings: "Settings", table: str,
                  policies: Sequence[str] | str = DEFAULT_WHATIF_POLICIES, batches: int = 8,
                  shift: "str | Sequence[str] | None" = None, sample_rows: int = SAMPLE_ROWS,
                  seed: int = 0, progress: Callable[[Mapping[str, Any]], None] | None = None,
-                 tune_dd: bool = True) -> dict[str, Any]:
+                 tune_dd: bool = True, price_paw: bool = False, reuse: bool = True) -> dict[str, Any]:
     """Replay ``table``'s imported workload (and a shifted copy) on a simulated copy of the
-    table under ``policies`` (see the module docstring for the answer)."""
+    table under ``policies`` (see the module docstring for the answer).
+
+    ``price_paw``: False (default) replays PAW's tree without pricing it against the
+    baselines (:class:`engine.sim.own_table.PawTreeOnly`: the same tree, so the same
+    decision, ``bench/README_ui.md`` has the times); True runs the registry's PAW as the
+    generated presets do. ``reuse``: keep PTO's design (per snapshot and workload) and
+    DD's tuned parameters (per settings, snapshot, workload, shift, batches, sample and
+    seed) in this process, so a repeated what-if skips them; both are deterministic, so
+    the answer is the same (False: design and tune afresh)."""
     t0 = time.perf_counter()
     clock = _Stopwatch(progress)
     names = _parse_policies(policies, (PTO,))
@@ -229,13 +269,25 @@ def whatif_table(settings: "Settings", table: str,
     shifted = shift_fragments(fragments, moved[0], moved[1], sample.data, types) if moved else ()
     target = max(1, int(round(_real_target_rows(settings, table, zm) * fraction)))
     scenario = own_scenario(table, snap.schema, zm, sample, fragments, target, int(batches), shifted)
-    prebuilt, pto = {}, None
+    digest = _workload_digest(fragments)
+    prebuilt: dict[str, Any] = {}
+    pto = None
     if PTO in names:
         clock.stage("pto_design", "PTO: designing on the real files")
-        prebuilt[PTO], pto = _pto_design(zm, types, fragments)
+        prebuilt[PTO], pto = _pto_design(zm, types, fragments, (settings.home, table, snap.id, digest)
+                                         if reuse else None)
+    if "paw" in names and not price_paw:
+        prebuilt["paw"] = PawTreeOnly()
+    dd_key = (repr(settings), table, snap.id, digest, moved, int(batches), int(sample_rows), int(seed))
+    known = _DD_CACHE.get(dd_key) if reuse and tune_dd and {"dd", "wair"} <= set(names) else None
     clock.stage("replay", "replaying the workload")
     runs, tuning = simulate_scenario(settings, scenario, names, clock.policy_step, tune_dd,
-                                     replay=simulate_own, prebuilt=prebuilt)
+                                     replay=simulate_own, prebuilt=prebuilt,
+                                     policy_params={"dd": known["chosen"]} if known else None)
+    if known:
+        tuning = {**known, "reused": True}
+    elif tuning is not None and reuse:
+        _remember(_DD_CACHE, dd_key, tuning)
     clock.stage("done", "done")
     replayed = [f for b in scenario.batches if b.period == 2 for f in b.fragments]
     nr_bytes = runs["nr"].totals()["query_bytes"] if "nr" in runs else None
