@@ -83,6 +83,23 @@ def test_the_simulated_table_starts_as_the_real_files_with_their_zonemaps(own):
         assert np.array_equal(sim.columns[c].hi, zm.columns[c].hi), c
 
 
+def test_the_sample_reads_one_row_group_of_a_file_or_the_whole_file(tmp_path):
+    path = tmp_path / "groups.parquet"
+    pq.write_table(pa.table({"k": pa.array(np.arange(4000, dtype=np.int64))}), path, row_group_size=1000)
+    rows, types = np.array([4000]), {"k": "int"}
+    one = read_partition_sample([str(path)], rows, types, ["k"], 0.05, seed=2)
+    assert one.counts.tolist() == [200]
+    # every sampled row comes from the same 1,000-row group
+    assert len(set((one.data["k"] // 1000).astype(int).tolist())) == 1
+    whole = read_partition_sample([str(path)], rows, types, ["k"], 0.05, seed=2, read="file")
+    assert whole.counts.tolist() == [200] and len(set((whole.data["k"] // 1000).astype(int).tolist())) == 4
+    # a group smaller than the file's share: the whole file is read
+    most = read_partition_sample([str(path)], rows, types, ["k"], 0.5, seed=2)
+    assert most.counts.tolist() == [2000] and len(set((most.data["k"] // 1000).astype(int).tolist())) == 4
+    with pytest.raises(InvalidParameterError, match="sample_read"):
+        read_partition_sample([str(path)], rows, types, ["k"], 0.05, read="pages")
+
+
 def test_a_shifted_range_keeps_its_selectivity_by_quantile(own):
     snap = api.load_snapshot(own, "t")
     zm, types = snap.zonemaps(), dict(snap.schema.columns)
@@ -166,7 +183,7 @@ def test_paw_unpriced_designs_the_same_tree_and_replays_the_same(own):
     plain = simulate_own(scenario, {"paw": PawPolicy()}, own)["paw"]
     fast_policy = PawTreeOnly()
     fast = simulate_own(scenario, {"paw": fast_policy}, own)["paw"]
-    assert "not priced" in fast_policy.last_decision_["reason"]
+    assert fast_policy.sampler_ is not None and not fast_policy.n_mbr  # the unpriced path ran
     assert [b.recluster_partitions for b in plain.batches] == [b.recluster_partitions for b in fast.batches]
     assert sum(b.recluster_partitions for b in fast.batches) == FILES
     assert [b.query_bytes for b in plain.batches] == [b.query_bytes for b in fast.batches]

@@ -244,7 +244,8 @@ def whatif_table(settings: "Settings", table: str,
                  policies: Sequence[str] | str = DEFAULT_WHATIF_POLICIES, batches: int = 8,
                  shift: "str | Sequence[str] | None" = None, sample_rows: int = SAMPLE_ROWS,
                  seed: int = 0, progress: Callable[[Mapping[str, Any]], None] | None = None,
-                 tune_dd: bool = True, price_paw: bool = False, reuse: bool = True) -> dict[str, Any]:
+                 tune_dd: bool = True, price_paw: bool = False, reuse: bool = True,
+                 sample_read: str = "row_group") -> dict[str, Any]:
     """Replay ``table``'s imported workload (and a shifted copy) on a simulated copy of the
     table under ``policies`` (see the module docstring for the answer).
 
@@ -254,7 +255,9 @@ def whatif_table(settings: "Settings", table: str,
     generated presets do. ``reuse``: keep PTO's design (per snapshot and workload) and
     DD's tuned parameters (per settings, snapshot, workload, shift, batches, sample and
     seed) in this process, so a repeated what-if skips them; both are deterministic, so
-    the answer is the same (False: design and tune afresh)."""
+    the answer is the same (False: design and tune afresh). ``sample_read``: each file's
+    sample rows come from one of its row groups ("row_group", default) or the whole file
+    ("file"), :func:`engine.sim.own_sample.read_partition_sample`."""
     t0 = time.perf_counter()
     clock = _Stopwatch(progress)
     names = _parse_policies(policies, (PTO,))
@@ -265,7 +268,7 @@ def whatif_table(settings: "Settings", table: str,
     cols = stat_columns(snap.schema, zm)
     fraction = sample_fraction(int(zm.rows.sum()), int(sample_rows))
     clock.stage("sample", f"reading a {fraction:.2%} sample of {snap.partition_count:,} files")
-    sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, fraction, seed)
+    sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, fraction, seed, sample_read)
     shifted = shift_fragments(fragments, moved[0], moved[1], sample.data, types) if moved else ()
     target = max(1, int(round(_real_target_rows(settings, table, zm) * fraction)))
     scenario = own_scenario(table, snap.schema, zm, sample, fragments, target, int(batches), shifted)
