@@ -194,7 +194,7 @@ def test_a_repeated_whatif_reuses_pto_and_dd_and_answers_the_same(own):
     kw = dict(batches=2, sample_rows=2400)
     first = api.whatif_table(own, "t", **kw)
     again = api.whatif_table(own, "t", **kw)
-    assert again["pto"].get("reused") and again["dd_tuning"].get("reused")
+    assert again["pto"].get("reused") and again["dd_tuning"].get("reused") and again["sample"]["reused"]
     assert not first["pto"].get("reused") and not first["dd_tuning"].get("reused")
     assert again["dd_tuning"]["chosen"] == first["dd_tuning"]["chosen"]
     for name, p in first["policies"].items():
@@ -202,7 +202,7 @@ def test_a_repeated_whatif_reuses_pto_and_dd_and_answers_the_same(own):
     assert set(again["timings"]["policies"]) == set(first["policies"])
     assert "pto_design_s" in again["timings"] and "sample_s" in again["timings"]
     fresh = api.whatif_table(own, "t", policies="nr,wair,dd", reuse=False, **kw)
-    assert not fresh["dd_tuning"].get("reused")
+    assert not fresh["dd_tuning"].get("reused") and not fresh["sample"]["reused"]
     assert fresh["policies"]["dd"]["total_bytes"] == first["policies"]["dd"]["total_bytes"]
 
 

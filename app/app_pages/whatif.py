@@ -49,7 +49,8 @@ def progress_bar(policy_labels: Mapping[str, str]):
 def timings_caption(result: Mapping[str, Any], policy_labels: Mapping[str, str]) -> str:
     """Where the what-if's seconds went: the sample read, PTO's design, each policy."""
     t = result.get("timings") or {}
-    parts = [f"sample read {t['sample_s']:.1f} s"] if "sample_s" in t else []
+    reused = " (reused)" if (result.get("sample") or {}).get("reused") else ""
+    parts = [f"sample read {t['sample_s']:.1f} s{reused}"] if "sample_s" in t else []
     if "pto_design_s" in t:
         parts.append(f"PTO design {t['pto_design_s']:.1f} s"
                      + (" (reused)" if (result.get("pto") or {}).get("reused") else ""))

@@ -52,6 +52,7 @@ SAMPLE_ROWS = 200_000
 _CACHE_ENTRIES = 8
 _PTO_CACHE: "OrderedDict[tuple, tuple[DesignOnce, dict[str, Any]]]" = OrderedDict()
 _DD_CACHE: "OrderedDict[tuple, dict[str, Any]]" = OrderedDict()
+_SAMPLE_CACHE: "OrderedDict[tuple, Any]" = OrderedDict()
 
 
 def _remember(cache: "OrderedDict[tuple, Any]", key: tuple, value: Any) -> Any:
@@ -252,10 +253,11 @@ def whatif_table(settings: "Settings", table: str,
     ``price_paw``: False (default) replays PAW's tree without pricing it against the
     baselines (:class:`engine.sim.own_table.PawTreeOnly`: the same tree, so the same
     decision, ``bench/README_ui.md`` has the times); True runs the registry's PAW as the
-    generated presets do. ``reuse``: keep PTO's design (per snapshot and workload) and
-    DD's tuned parameters (per settings, snapshot, workload, shift, batches, sample and
-    seed) in this process, so a repeated what-if skips them; both are deterministic, so
-    the answer is the same (False: design and tune afresh). ``sample_read``: each file's
+    generated presets do. ``reuse``: keep the row sample (per snapshot, size and seed),
+    PTO's design (per snapshot and workload) and DD's tuned parameters (per settings,
+    snapshot, workload, shift, batches, sample and seed) in this process, so a repeated
+    what-if skips them; all are deterministic, so the answer is the same (False: read,
+    design and tune afresh). ``sample_read``: each file's
     sample rows come from one of its row groups ("row_group", default) or the whole file
     ("file"), :func:`engine.sim.own_sample.read_partition_sample`."""
     t0 = time.perf_counter()
@@ -268,7 +270,13 @@ def whatif_table(settings: "Settings", table: str,
     cols = stat_columns(snap.schema, zm)
     fraction = sample_fraction(int(zm.rows.sum()), int(sample_rows))
     clock.stage("sample", f"reading a {fraction:.2%} sample of {snap.partition_count:,} files")
-    sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, fraction, seed, sample_read)
+    sample_key = (settings.home, table, snap.id, tuple(cols), fraction, int(seed), sample_read)
+    sample = _SAMPLE_CACHE.get(sample_key) if reuse else None
+    sample_reused = sample is not None
+    if sample is None:
+        sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, fraction, seed, sample_read)
+        if reuse:
+            _remember(_SAMPLE_CACHE, sample_key, sample)
     shifted = shift_fragments(fragments, moved[0], moved[1], sample.data, types) if moved else ()
     target = max(1, int(round(_real_target_rows(settings, table, zm) * fraction)))
     scenario = own_scenario(table, snap.schema, zm, sample, fragments, target, int(batches), shifted)
@@ -299,7 +307,7 @@ def whatif_table(settings: "Settings", table: str,
     out: dict[str, Any] = {
         "table": table, "snapshot": snap.id, "rows": int(zm.rows.sum()), "seed": int(seed),
         "sample": {"rows": sample.rows, "fraction": sample.fraction, "files": snap.partition_count,
-                   "columns": cols, "target_rows": target},
+                   "columns": cols, "target_rows": target, "reused": sample_reused},
         "shift": {"from": moved[0], "to": moved[1]} if moved else None,
         "scenario": scenario.summary(),
         "policies": {n: {"label": _label(n), **r.to_json(per_batch=True)} for n, r in runs.items()},
