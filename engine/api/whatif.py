@@ -81,6 +81,18 @@ def _label(name: str) -> str:
     return "PTO" if name == PTO else LABELS.get(name, name)
 
 
+def _sample(key: tuple, zm: "ZoneMaps", types: Mapping[str, str], reuse: bool) -> tuple[Any, bool]:
+    """The stratified row sample for ``key`` = (home, table, snapshot, columns, fraction,
+    seed, read), read or (``reuse``) kept from an earlier what-if; (sample, reused)."""
+    if reuse and key in _SAMPLE_CACHE:
+        return _SAMPLE_CACHE[key], True
+    *_, cols, fraction, seed, read = key
+    sample = read_partition_sample(list(zm.paths), zm.rows, types, list(cols), fraction, seed, read)
+    if reuse:
+        _remember(_SAMPLE_CACHE, key, sample)
+    return sample, False
+
+
 def _pto_design(zm: "ZoneMaps", types: Mapping[str, str], fragments: Sequence["ScanFragment"],
                 key: tuple | None = None) -> tuple[DesignOnce, dict[str, Any]]:
     """PTO's choice for the table (its own sample of the real files, the whole imported
@@ -270,13 +282,8 @@ def whatif_table(settings: "Settings", table: str,
     cols = stat_columns(snap.schema, zm)
     fraction = sample_fraction(int(zm.rows.sum()), int(sample_rows))
     clock.stage("sample", f"reading a {fraction:.2%} sample of {snap.partition_count:,} files")
-    sample_key = (settings.home, table, snap.id, tuple(cols), fraction, int(seed), sample_read)
-    sample = _SAMPLE_CACHE.get(sample_key) if reuse else None
-    sample_reused = sample is not None
-    if sample is None:
-        sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, fraction, seed, sample_read)
-        if reuse:
-            _remember(_SAMPLE_CACHE, sample_key, sample)
+    sample, sample_reused = _sample((settings.home, table, snap.id, tuple(cols), fraction, int(seed),
+                                     sample_read), zm, types, reuse)
     shifted = shift_fragments(fragments, moved[0], moved[1], sample.data, types) if moved else ()
     target = max(1, int(round(_real_target_rows(settings, table, zm) * fraction)))
     scenario = own_scenario(table, snap.schema, zm, sample, fragments, target, int(batches), shifted)
@@ -289,7 +296,8 @@ def whatif_table(settings: "Settings", table: str,
                                          if reuse else None)
     if "paw" in names and not price_paw:
         prebuilt["paw"] = PawTreeOnly()
-    dd_key = (repr(settings), table, snap.id, digest, moved, int(batches), int(sample_rows), int(seed))
+    dd_key = (repr(settings), table, snap.id, digest, moved, int(batches), int(sample_rows), int(seed),
+              sample_read)
     known = _DD_CACHE.get(dd_key) if reuse and tune_dd and {"dd", "wair"} <= set(names) else None
     clock.stage("replay", "replaying the workload")
     runs, tuning = simulate_scenario(settings, scenario, names, clock.policy_step, tune_dd,
