@@ -76,6 +76,10 @@ def test_whatif_tab_replays_the_sidebar_table_with_the_api_numbers(home):
     assert "Estimated from a sample" in notes and "Check: NR's replayed queries" in notes
     assert f"ratio {ref['check']['ratio']:.3f}" in notes
     assert any("P3 l_commitdate" in c.value for c in at.caption)
+    # where the seconds went: the sample, PTO's design and each policy, by label
+    took = next(c.value for c in at.caption if c.value.startswith("Done in "))
+    for part in ("sample read", "PTO design", "NR ", "WAIR ", "DD ", "DD-EP ", "PAW ", "PTO "):
+        assert part in took, part
 
 
 def test_preview_is_compared_with_a_stored_plan_as_the_api_says(home):

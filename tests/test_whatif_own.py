@@ -17,7 +17,9 @@ from engine import api
 from engine.core.errors import InvalidParameterError
 from engine.scan.pruning import analyze_fragment
 from engine.sim.own_sample import read_partition_sample
-from engine.sim.own_table import OwnTable, anchor_sample, own_scenario, shift_fragments
+from engine.sim.own_table import (DesignOnce, OwnTable, PawTreeOnly, anchor_sample, own_scenario, shift_fragments,
+                                  simulate_own)
+from engine.policy.paw import PawPolicy
 from engine.workload.model import Range, ScanFragment
 
 FILES, ROWS_PER_FILE = 24, 400
@@ -81,6 +83,23 @@ def test_the_simulated_table_starts_as_the_real_files_with_their_zonemaps(own):
         assert np.array_equal(sim.columns[c].hi, zm.columns[c].hi), c
 
 
+def test_the_sample_reads_one_row_group_of_a_file_or_the_whole_file(tmp_path):
+    path = tmp_path / "groups.parquet"
+    pq.write_table(pa.table({"k": pa.array(np.arange(4000, dtype=np.int64))}), path, row_group_size=1000)
+    rows, types = np.array([4000]), {"k": "int"}
+    one = read_partition_sample([str(path)], rows, types, ["k"], 0.05, seed=2)
+    assert one.counts.tolist() == [200]
+    # every sampled row comes from the same 1,000-row group
+    assert len(set((one.data["k"] // 1000).astype(int).tolist())) == 1
+    whole = read_partition_sample([str(path)], rows, types, ["k"], 0.05, seed=2, read="file")
+    assert whole.counts.tolist() == [200] and len(set((whole.data["k"] // 1000).astype(int).tolist())) == 4
+    # a group smaller than the file's share: the whole file is read
+    most = read_partition_sample([str(path)], rows, types, ["k"], 0.5, seed=2)
+    assert most.counts.tolist() == [2000] and len(set((most.data["k"] // 1000).astype(int).tolist())) == 4
+    with pytest.raises(InvalidParameterError, match="sample_read"):
+        read_partition_sample([str(path)], rows, types, ["k"], 0.05, read="pages")
+
+
 def test_a_shifted_range_keeps_its_selectivity_by_quantile(own):
     snap = api.load_snapshot(own, "t")
     zm, types = snap.zonemaps(), dict(snap.schema.columns)
@@ -133,6 +152,58 @@ def test_whatif_on_the_table_compares_the_policies_with_real_zonemaps(own):
         1 - r["policies"]["wair"]["cpu_seconds"] / nr["cpu_seconds"])
     assert any("sample" in n for n in r["estimated"]) and any("Text columns" not in n for n in r["estimated"])
     assert seen and seen[-1]["policies"] == 6
+
+
+def _own_scenario(settings, sample_rows: int = 2400, batches: int = 2):
+    snap = api.load_snapshot(settings, "t")
+    zm, types = snap.zonemaps(), dict(snap.schema.columns)
+    cols = ["l_orderkey", "l_quantity", "l_shipdate", "l_commitdate"]
+    sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, sample_rows / (FILES * ROWS_PER_FILE))
+    return own_scenario("t", snap.schema, zm, sample, api.workload_fragments(settings, "t"), 100, batches)
+
+
+def test_a_zorder_design_with_a_file_size_is_replayed(own):
+    """PTO's design names the executor's ``target_file_bytes``: the simulator cuts files at
+    that size and the ordering never sees it (a Z-order design used to fail the layout's
+    parameter check)."""
+    scenario = _own_scenario(own)
+    width = sum(scenario.dataset.widths.values())
+    design = DesignOnce("zorder", ("l_shipdate", "l_commitdate"), target_file_bytes=int(50 * width))
+    run = simulate_own(scenario, {"pto": design}, own)["pto"]
+    rewrite = [b for b in run.batches if b.recluster_partitions]
+    assert len(rewrite) == 1 and rewrite[0].period == 2 and rewrite[0].batch == 1
+    # 2,400 sample rows cut at 50 rows a file
+    assert rewrite[0].partitions == 2400 // 50
+
+
+def test_paw_unpriced_designs_the_same_tree_and_replays_the_same(own):
+    """The what-if's PAW skips only the pricing against the baselines: the tree in the
+    proposal, every batch's bytes and the partitions are those of the registry's PAW."""
+    scenario = _own_scenario(own, batches=2)
+    plain = simulate_own(scenario, {"paw": PawPolicy()}, own)["paw"]
+    fast_policy = PawTreeOnly()
+    fast = simulate_own(scenario, {"paw": fast_policy}, own)["paw"]
+    assert fast_policy.sampler_ is not None and not fast_policy.n_mbr  # the unpriced path ran
+    assert [b.recluster_partitions for b in plain.batches] == [b.recluster_partitions for b in fast.batches]
+    assert sum(b.recluster_partitions for b in fast.batches) == FILES
+    assert [b.query_bytes for b in plain.batches] == [b.query_bytes for b in fast.batches]
+    assert [b.partitions for b in plain.batches] == [b.partitions for b in fast.batches]
+
+
+def test_a_repeated_whatif_reuses_pto_and_dd_and_answers_the_same(own):
+    kw = dict(batches=2, sample_rows=2400)
+    first = api.whatif_table(own, "t", **kw)
+    again = api.whatif_table(own, "t", **kw)
+    assert again["pto"].get("reused") and again["dd_tuning"].get("reused") and again["sample"]["reused"]
+    assert not first["pto"].get("reused") and not first["dd_tuning"].get("reused")
+    assert again["dd_tuning"]["chosen"] == first["dd_tuning"]["chosen"]
+    for name, p in first["policies"].items():
+        assert again["policies"][name]["total_bytes"] == p["total_bytes"], name
+    assert set(again["timings"]["policies"]) == set(first["policies"])
+    assert "pto_design_s" in again["timings"] and "sample_s" in again["timings"]
+    fresh = api.whatif_table(own, "t", policies="nr,wair,dd", reuse=False, **kw)
+    assert not fresh["dd_tuning"].get("reused") and not fresh["sample"]["reused"]
+    assert fresh["policies"]["dd"]["total_bytes"] == first["policies"]["dd"]["total_bytes"]
 
 
 def test_whatif_refuses_bad_input_in_one_line(own, tmp_path):

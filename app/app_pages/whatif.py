@@ -27,15 +27,37 @@ OWN_SAMPLE_ROWS = 200_000
 
 
 def progress_bar(policy_labels: Mapping[str, str]):
-    """A progress bar and the callback the simulator reports to."""
+    """A progress bar and the callback the simulator reports to: a policy's batch, or a
+    stage of the what-if on a table (``{"stage", "message"}``: the sample read, PTO's
+    design) before the policies replay."""
     bar = st.progress(0.0, text="simulating")
 
     def progress(info) -> None:
+        if "stage" in info:
+            bar.progress(0.0, text=str(info.get("message") or info["stage"]))
+            return
         done = info.get("policy_index", 0) + info.get("batch", 0) / max(info.get("batches", 1), 1)
         frac = min(1.0, done / max(info.get("policies", 1), 1))
-        bar.progress(frac, text=f"{policy_labels.get(info.get('policy'), info.get('policy'))}: "
-                                f"batch {info.get('batch')} of {info.get('batches')}")
+        name = info.get("policy")
+        label = policy_labels.get(name, name)
+        if name == "dd":
+            label += " (tuned to WAIR's reclustering budget: one replay per candidate)"
+        bar.progress(frac, text=f"{label}: batch {info.get('batch')} of {info.get('batches')}")
     return bar, progress
+
+
+def timings_caption(result: Mapping[str, Any], policy_labels: Mapping[str, str]) -> str:
+    """Where the what-if's seconds went: the sample read, PTO's design, each policy."""
+    t = result.get("timings") or {}
+    reused = " (reused)" if (result.get("sample") or {}).get("reused") else ""
+    parts = [f"sample read {t['sample_s']:.1f} s{reused}"] if "sample_s" in t else []
+    if "pto_design_s" in t:
+        parts.append(f"PTO design {t['pto_design_s']:.1f} s"
+                     + (" (reused)" if (result.get("pto") or {}).get("reused") else ""))
+    for name, sec in (t.get("policies") or {}).items():
+        extra = " (tuning reused)" if name == "dd" and (result.get("dd_tuning") or {}).get("reused") else ""
+        parts.append(f"{policy_labels.get(name, name)} {sec:.1f} s{extra}")
+    return f"Done in {result.get('seconds', 0):.1f} s: " + " · ".join(parts) if parts else ""
 
 
 def show_result(result: Mapping[str, Any], prefix: str) -> None:
@@ -154,6 +176,9 @@ def own_table_tab() -> None:
         st.warning("The table changed since this replay (another snapshot is current); press "
                    "**Replay on this table** again.")
     own_result_header(result)
+    took = timings_caption(result, policy_labels)
+    if took:
+        st.caption(took)
     show_result(result, "own")
     own_periods(result)
 

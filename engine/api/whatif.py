@@ -17,8 +17,9 @@ real snapshot's own zonemaps give for the same queries (equal up to per-file byt
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -29,7 +30,8 @@ from engine.core.errors import InvalidParameterError
 from engine.design.pto.optimizer import PtoConfig, run_on_files
 from engine.policy.registry import LABELS, SIM_POLICIES
 from engine.sim.own_sample import read_partition_sample, sample_fraction
-from engine.sim.own_table import DesignOnce, own_scenario, shift_fragments, simulate_own, stat_columns
+from engine.sim.own_table import (DesignOnce, PawTreeOnly, own_scenario, shift_fragments, simulate_own,
+                                  stat_columns)
 from engine.sim.scan import compile_fragment, query_cost
 from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
@@ -46,6 +48,27 @@ PTO = "pto"
 #: NR, WAIR, DD and DD-EP (incremental), PAW and PTO (whole-table designs), issue 14 section 5
 DEFAULT_WHATIF_POLICIES = ("nr", "wair", "dd", "dd-ep", "paw", PTO)
 SAMPLE_ROWS = 200_000
+#: designs and DD tunings kept per process (the dashboard re-runs the what-if in-process)
+_CACHE_ENTRIES = 8
+_PTO_CACHE: "OrderedDict[tuple, tuple[DesignOnce, dict[str, Any]]]" = OrderedDict()
+_DD_CACHE: "OrderedDict[tuple, dict[str, Any]]" = OrderedDict()
+_SAMPLE_CACHE: "OrderedDict[tuple, Any]" = OrderedDict()
+
+
+def _remember(cache: "OrderedDict[tuple, Any]", key: tuple, value: Any) -> Any:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > _CACHE_ENTRIES:
+        cache.popitem(last=False)
+    return value
+
+
+def _workload_digest(fragments: Sequence["ScanFragment"]) -> str:
+    """A digest of the workload's queries and predicates (what a design or tuning reads)."""
+    h = hashlib.sha1()
+    for f in fragments:
+        h.update(repr((f.query_id, f.ts, f.boxes, f.columns)).encode())
+    return h.hexdigest()
 
 
 def whatif_policies() -> list[dict[str, str]]:
@@ -58,17 +81,39 @@ def _label(name: str) -> str:
     return "PTO" if name == PTO else LABELS.get(name, name)
 
 
-def _pto_design(zm: "ZoneMaps", types: Mapping[str, str],
-                fragments: Sequence["ScanFragment"]) -> tuple[DesignOnce, dict[str, Any]]:
+def _sample(key: tuple, zm: "ZoneMaps", types: Mapping[str, str], reuse: bool) -> tuple[Any, bool]:
+    """The stratified row sample for ``key`` = (home, table, snapshot, columns, fraction,
+    seed, read), read or (``reuse``) kept from an earlier what-if; (sample, reused)."""
+    if reuse and key in _SAMPLE_CACHE:
+        return _SAMPLE_CACHE[key], True
+    *_, cols, fraction, seed, read = key
+    sample = read_partition_sample(list(zm.paths), zm.rows, types, list(cols), fraction, seed, read)
+    if reuse:
+        _remember(_SAMPLE_CACHE, key, sample)
+    return sample, False
+
+
+def _pto_design(zm: "ZoneMaps", types: Mapping[str, str], fragments: Sequence["ScanFragment"],
+                key: tuple | None = None) -> tuple[DesignOnce, dict[str, Any]]:
     """PTO's choice for the table (its own sample of the real files, the whole imported
-    workload: what ``plan create --policy pto`` would propose) as a :class:`DesignOnce`."""
+    workload: what ``plan create --policy pto`` would propose) as a :class:`DesignOnce`.
+
+    A pure function of the snapshot, the workload and :class:`PtoConfig`, so it is kept
+    per ``key`` (snapshot, workload digest) and a repeated what-if reuses it (a fresh
+    :class:`DesignOnce` each time: the policy carries replay state)."""
+    if key is not None and key in _PTO_CACHE:
+        done, info = _PTO_CACHE[key]
+        return DesignOnce(done.layout, done.columns, done.partition_by, done.target_file_bytes,
+                          done.reason), {**info, "reused": True}
     run = run_on_files(list(zm.paths), dict(types), int(zm.bytes.sum()), list(fragments), PtoConfig())
     lay = run.choice.layout
     policy = DesignOnce(lay.sort.kind, tuple(lay.sort.columns), lay.partition, int(lay.tfs_bytes),
                         run.reason())
     layout, cols = policy.key()
-    return policy, {**lay.describe(), "why": run.reason(), "simulated_layout": layout,
-                    "simulated_columns": list(cols)}
+    info = {**lay.describe(), "why": run.reason(), "simulated_layout": layout, "simulated_columns": list(cols)}
+    if key is not None:
+        _remember(_PTO_CACHE, key, (policy, info))
+    return policy, info
 
 
 def _real_target_rows(settings: "Settings", table: str, zm: "ZoneMaps") -> float:
@@ -158,14 +203,77 @@ def _estimated_notes(snap: "Snapshot", sample: Any, strings: list[str]) -> list[
     return notes
 
 
+class _Stopwatch:
+    """Seconds per stage (sample read, PTO's design, the replay) and per policy replayed,
+    read off the simulator's progress reports; forwards every report to ``progress`` and
+    reports each stage as ``{"stage": name, "message": ...}`` (the page shows both)."""
+
+    def __init__(self, progress: Callable[[Mapping[str, Any]], None] | None) -> None:
+        self.progress = progress
+        self.stages: dict[str, float] = {}
+        self.policies: dict[str, float] = {}
+        self._stage: tuple[str, float] | None = None
+        self._policy: tuple[str, float] | None = None
+        self._last: float | None = None
+
+    def stage(self, name: str, message: str) -> None:
+        now = time.perf_counter()
+        if self._stage is not None:
+            self.stages[self._stage[0]] = now - self._stage[1]
+        self._close_policy(now)
+        self._stage, self._last = (name, now), now
+        if self.progress is not None and name != "done":
+            self.progress({"stage": name, "message": message})
+
+    def _close_policy(self, now: float) -> None:
+        if self._policy is not None:
+            name, start = self._policy
+            self.policies[name] = self.policies.get(name, 0.0) + now - start
+            self._policy = None
+
+    def policy_step(self, info: Mapping[str, Any]) -> None:
+        """A policy's time runs from the previous policy's last report (or the replay's
+        start) to its own last report: reports come after each batch."""
+        now = time.perf_counter()
+        name = str(info.get("policy"))
+        if self._policy is None or self._policy[0] != name:
+            start = self._last if self._last is not None else now
+            self._close_policy(start)
+            self._policy = (name, start)
+        self._last = now
+        if self.progress is not None:
+            self.progress(info)
+
+    def timings(self) -> dict[str, Any]:
+        """``{"sample_s", "pto_design_s", "replay_s", "policies": {name: s}}``; a policy's
+        seconds run from its first progress report to the next policy's (DD's include its
+        tuning runs; the first policy's omit the scenario's compilation)."""
+        out: dict[str, Any] = {f"{k}_s": round(v, 3) for k, v in self.stages.items()}
+        out["policies"] = {k: round(v, 3) for k, v in self.policies.items()}
+        return out
+
+
 def whatif_table(settings: "Settings", table: str,
                  policies: Sequence[str] | str = DEFAULT_WHATIF_POLICIES, batches: int = 8,
                  shift: "str | Sequence[str] | None" = None, sample_rows: int = SAMPLE_ROWS,
                  seed: int = 0, progress: Callable[[Mapping[str, Any]], None] | None = None,
-                 tune_dd: bool = True) -> dict[str, Any]:
+                 tune_dd: bool = True, price_paw: bool = False, reuse: bool = True,
+                 sample_read: str = "row_group") -> dict[str, Any]:
     """Replay ``table``'s imported workload (and a shifted copy) on a simulated copy of the
-    table under ``policies`` (see the module docstring for the answer)."""
+    table under ``policies`` (see the module docstring for the answer).
+
+    ``price_paw``: False (default) replays PAW's tree without pricing it against the
+    baselines (:class:`engine.sim.own_table.PawTreeOnly`: the same tree, so the same
+    decision, ``bench/README_ui.md`` has the times); True runs the registry's PAW as the
+    generated presets do. ``reuse``: keep the row sample (per snapshot, size and seed),
+    PTO's design (per snapshot and workload) and DD's tuned parameters (per settings,
+    snapshot, workload, shift, batches, sample and seed) in this process, so a repeated
+    what-if skips them; all are deterministic, so the answer is the same (False: read,
+    design and tune afresh). ``sample_read``: each file's
+    sample rows come from one of its row groups ("row_group", default) or the whole file
+    ("file"), :func:`engine.sim.own_sample.read_partition_sample`."""
     t0 = time.perf_counter()
+    clock = _Stopwatch(progress)
     names = _parse_policies(policies, (PTO,))
     snap = TableStore(settings).current_snapshot(table)
     zm, types = snap.zonemaps(), dict(snap.schema.columns)
@@ -173,15 +281,33 @@ def whatif_table(settings: "Settings", table: str,
     moved = _parse_shift(shift, _shift_choices(snap, fragments))
     cols = stat_columns(snap.schema, zm)
     fraction = sample_fraction(int(zm.rows.sum()), int(sample_rows))
-    sample = read_partition_sample(list(zm.paths), zm.rows, types, cols, fraction, seed)
+    clock.stage("sample", f"reading a {fraction:.2%} sample of {snap.partition_count:,} files")
+    sample, sample_reused = _sample((settings.home, table, snap.id, tuple(cols), fraction, int(seed),
+                                     sample_read), zm, types, reuse)
     shifted = shift_fragments(fragments, moved[0], moved[1], sample.data, types) if moved else ()
     target = max(1, int(round(_real_target_rows(settings, table, zm) * fraction)))
     scenario = own_scenario(table, snap.schema, zm, sample, fragments, target, int(batches), shifted)
-    prebuilt, pto = {}, None
+    digest = _workload_digest(fragments)
+    prebuilt: dict[str, Any] = {}
+    pto = None
     if PTO in names:
-        prebuilt[PTO], pto = _pto_design(zm, types, fragments)
-    runs, tuning = simulate_scenario(settings, scenario, names, progress, tune_dd, replay=simulate_own,
-                                     prebuilt=prebuilt)
+        clock.stage("pto_design", "PTO: designing on the real files")
+        prebuilt[PTO], pto = _pto_design(zm, types, fragments, (settings.home, table, snap.id, digest)
+                                         if reuse else None)
+    if "paw" in names and not price_paw:
+        prebuilt["paw"] = PawTreeOnly()
+    dd_key = (repr(settings), table, snap.id, digest, moved, int(batches), int(sample_rows), int(seed),
+              sample_read)
+    known = _DD_CACHE.get(dd_key) if reuse and tune_dd and {"dd", "wair"} <= set(names) else None
+    clock.stage("replay", "replaying the workload")
+    runs, tuning = simulate_scenario(settings, scenario, names, clock.policy_step, tune_dd,
+                                     replay=simulate_own, prebuilt=prebuilt,
+                                     policy_params={"dd": known["chosen"]} if known else None)
+    if known:
+        tuning = {**known, "reused": True}
+    elif tuning is not None and reuse:
+        _remember(_DD_CACHE, dd_key, tuning)
+    clock.stage("done", "done")
     replayed = [f for b in scenario.batches if b.period == 2 for f in b.fragments]
     nr_bytes = runs["nr"].totals()["query_bytes"] if "nr" in runs else None
     strings = sorted({c for f in fragments for c in f.predicated_columns
@@ -189,7 +315,7 @@ def whatif_table(settings: "Settings", table: str,
     out: dict[str, Any] = {
         "table": table, "snapshot": snap.id, "rows": int(zm.rows.sum()), "seed": int(seed),
         "sample": {"rows": sample.rows, "fraction": sample.fraction, "files": snap.partition_count,
-                   "columns": cols, "target_rows": target},
+                   "columns": cols, "target_rows": target, "reused": sample_reused},
         "shift": {"from": moved[0], "to": moved[1]} if moved else None,
         "scenario": scenario.summary(),
         "policies": {n: {"label": _label(n), **r.to_json(per_batch=True)} for n, r in runs.items()},
@@ -198,6 +324,7 @@ def whatif_table(settings: "Settings", table: str,
                   "price_per_cpu_hour": settings.price_per_cpu_hour},
         "estimated": _estimated_notes(snap, sample, strings),
         "seconds": time.perf_counter() - t0,
+        "timings": clock.timings(),
     }
     if nr_bytes is not None:
         replay_nr = sum(b.query_bytes for b in runs["nr"].batches if b.period == 2)

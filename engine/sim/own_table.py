@@ -40,8 +40,13 @@ import numpy as np
 
 from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
+from engine.design.paw.designer import choose_columns, history_boxes
+from engine.design.paw.tree import PawTree
+from engine.layout.qdtree import scale_min_leaf_rows
 from engine.policy.base import PeriodInfo, Policy, PolicyContext, Proposal
 from engine.policy.baselines import _full_proposal  # the whole-table proposal PTO and QD use
+from engine.policy.costmodel import groups_rewrite_cost
+from engine.policy.paw import PawPolicy
 from engine.scenarios.generator import Batch, Dataset, PeriodSpec, Scenario, ScenarioSpec
 from engine.sim.driver import HISTORY_LIMIT, check_modes
 from engine.sim.own_sample import PartitionSample
@@ -279,6 +284,52 @@ class DesignOnce(Policy):
         return None
 
 
+# ------------------------------------------------------------------ PAW, unpriced
+class PawTreeOnly(PawPolicy):
+    """PAW (:class:`engine.policy.paw.PawPolicy`, same parameters) whose design is the
+    partition tree alone: the same tree :func:`engine.design.paw.designer.design_paw`
+    fits (same columns, history boxes, sample and scaled ``b_min``), without pricing it
+    against the Qd-tree, k-d tree and lower-bound baselines.
+
+    Why: that pricing (PAW section VI's comparison, shown in a real plan's reason) walks
+    every history and extended query through four trees and the sample; it does not take
+    part in the decision. Measured on the demo at TPC-H SF 0.1 (301 files, a 200k-row
+    sample, 600 queries) it took 101 of PAW's 108 s; it grows with the leaves (one per
+    file), so at SF 1 it kept the six-policy what-if from finishing
+    (``bench/README_ui.md``, "What-if on your own table"). With precise descriptors
+    (``n_mbr`` > 0) or without the simulator's row sampler the registry's design runs.
+    """
+
+    name = "paw"
+
+    def _design(self, ctx: PolicyContext, fragments: Sequence[ScanFragment]) -> Proposal | None:
+        if self.sampler_ is None or self.n_mbr:
+            return super()._design(ctx, fragments)
+        zm = ctx.zonemaps
+        types = {c: z.ltype for c, z in zm.columns.items()}
+        cols = [c for c in choose_columns(fragments, types, self.max_columns) if bool(zm.columns[c].valid.any())]
+        history = history_boxes(fragments, types, cols)
+        if not cols or not history or not len(zm):
+            self.last_decision_ = {"action": "none", "reason": "no window query constrains a numeric, "
+                                   "date or timestamp column of the table"}
+            return None
+        b_min = int(self.b_min_rows or max(1, int(np.median(zm.rows))))
+        sample = {c: np.asarray(a, dtype=np.float64)
+                  for c, a in self.sampler_(zm, cols, self.fit_rows, self.seed).items()}
+        n = len(next(iter(sample.values())))
+        if n == 0:
+            self.last_decision_ = {"action": "none", "reason": "PAW: no sampled rows"}
+            return None
+        tree = PawTree(b_min=scale_min_leaf_rows(b_min, n, int(zm.rows.sum())), delta=self.delta,
+                       alpha=self.alpha, psi=self.psi, refine=self.refine, columns=tuple(cols)).fit(sample, history)
+        reason = (f"PAW: full repartition into {len(tree.leaves_)} partitions over {', '.join(cols)} "
+                  f"(b_min = {b_min} rows; not priced against the baselines)")
+        proposal = _full_proposal(ctx, self.name, "paw", cols, list(zm.paths), reason,
+                                  layout_params={"tree": tree.router_json()}, params=self.get_params())
+        self.last_decision_ = {"action": "propose", "reason": reason}
+        return dataclasses.replace(proposal, estimated_cost=groups_rewrite_cost(zm, proposal.groups, ctx.settings))
+
+
 # ------------------------------------------------------------------ the run
 class OwnTable(SimTable):
     """A :class:`SimTable` whose first ingestion recreates the real table's files, one
@@ -299,6 +350,23 @@ class OwnTable(SimTable):
             self.target_rows = target
 
 
+#: the executor's output parameters of a group (:class:`engine.policy.base.PlanGroup`): not
+#: parameters of an ordering, so the simulator's ``apply_groups`` must not see them
+OUTPUT_PARAMS = frozenset({"target_file_bytes", "row_group_bytes", "partition_by"})
+
+
+def _without_output_params(proposal: Proposal) -> Proposal:
+    """``proposal`` with the executor's output parameters taken out of its groups'
+    ``layout_params`` (:class:`OwnRun` applies the file size itself; the ordering's
+    parameter check in :func:`engine.layout.groups.ordering_params` rejects them)."""
+    if not any(OUTPUT_PARAMS & set(g.layout_params) for g in proposal.groups):
+        return proposal
+    groups = tuple(dataclasses.replace(g, layout_params={k: v for k, v in g.layout_params.items()
+                                                         if k not in OUTPUT_PARAMS})
+                   for g in proposal.groups)
+    return dataclasses.replace(proposal, groups=groups)
+
+
 class OwnRun(SimRun):
     """:class:`SimRun` on an :class:`OwnTable`; a proposal whose groups name a
     ``target_file_bytes`` (the executor's contract, :class:`engine.policy.base.PlanGroup`)
@@ -313,6 +381,7 @@ class OwnRun(SimRun):
 
     def execute(self, proposal: Proposal, charged: bool) -> Any:
         sizes = {g.layout_params.get("target_file_bytes") for g in proposal.groups}
+        proposal = _without_output_params(proposal)
         if len(sizes) != 1 or not next(iter(sizes)):
             return super().execute(proposal, charged)
         width = sum(self.table.widths.values()) or 1.0
