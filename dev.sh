@@ -44,11 +44,23 @@ ensure_chromium() {
   fi
 }
 
+ensure_oidc_provider() {  # the local OpenID provider of tests/test_oidc_browser.py (node)
+  if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+    echo "dev.sh: installing Debian nodejs and npm for the OIDC browser test" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null) \
+      || echo "dev.sh: could not install nodejs/npm; the OIDC browser test will be skipped" >&2
+  fi
+  if command -v npm >/dev/null 2>&1 && [ ! -d tests/oidc_provider/node_modules/oidc-provider ]; then
+    npm ci --prefix tests/oidc_provider --no-audit --no-fund --silent \
+      || echo "dev.sh: npm ci failed; the OIDC browser test will be skipped" >&2
+  fi
+}
+
 cmd="${1:-}"; shift || true
 case "$cmd" in
   setup) setup "" ;;
   demo)  setup ""; exec .venv/bin/layout-advisor demo "$@" ;;
-  test)  setup "[test]"; ensure_chromium
+  test)  setup "[test]"; ensure_chromium; ensure_oidc_provider
          echo "dev.sh: import contract (lint-imports, pyproject.toml [tool.importlinter])" >&2
          .venv/bin/lint-imports --no-cache
          exec .venv/bin/python -m pytest "$@" ;;

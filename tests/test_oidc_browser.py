@@ -124,12 +124,8 @@ def test_browser_sign_in_with_provider(stack):
             page.set_default_timeout(timeout_ms)
             page.goto(url, wait_until="domcontentloaded")
             page.wait_for_function(SCRIPT_DONE_JS)
-            if page.locator("[data-testid='stException']").count():
-                # the first script run of a fresh server sometimes fails importing pandas
-                # ("partially initialized module"), a race between Streamlit's threads seen
-                # only with the auth extra installed; the next run imports cleanly
-                page.reload(wait_until="domcontentloaded")
-                page.wait_for_function(SCRIPT_DONE_JS)
+            # no reload: the server imports pandas before any session (app/server.py)
+            assert page.locator("[data-testid='stException']").count() == 0
             provider_login(page, "alice", timeout_ms)
             sidebar = page.locator("[data-testid='stSidebar']")
             sidebar.get_by_text("Signed in as alice (approver) with local").wait_for(
