@@ -73,7 +73,7 @@ def test_a_stored_summary_is_loaded_not_recomputed(settings, monkeypatch):
         raise AssertionError("recomputed")
 
     monkeypatch.setattr(summaries, "analyze", boom)
-    monkeypatch.setattr(summaries, "pruning", boom)
+    monkeypatch.setattr(summaries, "pruning_summaries", boom)
     assert api.column_summaries(settings, "t") == first
     assert api.pruning_summary(settings, "t") == pruned
     assert api.warm_summaries(settings, "t") == {"columns_s": pytest.approx(0, abs=0.5),

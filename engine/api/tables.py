@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from engine.core import logical_types
 from engine.core.config import Settings
+from engine.api.summaries import warm_after_change
 from engine.core.errors import InvalidParameterError
 from engine.plans.gate import require, undo_rolled_back
 from engine.plans.plan import PlanBook
@@ -184,6 +185,7 @@ def rollback_table(settings: Settings, name: str, to_snapshot: str,
     control.record(who, "rollback", f"table {name}: snapshot {snap.parent} -> {snap.id} "
                                     f"(equal to {to_snapshot})")
     undo_rolled_back(PlanBook(settings, control), name, str(to_snapshot), snap.id, who)
+    warm_after_change(settings, name)
     return snap
 
 
