@@ -43,3 +43,14 @@ def test_bulk_decode_shows_the_same_values(monkeypatch, column: str) -> None:
             if not pd.isna(w):
                 g = g.date() if isinstance(w, dt.date) and not isinstance(w, dt.datetime) else g
                 assert g == w
+
+
+def test_ep_regions_draws_the_deepest_files_past_the_limit(monkeypatch) -> None:
+    from app import charts
+    monkeypatch.setattr(charts, "EP_REGIONS_SHOWN", 3)
+    files = [{"ep_file": i, "min": i, "max": i + 2, "partition_count": 2, "average_depth": 1.0,
+              "depth": d} for i, d in enumerate([1, 9, 2, 8, 7, 3, 1])]
+    fig = charts.ep_regions(files, {"ep_files": [6], "start": 6, "end": 7}, "int", "k")
+    drawn = sorted({y for trace in fig.data for y in trace.y if y is not None})
+    assert drawn == [1, 3, 4, 6]  # depths 9, 8, 7 and the seed file 6
+    assert "(4 of 7 EP files: the deepest" in fig.layout.title.text
