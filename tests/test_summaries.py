@@ -158,3 +158,12 @@ def test_a_failed_warm_never_fails_the_import(settings, tmp_path, monkeypatch, c
     assert report["fragments"] == 1
     assert [r.getMessage() for r in caplog.records] == [
         "dashboard summaries of t not stored: OSError: disk full"]
+
+
+def test_column_clustering_without_partition_lists_is_the_rest_of_the_full_answer(settings):
+    """The dashboard asks without the per-partition Python lists (issue 15 at 1M)."""
+    full = api.column_clustering(settings, "t", "k")
+    lean = api.column_clustering(settings, "t", "k", partition_lists=False)
+    dropped = {"paths", "rows", "bytes", "created_seq", "min", "max"}
+    assert set(full) - set(lean) == dropped
+    assert lean == {key: value for key, value in full.items() if key not in dropped}

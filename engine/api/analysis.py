@@ -128,10 +128,14 @@ def ep_metrics(settings: "Settings", table: str, column: str,
 
 def column_clustering(settings: "Settings", table: str, column: str,
                       snapshot_id: str | None = None,
-                      max_segments: int = MAX_PROFILE_SEGMENTS) -> dict[str, Any]:
+                      max_segments: int = MAX_PROFILE_SEGMENTS,
+                      partition_lists: bool = True) -> dict[str, Any]:
     """Everything the dashboard draws for one column: the summary of :func:`analyze` plus
     per-partition arrays in snapshot order (``paths``, ``rows``, ``bytes``, decoded ``min``
-    and ``max``, ``overlaps``, ``depths``, ``constant``; -1 / None where unknown)."""
+    and ``max``, ``overlaps``, ``depths``, ``constant``; -1 / None where unknown).
+    ``partition_lists=False`` leaves out ``paths`` to ``max`` (one Python object per
+    partition: ~5 CPU-s at 1,000,000 partitions, issue 15), for callers that read them
+    from the zonemaps, as the dashboard does."""
     snap = _snapshot(settings, table, snapshot_id)
     col = snap.schema.resolve(column)
     zm = snap.zonemaps()
@@ -139,6 +143,10 @@ def column_clustering(settings: "Settings", table: str, column: str,
     data = c.to_json(max_segments=max_segments, per_partition=True)
     czm = zm.column(col)
     valid = np.asarray(czm.valid, dtype=bool)
+    data["snapshot"] = snap.id
+    if not partition_lists:
+        data["constant"] = c.constant.tolist()
+        return data
     data.update({
         "snapshot": snap.id,
         "paths": [str(p) for p in zm.paths],
