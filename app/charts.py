@@ -407,6 +407,19 @@ def stacked_cost(policies: Sequence[str], query: Sequence[float], recluster: Seq
     return fig
 
 
+#: EP files drawn one segment each; past it the deepest ones (issue 15: 125,000 EP files at
+#: 1,000,000 partitions made the Partitions page spend ~10 CPU-s in plotly on every run)
+EP_REGIONS_SHOWN = 5_000
+
+
+def _deepest_files(files: Sequence[Mapping[str, Any]], keep: set[int]) -> list[Mapping[str, Any]]:
+    """The :data:`EP_REGIONS_SHOWN` deepest EP files plus those in ``keep``, in file order."""
+    ranked = sorted(range(len(files)), key=lambda i: -float(files[i].get("depth") or 0))
+    chosen = set(ranked[:EP_REGIONS_SHOWN])
+    chosen |= {i for i, f in enumerate(files) if f["ep_file"] in keep}
+    return [files[i] for i in sorted(chosen)]
+
+
 def ep_regions(files: Sequence[Mapping[str, Any]], deepest: Mapping[str, Any] | None,
                ltype: str, column: str, selected: set[int] | None = None) -> go.Figure:
     """EP files' data regions as horizontal segments (y = EP file), the deepest sub-range
@@ -415,7 +428,11 @@ def ep_regions(files: Sequence[Mapping[str, Any]], deepest: Mapping[str, Any] | 
     selected = selected or set()
     cats = {"EP file": "#1f77b4", "covers the deepest sub-range": "#d62728",
             "selected by DD-EP": "#9467bd"}
-    fig = _fig(f"EP-file regions of {column}", axis_unit(ltype, column).replace(
+    title = f"EP-file regions of {column}"
+    if len(files) > EP_REGIONS_SHOWN:  # top-k: one segment per file is ~100 s of plotly at 125k
+        total, files = len(files), _deepest_files(files, seed | selected)
+        title += f" ({len(files):,} of {total:,} EP files: the deepest and every highlighted one)"
+    fig = _fig(title, axis_unit(ltype, column).replace(
         "rank of value, lexicographic", "value"), "EP file (creation order)", height=420)
     for label, color in cats.items():
         pick = [f for f in files if f.get("min") is not None and (

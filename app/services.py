@@ -222,7 +222,10 @@ def predicate_scope(table: str, column: str, where: str,
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _column_clustering(home_: str, table: str, column: str, snapshot_id: str) -> dict[str, Any]:
-    return dict(api.column_clustering(settings(), table, column, snapshot_id=snapshot_id))
+    # per-partition paths and bounds come from the zonemaps (views.partition_frame), not
+    # as 1M Python objects here (issue 15)
+    return dict(api.column_clustering(settings(), table, column, snapshot_id=snapshot_id,
+                                      partition_lists=False))
 
 
 def column_clustering(table: str, column: str, snapshot_id: str | None = None) -> dict[str, Any]:

@@ -178,20 +178,43 @@ def partition_order(zm: Any, column: str, order_by: str) -> np.ndarray:
     return np.argsort(seq, kind="stable")
 
 
+def _bounds_column(ltype: str, values: np.ndarray, valid: np.ndarray) -> Any:
+    """A zonemap bound column for display, decoded in bulk (no Python object per
+    partition past :data:`BULK_ROWS`: the Partitions page at 1,000,000 partitions, issue
+    15); None / missing where unknown."""
+    valid = np.asarray(valid, dtype=bool)
+    if len(values) <= BULK_ROWS or ltype in ("float", "decimal"):
+        return [logical_types.decode_scalar(ltype, v) if ok else None
+                for v, ok in zip(values, valid)] if len(values) <= BULK_ROWS else \
+            np.where(valid, values, np.nan).astype(float)
+    if ltype == "string":
+        return pd.array(np.where(valid, values.astype(object), None), dtype="string")
+    if ltype in ("date", "timestamp"):
+        unit = "datetime64[D]" if ltype == "date" else "datetime64[us]"
+        raw = np.where(valid, values, 0).astype(np.int64).astype(unit)
+        return pd.Series(raw.astype("datetime64[us]")).where(valid)
+    dtype = "boolean" if ltype == "bool" else "Int64"
+    return pd.Series(pd.array(np.where(valid, values, 0).astype(np.int64), dtype="Int64")
+                     ).astype(dtype).where(valid, pd.NA)
+
+
+#: up to this many partitions the bounds are decoded one by one (dates as dates); past it
+#: in bulk (dates as midnight timestamps, ints as nullable Int64)
+BULK_ROWS = 20_000
+
+
 def partition_frame(zm: Any, column: str, clus: Mapping[str, Any]) -> pd.DataFrame:
-    """One row per partition: its file, size, range on ``column``, depth and overlaps."""
+    """One row per partition: its file, size, range on ``column``, depth and overlaps
+    (built column by column in bulk: ~1 s at 1,000,000 partitions, issue 15)."""
     cz = zm.column(column)
-
-    def show(v: Any) -> Any:
-        return logical_types.decode_scalar(cz.ltype, v)
-
+    paths = pd.Series(np.asarray(zm.paths, dtype=object), dtype="string[pyarrow]")
     return pd.DataFrame({
         "#": np.arange(len(zm)),
-        "file": [p.rsplit("/", 1)[-1] for p in zm.paths],
+        "file": paths.str.replace(r"^.*/", "", regex=True).to_numpy(),
         "rows": zm.rows,
         "bytes": zm.bytes,
-        f"min {column}": [show(v) if ok else None for v, ok in zip(cz.lo, cz.valid)],
-        f"max {column}": [show(v) if ok else None for v, ok in zip(cz.hi, cz.valid)],
+        f"min {column}": _bounds_column(cz.ltype, cz.lo, cz.valid),
+        f"max {column}": _bounds_column(cz.ltype, cz.hi, cz.valid),
         "depth": np.asarray(clus["depths"], dtype=float),
         "overlaps": np.asarray(clus["overlaps"], dtype=float),
         "created": zm.created_seq if len(zm.created_seq) == len(zm) else np.arange(len(zm)),

@@ -174,7 +174,7 @@ def start_dashboard(settings, port: int, table: str, entry: str):
     from engine.cli.ui import streamlit_command, ui_environment
 
     cmd = streamlit_command(port, table, "127.0.0.1")
-    cmd[cmd.index(next(c for c in cmd if c.endswith("streamlit_app.py")))] = str(ENTRIES[entry])
+    cmd[cmd.index(next(c for c in cmd if c.endswith(("streamlit_app.py", "server.py"))))] = str(ENTRIES[entry])
     return subprocess.Popen(cmd, env=ui_environment(settings), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
 

@@ -21,6 +21,7 @@ import datetime as dt
 import json
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -105,6 +106,22 @@ def _cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+def time_warm(home: Path) -> dict:
+    """What a commit, a rollback or an import now adds (issue 15): the stored summaries
+    deleted, then :func:`engine.api.warm_summaries` of the current snapshot, wall and CPU,
+    in this process (the snapshot's zonemaps are loaded first and timed apart)."""
+    settings = load_settings({"home": str(home)}, environ={})
+    shutil.rmtree(home / "cache" / "summaries", ignore_errors=True)
+    w, c = time.perf_counter(), _cpu()
+    api.load_snapshot(settings, TABLE).zonemaps()
+    load = (time.perf_counter() - w, _cpu() - c)
+    w, c = time.perf_counter(), _cpu()
+    parts = api.warm_summaries(settings, TABLE)
+    return {"step": "warm_summaries", "load_s": round(load[0], 2), "load_cpu_s": round(load[1], 2),
+            "warm_s": round(time.perf_counter() - w, 2), "warm_cpu_s": round(_cpu() - c, 2),
+            **parts, "load": round(os.getloadavg()[0], 1)}
+
+
 def time_pages(home: Path, runs: int, profile: bool) -> list[dict]:
     """``bench_ui.time_pages`` with CPU time beside wall time (the app runs in this
     process: on a loaded machine CPU time is the figure an idle one would approach), and
@@ -153,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=2, help="warm runs per page (median reported)")
     ap.add_argument("--home", help="build into (or reuse) this workspace instead of a temporary one")
     ap.add_argument("--browser", action="store_true", help="headless Chromium instead of AppTest")
+    ap.add_argument("--drop-summaries", action="store_true",
+                    help="delete the stored summaries before the pages (the first visit computes them)")
     ap.add_argument("--profile", action="store_true", help="print each cold page's top engine calls")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-ui-scale-") as tmp:
@@ -163,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"built {args.partitions:,} partitions, {args.queries:,} queries in "
                   f"{time.perf_counter() - t:.1f} s", flush=True)
         print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+        warm = time_warm(home)
+        print(json.dumps(warm), flush=True)
+        if args.drop_summaries:
+            shutil.rmtree(home / "cache" / "summaries", ignore_errors=True)
         rows = (bench_ui.browser_times(home, TABLE, args.runs) if args.browser
                 else time_pages(home, args.runs, args.profile))
         print(json.dumps({"partitions": args.partitions, "queries": args.queries,

@@ -15,6 +15,7 @@ from engine.api import summaries
 from engine.core.config import load_settings
 from engine.table.model import ColumnStats, Partition, TableSchema
 from engine.table.store import TableStore
+from tests.security_helpers import sign_in
 
 SCHEMA = TableSchema((("k", "int"), ("d", "date")))
 
@@ -73,7 +74,7 @@ def test_a_stored_summary_is_loaded_not_recomputed(settings, monkeypatch):
         raise AssertionError("recomputed")
 
     monkeypatch.setattr(summaries, "analyze", boom)
-    monkeypatch.setattr(summaries, "pruning", boom)
+    monkeypatch.setattr(summaries, "pruning_summaries", boom)
     assert api.column_summaries(settings, "t") == first
     assert api.pruning_summary(settings, "t") == pruned
     assert api.warm_summaries(settings, "t") == {"columns_s": pytest.approx(0, abs=0.5),
@@ -108,3 +109,61 @@ def test_new_snapshot_workload_or_table_gets_its_own_summary(settings, tmp_path)
     store.create("t", schema=SCHEMA, partitions=_partitions(3, 100), operation="create")
     again = api.column_summaries(settings, "t")
     assert again["snapshot"]["id"] == "1" and again["snapshot"]["partitions"] == 3
+
+
+def _stored_files(settings, kind: str) -> set[str]:
+    folder = Path(settings.home) / "cache" / "summaries" / "t"
+    return {p.name for p in folder.glob(f"{kind}-*.json")}
+
+
+def test_an_import_and_a_rollback_store_the_summaries_of_the_new_state(settings, tmp_path, monkeypatch):
+    """Issue 15: the data-changing commands warm the summaries, so the dashboard's first
+    visit only loads them (the fixture's import already stored both)."""
+    assert len(_stored_files(settings, "pruning")) == 1 and len(_stored_files(settings, "columns")) == 1
+    root = sign_in(settings, "root")  # the control store exists before a reclustered snapshot
+    store = TableStore(settings)
+    base = store.current_snapshot("t")
+    snaps = []
+    for name, width in (("a", 9), ("b", 15)):  # two rewrites (a rollback needs the files)
+        rewritten = _partitions(8, width, str(tmp_path / name))
+        (tmp_path / name).mkdir()
+        for part in rewritten:
+            Path(part.path).write_bytes(b"\0" * part.bytes)
+        snaps.append(store.commit("t", (snaps[-1] if snaps else base).id,
+                                  [p.path for p in (snaps[-1] if snaps else base).partitions],
+                                  rewritten, "recluster", {}))
+    assert len(_stored_files(settings, "pruning")) == 1  # a bare store commit does not warm
+    back = api.rollback_table(settings, "t", snaps[0].id, actor=root)
+    assert len(_stored_files(settings, "pruning")) == 2 and len(_stored_files(settings, "columns")) == 2
+
+    def boom(*_a, **_k):
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(summaries, "analyze", boom)
+    monkeypatch.setattr(summaries, "pruning_summaries", boom)
+    assert api.column_summaries(settings, "t")["snapshot"]["id"] == back.id  # loaded, not computed
+    assert [q["scanned"] for q in api.pruning_summary(settings, "t")] == [1, 1, 1, 1]
+
+
+def test_a_failed_warm_never_fails_the_import(settings, tmp_path, monkeypatch, caplog):
+    def broken(*_a, **_k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(summaries, "warm_summaries", broken)
+    log = tmp_path / "more.jsonl"
+    log.write_text(json.dumps({"id": "z", "ts": "2024-04-01T00:00:00",
+                               "sql": "SELECT * FROM t WHERE k < 5"}) + "\n")
+    with caplog.at_level("WARNING"):
+        report = api.import_workload(settings, "t", str(log), append=True)
+    assert report["fragments"] == 1
+    assert [r.getMessage() for r in caplog.records] == [
+        "dashboard summaries of t not stored: OSError: disk full"]
+
+
+def test_column_clustering_without_partition_lists_is_the_rest_of_the_full_answer(settings):
+    """The dashboard asks without the per-partition Python lists (issue 15 at 1M)."""
+    full = api.column_clustering(settings, "t", "k")
+    lean = api.column_clustering(settings, "t", "k", partition_lists=False)
+    dropped = {"paths", "rows", "bytes", "created_seq", "min", "max"}
+    assert set(full) - set(lean) == dropped
+    assert lean == {key: value for key, value in full.items() if key not in dropped}

@@ -15,6 +15,7 @@ from engine.layout.signatures import projection_2d, savings_signatures
 from engine.metrics import profile as _profile
 from engine.metrics.ep import ep_files, ep_groups, ep_metrics_json
 from engine.metrics.overlap import column_clustering as _column_clustering
+from engine.scan.counts import one_range_summaries
 from engine.scan.pruning import FragmentScan, analyze_fragment, analyze_workload, fragment_summary
 from engine.spark.exact import exact_scans
 from engine.spark.session import get_spark
@@ -127,10 +128,14 @@ def ep_metrics(settings: "Settings", table: str, column: str,
 
 def column_clustering(settings: "Settings", table: str, column: str,
                       snapshot_id: str | None = None,
-                      max_segments: int = MAX_PROFILE_SEGMENTS) -> dict[str, Any]:
+                      max_segments: int = MAX_PROFILE_SEGMENTS,
+                      partition_lists: bool = True) -> dict[str, Any]:
     """Everything the dashboard draws for one column: the summary of :func:`analyze` plus
     per-partition arrays in snapshot order (``paths``, ``rows``, ``bytes``, decoded ``min``
-    and ``max``, ``overlaps``, ``depths``, ``constant``; -1 / None where unknown)."""
+    and ``max``, ``overlaps``, ``depths``, ``constant``; -1 / None where unknown).
+    ``partition_lists=False`` leaves out ``paths`` to ``max`` (one Python object per
+    partition: ~5 CPU-s at 1,000,000 partitions, issue 15), for callers that read them
+    from the zonemaps, as the dashboard does."""
     snap = _snapshot(settings, table, snapshot_id)
     col = snap.schema.resolve(column)
     zm = snap.zonemaps()
@@ -138,6 +143,10 @@ def column_clustering(settings: "Settings", table: str, column: str,
     data = c.to_json(max_segments=max_segments, per_partition=True)
     czm = zm.column(col)
     valid = np.asarray(czm.valid, dtype=bool)
+    data["snapshot"] = snap.id
+    if not partition_lists:
+        data["constant"] = c.constant.tolist()
+        return data
     data.update({
         "snapshot": snap.id,
         "paths": [str(p) for p in zm.paths],
@@ -203,6 +212,31 @@ def pruning(settings: "Settings", table: str, exact: bool = False,
     :func:`iter_pruning` yields the same objects one by one."""
     return list(iter_pruning(settings, table, exact, snapshot_id, per_partition, spark,
                              selectivity))
+
+
+def pruning_summaries(settings: "Settings", table: str,
+                      snapshot_id: str | None = None) -> list[dict[str, Any]]:
+    """:func:`pruning` with ``selectivity``, computed for the dashboard's stored summary
+    without materialising the scanned partitions of one-range queries
+    (:func:`engine.scan.counts.one_range_summaries`: O(log n) per query; counts and bytes
+    bit-identical, utilization sums to ~1e-12 relative); the other queries go through the
+    sparse evaluator as in :func:`pruning`. Same objects, same order."""
+    snap = _snapshot(settings, table, snapshot_id)
+    fragments = list(WorkloadStore(settings).fragments(snap.table or table))
+    zonemaps = snap.zonemaps()
+    fast = one_range_summaries(zonemaps, fragments, selectivity=True)
+    rest = [i for i, row in enumerate(fast) if row is None]
+    rows_per_part = zonemaps.rows.astype(np.float64)
+    total_rows = float(rows_per_part.sum()) or 1.0
+    for i, scan in zip(rest, analyze_workload(zonemaps, [fragments[i] for i in rest])):
+        row = fragment_summary(scan)
+        row["selectivity"] = float((scan.util * rows_per_part[scan.index]).sum() / total_rows)
+        fast[i] = row
+    out = []
+    for frag, row in zip(fragments, fast):
+        sel = row.pop("selectivity")
+        out.append({**row, "ts": frag.ts, "exact": False, "snapshot": snap.id, "selectivity": sel})
+    return out
 
 
 def span_shares(settings: "Settings", table: str,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from engine.api.summaries import warm_after_change
 from engine.plans import gate, service
 from engine.plans.identity import Identity
 from engine.plans.plan import PlanBook
@@ -84,7 +85,9 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
     """Run an approved, non-stale plan on Spark as a signed-in approver, and wait; returns its result (new snapshot,
     groups, realized vs predicted). On failure the plan becomes ``failed``, nothing is
     committed, and an ExecutionError (or the AdvisorError that caused it) is raised."""
-    return service.run_plan(settings, id, progress=progress, spark=spark, actor=actor)
+    result = service.run_plan(settings, id, progress=progress, spark=spark, actor=actor)
+    warm_after_change(settings, PlanBook(settings).get(id).table)
+    return result
 
 
 def start_run(settings: "Settings", id: int, actor: Identity | None = None,

@@ -26,6 +26,7 @@ import datetime as dt
 import functools
 import hashlib
 import json
+import logging
 import os
 import sys
 import time
@@ -35,18 +36,23 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from engine.api import analysis as analysis_module
-from engine.api.analysis import analyze, pruning, span_shares
+from engine.api.analysis import analyze, pruning_summaries, span_shares
 from engine.metrics import overlap as overlap_module
 from engine.metrics import profile as profile_module
 from engine.metrics import sweep as sweep_module
+from engine.scan import counts as counts_module
 from engine.scan import pruning as pruning_module
 from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
+    from engine.table.model import Snapshot
 
-__all__ = ["SUMMARY_VERSION", "column_summaries", "pruning_summary", "warm_summaries"]
+__all__ = ["SUMMARY_VERSION", "column_summaries", "pruning_summary", "warm_summaries",
+           "warm_after_change"]
+
+_log = logging.getLogger(__name__)
 
 #: bumped whenever the content of a stored summary changes (older files are ignored)
 SUMMARY_VERSION = 1
@@ -68,7 +74,8 @@ def _folder(settings: "Settings", table: str) -> Path:
 #: the modules whose code decides a summary's numbers: an edit to any of them (a new
 #: verdict rule, a pruning fix) makes every stored summary stale, so their source is part
 #: of the key
-_CODE = (analysis_module, overlap_module, profile_module, sweep_module, pruning_module)
+_CODE = (analysis_module, overlap_module, profile_module, sweep_module, pruning_module,
+         counts_module)
 
 
 @functools.cache
@@ -104,6 +111,14 @@ def _stored(path: Path, compute: Callable[[], Any]) -> Any:
     return json.loads(text)
 
 
+def snapshot_totals(snap: "Snapshot") -> tuple[int, int]:
+    """(rows, bytes) of a snapshot from its zonemap arrays: ``Snapshot.total_rows`` walks
+    one Partition object per partition (~15 s each at 1,000,000 partitions on a loaded
+    machine, and the dashboard's sidebar asked on every run: issue 15)."""
+    zm = snap.zonemaps()
+    return int(zm.rows.sum()), int(zm.bytes.sum())
+
+
 def _snapshot_id(settings: "Settings", table: str, snapshot_id: str | None) -> str:
     return str(snapshot_id) if snapshot_id is not None else TableStore(settings).current_id(table)
 
@@ -125,9 +140,10 @@ def column_summaries(settings: "Settings", table: str,
         rows = [dict(r) for r in analyze(settings, table, snapshot_id=sid)]
         for row in rows:
             row["span_share"] = shares.get(row["column"])
+        n_rows, size = snapshot_totals(snap)
         return {"snapshot": {"id": snap.id, "operation": snap.operation,
                              "created_at": snap.created_at, "partitions": snap.partition_count,
-                             "rows": snap.total_rows, "bytes": snap.total_bytes},
+                             "rows": n_rows, "bytes": size},
                 "columns": rows}
 
     return _stored(path, compute)
@@ -136,12 +152,13 @@ def column_summaries(settings: "Settings", table: str,
 def pruning_summary(settings: "Settings", table: str,
                     snapshot_id: str | None = None) -> list[dict[str, Any]]:
     """The stored workload's pruning over a snapshot, one object per scan fragment, as
-    :func:`engine.api.pruning` with ``selectivity=True`` returns it; stored once per
+    :func:`engine.api.pruning` with ``selectivity=True`` returns it (computed by
+    :func:`engine.api.analysis.pruning_summaries`: one-range queries by prefix sums); stored once per
     snapshot and workload version (an import makes a new version)."""
     sid = _snapshot_id(settings, table, snapshot_id)
     version = WorkloadStore(settings).version(table)
     path = _folder(settings, table) / f"pruning-{_key(settings, table, sid, version)}.json"
-    return _stored(path, lambda: pruning(settings, table, snapshot_id=sid, selectivity=True))
+    return _stored(path, lambda: pruning_summaries(settings, table, snapshot_id=sid))
 
 
 def warm_summaries(settings: "Settings", table: str,
@@ -158,3 +175,17 @@ def warm_summaries(settings: "Settings", table: str,
     pruning_summary(settings, table, sid)
     out["pruning_s"] = round(time.perf_counter() - start, 3)
     return out
+
+
+def warm_after_change(settings: "Settings", table: str) -> dict[str, float] | None:
+    """:func:`warm_summaries` for the current snapshot after a commit, a rollback or a
+    workload import, so the dashboard's next first visit only loads (issue 15). Optional
+    by nature: a failure here must never fail the command that changed the data, so it is
+    logged as one warning line and None is returned (the dashboard then computes the
+    summaries on its first visit, as before)."""
+    try:
+        return warm_summaries(settings, table)
+    except Exception as exc:  # noqa: BLE001 - warming is best effort, never the command's fault
+        _log.warning("dashboard summaries of %s not stored: %s: %s", table,
+                     type(exc).__name__, exc)
+        return None

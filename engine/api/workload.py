@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from engine.api.summaries import warm_after_change
 from engine.core.config import Settings
 from engine.plans.gate import require
 from engine.plans.identity import Identity
@@ -31,8 +32,10 @@ def import_workload(settings: Settings, table: str, path: str, dialect: str | No
     """Import a ``.sql`` / ``.jsonl`` log for ``table``; the import report as a dict:
     ``{"table", "file", "statements", "fragments", "skipped": [{"line", "reason"}], "ignored"}``.
     Queries already imported are refused unless ``append`` or ``replace``."""
-    return import_log(settings, table, path, dialect=dialect, strict=strict,
-                      replace=replace, append=append).to_dict()
+    report = import_log(settings, table, path, dialect=dialect, strict=strict,
+                        replace=replace, append=append).to_dict()
+    warm_after_change(settings, table)
+    return report
 
 
 def workload_fragments(settings: Settings, table: str) -> list[ScanFragment]:
