@@ -134,7 +134,10 @@ def test_browser_sign_in_with_provider(stack):
             assert page.locator("[data-testid='stException']").count() == 0
             # sign out: st.logout ends the session at the provider too (RP-initiated logout,
             # confirmed on the provider's page), and the sidebar offers the provider again
-            sidebar.get_by_role("button", name="Sign out").click()
+            sign_out = sidebar.get_by_role("button", name="Sign out")
+            sign_out.wait_for()
+            page.wait_for_timeout(500)  # as test_browser: a click during a rerun can be lost
+            sign_out.click()
             page.get_by_role("button", name="Yes, sign me out").click()
             page.wait_for_url(lambda u: u.startswith(url) and "oauth2callback" not in u)
             sidebar.get_by_text("Sign in to approve").first.wait_for(timeout=timeout_ms)
