@@ -18,19 +18,19 @@ group each, as Spark writes them.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import contextlib
 import math
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine.core.errors import DataFileError, ExecutionError, InvalidParameterError, TableExistsError
 from engine.table import footers, fs
-from engine.table.model import Partition, Snapshot
+from engine.table.model import Snapshot
+from engine.table.publish import check_counts, publish_iceberg
 from engine.table.store import TableStore, validate_name
 
 if TYPE_CHECKING:
@@ -125,16 +125,6 @@ def write_micro_partitions(source: str, out_dir: str, target_rows: int,
     return written, rows
 
 
-def check_counts(partitions: Sequence[Partition], target_rows: int, total: int) -> None:
-    """Every file holds ``target_rows`` rows except the last (1..target_rows), all of them
-    ``total``: read back from the published snapshot before the build reports success."""
-    counts = [p.rows for p in partitions]
-    if (sum(counts) != total or any(r != target_rows for r in counts[:-1])
-            or not counts or not 0 < counts[-1] <= target_rows):
-        raise ExecutionError(f"micro-partitions are not exact: {len(counts)} files with rows "
-                             f"{counts[:5]}... (target {target_rows}, total {sum(counts)} of {total})")
-
-
 def create_table(settings: "Settings", name: str, source: str | os.PathLike, target_rows: int,
                  table_format: str = "iceberg", progress: Progress | None = None,
                  threads: int = 2) -> Snapshot:
@@ -184,24 +174,12 @@ def _create_iceberg(settings: "Settings", store: TableStore, name: str, source: 
         raise TableExistsError(f"the workspace's iceberg catalog already has {identifier}")
     root = Path(settings.home).expanduser().resolve() / "iceberg" / "warehouse" / NAMESPACE / name
     location = iceberg.file_uri(str(root))
-    created = False
     try:
         written, total = write_micro_partitions(source, str(root / "data" / "create"),
                                                 target_rows, say, threads)
-        tbl = iceberg.create_table(catalog, identifier, footers.read_arrow_schema(written[0]),
-                                   location=location)
-        created = True
-        store.register_format(name, "iceberg", location, identifier=identifier, managed=True,
-                              target_rows=target_rows)
-        say(f"committing {len(written):,} files to iceberg table {identifier}")
-        tbl.add_files([iceberg.file_uri(f) for f in written],
-                      snapshot_properties={"la.operation": "create", "la.source": source})
-        snap = store.current_snapshot(name)
-        check_counts(sorted(snap.partitions, key=lambda p: p.path), target_rows, total)
+        snap = publish_iceberg(store, catalog, name, identifier, location, written, target_rows,
+                               total, source, say)
     except BaseException:
-        if created:
-            with contextlib.suppress(Exception):
-                catalog.drop_table(identifier)
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(store.table_dir(name), ignore_errors=True)
         raise

@@ -24,7 +24,6 @@ snapshot published. A failure publishes nothing and removes the directory.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import re
@@ -40,7 +39,8 @@ from engine.core.errors import (AdvisorError, ColumnNotFoundError, CommitConflic
 from engine.spark import footers_parallel
 from engine.spark.session import get_spark
 from engine.table import footers, fs
-from engine.table.model import Partition, Snapshot, TableSchema
+from engine.table.model import Snapshot, TableSchema
+from engine.table.publish import check_counts, publish_iceberg
 from engine.table.store import TableStore, validate_name
 
 if TYPE_CHECKING:
@@ -310,14 +310,6 @@ def write_micro_partitions(spark: "SparkSession", df: "DataFrame", out_dir: str,
     return files, n, rows
 
 
-def _verify_counts(partitions: Sequence[Partition], target_rows: int, total: int) -> None:
-    rows = [p.rows for p in partitions]
-    if sum(rows) != total or any(r != target_rows for r in rows[:-1]) or not 0 < rows[-1] <= target_rows:
-        raise ExecutionError(
-            f"micro-partitions are not exact: {len(rows)} files with rows {rows[:5]}... "
-            f"(target {target_rows}, total {sum(rows)} of {total})")
-
-
 def _cleanup(store: TableStore, name: str, out_dir: str | None) -> None:
     if out_dir:
         fs.delete_dir(out_dir)
@@ -375,7 +367,7 @@ def create_table(settings: Settings, name: str, source: str, order_by: str | Non
             order_by, progress, source)
         progress(f"reading the footers of {len(written)} files")
         schema, parts = footers_parallel.read_partitions(spark, written)
-        _verify_counts(parts, rows, total)
+        check_counts(parts, rows, total)
         snap = store.create(
             name, schema=schema, partitions=parts, operation="create",
             location=store.managed_location(name), managed=True, target_rows=rows,
@@ -413,7 +405,6 @@ def _create_iceberg(settings: Settings, name: str, source: str, order_by: str | 
     warehouse = os.path.join(str(settings.home), "iceberg", "warehouse")
     location = iceberg.file_uri(os.path.join(warehouse, WORKSPACE_NAMESPACE, name))
     out_dir = f"{location}/data/create"
-    created = False
     try:
         df = read_source(spark, source, kind, files)
         if order_by:
@@ -421,23 +412,12 @@ def _create_iceberg(settings: Settings, name: str, source: str, order_by: str | 
         written, total, rows = write_micro_partitions(
             spark, df, out_dir, lambda n: resolve_target_rows(settings, target_rows, target_mb, df, n),
             order_by, progress, source)
-        tbl = iceberg.create_table(catalog, identifier, footers.read_arrow_schema(written[0]),
-                                   location=location)
-        created = True
-        store.register_format(name, "iceberg", location, identifier=identifier, managed=True,
-                              target_rows=rows)
-        progress(f"committing {len(written)} files to iceberg table {identifier}")
-        tbl.add_files([iceberg.file_uri(f) for f in written],
-                      snapshot_properties={"la.operation": "create", "la.source": source})
-        snap = store.current_snapshot(name)
-        _verify_counts(sorted(snap.partitions, key=lambda p: p.path), rows, total)
+        snap = publish_iceberg(store, catalog, name, identifier, location, written, rows, total,
+                               source, progress)
         progress(f"table {name}: iceberg {identifier}, snapshot {snap.id}, "
                  f"{snap.partition_count} micro-partitions, {total:,} rows")
         return snap
     except BaseException:
-        if created:
-            with contextlib.suppress(Exception):
-                catalog.drop_table(identifier)
         fs.delete_dir(location)
         shutil.rmtree(store.table_dir(name), ignore_errors=True)
         raise
@@ -547,7 +527,7 @@ def append_batch(settings: Settings, name: str, source_or_dataframe: "str | Data
         written, total, rows = write_micro_partitions(spark, df, out_dir, rows, order_by, progress, label)
         _, parts = footers_parallel.read_partitions(spark, written, schema=base.schema,
                                                     first_seq=store.next_seq(name))
-        _verify_counts(parts, rows, total)
+        check_counts(parts, rows, total)
         for _attempt in range(5):  # appends remove nothing: rebase on a concurrent commit
             try:
                 return store.commit(name, store.current_id(name), [], parts, "append",
