@@ -159,6 +159,7 @@ def sign_in_box() -> None:
             if claims is not None:
                 st.session_state[OIDC_KEY] = None
                 st.logout()
+                st.stop()  # not st.rerun(): a rerun can drop logout's redirect to the provider
             st.rerun()
         return
     if claims is not None:

@@ -111,6 +111,27 @@ def provider_login(page, account: str, timeout_ms: int) -> None:
                       timeout=timeout_ms)
 
 
+def click_until(page, button, appears, timeout_ms: int) -> None:
+    """Click ``button`` until ``appears`` shows: a click that lands while Streamlit reruns
+    the script is lost (the button is redrawn), so one click is not enough on a busy
+    machine (CI once waited 90 s for a provider page that a lost click never asked for)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        if appears.count():
+            return
+        if button.count():
+            try:
+                button.click(timeout=10_000)
+            except Exception:  # redrawn under the click, or gone because the page moved on
+                pass
+        try:
+            appears.wait_for(timeout=10_000)
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+
+
 def test_browser_sign_in_with_provider(stack):
     from playwright.sync_api import sync_playwright
 
@@ -134,10 +155,8 @@ def test_browser_sign_in_with_provider(stack):
             assert page.locator("[data-testid='stException']").count() == 0
             # sign out: st.logout ends the session at the provider too (RP-initiated logout,
             # confirmed on the provider's page), and the sidebar offers the provider again
-            sign_out = sidebar.get_by_role("button", name="Sign out")
-            sign_out.wait_for()
-            page.wait_for_timeout(500)  # as test_browser: a click during a rerun can be lost
-            sign_out.click()
+            click_until(page, sidebar.get_by_role("button", name="Sign out"),
+                        page.get_by_role("button", name="Yes, sign me out"), timeout_ms)
             page.get_by_role("button", name="Yes, sign me out").click()
             page.wait_for_url(lambda u: u.startswith(url) and "oauth2callback" not in u)
             sidebar.get_by_text("Sign in to approve").first.wait_for(timeout=timeout_ms)
