@@ -24,6 +24,7 @@ from engine.policy.base import PlanGroup
 from engine.spark.progress import (
     CancelWatcher, RunCancelled, cancel_request_path, request_cancel,
 )
+from engine.plans.plan import PlanBook
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table, rows_of
 from security_helpers import SECRET, ensure_account, secret_file, sign_in
@@ -145,11 +146,39 @@ def test_cancel_stops_the_run_removes_its_files_and_settles_the_plan(settings, s
     actions = [(e["action"], e["actor"], e["to_status"]) for e in shown["audit"]]
     assert ("cancel-request", "bob", None) in actions
     assert actions[-1] == ("cancel", "bob", "cancelled")
+    # one transition settles it: running -> cancelled, never through failed
+    moves = [(e["action"], e["to_status"]) for e in shown["audit"] if e["to_status"]]
+    assert moves[-2:] == [("run", "running"), ("cancel", "cancelled")], moves
+    assert "failed" not in [to for _, to in moves]
     assert "maintenance window over" in shown["audit"][-1]["reason"]
     assert not cancel_request_path(settings.home, pid).exists()
     assert api.verify_audit(settings)["ok"]
     # and a cancelled plan cannot be cancelled again
     assert main(["--home", str(settings.home), "plan", "cancel", str(pid), "--as", "bob"]) == 2
+
+
+def test_a_run_left_failed_by_its_cancellation_is_settled_cancelled_by_the_canceller(
+        settings, tmp_path):
+    """The runner gone before it could settle its cancel (the plan failed with the
+    cancellation as its error): settle_cancelled moves it, once, under the canceller."""
+    base = make_table(settings, n=1000, rows_per_file=500)
+    pid = insert_plan(settings, base, [PlanGroup(tuple(p.path for p in base.partitions), "sort",
+                                                 ("l_shipdate",))])
+    book = PlanBook(settings)
+    book.move(pid, ("proposed",), "running", "alice", "run")
+    request_cancel(settings.home, pid, "bob", "wrong table")
+    book.fail(pid, f"plan {pid} cancelled by bob at 2026-01-01: nothing was committed")
+    out = api.settle_cancelled(settings, pid)
+    assert (out["status"], out["cancelled"], out["by"]) == ("cancelled", True, "bob")
+    shown = api.show_plan(settings, pid)
+    assert shown["result"]["cancelled_by"] == "bob"
+    assert [(e["action"], e["actor"], e["to_status"]) for e in shown["audit"]][-1] == (
+        "cancel", "bob", "cancelled")
+    assert shown["audit"][-1]["reason"].endswith(f"snapshot {base.id} (wrong table)")
+    assert not cancel_request_path(settings.home, pid).exists()
+    again = api.settle_cancelled(settings, pid)  # idempotent, still says who and when
+    assert (again["status"], again["by"]) == ("cancelled", "bob")
+    assert len(api.show_plan(settings, pid)["audit"]) == len(shown["audit"])
 
 
 def test_cancel_needs_a_signed_in_approver_and_a_running_plan(settings, tmp_path, monkeypatch):

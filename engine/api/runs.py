@@ -8,20 +8,22 @@ then the verified groups): early in a run the model speaks, later the observed r
 any process (the dashboard, or ``layout-advisor plan cancel ID --as NAME``): the request
 is audited and left for the runner (:mod:`engine.spark.progress`), which cancels the run's
 Spark jobs, removes what it wrote and stops before the commit, so the table stays at its
-previous snapshot; the runner's failure is then settled as ``cancelled`` with who asked
-and when (:func:`settle_cancelled`, audited under the canceller's name). A request that
+previous snapshot; the runner then settles the plan ``cancelled`` in one audited transition
+under the canceller's name, with who asked and when (:func:`engine.plans.service.run_plan`;
+:func:`settle_cancelled` for a runner gone before it could). A request that
 arrives after the commit is too late: the plan stays ``succeeded`` and the audit says so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import time
 from typing import TYPE_CHECKING, Any
 
 from engine.core.errors import ApprovalError, PlanError
 from engine.plans import gate
-from engine.plans.plan import FAILED, RUNNING, SUCCEEDED, PlanBook
+from engine.plans.plan import CANCELLED, FAILED, RUNNING, SUCCEEDED, PlanBook
 from engine.spark.progress import (
     RunCancelled, clear_cancel_request, parse_write_message, read_cancel_request, request_cancel,
 )
@@ -32,8 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CANCELLED", "RunCancelled", "cancel_plan", "settle_cancelled", "run_eta", "eta_seconds"]
 
-#: the status of a plan whose run an approver cancelled (nothing committed)
-CANCELLED = "cancelled"
 #: share of a run's work taken by the write (the rest: verification, footers, commit)
 WRITE_SHARE = 0.9
 #: below this share done, the ETA is the model's alone
@@ -133,31 +133,34 @@ def cancel_plan(settings: "Settings", id: int, actor: object, reason: str | None
 
 
 def settle_cancelled(settings: "Settings", id: int) -> dict[str, Any]:
-    """Settle a run stopped by a cancel request: ``failed`` with the cancellation as its
-    error becomes ``cancelled`` under the canceller's name (audited); a run that committed
-    first stays ``succeeded`` and the audit records the late request. Idempotent; the
-    request is removed once settled."""
+    """Settle a cancelled run whose runner could not: the runner itself settles a cancel
+    as ``cancelled`` in one transition (:func:`engine.plans.service.run_plan`); a run left
+    ``failed`` with the cancellation as its error (its runner gone before it could settle
+    it) becomes ``cancelled`` here, under the canceller's name (audited); a run that
+    committed first stays ``succeeded`` and the audit records the late request.
+    Idempotent; the request is removed once settled. Returns ``id``, ``status``,
+    ``cancelled`` and, once cancelled or settled, who asked (``by``) and when (``at``)."""
     book = PlanBook(settings)
     plan = book.get(int(id))
     request = read_cancel_request(settings.home, plan.id)
-    out: dict[str, Any] = {"id": plan.id, "status": plan.status, "cancelled": plan.status == CANCELLED}
     if request is None or plan.status == RUNNING:
-        return out
-    who, when = str(request.get("by")), str(request.get("at"))
+        return _settled(plan)
     error = str((plan.result or {}).get("error", ""))
     if plan.status == FAILED and "cancelled by" in error:
-        why = (f"cancelled by {who} at {when}: nothing was committed, the files the run wrote "
-               f"were removed, the table is at snapshot {plan.base_snapshot}"
-               + (f" ({request['reason']})" if request.get("reason") else ""))
-        try:
-            book.move(plan.id, (FAILED,), CANCELLED, who, "cancel", why,
-                      {"error": error, "cancelled_by": who, "cancelled_at": when})
-        except ApprovalError:  # settled by the other side meanwhile
-            pass
+        with contextlib.suppress(ApprovalError):  # settled by the other side meanwhile
+            book.cancel(plan.id, (FAILED,), request, error)
     elif plan.status == SUCCEEDED:
-        book.control.record(who, "cancel-too-late", f"the run committed before the cancel "
-                            f"requested at {when} took effect", plan_id=plan.id)
+        book.control.record(str(request.get("by")), "cancel-too-late",
+                            f"the run committed before the cancel requested at "
+                            f"{request.get('at')} took effect", plan_id=plan.id)
     clear_cancel_request(settings.home, plan.id)
-    plan = book.get(plan.id)
-    return {"id": plan.id, "status": plan.status, "cancelled": plan.status == CANCELLED,
-            "by": who, "at": when}
+    return {**_settled(book.get(plan.id)), "by": str(request.get("by")),
+            "at": str(request.get("at"))}
+
+
+def _settled(plan: Any) -> dict[str, Any]:
+    """A plan's cancel outcome; who cancelled it and when, read back from its result."""
+    out: dict[str, Any] = {"id": plan.id, "status": plan.status, "cancelled": plan.status == CANCELLED}
+    if plan.status == CANCELLED:
+        out.update(by=(plan.result or {}).get("cancelled_by"), at=(plan.result or {}).get("cancelled_at"))
+    return out

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 PROPOSED, APPROVED, RUNNING = "proposed", "approved", "running"
 SUCCEEDED, FAILED, REJECTED, STALE = "succeeded", "failed", "rejected", "stale"
 ROLLED_BACK = "rolled-back"
+#: a run an approver cancelled: nothing committed, the files it wrote removed
+CANCELLED = "cancelled"
 #: states whose plans turn stale when the base snapshot stops being current
 STALEABLE = (PROPOSED, APPROVED)
 #: the actor of transitions nobody asked for (staleness, settling, a run's outcome)
@@ -179,6 +181,20 @@ class PlanBook:
         """running -> succeeded, with the run's result (new snapshot, groups, realized)."""
         return self.move(plan_id, (RUNNING,), SUCCEEDED, SYSTEM_ACTOR, "succeed",
                          f"snapshot {result.get('snapshot_id')}", result)
+
+    def cancel(self, plan_id: int, allowed_from: Sequence[str], request: Mapping[str, Any],
+               error: str) -> Plan:
+        """``allowed_from -> cancelled`` in one audited transition under the canceller's
+        name (``request``: who asked, when and why, as left by
+        :func:`engine.spark.progress.request_cancel`); ``error`` is the run's own message."""
+        base = Plan.from_row(self.control.get_plan(plan_id)).base_snapshot
+        who, when = str(request.get("by")), str(request.get("at"))
+        reason = str(request.get("reason") or "")
+        why = (f"cancelled by {who} at {when}: nothing was committed, the files the run wrote "
+               f"were removed, the table is at snapshot {base}"
+               + (f" ({reason})" if reason else ""))
+        return self.move(plan_id, allowed_from, CANCELLED, who, "cancel", why,
+                         {"error": error, "cancelled_by": who, "cancelled_at": when})
 
     def fail(self, plan_id: int, error: str) -> Plan:
         """running -> failed; the error is the plan's result."""

@@ -39,7 +39,7 @@ from engine.plans.feedback import (later_fragments, later_report, load_policy,
                                    realized_report, save_policy_state, settle_later,
                                    settled_plans, window_fragments)
 from engine.plans.heartbeat import Heartbeat
-from engine.plans.plan import ROLLED_BACK, SUCCEEDED, Plan, PlanBook
+from engine.plans.plan import ROLLED_BACK, RUNNING, SUCCEEDED, Plan, PlanBook
 from engine.plans.store import ControlStore
 from engine.policy.base import Policy, PolicyContext, Proposal
 from engine.policy.codec import proposal_to_json
@@ -48,6 +48,7 @@ from engine.policy.impact import rewrite_losses
 from engine.policy.registry import make_policy, plan_params
 from engine.scan.pruning import analyze_workload
 from engine.spark.executor import execute_plan
+from engine.spark.progress import RunCancelled, clear_cancel_request, read_cancel_request
 from engine.table.formats.partitioning import prepare_groups
 from engine.table.model import Snapshot
 from engine.table.store import TableStore
@@ -252,7 +253,9 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
     """Run an approved, non-stale plan; returns its result (new snapshot, groups, realized).
 
     On failure the plan becomes ``failed``, nothing is committed, and an ExecutionError
-    (or the AdvisorError that caused it) is raised.
+    (or the AdvisorError that caused it) is raised. A run an approver cancelled
+    (:class:`~engine.spark.progress.RunCancelled`, raised after the executor removed what it
+    wrote) becomes ``cancelled`` in one audited transition (:func:`_settle_cancel`).
     """
     book = PlanBook(settings)
     plan = gate.start(book, int(id), actor)
@@ -270,6 +273,9 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
             result = execute_plan(settings, plan, spark=spark, progress=on_progress,
                                   approvers=gate.approvals_so_far(book, plan.id),
                                   may_commit=beat.may_commit)
+    except RunCancelled as exc:
+        _settle_cancel(settings, book, plan.id, str(exc))
+        raise
     except BaseException as exc:
         message = str(exc) or type(exc).__name__
         with contextlib.suppress(ApprovalError):  # already settled by a reader: that stands
@@ -287,6 +293,19 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
     result["queries_at_run"] = len(WorkloadStore(settings).fragments(plan.table))
     book.succeed(plan.id, result)
     return result
+
+
+def _settle_cancel(settings: "Settings", book: PlanBook, plan_id: int, error: str) -> None:
+    """running -> cancelled under the canceller's name, and the request removed; without a
+    request (removed meanwhile) the run is settled ``failed`` with the cancellation as its
+    error. A plan someone else settled meanwhile keeps their state."""
+    request = read_cancel_request(settings.home, plan_id)
+    with contextlib.suppress(ApprovalError):
+        if request is None:
+            book.fail(plan_id, error)
+        else:
+            book.cancel(plan_id, (RUNNING,), request, error)
+    clear_cancel_request(settings.home, plan_id)
 
 
 def cost_check(settings: "Settings", plan: Plan, result: Mapping[str, Any]) -> dict[str, Any]:
