@@ -20,6 +20,7 @@ from engine import api
 from engine.cli import main
 from engine.core.errors import ApprovalError, PlanError
 from engine.core.faults import FAULT_ENV
+from engine.core.periodic import Periodic
 from engine.policy.base import PlanGroup
 from engine.spark.progress import (
     CancelWatcher, RunCancelled, cancel_request_path, request_cancel,
@@ -103,6 +104,24 @@ def test_the_watcher_cancels_a_running_spark_job_tagged_with_the_plan(spark, tmp
     tracker = spark.sparkContext.statusTracker()
     assert not [j for j in tracker.getActiveJobsIds()]
     assert "la-plan-7" not in spark.sparkContext.getJobTags()
+    # the watch is a Periodic tick: its thread ends with the block
+    assert not [t for t in threading.enumerate() if t.name == "la-cancel-7"]
+
+
+def test_the_watcher_polls_as_a_periodic_tick_and_stops_with_its_block(spark, tmp_path):
+    """No job to cancel: the request is still seen by the tick, check() stops the run, and
+    the polling thread is gone once the block ends."""
+    watcher = CancelWatcher(spark, tmp_path, 8, poll_s=0.05)
+    assert isinstance(watcher, Periodic)
+    with pytest.raises(RunCancelled, match="cancelled by carol"):
+        with watcher:
+            assert watcher.request is None
+            request_cancel(tmp_path, 8, "carol")
+            _until(lambda: watcher.request is not None, "the tick to see the request")
+            assert [t for t in threading.enumerate() if t.name == "la-cancel-8"]
+            watcher.check()
+    assert not [t for t in threading.enumerate() if t.name == "la-cancel-8"]
+    assert "la-plan-8" not in spark.sparkContext.getJobTags()
 
 
 def test_cancel_stops_the_run_removes_its_files_and_settles_the_plan(settings, spark, tmp_path,

@@ -1,7 +1,8 @@
 """A function called every few seconds from a daemon thread while a ``with`` block runs.
 
 Used where the main thread waits on something long (a Spark job): the write progress
-(:class:`engine.spark.progress.WriteWatcher`) and a running plan's heartbeat
+(:class:`engine.spark.progress.WriteWatcher`), the watch for a cancel request
+(:class:`engine.spark.progress.CancelWatcher`) and a running plan's heartbeat
 (:class:`engine.plans.heartbeat.Heartbeat`). A failing call is skipped and tried again at
 the next tick: both are best effort, never a reason to fail the work they watch.
 """

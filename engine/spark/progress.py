@@ -153,35 +153,33 @@ def utc_iso() -> str:
 HOLD_LIMIT_S = 120.0
 
 
-class CancelWatcher:
+class CancelWatcher(Periodic):
     """Watches for a cancel request while a plan runs, and stops its Spark jobs.
 
     On entry every Spark job the running thread submits is tagged ``la-plan-<id>``
-    (``SparkContext.addJobTag``); a daemon thread polls :func:`cancel_request_path` every
-    ``poll_s`` and, when a request appears, cancels the jobs with that tag
-    (``cancelJobsWithTag``: running tasks are killed, the write raises). :meth:`check`
-    raises :class:`RunCancelled` once a request was seen; the executor calls it before
-    the commit, after which a request comes too late. On exit, an error raised by the
-    cancelled job is reported as :class:`RunCancelled` (chained to Spark's error).
+    (``SparkContext.addJobTag``); every ``poll_s`` (a :class:`~engine.core.periodic.Periodic`
+    tick) it reads :func:`cancel_request_path` and, when a request appears, cancels the jobs
+    with that tag (``cancelJobsWithTag``: running tasks are killed, the write raises).
+    :meth:`check` raises :class:`RunCancelled` once a request was seen; the executor calls
+    it before the commit, after which a request comes too late. On exit, an error raised by
+    the cancelled job is reported as :class:`RunCancelled` (chained to Spark's error).
     """
 
     def __init__(self, spark: "SparkSession", home: str | Path, plan_id: int,
                  poll_s: float = 0.5) -> None:
-        self.spark, self.home, self.plan_id, self.poll_s = spark, home, int(plan_id), poll_s
+        self.spark, self.home, self.plan_id = spark, home, int(plan_id)
         self.tag = f"la-plan-{self.plan_id}"
         self.request: dict[str, Any] | None = None
-        self._stop = threading.Event()
         self._seen = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"la-cancel-{plan_id}", daemon=True)
+        super().__init__(self._poll, poll_s, f"la-cancel-{self.plan_id}")
 
     def __enter__(self) -> "CancelWatcher":
         self.spark.sparkContext.addJobTag(self.tag)
-        self._thread.start()
+        super().__enter__()
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
-        self._stop.set()
-        self._thread.join(5)
+        super().__exit__(exc_type, exc, tb)
         try:
             self.spark.sparkContext.removeJobTag(self.tag)
         except Exception:  # noqa: BLE001 - the session may be stopping; nothing to undo
@@ -190,17 +188,20 @@ class CancelWatcher:
             raise self.cancelled() from exc
         return False
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.poll_s):
-            request = read_cancel_request(self.home, self.plan_id)
-            if request is not None:
-                self.request = request
-                self._seen.set()
-                try:
-                    self.spark.sparkContext.cancelJobsWithTag(self.tag)
-                except Exception:  # noqa: BLE001 - no job running: check() still stops the run
-                    pass
-                return
+    def _poll(self) -> None:
+        """One look for a request; the first one found cancels the tagged jobs (later
+        ticks do nothing: the jobs are cancelled and :meth:`check` stops the run)."""
+        if self._seen.is_set():
+            return
+        request = read_cancel_request(self.home, self.plan_id)
+        if request is None:
+            return
+        self.request = request
+        self._seen.set()
+        try:
+            self.spark.sparkContext.cancelJobsWithTag(self.tag)
+        except Exception:  # noqa: BLE001 - no job running: check() still stops the run
+            pass
 
     def cancelled(self) -> RunCancelled:
         req = self.request or {}
