@@ -132,3 +132,21 @@ def test_calibrated_terms_merge_and_configured_values_win(tmp_path):
         (2.0, 0.3, 4e6, 0.2)
     s = load_settings({"home": str(tmp_path)}, environ={"LAYOUT_ADVISOR_FITTED_JOB_S": "0"})
     assert s.fitted_job_s == 0.0
+
+
+@pytest.mark.parametrize("raw,needle", [("-1", "must be greater than 0"),
+                                        ("0", "must be greater than 0"),
+                                        ("nan", "finite number"), ("inf", "finite number")],
+                         ids=["negative", "zero", "nan", "inf"])
+def test_runner_timeout_is_a_checked_setting(tmp_path, raw, needle):
+    """``runner_timeout_s`` (issue 10: how long a silent runner on another host lives):
+    300 s by default, set from the file or the environment, refused in one line naming it."""
+    assert load_settings({"home": str(tmp_path)}, environ={}).runner_timeout_s == 300.0
+    assert load_settings({"home": str(tmp_path)},
+                         environ={"LAYOUT_ADVISOR_RUNNER_TIMEOUT_S": "45"}).runner_timeout_s == 45.0
+    with pytest.raises(ConfigError, match=f"environment: setting 'runner_timeout_s'.*{needle}"):
+        load_settings({"home": str(tmp_path)}, environ={"LAYOUT_ADVISOR_RUNNER_TIMEOUT_S": raw})
+    _write_config(tmp_path, f"runner_timeout_s = {raw}\n")
+    with pytest.raises(ConfigError, match=f"setting 'runner_timeout_s'.*{needle}"):
+        load_settings({"home": str(tmp_path)}, environ={})
+    assert main(["--home", str(tmp_path), "table", "list"]) == 2  # the CLI: exit 2, one line

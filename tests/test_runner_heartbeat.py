@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from dataclasses import replace
 
 import pytest
 
 from engine import api
+from engine.core.config import CONFIG_FILE_NAME, load_settings
 from engine.core.errors import ExecutionError
-from engine.plans import store as control_store
 from engine.plans.heartbeat import Heartbeat
 from engine.plans.store import ControlStore
 from engine.policy.base import PlanGroup
@@ -28,8 +29,10 @@ REMOTE = "runner-7.cluster.example"
 
 
 @pytest.fixture
-def small_timeout(monkeypatch):
-    monkeypatch.setattr(control_store, "RUNNER_TIMEOUT_S", TIMEOUT_S)
+def settings(settings):
+    """The workspace's settings with ``runner_timeout_s`` made small (a setting, so every
+    reader of the workspace sees it)."""
+    return replace(settings, runner_timeout_s=TIMEOUT_S)
 
 
 def _running_elsewhere(settings, base) -> int:
@@ -50,7 +53,7 @@ def _remote_beat(settings, pid: int, at: float | None = None) -> None:
                      (REMOTE, 4242, time.time() if at is None else at, pid))
 
 
-def test_a_remote_runner_that_stops_beating_is_settled_failed(settings, small_timeout):
+def test_a_remote_runner_that_stops_beating_is_settled_failed(settings):
     base = make_table(settings, n=1000, rows_per_file=250)
     pid = _running_elsewhere(settings, base)
     assert api.show_plan(settings, pid)["status"] == "running"  # beat just now: alive
@@ -69,7 +72,7 @@ def test_a_remote_runner_that_stops_beating_is_settled_failed(settings, small_ti
     assert api.verify_audit(settings)["ok"]
 
 
-def test_a_silent_remote_runner_whose_commit_landed_is_settled_succeeded(settings, small_timeout):
+def test_a_silent_remote_runner_whose_commit_landed_is_settled_succeeded(settings):
     base = make_table(settings, n=1000, rows_per_file=250)
     pid = _running_elsewhere(settings, base)
     _remote_beat(settings, pid, at=time.time() - 10 * TIMEOUT_S)
@@ -82,7 +85,7 @@ def test_a_silent_remote_runner_whose_commit_landed_is_settled_succeeded(setting
     assert "after committing" in shown["result"]["note"] and REMOTE in shown["result"]["note"]
 
 
-def test_the_runner_beats_and_refuses_to_commit_once_settled(settings, small_timeout):
+def test_the_runner_beats_and_refuses_to_commit_once_settled(settings):
     base = make_table(settings, n=1000, rows_per_file=250)
     pid = insert_plan(settings, base, [PlanGroup((base.partitions[0].path,), "sort",
                                                  ("l_shipdate",), "t")])
@@ -90,7 +93,7 @@ def test_the_runner_beats_and_refuses_to_commit_once_settled(settings, small_tim
     control = ControlStore(settings)
     control.transition(pid, ("approved",), "running", "alice", "run", job_groups=1)
     first = control.progress(pid)["heartbeat_at"]
-    with Heartbeat(control, pid, interval_s=0.05) as beat:
+    with Heartbeat(control, pid, TIMEOUT_S, interval_s=0.05) as beat:
         time.sleep(0.4)
         assert control.progress(pid)["heartbeat_at"] > first  # the thread beats
         beat.may_commit()  # still running: the commit may go ahead
@@ -103,7 +106,7 @@ def test_the_runner_beats_and_refuses_to_commit_once_settled(settings, small_tim
             beat.may_commit()
 
 
-def test_a_record_without_heartbeat_falls_back_to_its_last_update(settings, small_timeout):
+def test_a_record_without_heartbeat_falls_back_to_its_last_update(settings):
     """A job written before heartbeats existed (heartbeat_at NULL) is judged by updated_at."""
     base = make_table(settings, n=1000, rows_per_file=250)
     pid = _running_elsewhere(settings, base)
@@ -112,3 +115,18 @@ def test_a_record_without_heartbeat_falls_back_to_its_last_update(settings, smal
                      ("2020-01-01T00:00:00+00:00", pid))
     shown = api.show_plan(settings, pid)
     assert shown["status"] == "failed" and "abandoned" in shown["result"]["error"]
+
+
+def test_the_timeout_is_the_workspaces_setting(settings):
+    """The same silent runner: alive for a workspace whose ``layout-advisor.toml`` allows
+    60 s, settled for one that allows TIMEOUT_S (no module constant decides)."""
+    base = make_table(settings, n=1000, rows_per_file=250)
+    pid = _running_elsewhere(settings, base)
+    _remote_beat(settings, pid, at=time.time() - 10 * TIMEOUT_S)
+    (settings.home / CONFIG_FILE_NAME).write_text("runner_timeout_s = 60\n")
+    patient = load_settings({"home": str(settings.home)}, environ={})
+    assert patient.runner_timeout_s == 60.0
+    assert api.show_plan(patient, pid)["status"] == "running"
+    shown = api.show_plan(settings, pid)
+    assert shown["status"] == "failed"
+    assert f"(timeout {TIMEOUT_S:.0f} s)" in shown["result"]["error"]

@@ -52,7 +52,7 @@ _LOWER_BOUNDS: dict[str, tuple[float, bool]] = {
     "ep_file_partitions": (1, True), "ui_port": (1, True), "target_rows": (0, True),
     "target_mb": (0, True), "dual_approval_bytes": (0, True),
     "dual_approval_cpu_seconds": (0, True), "session_idle_s": (0, False),
-    "auth_delay_s": (0, True),
+    "auth_delay_s": (0, True), "runner_timeout_s": (0, False),
     # calibrated costs: 0 = not calibrated, never negative
     "rewrite_fixed_s": (0, True), "rewrite_read_bytes_per_s": (0, True),
     "query_fixed_s": (0, True), "query_scan_bytes_per_s": (0, True),
@@ -96,6 +96,9 @@ class Settings:
     fitted_job_s: float = 0.0
     fitted_key_bytes_per_s: float = 0.0
     file_s: float = 0.0
+    # a runner on another host whose heartbeat (every 10 s) is older than this is taken for
+    # gone and its plan settled (engine.plans.plan.PlanBook.get): 30 missed beats by default
+    runner_timeout_s: float = 300.0
     # executor: commit every N groups (Iceberg's partial progress); 0 = one commit per plan
     partial_progress_groups: int = 0
     # patent EP-file grouping

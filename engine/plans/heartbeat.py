@@ -5,7 +5,7 @@ A reader on the runner's host asks the operating system whether the runner's pid
 cluster's driver, two machines sharing one workspace) cannot. So the runner refreshes
 ``jobs.heartbeat_at`` every :data:`~engine.plans.store.HEARTBEAT_S` seconds from a daemon
 thread while Spark works, and a reader elsewhere settles a plan whose heartbeat is older
-than :data:`~engine.plans.store.RUNNER_TIMEOUT_S` (after looking whether its commit landed,
+than the ``runner_timeout_s`` setting (after looking whether its commit landed,
 as for a dead local runner: :meth:`engine.plans.plan.PlanBook.get`).
 
 A runner only slow to beat (a stalled JVM, a network partition) may find its plan settled
@@ -23,11 +23,12 @@ from engine.plans.store import ControlStore
 
 
 class Heartbeat(Periodic):
-    """Beats for ``plan_id`` while the ``with`` block runs (a daemon thread)."""
+    """Beats for ``plan_id`` while the ``with`` block runs (a daemon thread); ``timeout_s``
+    is the workspace's ``runner_timeout_s`` (named in the refusal of :meth:`may_commit`)."""
 
-    def __init__(self, control: ControlStore, plan_id: int,
+    def __init__(self, control: ControlStore, plan_id: int, timeout_s: float,
                  interval_s: float | None = None) -> None:
-        self.control, self.plan_id = control, int(plan_id)
+        self.control, self.plan_id, self.timeout_s = control, int(plan_id), float(timeout_s)
         super().__init__(lambda: control.heartbeat(self.plan_id),
                          control_store.HEARTBEAT_S if interval_s is None else interval_s,
                          f"la-heartbeat-{plan_id}")
@@ -39,5 +40,5 @@ class Heartbeat(Periodic):
         if status != RUNNING:
             raise ExecutionError(
                 f"plan {self.plan_id} was settled as {status} while it ran (its runner was "
-                f"taken for gone after {control_store.RUNNER_TIMEOUT_S:.0f} s without a "
-                "heartbeat); nothing was committed")
+                f"taken for gone after {self.timeout_s:.0f} s without a heartbeat, the "
+                "runner_timeout_s setting); nothing was committed")

@@ -10,7 +10,7 @@ A plan is a stored :class:`~engine.policy.base.Proposal` for one base snapshot. 
 Staleness is checked on every read (:class:`PlanBook`), so a plan made against an old
 snapshot can never run. A ``running`` plan is never marked stale (its own commit moves the
 table); if its runner process died (on this host: its pid is gone; on another host: its
-heartbeat is older than :data:`~engine.plans.store.RUNNER_TIMEOUT_S`), the next read settles
+heartbeat is older than the ``runner_timeout_s`` setting), the next read settles
 it as ``succeeded`` when the current snapshot carries the plan's commit, else ``failed``. The transitions people ask for
 (approve, reject, run) and who may ask are the gate's (:mod:`engine.plans.gate`); every
 change is audited by the store (:mod:`engine.plans.store`).
@@ -25,7 +25,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from engine.core.errors import ApprovalError, SnapshotNotFoundError, TableNotFoundError
-from engine.plans import store as control_store
 from engine.plans.store import ControlStore, PlanRow
 from engine.policy.base import PlanGroup, Proposal
 from engine.policy.codec import proposal_from_json, proposal_to_json
@@ -137,7 +136,7 @@ class PlanBook:
 
     def _settle_dead_runner(self, plan: Plan) -> Plan:
         job = self.control.progress(plan.id)
-        gone = _runner_gone(job) if job else None
+        gone = _runner_gone(job, self.settings.runner_timeout_s) if job else None
         if gone is None:
             return plan
         committed = False
@@ -202,10 +201,10 @@ class PlanBook:
                          {"error": error})
 
 
-def _runner_gone(job: Mapping[str, Any]) -> str | None:
+def _runner_gone(job: Mapping[str, Any], timeout: float) -> str | None:
     """How a plan's runner is known to be gone (the start of the settling reason), or None
     while it may still be working: on this host, its pid is not alive; on another host,
-    its heartbeat is older than :data:`~engine.plans.store.RUNNER_TIMEOUT_S` (a record
+    its heartbeat is older than ``timeout`` seconds (the ``runner_timeout_s`` setting; a record
     without one falls back to its last update)."""
     pid, host = job.get("pid"), job.get("host")
     if not pid or not host:
@@ -219,7 +218,6 @@ def _runner_gone(job: Mapping[str, Any]) -> str | None:
         except ValueError:
             return None
     silent = time.time() - float(beat)
-    timeout = control_store.RUNNER_TIMEOUT_S
     if silent < timeout:
         return None
     return (f"abandoned: runner pid {pid} on host {host} sent no heartbeat for "

@@ -269,7 +269,8 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
             progress(event)
 
     try:
-        with Heartbeat(control, plan.id) as beat:  # readers on other hosts see it live
+        # readers on other hosts see it live
+        with Heartbeat(control, plan.id, settings.runner_timeout_s) as beat:
             result = execute_plan(settings, plan, spark=spark, progress=on_progress,
                                   approvers=gate.approvals_so_far(book, plan.id),
                                   may_commit=beat.may_commit)

@@ -26,7 +26,7 @@ A running plan's job record names its runner (host, pid) and carries a heartbeat
 (``heartbeat_at``, seconds since the epoch) that the runner refreshes every
 :data:`HEARTBEAT_S` seconds (:mod:`engine.plans.heartbeat`). A reader on the runner's host
 asks the operating system whether the pid lives; a reader on another host cannot, and
-takes a runner whose heartbeat is older than :data:`RUNNER_TIMEOUT_S` for gone
+takes a runner whose heartbeat is older than the ``runner_timeout_s`` setting for gone
 (:meth:`engine.plans.plan.PlanBook.get` then settles the plan).
 """
 
@@ -55,9 +55,6 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 30_000
 #: seconds between two heartbeats of a running plan's runner
 HEARTBEAT_S = 10.0
-#: a runner on another host whose last heartbeat is older than this is taken for gone and
-#: its plan settled (30 missed heartbeats: a stalled JVM or a slow disk is not a death)
-RUNNER_TIMEOUT_S = 300.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS plans (
