@@ -29,7 +29,7 @@ import secrets
 import shutil
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -49,6 +49,8 @@ LOCK_FILE = ".lock"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 #: a snapshot's metadata files: snap-00000007.json, .manifest.parquet, .rowgroups.parquet
 _SNAP_FILE = re.compile(r"^snap-(\d+)\.")
+#: the name of a writer's folder from :meth:`TableStore.new_data_dir`: ``<tag>-<UTC stamp>-<hex>``
+_RUN_DIR = re.compile(r"^[A-Za-z0-9_-]+-\d{8}T\d{6}-[0-9a-f]{8}$")
 _SNAPSHOT_CACHE_SIZE = 16
 # header path -> Snapshot (snapshot files are immutable, so caching them is safe)
 _SNAPSHOT_CACHE: "OrderedDict[tuple[str, int, int], Snapshot]" = OrderedDict()
@@ -686,7 +688,9 @@ class TableStore:
         ``expire_snapshots``; Delta ``VACUUM``, listed as a dry run and then deleted here,
         since VACUUM cannot skip leased folders), plus the orphans under the data location
         that no snapshot ever named (a crashed run's output), never in a live leased folder,
-        and Iceberg metadata no version names (:mod:`engine.table.orphans`)."""
+        and Iceberg metadata no version names (:mod:`engine.table.orphans`), and the hidden
+        files a dead run left in its folder (:func:`_hidden_run_files`), with the same
+        retention and lease rules."""
         fmt = self._format_of(info)
         root = fmt.data_location()
         files = fs.list_files(root) if fs.exists(root) else []
@@ -705,9 +709,11 @@ class TableStore:
                  and fs.mtime(p) < cutoff_s]
         if isinstance(fmt, _iceberg().IcebergFormat) and not live:  # no run of ours committing
             stray += orphans.metadata_orphans(fmt.table(), cutoff_s)
+        hidden = _hidden_run_files(root, set(files), named, keep, cutoff_s)
         if not dry_run:
-            _delete_all((doomed if info.format == "delta" else []) + stray)
-        return sorted(doomed + stray)
+            _delete_all((doomed if info.format == "delta" else []) + stray + hidden)
+            _remove_emptied_run_dirs(root, hidden, live)
+        return sorted(doomed + stray + hidden)
 
     def drop(self, name: str) -> None:
         """Forget a table. Managed: its data goes too (a managed Iceberg table is dropped
@@ -777,6 +783,45 @@ def _with_seq(p: Partition, seq: int) -> Partition:
 def _under(path: str, root: str) -> bool:
     root = root.rstrip("/")
     return path == root or path.startswith(root + "/")
+
+
+def _hidden_run_files(root: str, visible: set[str], named: set[str],
+                      keep: Callable[[str], bool], cutoff_s: float) -> list[str]:
+    """Hidden files (Spark's ``_SUCCESS`` and ``.crc`` checksums, ``_temporary`` attempts,
+    an upload's ``.part``) inside writers' folders (:data:`_RUN_DIR`) under a foreign
+    table's data location, older than ``cutoff_s``, that no snapshot names and no live
+    writer's lease covers (``keep``). The orphan listing skips hidden names so that a Delta
+    log or Iceberg metadata beside the data is never a candidate; inside a writer's folder
+    nothing hidden belongs to the table."""
+    if not fs.exists(root):
+        return []
+    base = fs.normalize(root).rstrip("/") + "/"
+    out = []
+    for path in fs.list_files(root, include_hidden=True):
+        norm = fs.normalize(path)
+        if path in visible or not norm.startswith(base):
+            continue
+        parts = norm[len(base):].split("/")
+        if (len(parts) > 1 and _RUN_DIR.match(parts[0]) and norm not in named
+                and not keep(path) and fs.mtime(path) < cutoff_s):
+            out.append(path)
+    return out
+
+
+def _remove_emptied_run_dirs(root: str, removed: Sequence[str], live: Sequence[str]) -> None:
+    """Remove the writers' folders (and their subfolders) that :func:`_hidden_run_files`'
+    deletions left empty, never a leased one (local data locations only)."""
+    if fs.is_uri(root):
+        return
+    base = fs.normalize(root).rstrip("/")
+    folders = {os.path.join(base, fs.normalize(p)[len(base) + 1:].split("/")[0]) for p in removed}
+    for folder in sorted(folders):
+        if any(leases.covers(q, folder) for q in live):
+            continue
+        for dirpath, _dirs, _files in os.walk(folder, topdown=False):
+            with contextlib.suppress(OSError):
+                if not os.listdir(dirpath):
+                    os.rmdir(dirpath)
 
 
 def _remove_empty_dirs(root: str, cutoff_s: float, keep: Sequence[str] = ()) -> None:
