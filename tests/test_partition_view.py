@@ -80,8 +80,10 @@ def test_ep_overview_keeps_the_summary_and_the_deepest_files(settings) -> None:
                 "average_ep_depth", "subrange_count", "deepest_subrange", "snapshot"):
         assert top[key] == full[key], key
     files = full["ep_files"]
-    deepest = sorted(range(len(files)), key=lambda i: -files[i]["depth"])[:3]
-    want = sorted({*deepest, 0, *full["deepest_subrange"]["ep_files"]})
+    seed = set(full["deepest_subrange"]["ep_files"])
+    rank = sorted(range(len(files)), key=lambda i: (i != 0, i not in seed, -files[i]["depth"], i))
+    want = sorted(rank[:3])  # file 0 (highlighted), then the seed, then the deepest
+    assert 0 in want and len(want) == 3
     assert [f["ep_file"] for f in top["ep_files"]] == want
     assert top["ep_files"] == [files[i] for i in want]
     assert top["ep_files_shown"] == len(want) < full["ep_file_count"]

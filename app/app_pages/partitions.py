@@ -117,7 +117,8 @@ with guard(stop=False):
         st.caption("Each segment is one EP file's data region; no sub-range is deeper than another.")
     if ep["ep_files_shown"] < ep["ep_file_count"]:
         st.caption(f"{ep['ep_files_shown']:,} of {ep['ep_file_count']:,} EP files drawn: the "
-                   "deepest and every highlighted one; the averages above cover all of them.")
+                   "highlighted ones first, then those covering the deepest sub-range, then the "
+                   "deepest; the averages above cover all of them.")
 
 st.subheader("Depth over a predicate")
 where = st.text_input(

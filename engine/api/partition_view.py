@@ -6,8 +6,8 @@ the 5,000 deepest. Here both are cut on the engine side: :func:`partition_page` 
 filters the partitions with numpy and returns the indexes of one page (the caller decodes
 and shows only those rows), and :func:`ep_overview` gives the patent's EP summary (US
 12386863: average local depth, EP overlap and depth, the deepest sub-range and the EP
-files covering it) with the per-file objects of the ``top`` deepest EP files plus any the
-caller highlights, not of every EP file.
+files covering it) with the per-file objects of at most ``top`` EP files (the highlighted,
+the seed, then the deepest), not of every EP file.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ __all__ = ["PARTITION_SORT_KEYS", "EP_FILES_SHOWN", "partition_page", "ep_overvi
 #: what the partition table can be ordered by (``min`` / ``max``: the column's bounds)
 PARTITION_SORT_KEYS = ("depth", "overlaps", "bytes", "rows", "created", "min", "max")
 
-#: EP files whose region :func:`ep_overview` returns by default: the chart's top-k
-#: (one plotly segment per file is ~100 s at 125,000 files)
-EP_FILES_SHOWN = 5_000
+#: EP files whose region :func:`ep_overview` returns by default (one plotly segment per
+#: file: ~100 s at 125,000 files, and ~51,000 files covering the deepest sub-range at the
+#: 1M bench table still took most of the page's warm rerun)
+EP_FILES_SHOWN = 2_000
 
 
 def _sort_key(zonemaps: "ZoneMaps", column: str, depths: np.ndarray, overlaps: np.ndarray,
@@ -118,23 +119,34 @@ def _deepest_subrange(ep: EPFiles) -> tuple[dict[str, Any] | None, int]:
             "ep_files": [int(i) for i in covering]}, len(sr)
 
 
+def _top_files(ep: EPFiles, seed: Iterable[int], keep: Iterable[int], top: int) -> np.ndarray:
+    """At most ``top`` EP files, in file order: those in ``keep`` first, then those
+    covering the deepest sub-range (``seed``), then the deepest (EP-level depth); ties in
+    file order. At 1M partitions the seed alone can be ~50,000 files (wide date ranges),
+    too many to draw, so it is capped too."""
+    n = len(ep)
+    tier = np.full(n, 2, dtype=np.int64)
+    tier[np.asarray([i for i in seed if 0 <= i < n], dtype=np.int64)] = 1
+    tier[np.asarray([i for i in keep if 0 <= i < n], dtype=np.int64)] = 0
+    order = np.lexsort((np.arange(n), -ep.depth, tier))
+    return np.sort(order[:max(int(top), 0)])
+
+
 def ep_overview(settings: "Settings", table: str, column: str,
                 ep_file_partitions: int | None = None, snapshot_id: str | None = None,
                 top: int = EP_FILES_SHOWN, keep: Iterable[int] = ()) -> dict[str, Any]:
     """:func:`engine.api.ep_metrics` summarised: the same summary fields
     (``ep_file_count``, ``average_local_depth``, ``average_ep_overlap``,
     ``average_ep_depth``, ``subrange_count``, ``deepest_subrange``) but ``ep_files`` holds
-    only the ``top`` deepest EP files (EP-level depth, ties in file order), those covering
-    the deepest sub-range and those in ``keep``, in file order; ``ep_files_shown`` says how
+    at most ``top`` EP files (:func:`_top_files`: those in ``keep``, then those covering
+    the deepest sub-range, then the deepest), in file order; ``ep_files_shown`` says how
     many. Summaries equal :func:`engine.api.ep_metrics`'s (tested)."""
     snap = _snapshot(settings, table, snapshot_id)
     col = snap.schema.resolve(column)
     n = int(ep_file_partitions or settings.ep_file_partitions)
     ep = ep_files(snap.zonemaps(), col, n)
     deepest, subrange_count = _deepest_subrange(ep)
-    chosen = np.argsort(-ep.depth, kind="stable")[:max(int(top), 0)]
-    extra = [*(deepest or {}).get("ep_files", []), *keep]
-    chosen = np.union1d(chosen, np.asarray([i for i in extra if 0 <= i < len(ep)], dtype=np.int64))
+    chosen = _top_files(ep, (deepest or {}).get("ep_files", []), keep, top)
     valid = ep.valid
 
     def mean(values: np.ndarray) -> float:
