@@ -122,7 +122,8 @@ def time_warm(home: Path) -> dict:
             **parts, "load": round(os.getloadavg()[0], 1)}
 
 
-def time_pages(home: Path, runs: int, profile: bool) -> list[dict]:
+def time_pages(home: Path, runs: int, profile: bool,
+               pages: tuple[str, ...] = tuple(bench_ui.PAGES)) -> list[dict]:
     """``bench_ui.time_pages`` with CPU time beside wall time (the app runs in this
     process: on a loaded machine CPU time is the figure an idle one would approach), and
     with ``profile`` the top engine functions of each cold run."""
@@ -135,7 +136,7 @@ def time_pages(home: Path, runs: int, profile: bool) -> list[dict]:
     at = AppTest.from_file(bench_ui.APP, default_timeout=1800)
     at.session_state["table"] = TABLE
     out = []
-    for page in bench_ui.PAGES:
+    for page in pages:
         if page != "overview":
             at.switch_page(f"app_pages/{page}.py")
         prof = cProfile.Profile(time.process_time) if profile else None
@@ -173,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--drop-summaries", action="store_true",
                     help="delete the stored summaries before the pages (the first visit computes them)")
     ap.add_argument("--profile", action="store_true", help="print each cold page's top engine calls")
+    ap.add_argument("--pages", default=",".join(bench_ui.PAGES),
+                    help="comma-separated pages to time, in order (AppTest only; e.g. "
+                         "partitions: the first visit then opens on that page)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-ui-scale-") as tmp:
         home = Path(args.home) if args.home else Path(tmp) / "home"
@@ -187,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.drop_summaries:
             shutil.rmtree(home / "cache" / "summaries", ignore_errors=True)
         rows = (bench_ui.browser_times(home, TABLE, args.runs) if args.browser
-                else time_pages(home, args.runs, args.profile))
+                else time_pages(home, args.runs, args.profile,
+                                tuple(p for p in args.pages.split(",") if p)))
         print(json.dumps({"partitions": args.partitions, "queries": args.queries,
                           "browser": args.browser, "load_average": round(os.getloadavg()[0], 1),
                           "pages": rows}))

@@ -8,6 +8,31 @@ import streamlit as st
 from app import charts, components, services, views
 from app.components import guard
 from app.views import fmt_bytes, fmt_num
+from engine import api
+
+#: the partition table's page sizes: the largest is the default, so a table of up to
+#: that many partitions is shown whole (issue 15: 1M rows were sent at once)
+PAGE_SIZES = (100, 1_000, 10_000)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _page(home_: str, table: str, column: str, snapshot_id: str, sort: str, descending: bool,
+          min_depth: float, where: str, offset: int, limit: int) -> dict:
+    """:func:`engine.api.partition_page` of a snapshot (indexes of one page), cached."""
+    clus = services.column_clustering(table, column, snapshot_id)
+    mask = services.predicate_scope(table, column, where, snapshot_id)["mask"] if where else None
+    return api.partition_page(services.snapshot(table, snapshot_id).zonemaps(), column,
+                              clus["depths"], clus["overlaps"], sort=sort,
+                              descending=descending, min_depth=min_depth, mask=mask,
+                              offset=offset, limit=limit)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _ep_overview(home_: str, table: str, column: str, snapshot_id: str,
+                 keep: tuple[int, ...]) -> dict:
+    """:func:`engine.api.ep_overview` (the deepest EP files, not all 125,000 at 1M), cached."""
+    return api.ep_overview(services.settings(), table, column, snapshot_id=snapshot_id, keep=keep)
+
 
 st.title("Partitions")
 table = components.require_table()
@@ -64,7 +89,7 @@ st.caption("How many partitions cover each value of the column; red bands are th
 
 st.subheader("EP-file view (patent US 12386863)")
 with guard(stop=False):
-    ep = services.ep_metrics(table, column, sid)
+    ep = _ep_overview(services.home(), table, column, snap.id, ())
     a, b, c, d = st.columns(4)
     a.metric("EP files", f"{ep['ep_file_count']:,}", help=f"{ep['ep_file_partitions']} partitions each, "
              "in creation order (setting ep_file_partitions)")
@@ -77,6 +102,8 @@ with guard(stop=False):
         "Show the EP files DD-EP would recluster now", key="partitions_ddep",
         help="Runs DD-EP's selection on the current snapshot and marks its EP files.")
     selected_eps = services.ddep_ep_files(table, ep) if show_ddep else set()
+    if selected_eps:  # the summary's files plus every one DD-EP selects
+        ep = _ep_overview(services.home(), table, column, snap.id, tuple(sorted(selected_eps)))
     st.plotly_chart(charts.ep_regions(ep["ep_files"], deepest_sr, cz.ltype, column, selected_eps),
                     key="partitions_ep")
     if deepest_sr:
@@ -88,6 +115,10 @@ with guard(stop=False):
                     if selected_eps else "."))
     else:
         st.caption("Each segment is one EP file's data region; no sub-range is deeper than another.")
+    if ep["ep_files_shown"] < ep["ep_file_count"]:
+        st.caption(f"{ep['ep_files_shown']:,} of {ep['ep_file_count']:,} EP files drawn: the "
+                   "highlighted ones first, then those covering the deepest sub-range, then the "
+                   "deepest; the averages above cover all of them.")
 
 st.subheader("Depth over a predicate")
 where = st.text_input(
@@ -111,12 +142,31 @@ if where:
                  help=f"whole table: {fmt_num(whole['average_overlaps'])}")
 
 st.subheader("All partitions")
-st.caption("Click a row to see that partition's zonemaps for every column. Click a header to sort.")
-frame = services.partition_table(table, column, sid)
-min_depth = st.number_input("Only partitions at least this deep", min_value=0.0, value=0.0,
-                            step=1.0, key="partitions_min_depth")
-frame = views.filter_partitions(frame, scope["mask"] if scope else None, min_depth)
-st.caption(f"{len(frame):,} of {n:,} partitions shown.")
+st.caption("Click a row to see that partition's zonemaps for every column. The table is "
+           "sorted and paged on the server: one page reaches the browser.")
+a, b, c, d = st.columns(4)
+sort = a.selectbox("Sort by", api.PARTITION_SORT_KEYS, key="partitions_sort",
+                   help="min / max: the partition's bounds on the chosen column")
+descending = b.toggle("Largest first", value=True, key="partitions_desc")
+per_page = c.selectbox("Rows per page", PAGE_SIZES, index=len(PAGE_SIZES) - 1,
+                       key="partitions_per_page")
+min_depth = d.number_input("Only partitions at least this deep", min_value=0.0, value=0.0,
+                           step=1.0, key="partitions_min_depth")
+where = where if scope else ""  # a predicate the engine refused scopes nothing
+count = _page(services.home(), table, column, snap.id, sort, descending, min_depth, where, 0, 1)
+pages = max(1, -(-count["matching"] // per_page))
+page_no = int(st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, value=1,
+                              key="partitions_page")) if pages > 1 else 1
+page = _page(services.home(), table, column, snap.id, sort, descending, min_depth, where,
+             (page_no - 1) * per_page, per_page)
+shown = page["index"]
+frame = views.partition_frame(zm.subset(shown), column, {
+    "depths": np.asarray(clus["depths"], dtype=float)[shown],
+    "overlaps": np.asarray(clus["overlaps"], dtype=float)[shown]})
+frame["#"] = shown
+st.caption(f"{page['matching']:,} of {n:,} partitions match; rows {page['offset'] + 1:,} to "
+           f"{page['offset'] + len(shown):,} shown, {'largest' if descending else 'smallest'} "
+           f"{sort} first." if len(shown) else f"0 of {n:,} partitions match.")
 event = st.dataframe(frame, hide_index=True, key="partitions_table", on_select="rerun",
                      selection_mode="single-row", height=320)
 rows = event.selection.rows if event is not None and hasattr(event, "selection") else []

@@ -21,6 +21,8 @@ from engine.api.demo import DEMO_SCALE, make_demo_data, start_spark_early
 from engine.api.demo import DEMO_WRITERS, create_demo_table
 from engine.api import summaries
 from engine.api.summaries import SUMMARY_VERSION, column_summaries, pruning_summary, warm_summaries
+from engine.api import partition_view
+from engine.api.partition_view import EP_FILES_SHOWN, PARTITION_SORT_KEYS, ep_overview, partition_page
 from engine.api.export import compare_plans, plan_json, plan_runbook
 from engine.api import compare, runs, whatif
 from engine.api.compare import PREVIEW_LABEL, compare_preview
@@ -64,4 +66,4 @@ __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__
            *_simulate.__all__, *files.__all__, *history.__all__, *impact.__all__,
            *design.__all__, *security.__all__, *calibration.__all__,
            *export.__all__, *state.__all__, *demo.__all__,
-           *summaries.__all__, *compare.__all__, *whatif.__all__, *runs.__all__]
+           *summaries.__all__, *partition_view.__all__, *compare.__all__, *whatif.__all__, *runs.__all__]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from engine.api.summaries import warm_after_change
+from engine.api.summaries import warm_after_change, warm_when_done
 from engine.plans import gate, service
 from engine.plans.identity import Identity
 from engine.plans.plan import PlanBook
@@ -94,8 +94,12 @@ def start_run(settings: "Settings", id: int, actor: Identity | None = None,
               spark: "SparkSession | None" = None) -> BackgroundRun:
     """:func:`run_plan` in a background daemon thread; returns at once with a handle
     (``done``, ``wait()``, ``result``, ``error``, ``progress()``). Progress is readable from
-    any process with :func:`plan_progress`; a failure is recorded on the plan."""
-    return service.start_run(settings, id, actor=actor, spark=spark)
+    any process with :func:`plan_progress`; a failure is recorded on the plan. After a
+    commit the new snapshot's dashboard summaries are stored, as :func:`run_plan` does
+    (the handle's ``warming`` thread)."""
+    run = service.start_run(settings, id, actor=actor, spark=spark)
+    run.warming = warm_when_done(settings, lambda: PlanBook(settings).get(id).table, run)
+    return run
 
 
 def plan_progress(settings: "Settings", id: int) -> dict[str, Any]:

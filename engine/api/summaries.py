@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from engine.table.model import Snapshot
 
 __all__ = ["SUMMARY_VERSION", "column_summaries", "pruning_summary", "warm_summaries",
-           "warm_after_change"]
+           "warm_after_change", "warm_when_done"]
 
 _log = logging.getLogger(__name__)
 
@@ -189,3 +190,21 @@ def warm_after_change(settings: "Settings", table: str) -> dict[str, float] | No
         _log.warning("dashboard summaries of %s not stored: %s: %s", table,
                      type(exc).__name__, exc)
         return None
+
+
+def warm_when_done(settings: "Settings", table_of: Callable[[], str], run: Any) -> threading.Thread:
+    """:func:`warm_after_change` once a background plan run (the dashboard's Approve and run
+    page: :func:`engine.api.start_run`) has ended with a commit, as :func:`engine.api.run_plan`
+    does in the foreground (issue 15). ``run`` is the run's handle (``wait()``, ``error``,
+    ``result``); ``table_of()`` names its table, asked only after a commit (a refused run's
+    plan may not exist). A failed, refused or cancelled run warms nothing. Returns the
+    daemon thread doing it (joined by tests)."""
+    def work() -> None:
+        run.wait()
+        if run.error is None and run.result is not None:
+            warm_after_change(settings, table_of())
+
+    thread = threading.Thread(target=work, name="warm-summaries-after-run", daemon=True)
+    thread.start()
+    return thread
+
