@@ -176,6 +176,7 @@ class SimRun(BatchDriver):
         before_paths = [p for g in proposal.groups for p in g.partitions]
         old_pids = np.unique(np.array([self.table.pid_of(p) for p in before_paths], dtype=np.int64))
         old_zm = self.table.zonemaps_of(old_pids)
+        old_rg = self.table.row_group_zonemaps_of(old_pids)
         res: ApplyResult = apply_groups(self.table, proposal.groups, self.settings)
         if not charged:
             rec.uncharged_bytes += res.bytes_read + res.bytes_written
@@ -188,7 +189,8 @@ class SimRun(BatchDriver):
         rec.recluster_groups += res.groups
         for k, v in res.layouts.items():
             rec.recluster_layouts[k] = rec.recluster_layouts.get(k, 0) + v
-        return Rewrite(old_zm, self.table.zonemaps_of(res.new_pids), res.cpu_seconds)
+        return Rewrite(old_zm, self.table.zonemaps_of(res.new_pids), res.cpu_seconds, old_rg,
+                       self.table.row_group_zonemaps_of(np.sort(res.new_pids)))
 
     def query(self, batch: "Batch", fragment: "ScanFragment", compiled: CompiledFragment) -> None:
         """Charge the projection-aware bytes of the partitions the query's pruning keeps."""

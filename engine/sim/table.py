@@ -206,18 +206,22 @@ class SimTable:
         when no live partition has row groups."""
         if self._rg_cache is not None and self._rg_cache[0] == self.version:
             return self._rg_cache[1]
-        out = None
-        if self._rg_pid.n:
-            _, live = self.zonemaps()
-            pid = self._rg_pid.view
-            keep = np.flatnonzero(self._live.view[pid])
-            if keep.size:
-                zm = self._zonemaps(self._rg_rows.view[keep], {c: (self._rg_lo[c].view[keep], self._rg_hi[c].view[keep])
-                                                               for c in self._rg_lo},
-                                    self._paths.view[pid[keep]], pid[keep])
-                out = (zm, np.searchsorted(live, pid[keep]))
+        out = self.row_group_zonemaps_of(self.zonemaps()[1]) if self._rg_pid.n else None
         self._rg_cache = (self.version, out)
         return out
+
+    def row_group_zonemaps_of(self, pids: np.ndarray) -> tuple[ZoneMaps, np.ndarray] | None:
+        """The row groups of the partitions ``pids`` (sorted, live or retired) that have
+        them, and each one's position in ``pids``; ``None`` when none has."""
+        pids = np.asarray(pids, dtype=np.int64)
+        pid = self._rg_pid.view
+        keep = np.flatnonzero(np.isin(pid, pids))
+        if not keep.size:
+            return None
+        zm = self._zonemaps(self._rg_rows.view[keep], {c: (self._rg_lo[c].view[keep], self._rg_hi[c].view[keep])
+                                                       for c in self._rg_lo},
+                            self._paths.view[pid[keep]], pid[keep])
+        return zm, np.searchsorted(pids, pid[keep])
 
     def _zonemaps(self, rows: np.ndarray, bounds: Mapping[str, tuple[np.ndarray, np.ndarray]],
                   paths: np.ndarray, seq: np.ndarray) -> ZoneMaps:
