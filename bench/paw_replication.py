@@ -28,6 +28,10 @@ from engine.design.paw.similarity import perturb
 from engine.design.paw.tuner import tune_storage
 
 GAMMA, QDIMS, NQ = 0.10, 4, 50
+#: b_min as a share of |D| (PAW_PTO.md §1: 128 MB of TPC-H's 75 GB); ``--b-share`` changes it
+#: for the precise-descriptor section (OSM's 100M 2-D points are a few GB, so 128 MB blocks
+#: are a few % of OSM's rows: see README_paw.md, G6)
+B_SHARE = 0.00167
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
 
 
@@ -105,7 +109,7 @@ class Case:
         k = int(round(random_future * nq))
         if k:
             self.future[:k] = uniform_queries(rng, d, qdims, k, gamma=gamma)
-        self.b = max(1, int(round(n * 0.00167)))
+        self.b = max(1, int(round(n * B_SHARE)))
         self.delta = delta
 
     def bounds(self, qs: list[DBox]) -> list[dict]:
@@ -219,7 +223,8 @@ PRECISE_WORKLOADS = ("uniform", "skewed")
 PRECISE_METHODS = ("paw", "kd", "qd")
 
 
-def precise_run(n: int, seed: int, kind: str = "osm", workload: str = "uniform", delta: float = 0.01) -> dict:
+def precise_run(n: int, seed: int, kind: str = "osm", workload: str = "uniform", delta: float = 0.01,
+                b_share: float | None = None) -> dict:
     """Fig. 23a (δ = 1%) / Fig. 25a (δ = 0): skewed 2-D points (an OSM stand-in), 2-D queries
     of Table III's ``workload`` generator; every method's logical cost with its tree's
     descriptors only ("off", the paper's default: plugins disabled) and with N_mbr STR MBRs
@@ -232,12 +237,14 @@ def precise_run(n: int, seed: int, kind: str = "osm", workload: str = "uniform",
     data = {"lon": x[:, 0], "lat": x[:, 1]}
     hist = skewed_queries(rng, 2, 2, NQ) if workload == "skewed" else uniform_queries(rng, 2, 2, NQ)
     future = perturb(hist, delta, (np.zeros(2), np.ones(2)), rng)
-    b = max(1, int(round(n * 0.00167)))
+    b_share = B_SHARE if b_share is None else b_share
+    b = max(1, int(round(n * b_share)))
     bounds = [q.to_bounds(cols) for q in hist]
     trees = {"paw": PawTree(b_min=b, delta=delta, columns=cols).fit(data, bounds),
              "kd": kd_tree(data, b, cols), "qd": qdtree(data, bounds, b, cols)}
     lb, lb_b = lower_bounds(x, future, b)
-    row = {"seed": seed, "data": kind, "workload": workload, "delta": delta, "lb": lb / NQ, "lb_b": lb_b / NQ,
+    row = {"seed": seed, "data": kind, "workload": workload, "delta": delta, "b_share": b_share,
+           "lb": lb / NQ, "lb_b": lb_b / NQ,
            "empty_queries": float(np.mean([not q.contains(x).any() for q in future]))}
     for name, tree in trees.items():
         rows = np.array([lf.rows for lf in tree.leaves_], dtype=np.float64)
@@ -440,7 +447,13 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=4)
     ap.add_argument("--only", default=",".join(SECTIONS),
                     help=f"comma-separated sections to run (default all): {', '.join(SECTIONS)}")
+    ap.add_argument("--b-share", type=float, default=B_SHARE,
+                    help=f"b_min as a share of the rows, every section (default {B_SHARE}: 128 MB of TPC-H's "
+                         "75 GB, PAW_PTO.md §1; OSM's 128 MB blocks are a few %% of its rows, see README_paw.md G6)")
     args = ap.parse_args()
+    if not 0 < args.b_share < 0.5:
+        ap.error(f"--b-share must be in (0, 0.5), got {args.b_share}")
+    globals()["B_SHARE"] = args.b_share  # read by Case and precise_run at run time
     n = args.rows or (1_000_000 if args.full else 200_000)
     d, seeds = 8, range(args.seeds)
     only = [x.strip() for x in args.only.split(",") if x.strip()]

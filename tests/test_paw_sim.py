@@ -8,15 +8,22 @@ import numpy as np
 import pytest
 
 from engine import api
+from engine.core.config import Settings
 from engine.core.errors import InvalidParameterError
 from engine.design.paw import PawTree
-from engine.policy.base import PeriodInfo, Policy
+from engine.design.paw.boxes import DBox
+from engine.design.paw.descriptors import row_group_cost
+from engine.policy.base import PeriodInfo, PlanGroup, Policy
+from engine.policy.costmodel import scan_seconds
 from engine.policy.paw import PawPolicy
 from engine.policy.registry import make_sim_policy
 from engine.scenarios.presets import build_scenario
-from engine.sim.apply import dataset_sampler, order_rows
+from engine.sim.apply import apply_groups, dataset_sampler, order_rows
+from engine.sim.driver import Pending
+from engine.sim.scan import compile_fragment, query_cost
 from engine.sim.table import SimTable
 from engine.table.model import TableSchema
+from engine.workload.model import Range, ScanFragment
 
 B_MIN = 100
 
@@ -114,3 +121,59 @@ def test_policy_delta_words():
     assert PawPolicy(delta="0.02").delta == 0.02
     with pytest.raises(InvalidParameterError, match="auto, auto-nearest"):
         PawPolicy(delta="lots")
+
+
+def _paw_grid_table(n_mbr: int) -> SimTable:
+    """The §5 grid (GP sizes 100 / 100 / 112, IP 9,688) rewritten by a ``paw`` plan group
+    through the simulator's executor, one file per leaf, with ``n_mbr`` STR row groups."""
+    data = grid_data()
+    queries = [{"x": (10, 19), "y": (10, 19)}, {"x": (50, 59), "y": (50, 59)}, {"x": (80, 84), "y": (10, 19)}]
+    tree = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(data, queries)
+    table = SimTable(TableSchema((("x", "float"), ("y", "float"))), data, {"x": 8, "y": 8}, 10_000)
+    old = table.ingest(0, 10_000)
+    params = {"tree": tree.router_json(), **({"n_mbr": n_mbr} if n_mbr else {})}
+    group = PlanGroup(tuple(table.path(int(p)) for p in old), "paw", ("x", "y"), layout_params=params)
+    apply_groups(table, [group], Settings())
+    return table
+
+
+def test_simulator_prices_paw_str_row_groups_by_the_row_groups_met():
+    """Decision 9 in the simulator: a query inside the first half of GP 1 (x 10-14, y 10-19).
+    With 1 MBR per file it reads GP 1's file (100 rows) and the IP's (9,688 rows, its
+    zonemap is the whole grid): 9,788 rows, the §5 overfitting figure. With 2 STR row groups
+    per file, GP 1's are x 10-14 and x 15-19 (50 rows each) and the IP's are its x-sorted
+    halves (4,844 rows each, x 0..49 and 49..99): it reads 50 + 4,844 = 4,894 rows, i.e.
+    4,894 x 16 bytes over columns x and y (8 bytes each)."""
+    frag = ScanFragment("q", "t", ({"x": Range(10.0, 14.0), "y": Range(10.0, 19.0)},), ("x", "y"))
+    cf = compile_fragment(frag, {"x": "float", "y": "float"})
+    one, two = _paw_grid_table(0), _paw_grid_table(2)
+    assert one.row_group_zonemaps() is None
+    cost_one = query_cost(one.zonemaps()[0], cf, None, one.row_group_zonemaps())
+    assert (cost_one.bytes, cost_one.scanned, cost_one.total) == (9_788 * 16, 2, 4)
+    rg_zm, rg_pos = two.row_group_zonemaps()
+    assert len(rg_zm) == 8 and sorted(rg_zm.rows.tolist()) == [50, 50, 50, 50, 56, 56, 4_844, 4_844]
+    cost_two = query_cost(two.zonemaps()[0], cf, None, (rg_zm, rg_pos))
+    assert (cost_two.bytes, cost_two.scanned, cost_two.total) == (4_894 * 16, 2, 4)
+    # the same numbers as the PAW bench's physical check (row_group_cost), not a second model
+    lo = np.column_stack([rg_zm.columns[c].lo for c in ("x", "y")])
+    hi = np.column_stack([rg_zm.columns[c].hi for c in ("x", "y")])
+    assert row_group_cost(lo, hi, rg_zm.rows, rg_pos, DBox.closed([10, 10], [14, 19])) == (2, 4_894.0)
+    # every row kept exactly once, each file's rows are its row groups'
+    assert np.array_equal(np.sort(two.gather(two.live_pids)), np.arange(10_000))
+    assert np.bincount(rg_pos, weights=rg_zm.rows).tolist() == two.zonemaps()[0].rows.tolist()
+
+
+def test_feedback_measures_a_paw_rewrite_by_its_row_groups():
+    """The simulator's feedback (Pending) prices the new files by their row groups too: on the
+    §5 grid, rewriting the 1-MBR layout into the 2-row-group one saves (9,788 − 4,894) × 16
+    bytes on the query of the previous test."""
+    frag = ScanFragment("q", "t", ({"x": Range(10.0, 14.0), "y": Range(10.0, 19.0)},), ("x", "y"))
+    cf = compile_fragment(frag, {"x": "float", "y": "float"})
+    one, two = _paw_grid_table(0), _paw_grid_table(2)
+    new = two.live_pids
+    assert two.row_group_zonemaps_of(np.array([0])) is None  # the ingested partition has none
+    settings = Settings(scan_bytes_per_s=1e6)
+    pending = Pending(0.0, 0.0, one.zonemaps()[0], two.zonemaps_of(new), target=1,
+                      old_row_groups=one.row_group_zonemaps(), new_row_groups=two.row_group_zonemaps_of(new))
+    pending.add(cf, settings)
+    assert pending.saved_s == pytest.approx(scan_seconds((9_788 - 4_894) * 16, settings))

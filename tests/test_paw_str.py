@@ -4,14 +4,14 @@ footers bound exactly the planned MBRs, and DuckDB prunes those row groups."""
 
 from __future__ import annotations
 
-import json
-
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from bench.pto_duckdb import _files as duckdb_files
+from bench.pto_duckdb import _profiled as duckdb_profiled
+from bench.pto_duckdb import connect as duckdb_connect
 from engine import api
 from engine.core import logical_types
 from engine.design.paw import DBox, PawTree
@@ -92,19 +92,18 @@ def _encoded(path: str, columns: list[str]) -> np.ndarray:
 
 
 def _row_groups_scanned(con, prof, paths, queries) -> tuple[int, int]:
-    """DuckDB's own counters over the queries: (row groups scanned, row groups to scan)."""
-    files = "[" + ", ".join(f"'{p}'" for p in paths) + "]"
+    """DuckDB's own counters over the queries: (row groups scanned, row groups to scan), read
+    as the PTO bench reads them (one helper, ``bench.pto_duckdb``)."""
     scanned = total = 0
     for lo, hi, qlo, qhi in queries:
-        con.execute(f"SELECT count(*) FROM read_parquet({files}) WHERE l_shipdate BETWEEN DATE '{lo}' "
-                    f"AND DATE '{hi}' AND l_quantity BETWEEN {qlo} AND {qhi}").fetchall()
-        counters = json.loads(prof.read_text())["query"]
-        scanned += int(counters["total_row_groups_scanned"])
-        total += int(counters["total_row_groups_to_scan"])
+        _, _, counters = duckdb_profiled(
+            con, f"SELECT count(*) FROM read_parquet({duckdb_files(paths)}) WHERE l_shipdate BETWEEN "
+                 f"DATE '{lo}' AND DATE '{hi}' AND l_quantity BETWEEN {qlo} AND {qhi}", prof)
+        scanned += counters["row_groups"]
+        total += counters["row_groups_total"]
     return scanned, total
 
 
-@pytest.mark.spark
 def test_paw_plan_with_n_mbr_writes_str_row_groups_that_duckdb_prunes(settings, spark, lineitem_str, tmp_path):
     before, queries = lineitem_str
     plan = api.create_plan(settings, "lineitem", "paw", {"delta": "0.01", "b_min_rows": 250, "n_mbr": 3},
@@ -151,12 +150,7 @@ def test_paw_plan_with_n_mbr_writes_str_row_groups_that_duckdb_prunes(settings, 
         out = str(tmp_path / f"one-{i}.parquet")
         pq.write_table(pq.read_table(path), out, row_group_size=10**9)
         single_rg.append(out)
-    con = duckdb.connect()
-    con.execute("SET threads = 1")
-    prof = tmp_path / "profile.json"
-    con.execute("PRAGMA enable_profiling = 'json'")
-    con.execute(f"PRAGMA profiling_output = '{prof}'")
-    con.execute("SET profiling_mode = 'detailed'")
+    con, prof = duckdb_connect(tmp_path)
     str_scanned, str_total = _row_groups_scanned(con, prof, paths, queries)
     one_scanned, one_total = _row_groups_scanned(con, prof, single_rg, queries)
     assert str_total == 3 * one_total

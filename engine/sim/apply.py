@@ -4,7 +4,8 @@ The same operation as the Spark executor (``engine.spark.executor``): for each g
 partitions, fit the group's :mod:`engine.layout` ordering on their rows (sort, Z-order,
 Hilbert, Qd-tree, PAW), order the rows, cut them into ``ceil(rows / target_rows)`` near-equal
 partitions (a Qd-tree's or a PAW tree's leaves each on their own), and replace the group's
-partitions with them. Each group is priced by :func:`engine.policy.costmodel.recluster_cost`
+partitions with them; a PAW group with ``n_mbr`` > 0 gets each file's rows in STR order as
+``n_mbr`` row groups (:func:`str_row_groups`), which the simulator prices (decision 9). Each group is priced by :func:`engine.policy.costmodel.recluster_cost`
 (each group is one sort: the simulator's economics measure ``rewrite_fixed_s`` per DuckDB
 ``COPY ... ORDER BY``, one statement per group), plus, once per plan, the calibrated layout
 terms (:func:`engine.policy.costmodel.layout_seconds`: fitted job, key function, per output
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from engine.core.errors import InvalidParameterError
+from engine.design.paw.descriptors import str_order
 from engine.layout.groups import ordering_for_group
 from engine.policy.base import PlanGroup, RowSampler
 from engine.policy.costmodel import RewriteTerms, layout_seconds, money, recluster_cost
@@ -130,6 +132,34 @@ def paw_file_starts(leaf_starts: np.ndarray, n_rows: int, target_rows: int) -> n
                            for a, b in zip(leaf_starts, ends)]) if len(leaf_starts) else leaf_starts
 
 
+def str_row_groups(table: "SimTable", rows: np.ndarray, file_starts: np.ndarray, columns: Sequence[str],
+                   n_mbr: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each file's rows put in STR order over ``columns`` as ``n_mbr`` row groups, as the
+    executor writes a ``paw`` group with ``n_mbr`` > 0 (:mod:`engine.spark.str_rowgroups`,
+    the same :func:`~engine.design.paw.descriptors.str_order`); returns the rows and the row
+    groups' start offsets (seed 001 §V-A, PAW_PTO.md decision 9).
+
+    >>> from types import SimpleNamespace
+    >>> t = SimpleNamespace(data={"x": np.array([0.0, 9, 1, 10, 5])})
+    >>> r, s = str_row_groups(t, np.arange(5), np.array([0, 4]), ["x"], 2)
+    >>> r.tolist(), s.tolist()
+    ([0, 2, 1, 3, 4], [0, 2, 4])
+    """
+    cols = [c for c in columns if c in table.data]
+    ends = np.append(file_starts[1:], len(rows))
+    out, starts = [], []
+    for a, b in zip(file_starts, ends):
+        part = rows[a:b]
+        x = np.column_stack([np.asarray(table.data[c][part], dtype=np.float64) for c in cols])
+        at = int(a)
+        for tile in str_order(x, n_mbr):
+            if len(tile):
+                out.append(part[tile])
+                starts.append(at)
+                at += len(tile)
+    return (np.concatenate(out) if out else rows), np.asarray(starts, dtype=np.int64)
+
+
 def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Settings") -> ApplyResult:
     """Rewrite each group's partitions in its layout; partitions named twice are rewritten once."""
     seen: set[int] = set()
@@ -151,7 +181,11 @@ def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Se
         rows = table.gather(pids)
         nbytes = float(table.zonemaps_of(np.asarray(pids)).bytes.sum())
         ordered, segments = order_rows(table, rows, g.layout, g.columns, dict(g.layout_params))
-        new = table.replace(pids, ordered, segments)
+        n_mbr = int(g.layout_params.get("n_mbr") or 0) if g.layout == "paw" else 0
+        row_groups = None
+        if n_mbr > 0 and segments is not None:
+            ordered, row_groups = str_row_groups(table, ordered, segments, g.columns, n_mbr)
+        new = table.replace(pids, ordered, segments, row_groups)
         priced.append((nbytes, g.layout, len(new)))
         res.bytes_read += nbytes
         res.bytes_written += float(table.zonemaps_of(new).bytes.sum())

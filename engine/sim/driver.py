@@ -59,6 +59,10 @@ class Rewrite:
     old_zonemaps: "ZoneMaps"
     new_zonemaps: "ZoneMaps"
     cost_s: float
+    #: row groups of the old / new partitions that have them (PAW's STR row groups), with
+    #: each one's position in the zonemaps above (:meth:`SimTable.row_group_zonemaps_of`)
+    old_row_groups: "tuple[ZoneMaps, np.ndarray] | None" = None
+    new_row_groups: "tuple[ZoneMaps, np.ndarray] | None" = None
 
 
 @dataclass
@@ -73,6 +77,8 @@ class Pending:
     scale_to: int = 0  # extrapolate the realized saving to this many queries (0: no)
     saved_s: float = 0.0
     n: int = 0
+    old_row_groups: "tuple[ZoneMaps, np.ndarray] | None" = None  # as in :class:`Rewrite`
+    new_row_groups: "tuple[ZoneMaps, np.ndarray] | None" = None
 
     @property
     def realized_s(self) -> float:
@@ -82,8 +88,8 @@ class Pending:
 
     def add(self, cf: CompiledFragment, settings: "Settings") -> None:
         """Measure one later query on the old and the new partitions."""
-        before = query_cost(self.old_zm, cf).bytes
-        after = query_cost(self.new_zm, cf).bytes
+        before = query_cost(self.old_zm, cf, None, self.old_row_groups).bytes
+        after = query_cost(self.new_zm, cf, None, self.new_row_groups).bytes
         self.saved_s += scan_seconds(before - after, settings)
         self.n += 1
 
@@ -225,4 +231,5 @@ class BatchDriver(ABC):
         elif self.feedback == "batch" and target > per_batch:
             target, scale_to = per_batch, target
         return Pending(predicted, rewrite.cost_s, rewrite.old_zonemaps, rewrite.new_zonemaps,
-                       target, scale_to)
+                       target, scale_to, old_row_groups=rewrite.old_row_groups,
+                       new_row_groups=rewrite.new_row_groups)

@@ -3,7 +3,8 @@
 For each policy, a :class:`SimRun` (the batch protocol of :mod:`engine.sim.driver` over a
 fresh :class:`SimTable`) replays the scenario batch by batch: ingestion appends the
 batch's rows in natural order, cut to target size; each query is charged the
-projection-aware bytes of the partitions its zonemap pruning keeps (:mod:`engine.sim.scan`);
+projection-aware bytes of the partitions its zonemap pruning keeps (:mod:`engine.sim.scan`;
+of the row groups it keeps in partitions written with STR row groups, PAW's ``n_mbr``);
 a proposal is applied in memory (:mod:`engine.sim.apply`) and priced by the shared cost
 model. A query also pays a layout-independent cost (``Settings.query_fixed_s``: its joins,
 aggregation and planning, which no layout prunes; :func:`batch_query_seconds`).
@@ -175,6 +176,7 @@ class SimRun(BatchDriver):
         before_paths = [p for g in proposal.groups for p in g.partitions]
         old_pids = np.unique(np.array([self.table.pid_of(p) for p in before_paths], dtype=np.int64))
         old_zm = self.table.zonemaps_of(old_pids)
+        old_rg = self.table.row_group_zonemaps_of(old_pids)
         res: ApplyResult = apply_groups(self.table, proposal.groups, self.settings)
         if not charged:
             rec.uncharged_bytes += res.bytes_read + res.bytes_written
@@ -187,13 +189,14 @@ class SimRun(BatchDriver):
         rec.recluster_groups += res.groups
         for k, v in res.layouts.items():
             rec.recluster_layouts[k] = rec.recluster_layouts.get(k, 0) + v
-        return Rewrite(old_zm, self.table.zonemaps_of(res.new_pids), res.cpu_seconds)
+        return Rewrite(old_zm, self.table.zonemaps_of(res.new_pids), res.cpu_seconds, old_rg,
+                       self.table.row_group_zonemaps_of(np.sort(res.new_pids)))
 
     def query(self, batch: "Batch", fragment: "ScanFragment", compiled: CompiledFragment) -> None:
         """Charge the projection-aware bytes of the partitions the query's pruning keeps."""
         rec, table = self.rec, self.table
         zm, _ = table.zonemaps()
-        cost = query_cost(zm, compiled, self.read_bytes(zm, compiled.columns))
+        cost = query_cost(zm, compiled, self.read_bytes(zm, compiled.columns), table.row_group_zonemaps())
         if self.observer is not None:
             self.observer(batch=batch, fragment=fragment, table=table, cost=cost)
         rec.queries += 1

@@ -8,6 +8,13 @@ as in :mod:`engine.scan.pruning`. Bytes are projection-aware (:meth:`ZoneMaps.re
 The policies see :class:`engine.scan.pruning.FragmentScan` objects computed by
 ``engine.scan.pruning.analyze_fragment`` (utilization included); this module only measures
 what a query reads, which is what the simulator charges.
+
+Partitions written with row groups of their own statistics (PAW's precise descriptors as STR
+row groups, seed 001 §V-A) are priced as
+:func:`engine.design.paw.descriptors.row_group_cost` prices them (PAW_PTO.md decision 9): a
+file is read iff the query meets one of its row groups, and only the row groups met are
+read. The same pruning as files (:func:`scanned_mask`) runs on the row groups' zonemaps, so
+disjunctions, open bounds and columns outside the tree are handled as for files.
 """
 
 from __future__ import annotations
@@ -106,8 +113,18 @@ class QueryCost:
     total: int
 
 
-def query_cost(zm: "ZoneMaps", cf: CompiledFragment, read_bytes: np.ndarray | None = None) -> QueryCost:
-    """Bytes and partitions one query reads over ``zm``."""
+def query_cost(zm: "ZoneMaps", cf: CompiledFragment, read_bytes: np.ndarray | None = None,
+               row_groups: "tuple[ZoneMaps, np.ndarray] | None" = None) -> QueryCost:
+    """Bytes and partitions one query reads over ``zm``; ``row_groups`` (the row groups'
+    zonemaps and each one's partition position in ``zm``, :meth:`SimTable.row_group_zonemaps`)
+    prices the partitions that have them by the row groups met (decision 9)."""
     mask = scanned_mask(zm, cf)
     rb = zm.read_bytes(list(cf.columns)) if read_bytes is None else read_bytes
-    return QueryCost(float(rb[mask].sum()), int(mask.sum()), len(zm))
+    if row_groups is None:
+        return QueryCost(float(rb[mask].sum()), int(mask.sum()), len(zm))
+    rg_zm, rg_pos = row_groups
+    whole = mask.copy()
+    whole[rg_pos] = False  # partitions with row groups: priced by their row groups below
+    met = scanned_mask(rg_zm, cf) & mask[rg_pos]
+    nbytes = float(rb[whole].sum()) + float(rg_zm.read_bytes(list(cf.columns))[met].sum())
+    return QueryCost(nbytes, int(whole.sum()) + len(np.unique(rg_pos[met])), len(zm))

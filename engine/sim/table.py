@@ -10,6 +10,10 @@ partition order), never through :class:`engine.table.model.Partition` objects, s
 of thousands of partitions costs a few milliseconds. Cutting follows the executor: a run
 of ``R`` ordered rows becomes ``ceil(R / target_rows)`` partitions of near-equal size.
 
+A rewrite may also give its partitions row groups with their own min/max (PAW's precise
+descriptors written as STR row groups, seed 001 §V-A): the simulator then prices a query on
+those partitions by the row groups it meets (decision 9, :mod:`engine.sim.scan`).
+
 Per-column bytes are ``rows * width[column]`` (compressed bytes per row), so scans are
 projection-aware through :meth:`engine.table.model.ZoneMaps.read_bytes`. Columns with
 no data in the dataset (payload such as comments) have widths but no statistics: their
@@ -82,7 +86,12 @@ class SimTable:
         self._live = _Grow(bool, False)
         self._lo = {c: _Grow(np.float64, np.nan) for c in self.stat_columns}
         self._hi = {c: _Grow(np.float64, np.nan) for c in self.stat_columns}
+        self._rg_pid = _Grow(np.int64)  # row groups (only partitions written with them)
+        self._rg_rows = _Grow(np.int64)
+        self._rg_lo = {c: _Grow(np.float64, np.nan) for c in self.stat_columns}
+        self._rg_hi = {c: _Grow(np.float64, np.nan) for c in self.stat_columns}
         self.version = 0
+        self._rg_cache: tuple[int, "tuple[ZoneMaps, np.ndarray] | None"] | None = None
         self._zm_cache: tuple[int, ZoneMaps, np.ndarray] | None = None
 
     # ---------------------------------------------------------------- identity
@@ -116,12 +125,15 @@ class SimTable:
         return int(self._nrows.view[self._live.view].sum())
 
     # ---------------------------------------------------------------- changes
-    def _append(self, ordered_rows: np.ndarray, segments: np.ndarray | None = None) -> np.ndarray:
+    def _append(self, ordered_rows: np.ndarray, segments: np.ndarray | None = None,
+                row_groups: np.ndarray | None = None) -> np.ndarray:
         """Cut ``ordered_rows`` to target size and append the partitions; returns new pids.
 
         ``segments`` (start offsets) are cut independently (a Qd-tree's leaves), so no
         partition straddles two segments; a segment becomes ``floor(rows / target)``
         partitions (at least one), so leaves keep the Qd-tree's minimum block size.
+        ``row_groups`` (start offsets, a refinement of the partitions' starts) gives the new
+        partitions row groups with their own statistics.
         """
         if segments is None or len(segments) <= 1:
             starts = cut_points(len(ordered_rows), self.target_rows)
@@ -141,21 +153,34 @@ class SimTable:
         for col, (lo, hi) in build_zonemap_arrays(self.data, ordered_rows, starts, self.stat_columns).items():
             self._lo[col].extend(lo)
             self._hi[col].extend(hi)
+        if row_groups is not None and len(row_groups):
+            self._add_row_groups(ordered_rows, np.asarray(row_groups, dtype=np.int64), starts, first)
         self.version += 1
         return np.arange(first, first + len(starts), dtype=np.int64)
+
+    def _add_row_groups(self, ordered_rows: np.ndarray, rg_starts: np.ndarray, starts: np.ndarray,
+                        first: int) -> None:
+        if not np.isin(starts, rg_starts).all():
+            raise InvalidParameterError("row groups must not straddle two partitions")
+        self._rg_pid.extend(first + np.searchsorted(starts, rg_starts, side="right") - 1)
+        self._rg_rows.extend(np.diff(np.append(rg_starts, len(ordered_rows))))
+        for col, (lo, hi) in build_zonemap_arrays(self.data, ordered_rows, rg_starts, self.stat_columns).items():
+            self._rg_lo[col].extend(lo)
+            self._rg_hi[col].extend(hi)
 
     def ingest(self, start: int, stop: int) -> np.ndarray:
         """Append rows ``[start, stop)`` in natural (ingestion) order."""
         return self._append(np.arange(start, stop, dtype=np.int64))
 
     def replace(self, old_pids: Sequence[int], ordered_rows: np.ndarray,
-                segments: np.ndarray | None = None) -> np.ndarray:
-        """Retire ``old_pids`` and append ``ordered_rows`` (which must be exactly their rows)."""
+                segments: np.ndarray | None = None, row_groups: np.ndarray | None = None) -> np.ndarray:
+        """Retire ``old_pids`` and append ``ordered_rows`` (which must be exactly their rows),
+        with ``row_groups`` (start offsets) when the new partitions are written with them."""
         old = np.asarray(old_pids, dtype=np.int64)
         if old.size and not self._live.view[old].all():
             raise InvalidParameterError("a rewrite names a partition that is no longer live")
         self._live.buf[old] = False
-        return self._append(ordered_rows, segments)
+        return self._append(ordered_rows, segments, row_groups)
 
     def gather(self, pids: Sequence[int]) -> np.ndarray:
         return np.concatenate([self._rows[p] for p in pids]) if len(pids) else np.zeros(0, np.int64)
@@ -172,20 +197,46 @@ class SimTable:
 
     def zonemaps_of(self, pids: np.ndarray) -> ZoneMaps:
         """ZoneMaps of any partitions (live or retired), in the given order."""
-        n = len(pids)
-        rows = self._nrows.view[pids]
+        return self._zonemaps(self._nrows.view[pids], {c: (self._lo[c].view[pids], self._hi[c].view[pids])
+                                                       for c in self._lo}, self._paths.view[pids], pids)
+
+    def row_group_zonemaps(self) -> tuple[ZoneMaps, np.ndarray] | None:
+        """The row groups of the live partitions written with them, as :class:`ZoneMaps`
+        (one entry per row group), and each one's position in :meth:`zonemaps`; ``None``
+        when no live partition has row groups."""
+        if self._rg_cache is not None and self._rg_cache[0] == self.version:
+            return self._rg_cache[1]
+        out = self.row_group_zonemaps_of(self.zonemaps()[1]) if self._rg_pid.n else None
+        self._rg_cache = (self.version, out)
+        return out
+
+    def row_group_zonemaps_of(self, pids: np.ndarray) -> tuple[ZoneMaps, np.ndarray] | None:
+        """The row groups of the partitions ``pids`` (sorted, live or retired) that have
+        them, and each one's position in ``pids``; ``None`` when none has."""
+        pids = np.asarray(pids, dtype=np.int64)
+        pid = self._rg_pid.view
+        keep = np.flatnonzero(np.isin(pid, pids))
+        if not keep.size:
+            return None
+        zm = self._zonemaps(self._rg_rows.view[keep], {c: (self._rg_lo[c].view[keep], self._rg_hi[c].view[keep])
+                                                       for c in self._rg_lo},
+                            self._paths.view[pid[keep]], pid[keep])
+        return zm, np.searchsorted(pids, pid[keep])
+
+    def _zonemaps(self, rows: np.ndarray, bounds: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                  paths: np.ndarray, seq: np.ndarray) -> ZoneMaps:
+        n = len(rows)
         cols: dict[str, ColumnZoneMap] = {}
         total = np.zeros(n, dtype=np.int64)
         for name, ltype in self.schema.columns:
             cbytes = np.round(rows * self.widths[name]).astype(np.int64)
             total += cbytes
-            if name in self._lo:
-                lo, hi = self._lo[name].view[pids], self._hi[name].view[pids]
+            if name in bounds:
+                lo, hi = bounds[name]
                 valid = np.ones(n, dtype=bool)
             else:
                 lo = hi = logical_types.empty_array(ltype, n)
                 valid = np.zeros(n, dtype=bool)
             cols[name] = ColumnZoneMap(ltype, lo, hi, valid, np.zeros(n, dtype=np.int64), cbytes)
-        paths = self._paths.view[pids]
-        return ZoneMaps(paths=paths, rows=rows.astype(np.int64), bytes=total, columns=cols,
-                        created_seq=np.asarray(pids, dtype=np.int64))
+        return ZoneMaps(paths=paths, rows=np.asarray(rows).astype(np.int64), bytes=total, columns=cols,
+                        created_seq=np.asarray(seq, dtype=np.int64))
