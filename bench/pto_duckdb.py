@@ -66,11 +66,11 @@ def plain_strings(arrow: pa.Table) -> pa.Table:
     return arrow.cast(pa.schema(fields))
 
 
-def _files(paths: Sequence[str]) -> str:
+def parquet_list_sql(paths: Sequence[str]) -> str:
     return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
 
 
-def _profiled(con: Any, sql: str, prof: Path) -> tuple[Any, float, dict[str, int]]:
+def profiled_query(con: Any, sql: str, prof: Path) -> tuple[Any, float, dict[str, int]]:
     """Result, seconds and DuckDB's scan counters of one query."""
     t0 = time.perf_counter()
     rows = con.execute(sql).fetchall()
@@ -107,8 +107,8 @@ def fragment_check(con: Any, prof: Path, paths: Sequence[str], table: TableData,
     for run in range(RUNS):
         total = 0.0
         for f in fragments:
-            sql = f"SELECT COUNT(*) FROM read_parquet({_files(paths)}) WHERE {fragment_sql(f)}"
-            rows, secs, c = _profiled(con, sql, prof)
+            sql = f"SELECT COUNT(*) FROM read_parquet({parquet_list_sql(paths)}) WHERE {fragment_sql(f)}"
+            rows, secs, c = profiled_query(con, sql, prof)
             total += secs
             if run == 0:
                 counts.append(int(rows[0][0]))
@@ -125,7 +125,7 @@ def workload_check(con: Any, queries: Mapping[int, str], views: Mapping[str, Seq
                    ) -> dict[str, Any]:
     """The queries with each table a view over ``views[table]``; three runs."""
     for name, paths in views.items():
-        con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({_files(paths)})")
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({parquet_list_sql(paths)})")
     runs, results = [], {}
     for run in range(RUNS):
         total = 0.0

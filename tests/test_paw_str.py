@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bench.pto_duckdb import _files as duckdb_files
-from bench.pto_duckdb import _profiled as duckdb_profiled
+from bench.pto_duckdb import parquet_list_sql as duckdb_files
+from bench.pto_duckdb import profiled_query as duckdb_profiled
 from bench.pto_duckdb import connect as duckdb_connect
 from engine import api
 from engine.core import logical_types
