@@ -190,6 +190,20 @@ def test_paw_unpriced_designs_the_same_tree_and_replays_the_same(own):
     assert [b.partitions for b in plain.batches] == [b.partitions for b in fast.batches]
 
 
+def test_design_paw_unpriced_fits_the_same_tree_without_the_baselines():
+    """``price=False`` (the what-if's PAW) keeps the tree and drops only the comparison."""
+    from engine.design.paw.designer import design_paw
+
+    rng = np.random.default_rng(7)
+    sample = {"x": rng.uniform(0, 100, 2000), "y": rng.uniform(0, 100, 2000)}
+    history = [{"x": (10.0 * i, 10.0 * i + 15.0), "y": (0.0, 50.0)} for i in range(6)]
+    kw = dict(table_rows=20_000, b_min_rows=1_000, delta=0.0, columns=("x", "y"))
+    priced, bare = design_paw(sample, history, **kw), design_paw(sample, history, price=False, **kw)
+    assert bare.tree.router_json() == priced.tree.router_json() and len(bare.tree.leaves_) > 1
+    assert bare.costs == {} and set(priced.costs) >= {"paw", "qdtree", "kdtree", "lb_b", "lb"}
+    assert bare.b_min_rows == priced.b_min_rows == 1_000
+
+
 def test_a_repeated_whatif_reuses_pto_and_dd_and_answers_the_same(own):
     kw = dict(batches=2, sample_rows=2400)
     first = api.whatif_table(own, "t", **kw)
