@@ -204,6 +204,33 @@ def test_design_paw_unpriced_fits_the_same_tree_without_the_baselines():
     assert bare.b_min_rows == priced.b_min_rows == 1_000
 
 
+def test_pto_designs_on_a_row_sample_and_chooses_as_on_every_row():
+    """``PtoConfig.max_design_rows`` (the what-if's PTO): the design's rows are a sample,
+    the table's cardinality kept, and the choice is the full-table one; 0 is the paper's."""
+    from engine.design.pto.data import TableData
+    from engine.design.pto.optimizer import PtoConfig, design_rows, run
+
+    rng = np.random.default_rng(1)
+    n = 40_000
+    t = TableData({"a": rng.integers(0, 40, n).astype(float), "d": np.sort(rng.uniform(0, 1e4, n))},
+                  {"a": "int", "d": "float"}, n, n, n * 16)
+    frags = [ScanFragment(f"q{i}", "t", ({"a": Range(i % 40, i % 40)},), ("a",)) for i in range(30)]
+    frags += [ScanFragment(f"r{i}", "t", ({"d": Range(300.0 * i, 300.0 * i + 200)},), ("d",)) for i in range(10)]
+    part = design_rows(t, PtoConfig(max_design_rows=8_000))
+    assert 7_000 < part.n_rows < 9_000 and part.n_table == n and part.table_bytes == t.table_bytes
+    assert design_rows(t, PtoConfig(max_design_rows=0)) is t and design_rows(t, PtoConfig()) is t
+    full, capped = run(t, frags), run(t, frags, PtoConfig(max_design_rows=8_000))
+    assert capped.sample.n_rows <= part.n_rows and capped.sample.n_table == n
+    assert capped.partitions == full.partitions
+    # Algorithm 1 ranks the sort schemes alike (Algorithm 2 on the sample, as its table)
+    assert [s.columns for s in capped.sorts.scored] == [s.columns for s in full.sorts.scored]
+    chose = [(r.choice.layout.partition, r.choice.layout.sort.kind, r.choice.layout.sort.columns)
+             for r in (full, capped)]
+    assert chose[0] == chose[1] == (None, "zorder", ("a", "d")), chose
+    with pytest.raises(InvalidParameterError, match="max_design_rows"):
+        PtoConfig(max_design_rows=-1)
+
+
 def test_a_repeated_whatif_reuses_pto_and_dd_and_answers_the_same(own):
     kw = dict(batches=2, sample_rows=2400)
     first = api.whatif_table(own, "t", **kw)
