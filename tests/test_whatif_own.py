@@ -5,7 +5,6 @@ shifted by quantile) against NR, WAIR, DD, DD-EP and PAW."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from later_queries import later_log
 from engine import api
 from engine.core.errors import InvalidParameterError
 from engine.scan.pruning import analyze_fragment
@@ -47,17 +47,9 @@ def write_files(root: Path, seed: int = 3) -> Path:
     return root
 
 
-def write_log(path: Path, count: int = 48, seed: int = 5) -> Path:
-    rng = np.random.default_rng(seed)
-    lines = []
-    for i in range(count):
-        lo = dt.date(1993, 6, 1) + dt.timedelta(days=int(rng.integers(0, 4 * 365)))
-        hi = lo + dt.timedelta(days=int(rng.integers(20, 60)))
-        sql = (f"SELECT sum(l_quantity) FROM t WHERE l_shipdate >= DATE '{lo}' "
-               f"AND l_shipdate < DATE '{hi}'")
-        lines.append(json.dumps({"id": f"q{i}", "ts": f"2024-01-01T00:{i:02d}:00", "sql": sql}))
-    path.write_text("\n".join(lines) + "\n")
-    return path
+def write_log(path: Path, count: int = 48) -> Path:
+    """``count`` l_shipdate range queries on table ``t`` (:func:`later_queries.later_log`)."""
+    return Path(later_log(path, count, table="t", measure="l_quantity"))
 
 
 @pytest.fixture
