@@ -22,7 +22,6 @@ import time
 from collections import Counter, OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-import numpy as np
 
 from engine.api.simulate import _parse_policies, comparison, simulate_scenario
 from engine.core import logical_types
