@@ -301,7 +301,8 @@ def whatif_table(settings: "Settings", table: str,
     prebuilt: dict[str, Any] = {}
     pto = None
     if PTO in names:
-        clock.stage("pto_design", "PTO: designing on the real files")
+        on = f"a {pto_design_rows:,}-row sample of" if pto_design_rows else "every row of"
+        clock.stage("pto_design", f"PTO: designing on {on} the real files")
         prebuilt[PTO], pto = _pto_design(zm, types, fragments,
                                          (settings.home, table, snap.id, digest, pto_design_rows or None)
                                          if reuse else None, pto_design_rows)
