@@ -74,10 +74,10 @@ class PtoConfig:
     training_budget: int = 0
     #: ours: run the whole design (workload statistics, Algorithm 2, the label sample) on a
     #: Bernoulli sample of at most this many of the table's rows, the table's cardinality
-    #: and size kept (None or 0: every row, as the paper). Algorithm 2 already accepts a
-    #: sample ("rates are relative to the rows given"). The what-if on a user's table sets
-    #: it (``engine.api.whatif.PTO_DESIGN_ROWS``; measured in bench/README_ui.md): at SF 1
-    #: the full-table design took 160-447 s of a 190-565 s first what-if.
+    #: and size kept (None or 0: every row, as the paper); Algorithm 2 then takes the sample
+    #: as its table (:func:`run`). The what-if on a user's table sets it
+    #: (``engine.api.whatif.PTO_DESIGN_ROWS``, bench/README_ui.md "PTO's design on a row
+    #: sample"): SF 0.2, the same choice, design 35.9 -> 14.1 s; SF 1, 160-447 -> 25 s.
     max_design_rows: int | None = None
     seed: int = 0
 
@@ -192,7 +192,8 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
     """PTO on ``table`` (its predicated columns, all rows) for ``fragments``.
 
     ``gt``: Algorithm 2's results of an earlier run on the same table with the same
-    ``rate_min``, ``seed`` and ``gt_mode`` (reused and extended; the bench's variants)."""
+    ``rate_min``, ``seed``, ``gt_mode`` and ``max_design_rows`` (reused and extended; the
+    bench's variants)."""
     t0 = time.perf_counter()
     seconds: dict[str, float] = {}
     rows = design_rows(table, config)
