@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import app_open
 from app_workspace import init_home, write_lineitem, write_queries
 from engine import api
 from engine.core.config import load_settings
 
-APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
 TIMEOUT = 120
 #: a predicate no zonemap can prune with (a function on the column): the lint's finding
 UNPRUNABLE = "SELECT count(*) FROM lineitem WHERE year(l_shipdate) = 1995"
@@ -40,12 +40,7 @@ def settings(home, monkeypatch):
 
 
 def open_page(page: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["table"] = "lineitem"
-    at.run()
-    at.switch_page(f"app_pages/{page}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return app_open.open_page(page, "lineitem", TIMEOUT)
 
 
 def test_comparison_opens_on_demand_with_the_engines_plans(settings):

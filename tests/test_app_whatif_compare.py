@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import app_open
 from app import views
 from engine import api
 from engine.core.config import load_settings
 from engine.core.errors import InvalidParameterError
 from test_whatif_own import write_files, write_log
 
-APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
 TIMEOUT = 180
 WAIR = {"window": 50, "alpha": 1.0, "beta": 0.0, "cost_limit": 0.0, "k_max": 64, "eps": 0.1,
         "min_samples": 5}
@@ -35,12 +35,7 @@ def home(tmp_path, monkeypatch) -> Path:
 
 
 def open_page(page: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["table"] = "t"
-    at.run()
-    at.switch_page(f"app_pages/{page}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return app_open.open_page(page, "t", TIMEOUT)
 
 
 def test_whatif_tab_replays_the_sidebar_table_with_the_api_numbers(home):

@@ -5,7 +5,6 @@ shifted by quantile) against NR, WAIR, DD, DD-EP and PAW."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from later_queries import later_log
 from engine import api
 from engine.core.errors import InvalidParameterError
 from engine.scan.pruning import analyze_fragment
@@ -47,17 +47,9 @@ def write_files(root: Path, seed: int = 3) -> Path:
     return root
 
 
-def write_log(path: Path, count: int = 48, seed: int = 5) -> Path:
-    rng = np.random.default_rng(seed)
-    lines = []
-    for i in range(count):
-        lo = dt.date(1993, 6, 1) + dt.timedelta(days=int(rng.integers(0, 4 * 365)))
-        hi = lo + dt.timedelta(days=int(rng.integers(20, 60)))
-        sql = (f"SELECT sum(l_quantity) FROM t WHERE l_shipdate >= DATE '{lo}' "
-               f"AND l_shipdate < DATE '{hi}'")
-        lines.append(json.dumps({"id": f"q{i}", "ts": f"2024-01-01T00:{i:02d}:00", "sql": sql}))
-    path.write_text("\n".join(lines) + "\n")
-    return path
+def write_log(path: Path, count: int = 48) -> Path:
+    """``count`` l_shipdate range queries on table ``t`` (:func:`later_queries.later_log`)."""
+    return Path(later_log(path, count, table="t", measure="l_quantity"))
 
 
 @pytest.fixture
@@ -188,6 +180,47 @@ def test_paw_unpriced_designs_the_same_tree_and_replays_the_same(own):
     assert sum(b.recluster_partitions for b in fast.batches) == FILES
     assert [b.query_bytes for b in plain.batches] == [b.query_bytes for b in fast.batches]
     assert [b.partitions for b in plain.batches] == [b.partitions for b in fast.batches]
+
+
+def test_design_paw_unpriced_fits_the_same_tree_without_the_baselines():
+    """``price=False`` (the what-if's PAW) keeps the tree and drops only the comparison."""
+    from engine.design.paw.designer import design_paw
+
+    rng = np.random.default_rng(7)
+    sample = {"x": rng.uniform(0, 100, 2000), "y": rng.uniform(0, 100, 2000)}
+    history = [{"x": (10.0 * i, 10.0 * i + 15.0), "y": (0.0, 50.0)} for i in range(6)]
+    kw = dict(table_rows=20_000, b_min_rows=1_000, delta=0.0, columns=("x", "y"))
+    priced, bare = design_paw(sample, history, **kw), design_paw(sample, history, price=False, **kw)
+    assert bare.tree.router_json() == priced.tree.router_json() and len(bare.tree.leaves_) > 1
+    assert bare.costs == {} and set(priced.costs) >= {"paw", "qdtree", "kdtree", "lb_b", "lb"}
+    assert bare.b_min_rows == priced.b_min_rows == 1_000
+
+
+def test_pto_designs_on_a_row_sample_and_chooses_as_on_every_row():
+    """``PtoConfig.max_design_rows`` (the what-if's PTO): the design's rows are a sample,
+    the table's cardinality kept, and the choice is the full-table one; 0 is the paper's."""
+    from engine.design.pto.data import TableData
+    from engine.design.pto.optimizer import PtoConfig, design_rows, run
+
+    rng = np.random.default_rng(1)
+    n = 40_000
+    t = TableData({"a": rng.integers(0, 40, n).astype(float), "d": np.sort(rng.uniform(0, 1e4, n))},
+                  {"a": "int", "d": "float"}, n, n, n * 16)
+    frags = [ScanFragment(f"q{i}", "t", ({"a": Range(i % 40, i % 40)},), ("a",)) for i in range(30)]
+    frags += [ScanFragment(f"r{i}", "t", ({"d": Range(300.0 * i, 300.0 * i + 200)},), ("d",)) for i in range(10)]
+    part = design_rows(t, PtoConfig(max_design_rows=8_000))
+    assert 7_000 < part.n_rows < 9_000 and part.n_table == n and part.table_bytes == t.table_bytes
+    assert design_rows(t, PtoConfig(max_design_rows=0)) is t and design_rows(t, PtoConfig()) is t
+    full, capped = run(t, frags), run(t, frags, PtoConfig(max_design_rows=8_000))
+    assert capped.sample.n_rows <= part.n_rows and capped.sample.n_table == n
+    assert capped.partitions == full.partitions
+    # Algorithm 1 ranks the sort schemes alike (Algorithm 2 on the sample, as its table)
+    assert [s.columns for s in capped.sorts.scored] == [s.columns for s in full.sorts.scored]
+    chose = [(r.choice.layout.partition, r.choice.layout.sort.kind, r.choice.layout.sort.columns)
+             for r in (full, capped)]
+    assert chose[0] == chose[1] == (None, "zorder", ("a", "d")), chose
+    with pytest.raises(InvalidParameterError, match="max_design_rows"):
+        PtoConfig(max_design_rows=-1)
 
 
 def test_a_repeated_whatif_reuses_pto_and_dd_and_answers_the_same(own):

@@ -22,7 +22,6 @@ import time
 from collections import Counter, OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-import numpy as np
 
 from engine.api.simulate import _parse_policies, comparison, simulate_scenario
 from engine.core import logical_types
@@ -50,6 +49,10 @@ DEFAULT_WHATIF_POLICIES = ("nr", "wair", "dd", "dd-ep", "paw", PTO)
 SAMPLE_ROWS = 200_000
 #: designs and DD tunings kept per process (the dashboard re-runs the what-if in-process)
 _CACHE_ENTRIES = 8
+#: PTO's design in the what-if runs on at most this many of the table's rows
+#: (:attr:`engine.design.pto.optimizer.PtoConfig.max_design_rows`; 0 or None: every row,
+#: the paper's). Chosen from bench/README_ui.md, "PTO's design on a row sample".
+PTO_DESIGN_ROWS = 200_000
 _PTO_CACHE: "OrderedDict[tuple, tuple[DesignOnce, dict[str, Any]]]" = OrderedDict()
 _DD_CACHE: "OrderedDict[tuple, dict[str, Any]]" = OrderedDict()
 _SAMPLE_CACHE: "OrderedDict[tuple, Any]" = OrderedDict()
@@ -94,23 +97,27 @@ def _sample(key: tuple, zm: "ZoneMaps", types: Mapping[str, str], reuse: bool) -
 
 
 def _pto_design(zm: "ZoneMaps", types: Mapping[str, str], fragments: Sequence["ScanFragment"],
-                key: tuple | None = None) -> tuple[DesignOnce, dict[str, Any]]:
+                key: tuple | None = None, design_rows: int | None = PTO_DESIGN_ROWS
+                ) -> tuple[DesignOnce, dict[str, Any]]:
     """PTO's choice for the table (its own sample of the real files, the whole imported
     workload: what ``plan create --policy pto`` would propose) as a :class:`DesignOnce`.
 
     A pure function of the snapshot, the workload and :class:`PtoConfig`, so it is kept
     per ``key`` (snapshot, workload digest) and a repeated what-if reuses it (a fresh
-    :class:`DesignOnce` each time: the policy carries replay state)."""
+    :class:`DesignOnce` each time: the policy carries replay state). ``design_rows``:
+    :attr:`PtoConfig.max_design_rows`."""
     if key is not None and key in _PTO_CACHE:
         done, info = _PTO_CACHE[key]
         return DesignOnce(done.layout, done.columns, done.partition_by, done.target_file_bytes,
                           done.reason), {**info, "reused": True}
-    run = run_on_files(list(zm.paths), dict(types), int(zm.bytes.sum()), list(fragments), PtoConfig())
+    run = run_on_files(list(zm.paths), dict(types), int(zm.bytes.sum()), list(fragments),
+                       PtoConfig(max_design_rows=design_rows or None))
     lay = run.choice.layout
     policy = DesignOnce(lay.sort.kind, tuple(lay.sort.columns), lay.partition, int(lay.tfs_bytes),
                         run.reason())
     layout, cols = policy.key()
-    info = {**lay.describe(), "why": run.reason(), "simulated_layout": layout, "simulated_columns": list(cols)}
+    info = {**lay.describe(), "why": run.reason(), "design_rows": design_rows or None,
+            "simulated_layout": layout, "simulated_columns": list(cols)}
     if key is not None:
         _remember(_PTO_CACHE, key, (policy, info))
     return policy, info
@@ -258,7 +265,8 @@ def whatif_table(settings: "Settings", table: str,
                  shift: "str | Sequence[str] | None" = None, sample_rows: int = SAMPLE_ROWS,
                  seed: int = 0, progress: Callable[[Mapping[str, Any]], None] | None = None,
                  tune_dd: bool = True, price_paw: bool = False, reuse: bool = True,
-                 sample_read: str = "row_group") -> dict[str, Any]:
+                 sample_read: str = "row_group", pto_design_rows: int | None = PTO_DESIGN_ROWS
+                 ) -> dict[str, Any]:
     """Replay ``table``'s imported workload (and a shifted copy) on a simulated copy of the
     table under ``policies`` (see the module docstring for the answer).
 
@@ -271,7 +279,9 @@ def whatif_table(settings: "Settings", table: str,
     what-if skips them; all are deterministic, so the answer is the same (False: read,
     design and tune afresh). ``sample_read``: each file's
     sample rows come from one of its row groups ("row_group", default) or the whole file
-    ("file"), :func:`engine.sim.own_sample.read_partition_sample`."""
+    ("file"), :func:`engine.sim.own_sample.read_partition_sample`. ``pto_design_rows``:
+    PTO designs on a sample of at most this many rows (0 or None: every row, the paper's;
+    :data:`PTO_DESIGN_ROWS`)."""
     t0 = time.perf_counter()
     clock = _Stopwatch(progress)
     names = _parse_policies(policies, (PTO,))
@@ -291,9 +301,11 @@ def whatif_table(settings: "Settings", table: str,
     prebuilt: dict[str, Any] = {}
     pto = None
     if PTO in names:
-        clock.stage("pto_design", "PTO: designing on the real files")
-        prebuilt[PTO], pto = _pto_design(zm, types, fragments, (settings.home, table, snap.id, digest)
-                                         if reuse else None)
+        on = f"a {pto_design_rows:,}-row sample of" if pto_design_rows else "every row of"
+        clock.stage("pto_design", f"PTO: designing on {on} the real files")
+        prebuilt[PTO], pto = _pto_design(zm, types, fragments,
+                                         (settings.home, table, snap.id, digest, pto_design_rows or None)
+                                         if reuse else None, pto_design_rows)
     if "paw" in names and not price_paw:
         prebuilt["paw"] = PawTreeOnly()
     dd_key = (repr(settings), table, snap.id, digest, moved, int(batches), int(sample_rows), int(seed),

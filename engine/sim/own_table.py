@@ -40,9 +40,7 @@ import numpy as np
 
 from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
-from engine.design.paw.designer import choose_columns, history_boxes
-from engine.design.paw.tree import PawTree
-from engine.layout.qdtree import scale_min_leaf_rows
+from engine.design.paw.designer import design_for_table
 from engine.policy.base import PeriodInfo, Policy, PolicyContext, Proposal
 from engine.policy.baselines import _full_proposal  # the whole-table proposal PTO and QD use
 from engine.policy.costmodel import groups_rewrite_cost
@@ -287,9 +285,9 @@ class DesignOnce(Policy):
 # ------------------------------------------------------------------ PAW, unpriced
 class PawTreeOnly(PawPolicy):
     """PAW (:class:`engine.policy.paw.PawPolicy`, same parameters) whose design is the
-    partition tree alone: the same tree :func:`engine.design.paw.designer.design_paw`
-    fits (same columns, history boxes, sample and scaled ``b_min``), without pricing it
-    against the Qd-tree, k-d tree and lower-bound baselines.
+    partition tree alone: the same tree :func:`engine.design.paw.designer.design_for_table`
+    fits (same columns, history boxes, sample and scaled ``b_min``), with ``price=False``:
+    not priced against the Qd-tree, k-d tree and lower-bound baselines.
 
     Why: that pricing (PAW section VI's comparison, shown in a real plan's reason) walks
     every history and extended query through four trees and the sample; it does not take
@@ -306,26 +304,23 @@ class PawTreeOnly(PawPolicy):
         if self.sampler_ is None or self.n_mbr:
             return super()._design(ctx, fragments)
         zm = ctx.zonemaps
-        types = {c: z.ltype for c, z in zm.columns.items()}
-        cols = [c for c in choose_columns(fragments, types, self.max_columns) if bool(zm.columns[c].valid.any())]
-        history = history_boxes(fragments, types, cols)
-        if not cols or not history or not len(zm):
+        try:
+            design = design_for_table(zm, fragments, delta=self.delta, b_min_rows=self.b_min_rows,
+                                      alpha=self.alpha, psi=self.psi, refine=self.refine,
+                                      max_columns=self.max_columns, fit_rows=self.fit_rows, seed=self.seed,
+                                      sampler=self.sampler_, price=False)
+        except InvalidParameterError as e:  # the sampler drew no rows
+            self.last_decision_ = {"action": "none", "reason": f"PAW: {e}"}
+            return None
+        if design is None:
             self.last_decision_ = {"action": "none", "reason": "no window query constrains a numeric, "
                                    "date or timestamp column of the table"}
             return None
-        b_min = int(self.b_min_rows or max(1, int(np.median(zm.rows))))
-        sample = {c: np.asarray(a, dtype=np.float64)
-                  for c, a in self.sampler_(zm, cols, self.fit_rows, self.seed).items()}
-        n = len(next(iter(sample.values())))
-        if n == 0:
-            self.last_decision_ = {"action": "none", "reason": "PAW: no sampled rows"}
-            return None
-        tree = PawTree(b_min=scale_min_leaf_rows(b_min, n, int(zm.rows.sum())), delta=self.delta,
-                       alpha=self.alpha, psi=self.psi, refine=self.refine, columns=tuple(cols)).fit(sample, history)
-        reason = (f"PAW: full repartition into {len(tree.leaves_)} partitions over {', '.join(cols)} "
-                  f"(b_min = {b_min} rows; not priced against the baselines)")
+        cols = list(design.tree.columns)
+        reason = (f"PAW: full repartition into {len(design.tree.leaves_)} partitions over {', '.join(cols)} "
+                  f"(b_min = {design.b_min_rows} rows; not priced against the baselines)")
         proposal = _full_proposal(ctx, self.name, "paw", cols, list(zm.paths), reason,
-                                  layout_params={"tree": tree.router_json()}, params=self.get_params())
+                                  layout_params={"tree": design.tree.router_json()}, params=self.get_params())
         self.last_decision_ = {"action": "propose", "reason": reason}
         return dataclasses.replace(proposal, estimated_cost=groups_rewrite_cost(zm, proposal.groups, ctx.settings))
 

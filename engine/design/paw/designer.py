@@ -98,9 +98,15 @@ class PawDesign:
 def design_paw(sample: Mapping[str, np.ndarray], history: Sequence[Mapping[str, Any]], *, table_rows: int,
                b_min_rows: int, delta: float | str = "auto", alpha: float = 3.0, psi: str = "text",
                refine: bool = True, columns: Sequence[str] = (), types: Mapping[str, str] | None = None,
-               n_mbr: int = 0) -> PawDesign:
+               n_mbr: int = 0, price: bool = True) -> PawDesign:
     """Design PAW on ``sample`` for the encoded history boxes; compare with the baselines
-    (and, with ``n_mbr`` > 0, price the precise descriptors)."""
+    (and, with ``n_mbr`` > 0, price the precise descriptors).
+
+    ``price=False`` returns the tree alone (``costs`` empty, no descriptors): the pricing
+    (section VI's comparison, shown in a real plan's reason) walks every history and
+    extended query through four trees and the sample without taking part in the decision;
+    on the demo at TPC-H SF 0.1 it took 101 of PAW's 108 s (the simulator's what-if,
+    :class:`engine.sim.own_table.PawTreeOnly`)."""
     if int(n_mbr) < 0:
         raise InvalidParameterError(f"n_mbr must be >= 0 (0: no precise descriptors), got {n_mbr}")
     cols = tuple(columns) or tuple(sample)
@@ -111,6 +117,8 @@ def design_paw(sample: Mapping[str, np.ndarray], history: Sequence[Mapping[str, 
         raise InvalidParameterError(f"b_min rows must be >= 1, got {b_min_rows}")
     b_fit = scale_min_leaf_rows(int(b_min_rows), n, int(table_rows))
     tree = PawTree(b_min=b_fit, delta=delta, alpha=alpha, psi=psi, refine=refine, columns=cols).fit(sample, history)
+    if not price:
+        return PawDesign(tree, n, int(table_rows), int(b_min_rows), {}, dict(types or {}))
     qd = qdtree(sample, history, b_fit, cols)
     kd = kd_tree(sample, b_fit, cols)
     x = np.column_stack([sample[c] for c in cols])
@@ -144,11 +152,12 @@ def design_paw(sample: Mapping[str, np.ndarray], history: Sequence[Mapping[str, 
 def design_for_table(zonemaps: "ZoneMaps", fragments: Sequence[ScanFragment], *, delta: float | str = "auto",
                      b_min_rows: int | None = None, alpha: float = 3.0, psi: str = "text", refine: bool = True,
                      max_columns: int = 4, fit_rows: int = 200_000, seed: int = 0,
-                     sampler: Sampler | None = None, n_mbr: int = 0) -> PawDesign | None:
+                     sampler: Sampler | None = None, n_mbr: int = 0, price: bool = True) -> PawDesign | None:
     """PAW on a snapshot (its files, sampled) for a window of fragments; None when no fragment
     constrains a numeric, date or timestamp column. ``b_min_rows`` defaults to the median
     file's rows (one partition fills one file). ``sampler`` draws the rows instead of the
-    files (the simulator's in-memory table, :meth:`engine.policy.base.Policy.bind_sampler`)."""
+    files (the simulator's in-memory table, :meth:`engine.policy.base.Policy.bind_sampler`).
+    ``price=False``: the tree alone, not compared with the baselines (:func:`design_paw`)."""
     types = {c: z.ltype for c, z in zonemaps.columns.items()}
     cols = [c for c in choose_columns(fragments, types, max_columns) if bool(zonemaps.columns[c].valid.any())]
     history = history_boxes(fragments, types, cols)
@@ -160,4 +169,5 @@ def design_for_table(zonemaps: "ZoneMaps", fragments: Sequence[ScanFragment], *,
     else:
         sample = {c: np.asarray(a, dtype=np.float64) for c, a in sampler(zonemaps, cols, fit_rows, seed).items()}
     return design_paw(sample, history, table_rows=int(zonemaps.rows.sum()), b_min_rows=b_min, delta=delta,
-                      alpha=alpha, psi=psi, refine=refine, columns=cols, types=types, n_mbr=n_mbr)
+                      alpha=alpha, psi=psi, refine=refine, columns=cols, types=types, n_mbr=n_mbr,
+                      price=price)
