@@ -9,6 +9,8 @@ input files), in the same process and Spark session (a warm-up run first, then
                          verification aggregate), then the new footers (zonemaps);
 * ``executor-hilbert``   the same, Hilbert over (l_shipdate, l_commitdate) (+1 sample job);
 * ``executor-50-groups`` a plan of 50 groups (one input file each, alternating sort keys);
+* ``executor-50-groups-observed`` the same plan with every group's input checksum observed
+                         while writing instead of read again (OBSERVE_MAX_GROUPS raised);
 * ``executor-demo-like`` the demo plan's shape: 43 files of 2,000 rows in 6 groups (4 sort,
                          2 Hilbert), as many output files;
 * ``spark-orderby``      spark.read.parquet(...).orderBy(l_shipdate).write.parquet (shuffle
@@ -47,7 +49,7 @@ from engine.core.config import Settings  # noqa: E402
 from engine.policy.base import PlanGroup  # noqa: E402
 from engine.policy.costmodel import RewriteTerms, plan_rewrite_cost  # noqa: E402
 from engine.spark.calibrate import rates_from_points  # noqa: E402
-from engine.spark import footers_parallel  # noqa: E402
+from engine.spark import footers_parallel, verification  # noqa: E402
 from engine.spark.executor import rewrite  # noqa: E402
 from engine.spark.session import get_spark  # noqa: E402
 from engine.table.footers import read_partitions  # noqa: E402
@@ -90,6 +92,17 @@ def run_executor(spark, schema, groups, out: str, rows_per_file: int, name: str 
     laps = {**result.phases, "setup": round(t1 - t0 - sum(result.phases.values()), 3),
             "footers": round(time.perf_counter() - t1, 3)}
     PHASES.setdefault(name, []).append(laps)
+
+
+def run_observed(spark, schema, groups, out: str, rows_per_file: int, name: str) -> None:
+    """:func:`run_executor` with every group's input checksum observed while writing (the
+    verification's alternative to reading the inputs again above OBSERVE_MAX_GROUPS)."""
+    saved = verification.OBSERVE_MAX_GROUPS
+    verification.OBSERVE_MAX_GROUPS = max(saved, len(groups))
+    try:
+        run_executor(spark, schema, groups, out, rows_per_file, name)
+    finally:
+        verification.OBSERVE_MAX_GROUPS = saved
 
 
 def median_phases(runs: list[dict[str, float]], warmup: bool) -> str:
@@ -169,7 +182,8 @@ def main() -> int:
             ("hilbert", ["l_shipdate", "l_commitdate"], demo_parts[38:])]
         plans = {"executor-sort": [("sort", ["l_shipdate"], parts)],
                  "executor-hilbert": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
-                 "executor-50-groups": fifty, "executor-demo-like": demo}
+                 "executor-50-groups": fifty, "executor-50-groups-observed": fifty,
+                 "executor-demo-like": demo}
         variants = {
             "executor-sort": lambda out: run_executor(
                 spark, schema, [("sort", ["l_shipdate"], parts)], out, args.rows_per_file,
@@ -181,6 +195,8 @@ def main() -> int:
                                                            args.rows_per_file, "executor-50-groups"),
             "executor-demo-like": lambda out: run_executor(spark, schema, demo, out, 2_000,
                                                            "executor-demo-like"),
+            "executor-50-groups-observed": lambda out: run_observed(
+                spark, schema, fifty, out, args.rows_per_file, "executor-50-groups-observed"),
             "spark-orderby": lambda out: run_orderby(spark, paths, n_out, out),
             "duckdb-sort": lambda out: run_duckdb(paths, out),
         }

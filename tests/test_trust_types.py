@@ -23,6 +23,7 @@ import pytest
 from engine import api
 from engine.core.errors import ExecutionError
 from engine.policy.base import PlanGroup
+from engine.spark import arrow_types
 from engine.table.footers import read_partitions
 from engine.table.store import TableStore
 from plan_helpers import insert_plan
@@ -121,3 +122,19 @@ def test_a_type_spark_cannot_carry_fails_the_run_and_changes_nothing(settings, s
     assert api.show_plan(settings, pid)["status"] == "failed"
     assert sorted(str(p) for p in Path(store.managed_location("typed")).rglob("*.parquet")) \
         == sorted(paths)  # the run left no file behind
+
+
+
+def test_a_worker_error_on_the_executors_is_one_line(spark, tmp_path):
+    """The restore and STR steps share one runner: a worker's failure (here: the written
+    files are gone) reaches the user as one ExecutionError naming the step and the
+    worker's own error, not Spark's stack."""
+    gone = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    with pytest.raises(ExecutionError) as caught:
+        arrow_types.on_executors(spark, gone, arrow_types._restore_many(pa.schema([("k", pa.int64())])),
+                                 "the written files could not be given the table's exact types")
+    message = str(caught.value)
+    assert "\n" not in message and "at org.apache" not in message
+    assert message.startswith("the written files could not be given the table's exact types (")
+    assert "FileNotFoundError" in message and ("a.parquet" in message or "b.parquet" in message)
+    assert message.endswith("); nothing was committed")

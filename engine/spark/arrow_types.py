@@ -24,7 +24,7 @@ metadata. Two steps keep the input's schema:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -36,6 +36,8 @@ from engine.table import fs as table_fs
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+T = TypeVar("T")
 
 #: (test, why Spark cannot carry it) for the types a rewrite must refuse
 _UNSUPPORTED = (
@@ -156,18 +158,40 @@ def _restore_many(schema: pa.Schema):
     return run
 
 
+def on_executors(spark: "SparkSession", paths: Sequence[str],
+                 run: Callable[[Iterable[str]], list[T]], failed: str) -> list[T]:
+    """``run`` over ``paths`` on the executors (a few files per task), its results collected.
+
+    A worker's error reaches the driver wrapped in Spark's and Python's stack; it becomes one
+    :class:`ExecutionError`: ``failed`` (what could not be done), the worker's own error line
+    and "nothing was committed" (the caller's cleanup removes what was written)."""
+    sc = spark.sparkContext
+    slices = max(1, min(len(paths), sc.defaultParallelism * 4))
+    try:
+        return sc.parallelize(list(paths), slices).mapPartitions(run).collect()
+    except Exception as exc:  # noqa: BLE001 - Spark wraps the worker's error; name it once
+        raise ExecutionError(f"{failed} ({worker_error(str(exc))}); nothing was committed") from None
+
+
+def worker_error(text: str) -> str:
+    """The line of a Spark job's failure that names the worker's error.
+
+    >>> worker_error("Py4JJavaError\\n  at x\\npyarrow.lib.ArrowInvalid: bad cast\\n  at y")
+    'pyarrow.lib.ArrowInvalid: bad cast'
+    >>> worker_error("")
+    ''
+    """
+    lines = text.strip().splitlines()
+    last = next((t for t in reversed(lines) if "Error" in t or "Invalid" in t),
+                lines[-1] if lines else "")
+    return last.strip()
+
+
 def restore_files(spark: "SparkSession", files: Sequence[str], schema: pa.Schema) -> int:
     """Give every written file ``schema`` (on the executors, a few files per task); returns
     how many were rewritten. Skipped (no Spark job) when the first file already matches."""
     if not files or not differences(schema, read_schema(files[0])):
         return 0
-    sc = spark.sparkContext
-    slices = max(1, min(len(files), sc.defaultParallelism * 4))
-    try:
-        done = sc.parallelize(list(files), slices).mapPartitions(_restore_many(schema)).collect()
-    except Exception as exc:  # noqa: BLE001 - Spark wraps the worker's error; name it once
-        text = str(exc).strip().splitlines()
-        last = next((t for t in reversed(text) if "Error" in t or "Invalid" in t), text[-1] if text else "")
-        raise ExecutionError(f"the written files could not be given the table's exact types "
-                             f"({last.strip()}); nothing was committed") from None
+    done = on_executors(spark, files, _restore_many(schema),
+                        "the written files could not be given the table's exact types")
     return sum(1 for _, changed in done if changed)

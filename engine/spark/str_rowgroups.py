@@ -31,8 +31,8 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from engine.core.errors import ExecutionError
 from engine.design.paw.descriptors import str_order
+from engine.spark.arrow_types import on_executors
 from engine.spark.hadoop_files import group_of_file
 from engine.table import fs as table_fs
 
@@ -104,15 +104,8 @@ def write_str_row_groups(spark: "SparkSession", files: Sequence[str], specs: Seq
     jobs = {f: wanted[g] for f in files if (g := group_of_file(f)) in wanted}
     if not jobs:
         return 0
-    sc = spark.sparkContext
-    slices = max(1, min(len(jobs), sc.defaultParallelism * 4))
-    try:
-        done = sc.parallelize(sorted(jobs), slices).mapPartitions(_rewrite_many(jobs)).collect()
-    except Exception as exc:  # noqa: BLE001 - Spark wraps the worker's error; name it once
-        text = str(exc).strip().splitlines()
-        last = next((t for t in reversed(text) if "Error" in t or "Invalid" in t), text[-1] if text else "")
-        raise ExecutionError(f"the STR row groups of a paw group could not be written ({last.strip()}); "
-                             f"nothing was committed") from None
+    done = on_executors(spark, sorted(jobs), _rewrite_many(jobs),
+                        "the STR row groups of a paw group could not be written")
     for s in specs:
         if s.index in wanted:
             s.fit["str_row_groups"] = wanted[s.index][1]

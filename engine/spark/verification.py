@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 Checks = dict[int, dict[str, tuple[int, str]]]
 #: jobs of at most this many groups observe their inputs' checksums while writing
 OBSERVE_MAX_GROUPS = 8
+#: the row hash observed (a column only between the scan and the observation)
+HASH_COLUMN = "__la_row_hash"
 
 
 def observe_inputs(df: "DataFrame", specs: Sequence[GroupSpec], data_cols: Sequence[str],
@@ -34,7 +36,10 @@ def observe_inputs(df: "DataFrame", specs: Sequence[GroupSpec], data_cols: Seque
     from pyspark.sql import Observation  # pyspark: costly import, deferred
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
-    h = F.xxhash64(*[F.col(q(c)) for c in data_cols])
+    # the row's hash once, as a column: inlined in every per-group aggregate it was
+    # computed 2 x groups times per row (no common subexpressions in an observation)
+    df = df.withColumn(HASH_COLUMN, F.xxhash64(*[F.col(q(c)) for c in data_cols]))
+    h = F.col(HASH_COLUMN)
     g = F.col(GROUP_COLUMN)
     exprs = []
     for s in specs:
@@ -43,7 +48,7 @@ def observe_inputs(df: "DataFrame", specs: Sequence[GroupSpec], data_cols: Seque
                   F.sum(F.when(mine, F.shiftright(h, 32))).alias(f"h_hi_{s.index}"),
                   F.sum(F.when(mine, h.bitwiseAND(F.lit(0xFFFFFFFF)))).alias(f"h_lo_{s.index}")]
     observation = Observation(f"la-inputs-{uuid.uuid4().hex[:8]}")
-    return df.observe(observation, *exprs), observation
+    return df.observe(observation, *exprs).drop(HASH_COLUMN), observation
 
 
 def observed(observation: "Observation", specs: Sequence[GroupSpec]) -> Checks:
