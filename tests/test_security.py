@@ -197,8 +197,23 @@ def test_environment_no_longer_makes_approvers(settings, table, tmp_path, capsys
     monkeypatch.delenv("LAYOUT_ADVISOR_APPROVERS")
     assert main(["--home", str(settings.home), "plan", "approve", str(pid), "--as", "mallory",
                  "--secret-file", secret_file(tmp_path)]) == 2
-    assert "wrong name or secret for 'mallory'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "wrong name or secret for 'mallory'" in err
+    assert ("no approver exists yet; create the first admin with `layout-advisor approvers "
+            "add NAME --admin`" in err) == (not ControlStore(settings).approvers())
     assert api.show_plan(settings, pid)["status"] == "proposed"
+
+
+def test_sign_in_before_any_approver_says_how_to_begin(settings):
+    """A fresh workspace or Docker image: the refusal names the command that creates the
+    first admin; once an approver exists, the answer no longer says whether any exist."""
+    with pytest.raises(AuthenticationError, match="create the first admin with `layout-advisor "
+                       "approvers add NAME --admin`"):
+        api.authenticate(settings, "alice", SECRET)
+    ensure_account(settings, "alice")
+    with pytest.raises(AuthenticationError, match="failed sign-ins are audited") as err:
+        api.authenticate(settings, "bob", SECRET)
+    assert "first admin" not in str(err.value)
 
 
 def test_rollback_is_an_admins_action_and_is_audited(settings, table):

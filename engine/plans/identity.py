@@ -139,6 +139,10 @@ def authenticate(settings: "Settings", name: str, secret: str,
         control.record(name, "sign-in-failed", "wrong name or secret")
         failures = control.failures_since_sign_in(name, FAILURE_WINDOW_S)
         time.sleep(failure_delay(failures, settings.auth_delay_s))
+        if not control.approvers():  # a fresh workspace (or image): say how to begin
+            raise AuthenticationError(f"wrong name or secret for {name!r}: no approver exists "
+                                      "yet; create the first admin with `layout-advisor "
+                                      "approvers add NAME --admin`")
         raise AuthenticationError(f"wrong name or secret for {name!r} (failed sign-ins are "
                                   "audited and each makes the next answer slower)")
     if _HASHER.check_needs_rehash(row["secret_hash"]):
