@@ -48,7 +48,6 @@ from engine.workload.store import WorkloadStore
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
-    from engine.table.model import Snapshot
 
 __all__ = ["SUMMARY_VERSION", "column_summaries", "pruning_summary", "warm_summaries",
            "warm_after_change", "warm_when_done"]
@@ -112,14 +111,6 @@ def _stored(path: Path, compute: Callable[[], Any]) -> Any:
     return json.loads(text)
 
 
-def snapshot_totals(snap: "Snapshot") -> tuple[int, int]:
-    """(rows, bytes) of a snapshot from its zonemap arrays: ``Snapshot.total_rows`` walks
-    one Partition object per partition (~15 s each at 1,000,000 partitions on a loaded
-    machine, and the dashboard's sidebar asked on every run: issue 15)."""
-    zm = snap.zonemaps()
-    return int(zm.rows.sum()), int(zm.bytes.sum())
-
-
 def _snapshot_id(settings: "Settings", table: str, snapshot_id: str | None) -> str:
     return str(snapshot_id) if snapshot_id is not None else TableStore(settings).current_id(table)
 
@@ -141,10 +132,9 @@ def column_summaries(settings: "Settings", table: str,
         rows = [dict(r) for r in analyze(settings, table, snapshot_id=sid)]
         for row in rows:
             row["span_share"] = shares.get(row["column"])
-        n_rows, size = snapshot_totals(snap)
         return {"snapshot": {"id": snap.id, "operation": snap.operation,
                              "created_at": snap.created_at, "partitions": snap.partition_count,
-                             "rows": n_rows, "bytes": size},
+                             "rows": snap.total_rows, "bytes": snap.total_bytes},
                 "columns": rows}
 
     return _stored(path, compute)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from engine.core import logical_types
 from engine.core.config import Settings
-from engine.api.summaries import snapshot_totals, warm_after_change
+from engine.api.summaries import warm_after_change
 from engine.core.errors import InvalidParameterError
 from engine.plans.gate import require, undo_rolled_back
 from engine.plans.plan import PlanBook
@@ -142,10 +142,10 @@ def list_tables(settings: Settings) -> list[dict]:
     out = []
     for info in store.list_tables():
         snap = store.current_snapshot(info.name)
-        rows, size = snapshot_totals(snap)
         out.append({"name": info.name, "location": info.location, "managed": info.managed,
                     "format": info.format, "catalog": info.catalog, "snapshot": snap.id, "partitions": snap.partition_count,
-                    "rows": rows, "bytes": size, "created_at": info.created_at})
+                    "rows": snap.total_rows, "bytes": snap.total_bytes,
+                    "created_at": info.created_at})
     return out
 
 

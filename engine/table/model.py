@@ -175,11 +175,13 @@ class Snapshot:
 
     @property
     def total_rows(self) -> int:
-        return sum(p.rows for p in self.partitions)
+        """Summed from the zonemap arrays (stores set them when they load a snapshot): a
+        walk over one Partition object per partition took ~15 s at 1,000,000 (issue 15)."""
+        return int(self.zonemaps().rows.sum())
 
     @property
     def total_bytes(self) -> int:
-        return sum(p.bytes for p in self.partitions)
+        return int(self.zonemaps().bytes.sum())
 
     def zonemaps(self) -> ZoneMaps:
         """Columnar view, computed once per snapshot object."""
