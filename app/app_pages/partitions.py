@@ -18,7 +18,8 @@ PAGE_SIZES = (100, 1_000, 10_000)
 @st.cache_data(show_spinner=False, max_entries=64)
 def _page(home_: str, table: str, column: str, snapshot_id: str, sort: str, descending: bool,
           min_depth: float, where: str, offset: int, limit: int) -> dict:
-    """:func:`engine.api.partition_page` of a snapshot (indexes of one page), cached."""
+    """:func:`engine.api.partition_page` of a snapshot, cached (the page asks for the whole
+    order once per sort and filter, and slices its pages from it)."""
     clus = services.column_clustering(table, column, snapshot_id)
     mask = services.predicate_scope(table, column, where, snapshot_id)["mask"] if where else None
     return api.partition_page(services.snapshot(table, snapshot_id).zonemaps(), column,
@@ -153,19 +154,20 @@ per_page = c.selectbox("Rows per page", PAGE_SIZES, index=len(PAGE_SIZES) - 1,
 min_depth = d.number_input("Only partitions at least this deep", min_value=0.0, value=0.0,
                            step=1.0, key="partitions_min_depth")
 where = where if scope else ""  # a predicate the engine refused scopes nothing
-count = _page(services.home(), table, column, snap.id, sort, descending, min_depth, where, 0, 1)
-pages = max(1, -(-count["matching"] // per_page))
+# one sort per (sort, filter): every page and page size slices the same order
+ordered = _page(services.home(), table, column, snap.id, sort, descending, min_depth, where,
+                0, max(n, 1))
+pages = max(1, -(-ordered["matching"] // per_page))
 page_no = int(st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, value=1,
                               key="partitions_page")) if pages > 1 else 1
-page = _page(services.home(), table, column, snap.id, sort, descending, min_depth, where,
-             (page_no - 1) * per_page, per_page)
-shown = page["index"]
+offset = (page_no - 1) * per_page
+shown = ordered["index"][offset:offset + per_page]
 frame = views.partition_frame(zm.subset(shown), column, {
     "depths": np.asarray(clus["depths"], dtype=float)[shown],
     "overlaps": np.asarray(clus["overlaps"], dtype=float)[shown]})
 frame["#"] = shown
-st.caption(f"{page['matching']:,} of {n:,} partitions match; rows {page['offset'] + 1:,} to "
-           f"{page['offset'] + len(shown):,} shown, {'largest' if descending else 'smallest'} "
+st.caption(f"{ordered['matching']:,} of {n:,} partitions match; rows {offset + 1:,} to "
+           f"{offset + len(shown):,} shown, {'largest' if descending else 'smallest'} "
            f"{sort} first." if len(shown) else f"0 of {n:,} partitions match.")
 event = st.dataframe(frame, hide_index=True, key="partitions_table", on_select="rerun",
                      selection_mode="single-row", height=320)
