@@ -177,26 +177,49 @@ class ManifestPartitions(SequenceABC):
     algorithms read :class:`ZoneMaps` anyway). Indexing, slicing, ``len`` and iteration
     behave as on the tuple this replaces; every object made for row i shares the same
     :class:`ManifestData`, so :func:`partitions_to_table` still gathers them columnar.
+
+    ``table`` is the manifest's Arrow table, or a callable reading it: with ``zonemaps``
+    (the snapshot's arrays, e.g. from :mod:`engine.table.zonemap_cache`) the manifest is
+    then read only when a partition's per-column statistics are first asked for, so a
+    process that only reads zonemaps never reads it.
     """
 
-    def __init__(self, schema: TableSchema, table: Any) -> None:
-        self._data = ManifestData(schema, table)
-        self._n = table.num_rows
-        self._rows = _int_column(table, "rows")
-        self._bytes = _int_column(table, "bytes")
-        self._seqs = _int_column(table, "created_seq")
-        self._paths: list[str] | None = None
+    def __init__(self, schema: TableSchema, table: Any, zonemaps: ZoneMaps | None = None) -> None:
+        self._schema = schema
+        self._source = table
+        self._loaded: ManifestData | None = None
+        if zonemaps is not None:
+            self._n = len(zonemaps)
+            self._rows, self._bytes = zonemaps.rows, zonemaps.bytes
+            self._seqs = (zonemaps.created_seq if len(zonemaps.created_seq) == self._n
+                          else np.zeros(self._n, dtype=np.int64))
+            self._paths: Any = zonemaps.paths
+        else:
+            table = self._data.table
+            self._n = table.num_rows
+            self._rows = _int_column(table, "rows")
+            self._bytes = _int_column(table, "bytes")
+            self._seqs = _int_column(table, "created_seq")
+            self._paths = None
+
+    @property
+    def _data(self) -> ManifestData:
+        """The manifest, read on first use when it was given as a callable."""
+        if self._loaded is None:
+            table = self._source() if callable(self._source) else self._source
+            self._loaded = ManifestData(self._schema, table)
+        return self._loaded
 
     def __len__(self) -> int:
         return self._n
 
-    def _path_list(self) -> list[str]:
+    def _path_list(self) -> Any:
         if self._paths is None:
             self._paths = self._data.table.column("path").to_pylist()
         return self._paths
 
     def _one(self, i: int) -> Partition:
-        return Partition(self._path_list()[i], int(self._rows[i]), int(self._bytes[i]),
+        return Partition(str(self._path_list()[i]), int(self._rows[i]), int(self._bytes[i]),
                          LazyColumns(self._data, i), int(self._seqs[i]))
 
     def __getitem__(self, i):  # type: ignore[override]
@@ -226,9 +249,11 @@ def _int_column(table: Any, name: str) -> np.ndarray:
     return np.asarray(table.column(name).to_numpy(), dtype=np.int64).reshape(table.num_rows)
 
 
-def table_to_partitions(schema: TableSchema, table: Any) -> ManifestPartitions:
-    """The snapshot's partitions, made lazily from the manifest rows."""
-    return ManifestPartitions(schema, table)
+def table_to_partitions(schema: TableSchema, table: Any,
+                        zonemaps: ZoneMaps | None = None) -> ManifestPartitions:
+    """The snapshot's partitions, made lazily from the manifest rows (``table`` may be a
+    callable reading the manifest when ``zonemaps`` are given: :class:`ManifestPartitions`)."""
+    return ManifestPartitions(schema, table, zonemaps)
 
 
 def table_to_zonemaps(schema: TableSchema, table: Any) -> ZoneMaps:

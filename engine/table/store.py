@@ -38,7 +38,7 @@ from engine.core.config import Settings
 from engine.core.errors import (CommitConflictError, DataFileError, InvalidParameterError,
                                 SnapshotNotFoundError, TableExistsError, TableNotFoundError)
 from engine.core.faults import crash_point
-from engine.table import footers, fs, leases, manifest, orphans
+from engine.table import footers, fs, leases, manifest, orphans, zonemap_cache
 from engine.table.formats.base import TableFormat
 from engine.table.formats.native import NativeFormat
 from engine.table.model import Partition, Snapshot, TableSchema
@@ -366,27 +366,63 @@ class TableStore:
         return snap
 
     def _load(self, info: TableInfo, header: dict) -> Snapshot:
+        """The snapshot of ``header``: its zonemaps from the cache when a process stored
+        them before (:mod:`engine.table.zonemap_cache`; the manifest is then read only if
+        a partition's own statistics are asked for), else from the manifest, then cached."""
         path = os.path.join(info.metadata_dir, str(header.get("manifest")))
         try:
             schema = TableSchema.from_json(header["schema"])
-            table = pq.read_table(path)
-            return self._snapshot_from(header, schema, table)
+            stat = os.stat(path)
         except FileNotFoundError:
             raise DataFileError(f"{path}: the manifest of snapshot {header.get('id')} is "
                                 "missing; roll back to an earlier snapshot or restore it") from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataFileError(f"{path}: the snapshot is damaged ({type(exc).__name__}: {exc}); "
+                                "roll back to an earlier snapshot or restore the file from a "
+                                "backup") from None
+        cached_at = zonemap_cache.cache_path(
+            self.settings.home, info.name,
+            (info.location, info.created_at, header.get("id"), path, stat.st_size, stat.st_ino,
+             stat.st_mtime_ns))
+        zonemaps = zonemap_cache.load(cached_at, schema)
+        if zonemaps is not None:
+            return self._snapshot_from(header, schema, lambda: self._read_manifest(path, header),
+                                       zonemaps)
+        table = self._read_manifest(path, header)
+        try:
+            snap = self._snapshot_from(header, schema, table)
         except (pa.ArrowException, KeyError, TypeError, ValueError) as exc:
+            raise DataFileError(f"{path}: the snapshot is damaged ({type(exc).__name__}: {exc}); "
+                                "roll back to an earlier snapshot or restore the file from a "
+                                "backup") from None
+        zonemap_cache.store(cached_at, schema, snap.zonemaps())
+        return snap
+
+    @staticmethod
+    def _read_manifest(path: str, header: dict) -> Any:
+        """The manifest's Arrow table (a missing or damaged file named in one line)."""
+        try:
+            return pq.read_table(path)
+        except FileNotFoundError:
+            raise DataFileError(f"{path}: the manifest of snapshot {header.get('id')} is "
+                                "missing; roll back to an earlier snapshot or restore it") from None
+        except (pa.ArrowException, OSError, ValueError) as exc:
             raise DataFileError(f"{path}: the snapshot is damaged ({type(exc).__name__}: {exc}); "
                                 "roll back to an earlier snapshot or restore the file from a "
                                 "backup") from None
 
     @staticmethod
-    def _snapshot_from(header: dict, schema: TableSchema, table: Any) -> Snapshot:
+    def _snapshot_from(header: dict, schema: TableSchema, table: Any,
+                       zonemaps: Any = None) -> Snapshot:
+        """``table``: the manifest's Arrow table, or (with ``zonemaps``) a callable reading it."""
+        if zonemaps is None:
+            zonemaps = manifest.table_to_zonemaps(schema, table)
         snap = Snapshot(
             id=str(header["id"]), parent=header.get("parent"), created_at=header["created_at"],
             operation=header["operation"], table=header["table"], schema=schema,
-            partitions=manifest.table_to_partitions(schema, table),
+            partitions=manifest.table_to_partitions(schema, table, zonemaps),
             summary=dict(header.get("summary") or {}))
-        object.__setattr__(snap, "_zonemaps", manifest.table_to_zonemaps(schema, table))
+        object.__setattr__(snap, "_zonemaps", zonemaps)
         return snap
 
     def _chain(self, name: str) -> list[dict]:
