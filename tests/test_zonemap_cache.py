@@ -112,6 +112,8 @@ def test_a_new_snapshot_gets_its_own_entry(settings, tmp_path):
     want = {p.path for p in base.partitions[10:]} | {p.path for p in later}
     assert set(fresh.zonemaps().paths.tolist()) == want
     _assert_same(fresh.zonemaps(), ZoneMaps.from_partitions(SCHEMA, list(fresh.partitions)))
+    TableStore(settings).drop("t")  # a dropped table's entries go with it
+    assert _entries(settings) == []
 
 
 def test_an_unreadable_entry_is_rebuilt(settings, tmp_path):

@@ -767,6 +767,7 @@ class TableStore:
             shutil.rmtree(tdir, ignore_errors=True)
         for key in [k for k in _SNAPSHOT_CACHE if _under(k[0], tdir)]:
             _SNAPSHOT_CACHE.pop(key, None)
+        zonemap_cache.forget(self.settings.home, name)
 
 
 def _check_own_workspace(info: TableInfo, here: str, path: str) -> None:

@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import secrets
+import shutil
 import zipfile
 from pathlib import Path
 from typing import Sequence
@@ -32,7 +33,7 @@ import numpy as np
 
 from engine.table.model import ColumnZoneMap, TableSchema, ZoneMaps
 
-__all__ = ["CACHE_VERSION", "KEEP_PER_TABLE", "cache_path", "load", "store"]
+__all__ = ["CACHE_VERSION", "KEEP_PER_TABLE", "cache_path", "load", "store", "forget"]
 
 _log = logging.getLogger(__name__)
 
@@ -44,12 +45,22 @@ _SEP = "\0"  # no path (POSIX or URI) holds a NUL byte
 _FIELDS = ("lo", "hi", "valid", "nulls", "cbytes")
 
 
+def _folder(home: str | os.PathLike, table: str) -> Path:
+    return Path(home).expanduser() / "cache" / "zonemaps" / table
+
+
+def forget(home: str | os.PathLike, table: str) -> None:
+    """Delete a dropped table's entries (a table created again under the name has another
+    registration, so they would never be read again)."""
+    shutil.rmtree(_folder(home, table), ignore_errors=True)
+
+
 def cache_path(home: str | os.PathLike, table: str, identity: Sequence[str]) -> Path:
     """Where the entry named by ``identity`` (registration, snapshot, manifest stat...)
     lives; the version is part of the name, so an older entry is never read."""
     text = "\0".join([str(CACHE_VERSION), *map(str, identity)])
     digest = hashlib.sha256(text.encode()).hexdigest()[:32]
-    return Path(home).expanduser() / "cache" / "zonemaps" / table / f"{digest}.npz"
+    return _folder(home, table) / f"{digest}.npz"
 
 
 def _paths_blob(paths: np.ndarray) -> np.ndarray:
