@@ -222,14 +222,14 @@ def predicate_scope(table: str, column: str, where: str,
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _column_clustering(home_: str, table: str, column: str, snapshot_id: str) -> dict[str, Any]:
-    # per-partition paths and bounds come from the zonemaps (views.partition_frame), not
-    # as 1M Python objects here (issue 15)
-    return dict(api.column_clustering(settings(), table, column, snapshot_id=snapshot_id,
-                                      partition_lists=False))
+    # from the stored summary: per-partition depths and overlaps as numpy arrays (no
+    # sweep in a fresh process, no million-element lists; issue 15)
+    return dict(api.stored_column_clustering(settings(), table, column, snapshot_id=snapshot_id))
 
 
 def column_clustering(table: str, column: str, snapshot_id: str | None = None) -> dict[str, Any]:
-    """Per-partition overlaps and depths of one column, with the depth profile."""
+    """Per-partition overlaps and depths of one column (numpy arrays, -1 where unknown),
+    with the depth profile."""
     sid = snapshot_id or current_snapshot_id(table)
     return _column_clustering(home(), table, column, sid)
 
@@ -245,16 +245,50 @@ def ep_metrics(table: str, column: str, snapshot_id: str | None = None) -> dict[
     return _ep_metrics(home(), table, column, sid)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _partition_table(home_: str, table: str, column: str, snapshot_id: str) -> pd.DataFrame:
+@st.cache_data(show_spinner=False, max_entries=64)
+def _partition_order(home_: str, table: str, column: str, snapshot_id: str, sort: str,
+                     descending: bool, min_depth: float, where: str) -> dict[str, Any]:
+    clus = _column_clustering(home_, table, column, snapshot_id)
+    mask = _predicate_scope(home_, table, column, snapshot_id, where)["mask"] if where else None
     zm = _snapshot(home_, table, snapshot_id).zonemaps()
-    return views.partition_frame(zm, column, _column_clustering(home_, table, column, snapshot_id))
+    return api.partition_page(zm, column, clus["depths"], clus["overlaps"], sort=sort,
+                              descending=descending, min_depth=min_depth, mask=mask,
+                              offset=0, limit=max(len(zm), 1))
 
 
-def partition_table(table: str, column: str, snapshot_id: str | None = None) -> pd.DataFrame:
-    """:func:`app.views.partition_frame` of a snapshot, cached (10,000 rows decode in ~0.3 s)."""
+def partition_order(table: str, column: str, snapshot_id: str | None, sort: str,
+                    descending: bool, min_depth: float, where: str = "") -> dict[str, Any]:
+    """:func:`engine.api.partition_page` of every matching partition (``index`` holds the
+    whole order), cached per sort and filter: the Partitions page slices its pages from
+    it, so paging never sorts again."""
     sid = snapshot_id or current_snapshot_id(table)
-    return _partition_table(home(), table, column, sid)
+    return _partition_order(home(), table, column, sid, sort, descending, min_depth, where)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _ep_overview(home_: str, table: str, column: str, snapshot_id: str,
+                 keep: tuple[int, ...]) -> dict[str, Any]:
+    return api.ep_overview(settings(), table, column, snapshot_id=snapshot_id, keep=keep)
+
+
+def ep_overview(table: str, column: str, snapshot_id: str | None = None,
+                keep: Sequence[int] = ()) -> dict[str, Any]:
+    """:func:`engine.api.ep_overview` (the deepest EP files, not all 125,000 at 1M), cached;
+    ``keep``: EP files to include whatever their depth (DD-EP's selection)."""
+    sid = snapshot_id or current_snapshot_id(table)
+    return _ep_overview(home(), table, column, sid, tuple(sorted(int(i) for i in keep)))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _partition_details(home_: str, table: str, snapshot_id: str, index: int) -> dict[str, Any]:
+    return api.partition_details(settings(), table, index, snapshot_id=snapshot_id)
+
+
+def partition_details(table: str, index: int, snapshot_id: str | None = None) -> dict[str, Any]:
+    """One partition's path, size and zonemap on every column, read from one row of the
+    zonemap arrays (:func:`engine.api.partition_details`)."""
+    sid = snapshot_id or current_snapshot_id(table)
+    return _partition_details(home(), table, sid, int(index))
 
 
 def ddep_ep_files(table: str, ep: Mapping[str, Any]) -> set[int]:

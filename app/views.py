@@ -236,13 +236,18 @@ def filter_partitions(frame: pd.DataFrame, mask: Any, min_depth: float = 0.0) ->
     return frame[keep.to_numpy()]
 
 
-def partition_zonemaps(partition: Any) -> pd.DataFrame:
-    """A partition's zonemap for every column (min, max, nulls, compressed bytes)."""
-    rows = [{"column": name, "min": str(st_.min) if st_.min is not None else None,
-             "max": str(st_.max) if st_.max is not None else None,
-             "nulls": st_.null_count, "compressed bytes": st_.compressed_bytes}
-            for name, st_ in partition.columns.items()]
-    return pd.DataFrame(rows)
+def partition_zonemaps(details: Mapping[str, Any]) -> pd.DataFrame:
+    """A partition's zonemap for every column (min, max, nulls, compressed bytes), from
+    :func:`engine.api.partition_details`.
+
+    Example:
+    >>> partition_zonemaps({"columns": [{"column": "k", "min": "1", "max": "9", "nulls": 0,
+    ...                                  "compressed_bytes": 40}]}).to_dict("records")
+    [{'column': 'k', 'min': '1', 'max': '9', 'nulls': 0, 'compressed bytes': 40}]
+    """
+    return pd.DataFrame([{"column": c["column"], "min": c["min"], "max": c["max"],
+                          "nulls": c["nulls"], "compressed bytes": c["compressed_bytes"]}
+                         for c in details["columns"]])
 
 
 # --------------------------------------------------------------------------- workload

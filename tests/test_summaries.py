@@ -8,11 +8,13 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine import api
 from engine.api import summaries
 from engine.core.config import load_settings
+from engine.core.errors import ColumnNotFoundError
 from engine.table.model import ColumnStats, Partition, TableSchema
 from engine.table.store import TableStore
 from tests.security_helpers import sign_in
@@ -73,7 +75,7 @@ def test_a_stored_summary_is_loaded_not_recomputed(settings, monkeypatch):
     def boom(*_a, **_k):
         raise AssertionError("recomputed")
 
-    monkeypatch.setattr(summaries, "analyze", boom)
+    monkeypatch.setattr(summaries, "analyze_with_arrays", boom)
     monkeypatch.setattr(summaries, "pruning_summaries", boom)
     assert api.column_summaries(settings, "t") == first
     assert api.pruning_summary(settings, "t") == pruned
@@ -139,7 +141,7 @@ def test_an_import_and_a_rollback_store_the_summaries_of_the_new_state(settings,
     def boom(*_a, **_k):
         raise AssertionError("recomputed")
 
-    monkeypatch.setattr(summaries, "analyze", boom)
+    monkeypatch.setattr(summaries, "analyze_with_arrays", boom)
     monkeypatch.setattr(summaries, "pruning_summaries", boom)
     assert api.column_summaries(settings, "t")["snapshot"]["id"] == back.id  # loaded, not computed
     assert [q["scanned"] for q in api.pruning_summary(settings, "t")] == [1, 1, 1, 1]
@@ -167,3 +169,60 @@ def test_column_clustering_without_partition_lists_is_the_rest_of_the_full_answe
     dropped = {"paths", "rows", "bytes", "created_seq", "min", "max"}
     assert set(full) - set(lean) == dropped
     assert lean == {key: value for key, value in full.items() if key not in dropped}
+
+
+def test_stored_partition_arrays_equal_the_fresh_ones(settings, monkeypatch):
+    """Issue 15: the per-partition depths, overlaps and constant flags are stored as numpy
+    beside the JSON (never million-element JSON lists) and read back equal."""
+    summary = api.column_summaries(settings, "t")
+    (npz,) = (Path(settings.home) / "cache" / "summaries" / "t").glob("columns-*.npz")
+    assert "depths" not in json.dumps(summary)
+    for column in ("k", "d"):
+        fresh = api.column_clustering(settings, "t", column, partition_lists=False)
+        stored = api.stored_column_clustering(settings, "t", column.upper())
+        for name in ("depths", "overlaps", "constant"):
+            assert isinstance(stored[name], np.ndarray), name
+            assert stored[name].tolist() == fresh[name], (column, name)
+        assert {k: v for k, v in stored.items()
+                if k not in ("depths", "overlaps", "constant", "span_share")} == \
+            json.loads(json.dumps({k: v for k, v in fresh.items()
+                                   if k not in ("depths", "overlaps", "constant")}))
+    # hand-checked: k ranges [10i, 10i + 25]: partition i meets i-2..i+2 within 0..7
+    assert api.column_partition_arrays(settings, "t", "k")["overlaps"].tolist() == \
+        [2, 3, 4, 4, 4, 4, 3, 2]
+
+    def boom(*_a, **_k):
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(summaries, "analyze_with_arrays", boom)  # a fresh read: loaded
+    assert api.column_partition_arrays(settings, "t", "d")["depths"].tolist() == \
+        api.column_clustering(settings, "t", "d")["depths"]
+    assert npz.exists()
+
+
+def test_a_corrupt_array_file_is_recomputed(settings):
+    want = api.column_partition_arrays(settings, "t", "k")
+    (npz,) = (Path(settings.home) / "cache" / "summaries" / "t").glob("columns-*.npz")
+    npz.write_bytes(b"PK\x03\x04 broken")
+    got = api.column_partition_arrays(settings, "t", "k")
+    assert all(np.array_equal(got[k], want[k]) for k in want)
+    with np.load(npz) as data:  # written again, whole
+        assert data["columns"].tolist() == ["k", "d"]
+    npz.unlink()  # missing: recomputed too
+    assert api.column_partition_arrays(settings, "t", "k")["depths"].tolist() == want["depths"].tolist()
+    with pytest.raises(ColumnNotFoundError, match="no clustering summary"):
+        api.column_partition_arrays(settings, "t", "nope")
+
+
+def test_an_older_version_file_is_ignored(settings, monkeypatch):
+    """A summary stored by an older SUMMARY_VERSION (version 1 held no arrays) is another
+    key: never read, so a page never meets a file without its arrays."""
+    monkeypatch.setattr(summaries, "SUMMARY_VERSION", 1)
+    old_json, _ = summaries._columns_paths(settings, "t", "1")
+    old_json.parent.mkdir(parents=True, exist_ok=True)
+    old_json.write_text(json.dumps({"snapshot": {"id": "1"}, "columns": [{"column": "bogus"}]}))
+    monkeypatch.setattr(summaries, "SUMMARY_VERSION", 2)
+    new_json, _ = summaries._columns_paths(settings, "t", "1")
+    assert new_json != old_json
+    assert [c["column"] for c in api.column_summaries(settings, "t")["columns"]] == ["k", "d"]
+    assert api.column_partition_arrays(settings, "t", "k")["depths"].shape == (8,)

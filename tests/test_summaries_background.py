@@ -47,7 +47,7 @@ def test_a_background_run_stores_the_new_snapshots_summaries(settings, spark, mo
     def boom(*_a, **_k):
         raise AssertionError("recomputed")
 
-    monkeypatch.setattr(summaries, "analyze", boom)
+    monkeypatch.setattr(summaries, "analyze_with_arrays", boom)
     monkeypatch.setattr(summaries, "pruning_summaries", boom)
     assert api.column_summaries(settings, "lineitem")["snapshot"]["id"] == new  # loaded
     assert api.pruning_summary(settings, "lineitem") == []  # no workload imported

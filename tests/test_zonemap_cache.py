@@ -158,3 +158,35 @@ def test_a_replaced_manifest_is_another_entry(settings, tmp_path):
     store_mod._SNAPSHOT_CACHE.clear()
     with pytest.raises(DataFileError, match="damaged"):
         TableStore(settings).current_snapshot("t")
+
+
+def test_partition_details_read_one_row_and_show_what_the_partition_objects_show(settings, tmp_path):
+    """The Partitions page's row details (issue 15: one row of the zonemap arrays, not
+    ``snap.partitions[i]``) show what the manifest's Partition objects showed: the same
+    text per bound (None where unknown, "nan" for a NaN statistic); decimals as the
+    float64 the engine compares with."""
+    from app import views
+    from engine import api
+
+    parts = _parts(tmp_path)
+    TableStore(settings).create("t", schema=SCHEMA, partitions=parts, operation="register",
+                                managed=False, location=str(tmp_path))
+    store_mod._SNAPSHOT_CACHE.clear()
+    snap = TableStore(settings).current_snapshot("t")
+    for idx in (0, 4, 5, 13, 39):
+        got = api.partition_details(settings, "t", idx)
+        part = snap.partitions[idx]
+        assert (got["path"], got["rows"], got["bytes"], got["created_seq"]) == \
+            (part.path, part.rows, part.bytes, part.created_seq)
+        frame = views.partition_zonemaps(got)
+        assert frame["column"].tolist() == SCHEMA.names
+        for row, col, (name, stats) in zip(frame.to_dict("records"), got["columns"],
+                                           part.columns.items()):
+            want = [None if v is None else str(v) for v in (stats.min, stats.max)]
+            if name == "m":
+                assert [float(v) for v in (row["min"], row["max"])] == [float(v) for v in want]
+            else:
+                assert [row["min"], row["max"]] == want, (idx, name)
+            assert (col["nulls"], col["compressed_bytes"]) == (stats.null_count, stats.compressed_bytes)
+    with pytest.raises(Exception, match="partition index must be 0 to 39"):
+        api.partition_details(settings, "t", 40)

@@ -15,26 +15,6 @@ from engine import api
 PAGE_SIZES = (100, 1_000, 10_000)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _page(home_: str, table: str, column: str, snapshot_id: str, sort: str, descending: bool,
-          min_depth: float, where: str, offset: int, limit: int) -> dict:
-    """:func:`engine.api.partition_page` of a snapshot, cached (the page asks for the whole
-    order once per sort and filter, and slices its pages from it)."""
-    clus = services.column_clustering(table, column, snapshot_id)
-    mask = services.predicate_scope(table, column, where, snapshot_id)["mask"] if where else None
-    return api.partition_page(services.snapshot(table, snapshot_id).zonemaps(), column,
-                              clus["depths"], clus["overlaps"], sort=sort,
-                              descending=descending, min_depth=min_depth, mask=mask,
-                              offset=offset, limit=limit)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _ep_overview(home_: str, table: str, column: str, snapshot_id: str,
-                 keep: tuple[int, ...]) -> dict:
-    """:func:`engine.api.ep_overview` (the deepest EP files, not all 125,000 at 1M), cached."""
-    return api.ep_overview(services.settings(), table, column, snapshot_id=snapshot_id, keep=keep)
-
-
 st.title("Partitions")
 table = components.require_table()
 sid = components.selected_snapshot()
@@ -90,7 +70,7 @@ st.caption("How many partitions cover each value of the column; red bands are th
 
 st.subheader("EP-file view (patent US 12386863)")
 with guard(stop=False):
-    ep = _ep_overview(services.home(), table, column, snap.id, ())
+    ep = services.ep_overview(table, column, snap.id)
     a, b, c, d = st.columns(4)
     a.metric("EP files", f"{ep['ep_file_count']:,}", help=f"{ep['ep_file_partitions']} partitions each, "
              "in creation order (setting ep_file_partitions)")
@@ -104,7 +84,7 @@ with guard(stop=False):
         help="Runs DD-EP's selection on the current snapshot and marks its EP files.")
     selected_eps = services.ddep_ep_files(table, ep) if show_ddep else set()
     if selected_eps:  # the summary's files plus every one DD-EP selects
-        ep = _ep_overview(services.home(), table, column, snap.id, tuple(sorted(selected_eps)))
+        ep = services.ep_overview(table, column, snap.id, keep=selected_eps)
     st.plotly_chart(charts.ep_regions(ep["ep_files"], deepest_sr, cz.ltype, column, selected_eps),
                     key="partitions_ep")
     if deepest_sr:
@@ -155,8 +135,7 @@ min_depth = d.number_input("Only partitions at least this deep", min_value=0.0, 
                            step=1.0, key="partitions_min_depth")
 where = where if scope else ""  # a predicate the engine refused scopes nothing
 # one sort per (sort, filter): every page and page size slices the same order
-ordered = _page(services.home(), table, column, snap.id, sort, descending, min_depth, where,
-                0, max(n, 1))
+ordered = services.partition_order(table, column, snap.id, sort, descending, min_depth, where)
 pages = max(1, -(-ordered["matching"] // per_page))
 page_no = int(st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, value=1,
                               key="partitions_page")) if pages > 1 else 1
@@ -174,8 +153,9 @@ event = st.dataframe(frame, hide_index=True, key="partitions_table", on_select="
 rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
 if rows:
     idx = int(frame.iloc[rows[0]]["#"])
-    part = snap.partitions[idx]
-    st.markdown(f"**Partition #{idx}** {views.md_text(part.path)} · {part.rows:,} rows · {fmt_bytes(part.bytes)}")
+    part = services.partition_details(table, idx, snap.id)  # one row, not every partition
+    st.markdown(f"**Partition #{idx}** {views.md_text(part['path'])} · {part['rows']:,} rows · "
+                f"{fmt_bytes(part['bytes'])}")
     st.dataframe(views.partition_zonemaps(part), hide_index=True, key="partitions_zonemaps")
 else:
     st.info("Select a partition in the table to see its zonemaps for every column.")

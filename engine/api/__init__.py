@@ -20,9 +20,11 @@ from engine.api.calibration import calibrate, show_calibration
 from engine.api.demo import DEMO_SCALE, make_demo_data, start_spark_early
 from engine.api.demo import DEMO_WRITERS, create_demo_table
 from engine.api import summaries
-from engine.api.summaries import SUMMARY_VERSION, column_summaries, pruning_summary, warm_summaries
+from engine.api.summaries import (SUMMARY_VERSION, column_partition_arrays, column_summaries,
+                                  pruning_summary, stored_column_clustering, warm_summaries)
 from engine.api import partition_view
-from engine.api.partition_view import EP_FILES_SHOWN, PARTITION_SORT_KEYS, ep_overview, partition_page
+from engine.api.partition_view import (EP_FILES_SHOWN, PARTITION_SORT_KEYS, ep_overview,
+                                       partition_details, partition_page)
 from engine.api.export import compare_plans, plan_json, plan_runbook
 from engine.api import compare, runs, whatif
 from engine.api.compare import PREVIEW_LABEL, compare_preview

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from engine.core.config import Settings
     from engine.table.model import Snapshot, ZoneMaps
 
-__all__ = ["analyze", "predicate_partitions", "ep_metrics", "pruning", "iter_pruning",
+__all__ = ["analyze", "analyze_with_arrays", "predicate_partitions", "ep_metrics", "pruning", "iter_pruning",
            "column_clustering", "pruning_scans", "span_shares", "fragment_scan",
            "ep_files_holding", "signature_projection"]
 
@@ -91,13 +91,30 @@ def analyze(settings: "Settings", table: str, columns: Sequence[str] | str | Non
     With ``where`` (a SQL predicate) the metrics cover only the partitions it may touch
     (:func:`predicate_partitions`), and each object says so in ``where`` and
     ``where_partition_count``; ``total_partition_count`` is then that subset's size."""
+    return [data for data, _ in _analyzed(settings, table, columns, snapshot_id,
+                                          ep_file_partitions, max_segments, where)]
+
+
+def analyze_with_arrays(settings: "Settings", table: str,
+                        snapshot_id: str | None = None) -> list[tuple[dict[str, Any], Any]]:
+    """:func:`analyze` of every orderable column, each object beside its
+    :class:`engine.metrics.overlap.ColumnClustering` (the per-partition ``depths``,
+    ``overlaps`` and ``constant`` arrays): one sweep per column serves both, for the
+    stored summaries (:mod:`engine.api.summaries`)."""
+    return _analyzed(settings, table, None, snapshot_id, None, MAX_PROFILE_SEGMENTS, None)
+
+
+def _analyzed(settings: "Settings", table: str, columns: Sequence[str] | str | None,
+              snapshot_id: str | None, ep_file_partitions: int | None, max_segments: int,
+              where: str | None) -> list[tuple[dict[str, Any], Any]]:
     snap = _snapshot(settings, table, snapshot_id)
     zm: "ZoneMaps" = snap.zonemaps()
     if where:
         zm = zm.subset(_predicate_mask(snap, where))
     out = []
     for column in _columns(snap, columns):
-        data = _column_clustering(zm, column).to_json(max_segments=max_segments)
+        clustering = _column_clustering(zm, column)
+        data = clustering.to_json(max_segments=max_segments)
         data["snapshot"] = snap.id
         if where:
             data["where"] = where
@@ -108,7 +125,7 @@ def analyze(settings: "Settings", table: str, columns: Sequence[str] | str | Non
                                              "average_local_depth", "average_ep_overlap",
                                              "average_ep_depth", "subrange_count",
                                              "deepest_subrange")}
-        out.append(data)
+        out.append((data, clustering))
     return out
 
 

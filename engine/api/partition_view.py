@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import numpy as np
 
 from engine.api.analysis import _snapshot
+from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
 from engine.metrics import profile as _profile
 from engine.metrics.ep import EPFiles, ep_files
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
     from engine.core.config import Settings
     from engine.table.model import ZoneMaps
 
-__all__ = ["PARTITION_SORT_KEYS", "EP_FILES_SHOWN", "partition_page", "ep_overview"]
+__all__ = ["PARTITION_SORT_KEYS", "EP_FILES_SHOWN", "partition_page", "ep_overview",
+           "partition_details"]
 
 #: what the partition table can be ordered by (``min`` / ``max``: the column's bounds)
 PARTITION_SORT_KEYS = ("depth", "overlaps", "bytes", "rows", "created", "min", "max")
@@ -158,3 +160,45 @@ def ep_overview(settings: "Settings", table: str, column: str,
             "subrange_count": subrange_count,
             "deepest_subrange": deepest, "ep_files_shown": len(chosen),
             "ep_files": [_ep_file_json(ep, int(i)) for i in chosen], "snapshot": snap.id}
+
+
+def _bound_text(ltype: str, value: Any, known: bool) -> str | None:
+    """One encoded bound as the partition details show it: the manifest value's ``str``
+    (ISO dates, ``2024-01-01 10:30:00`` timestamps, ``True``); None where unknown.
+    Decimals show the float64 the engine compares with."""
+    if ltype == "string":
+        return str(value) if known or value != "" else None
+    if ltype == "other" or value is None:
+        return None
+    number = float(value)
+    if np.isnan(number):
+        return "nan" if known else None  # a NaN statistic with both bounds known
+    return str(logical_types.decode_scalar(ltype, number))
+
+
+def partition_details(settings: "Settings", table: str, index: int,
+                      snapshot_id: str | None = None) -> dict[str, Any]:
+    """Partition ``index`` (snapshot order) of a snapshot read from its zonemap arrays:
+    ``{"index", "path", "rows", "bytes", "created_seq", "columns": [{"column", "min",
+    "max", "nulls", "compressed_bytes"}, ...]}`` (schema order; bounds as text, None where
+    unknown). One row of each array, never the snapshot's :class:`Partition` objects (at
+    1,000,000 partitions the first of those reads every path and statistic into Python
+    lists, issue 15)."""
+    snap = _snapshot(settings, table, snapshot_id)
+    zm = snap.zonemaps()
+    i = int(index)
+    if not 0 <= i < len(zm):
+        raise InvalidParameterError(f"partition index must be 0 to {len(zm) - 1}, not {index}")
+    columns = []
+    for name, _ in snap.schema.columns:
+        cz = zm.column(name)
+        known = bool(cz.valid[i])
+        nulls = int(cz.null_count[i])
+        columns.append({"column": name, "min": _bound_text(cz.ltype, cz.lo[i], known),
+                        "max": _bound_text(cz.ltype, cz.hi[i], known),
+                        "nulls": nulls if nulls >= 0 else None,
+                        "compressed_bytes": int(cz.compressed_bytes[i])})
+    seq = int(zm.created_seq[i]) if len(zm.created_seq) == len(zm) else i
+    return {"index": i, "path": str(zm.paths[i]), "rows": int(zm.rows[i]),
+            "bytes": int(zm.bytes[i]), "created_seq": seq, "columns": columns,
+            "snapshot": snap.id}

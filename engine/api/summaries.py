@@ -31,13 +31,16 @@ import os
 import sys
 import threading
 import time
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from engine.api import analysis as analysis_module
-from engine.api.analysis import analyze, pruning_summaries, span_shares
+from engine.api.analysis import (analyze_with_arrays, column_clustering, pruning_summaries,
+                                 span_shares)
+from engine.core.errors import ColumnNotFoundError
 from engine.metrics import overlap as overlap_module
 from engine.metrics import profile as profile_module
 from engine.metrics import sweep as sweep_module
@@ -49,13 +52,14 @@ from engine.workload.store import WorkloadStore
 if TYPE_CHECKING:
     from engine.core.config import Settings
 
-__all__ = ["SUMMARY_VERSION", "column_summaries", "pruning_summary", "warm_summaries",
+__all__ = ["SUMMARY_VERSION", "PARTITION_ARRAYS", "column_summaries", "column_partition_arrays",
+           "stored_column_clustering", "pruning_summary", "warm_summaries",
            "warm_after_change", "warm_when_done"]
 
 _log = logging.getLogger(__name__)
 
 #: bumped whenever the content of a stored summary changes (older files are ignored)
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2  # 2: per-partition arrays stored beside the JSON (.npz)
 
 
 def _jsonable(value: Any) -> Any:
@@ -95,24 +99,80 @@ def _key(settings: "Settings", table: str, snapshot_id: str, *extra: str) -> str
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def _write_atomic(path: Path, write: Callable[[Any], None]) -> None:
+    """``write(handle)`` into a temporary file beside ``path``, then renamed over it (two
+    processes storing the same summary at once each rename a whole file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with tmp.open("wb") as handle:
+            write(handle)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _dump(path: Path, value: Any) -> Any:
+    """``value`` written at ``path`` as JSON (atomically) and returned as read back, so a
+    fresh and a stored answer are the same objects."""
+    text = json.dumps(value, default=_jsonable, separators=(",", ":"))
+    _write_atomic(path, lambda handle: handle.write(text.encode("utf-8")))
+    return json.loads(text)
+
+
 def _stored(path: Path, compute: Callable[[], Any]) -> Any:
-    """The JSON at ``path``, or ``compute()`` written there first (atomically) and returned
-    as read back, so a fresh and a stored answer are the same objects."""
+    """The JSON at ``path``, or ``compute()`` written there first (atomically)."""
     try:
         with path.open(encoding="utf-8") as handle:
             return json.load(handle)
     except (OSError, ValueError):
         pass
-    text = json.dumps(compute(), default=_jsonable, separators=(",", ":"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return json.loads(text)
+    return _dump(path, compute())
 
 
 def _snapshot_id(settings: "Settings", table: str, snapshot_id: str | None) -> str:
     return str(snapshot_id) if snapshot_id is not None else TableStore(settings).current_id(table)
+
+
+#: a column's per-partition arrays in the summary's ``.npz`` (``c<i>_<name>``, column i of
+#: the JSON's ``columns``): int32 depths and overlaps (-1 where unknown), bool constant
+PARTITION_ARRAYS = ("depths", "overlaps", "constant")
+
+
+def _columns_paths(settings: "Settings", table: str, sid: str) -> tuple[Path, Path]:
+    """(the JSON, the per-partition arrays) of a snapshot's column summary: one key."""
+    stem = f"columns-{_key(settings, table, sid)}"
+    folder = _folder(settings, table)
+    return folder / f"{stem}.json", folder / f"{stem}.npz"
+
+
+def _compute_columns(settings: "Settings", table: str, sid: str
+                     ) -> tuple[dict[str, Any], dict[str, dict[str, np.ndarray]]]:
+    """Compute and store a snapshot's column summary: the arrays first, then the JSON (a
+    JSON on disk means its arrays were written). Returns (the JSON as read back, per
+    column its arrays)."""
+    json_path, npz_path = _columns_paths(settings, table, sid)
+    snap = TableStore(settings).snapshot(table, sid)
+    shares = span_shares(settings, table, snapshot_id=sid)
+    rows, arrays = [], {}
+    for data, clustering in analyze_with_arrays(settings, table, snapshot_id=sid):
+        row = dict(data)
+        row["span_share"] = shares.get(row["column"])
+        rows.append(row)
+        arrays[row["column"]] = {"depths": clustering.depths.astype(np.int32),
+                                 "overlaps": clustering.overlaps.astype(np.int32),
+                                 "constant": np.asarray(clustering.constant, dtype=bool)}
+    members = {"columns": np.array([r["column"] for r in rows], dtype=np.str_)}
+    for i, row in enumerate(rows):
+        for name in PARTITION_ARRAYS:
+            members[f"c{i}_{name}"] = arrays[row["column"]][name]
+    _write_atomic(npz_path, lambda handle: np.savez(handle, **members))
+    summary = _dump(json_path, {
+        "snapshot": {"id": snap.id, "operation": snap.operation, "created_at": snap.created_at,
+                     "partitions": snap.partition_count, "rows": snap.total_rows,
+                     "bytes": snap.total_bytes},
+        "columns": rows})
+    return summary, arrays
 
 
 def column_summaries(settings: "Settings", table: str,
@@ -122,22 +182,72 @@ def column_summaries(settings: "Settings", table: str,
     ``{"snapshot": {"id", "operation", "created_at", "partitions", "rows", "bytes"},
     "columns": [...]}``: each column is the :func:`engine.api.analyze` object (average
     depth and overlaps, depth histogram and profile, verdict...) plus ``span_share``
-    (:func:`engine.api.span_shares`). The current snapshot when ``snapshot_id`` is None."""
+    (:func:`engine.api.span_shares`). The current snapshot when ``snapshot_id`` is None.
+    The per-partition arrays are stored beside it (:func:`column_partition_arrays`), not
+    in the JSON: at 1,000,000 partitions they would be million-element lists."""
     sid = _snapshot_id(settings, table, snapshot_id)
-    path = _folder(settings, table) / f"columns-{_key(settings, table, sid)}.json"
+    json_path, _ = _columns_paths(settings, table, sid)
+    try:
+        with json_path.open(encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return _compute_columns(settings, table, sid)[0]
 
-    def compute() -> dict[str, Any]:
-        snap = TableStore(settings).snapshot(table, sid)
-        shares = span_shares(settings, table, snapshot_id=sid)
-        rows = [dict(r) for r in analyze(settings, table, snapshot_id=sid)]
-        for row in rows:
-            row["span_share"] = shares.get(row["column"])
-        return {"snapshot": {"id": snap.id, "operation": snap.operation,
-                             "created_at": snap.created_at, "partitions": snap.partition_count,
-                             "rows": snap.total_rows, "bytes": snap.total_bytes},
-                "columns": rows}
 
-    return _stored(path, compute)
+def _load_arrays(path: Path, names: list[str], n: int, column: str) -> dict[str, np.ndarray] | None:
+    """``column``'s arrays from the summary's ``.npz``; None when missing, unreadable or
+    not the summary's (other columns, other length)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if data["columns"].tolist() != names:
+                return None
+            i = names.index(column)
+            out = {name: data[f"c{i}_{name}"] for name in PARTITION_ARRAYS}
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        _log.warning("stored partition arrays %s unreadable (%s: %s); recomputing", path,
+                     type(exc).__name__, exc)
+        return None
+    if any(a.shape != (n,) for a in out.values()):
+        return None
+    return out
+
+
+def column_partition_arrays(settings: "Settings", table: str, column: str,
+                            snapshot_id: str | None = None) -> dict[str, np.ndarray]:
+    """``column``'s per-partition ``depths``, ``overlaps`` (int32, -1 where the partition's
+    statistics are unknown) and ``constant`` (bool), in snapshot order, from the stored
+    summary (computed and stored first when missing, unreadable or of another version).
+    ``column`` must be one :func:`column_summaries` covers (an orderable column)."""
+    sid = _snapshot_id(settings, table, snapshot_id)
+    summary = column_summaries(settings, table, sid)
+    names = [c["column"] for c in summary["columns"]]
+    name = next((c for c in names if c.lower() == column.lower()), None)
+    if name is None:
+        raise ColumnNotFoundError(f"no clustering summary for column {column!r}; summarised "
+                                  f"columns are: {', '.join(names)}")
+    _, npz_path = _columns_paths(settings, table, sid)
+    loaded = _load_arrays(npz_path, names, int(summary["snapshot"]["partitions"]), name)
+    if loaded is None:
+        loaded = _compute_columns(settings, table, sid)[1][name]
+    return loaded
+
+
+def stored_column_clustering(settings: "Settings", table: str, column: str,
+                             snapshot_id: str | None = None) -> dict[str, Any]:
+    """:func:`engine.api.column_clustering` with ``partition_lists=False``, from the stored
+    summary: the column's summary object (with ``span_share``) plus its per-partition
+    arrays as numpy (:func:`column_partition_arrays`), never million-element lists; a
+    fresh process loads it without a sweep. Columns the summary does not cover are
+    computed (:func:`engine.api.column_clustering`)."""
+    sid = _snapshot_id(settings, table, snapshot_id)
+    summary = column_summaries(settings, table, sid)
+    row = next((c for c in summary["columns"] if c["column"].lower() == column.lower()), None)
+    if row is None:
+        data = column_clustering(settings, table, column, snapshot_id=sid, partition_lists=False)
+        return {**data, **{k: np.asarray(data[k]) for k in PARTITION_ARRAYS}}
+    return {**row, **column_partition_arrays(settings, table, row["column"], sid)}
 
 
 def pruning_summary(settings: "Settings", table: str,
