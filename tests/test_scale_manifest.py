@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from bench.bench_planning import mixed_manifest
 from engine.core import logical_types
 from engine.table import store as store_mod
-from engine.table.manifest import ManifestPartitions, table_to_partitions, table_to_zonemaps, unicode_array
+from engine.table.manifest import (ManifestPartitions, _utf8_array, table_to_partitions,
+                                   table_to_zonemaps, unicode_array)
 from engine.table.model import ColumnStats, Partition, ZoneMaps
 from engine.table.store import TableStore
 from tests.scale_scenario import SCHEMA
@@ -80,3 +81,28 @@ def test_mixed_manifest_zonemaps_keep_every_type() -> None:
         assert np.array_equal(a.valid, b.valid), name
         assert a.lo.tolist() == b.lo.tolist() and a.hi.tolist() == b.hi.tolist(), name
         assert a.lo.dtype.kind == b.lo.dtype.kind, name
+
+
+#: accents, CJK, emoji (4-byte UTF-8), NUL, ASCII: every UTF-8 length
+_NON_ASCII = st.text(alphabet=st.sampled_from(list("aZ~ \x00éÆøß東京語🦆😀\U0010fffd\u0800\u07ff")),
+                     max_size=8)
+
+
+@settings_hyp(max_examples=200, deadline=None)
+@given(chunks=st.lists(st.lists(st.one_of(st.none(), _NON_ASCII, st.text(max_size=6)),
+                                max_size=25), min_size=1, max_size=3),
+       start=st.integers(0, 4))
+def test_non_ascii_bounds_decode_in_numpy_like_the_object_path(chunks, start) -> None:
+    """Issue 15: non-ASCII string bounds go from Arrow to numpy without a Python str per
+    value (manifest._utf8_array); values, width and order equal the object path's."""
+    array = pa.chunked_array([pa.array(c, pa.string()) for c in chunks], pa.string())
+    array = array.slice(min(start, len(array)))
+    got, got_valid = unicode_array(array)
+    want, want_valid = logical_types.encode_arrow("string", array)
+    assert got.dtype.kind == "U" and got.tolist() == want.tolist()
+    assert np.array_equal(got_valid, want_valid)
+    assert np.array_equal(np.argsort(got, kind="stable"), np.argsort(want, kind="stable"))
+    combined = array.combine_chunks() if array.num_chunks else pa.array([], pa.string())
+    if len(combined):
+        direct, _ = _utf8_array(combined)  # the numpy decoder itself, ASCII or not
+        assert direct.tolist() == want.tolist()
