@@ -1,0 +1,79 @@
+"""A cold process's snapshot load with and without the zonemap cache (issue 15).
+
+Every CLI command and every dashboard start is a fresh interpreter whose first step is
+the current snapshot's zonemaps. This times exactly that step (``TableStore(...)
+.current_snapshot(table).zonemaps()``, imports excluded) in fresh processes, runs
+interleaved:
+
+* ``manifest``: the cache folder deleted first, so the manifest is read, the arrays built
+  and the cache entry written (what the first process after a commit pays);
+* ``cached``: the entry present (every later process);
+* with ``--code DIR`` also the same step in another checkout (e.g. main before the cache).
+
+    .venv/bin/python bench/bench_ui_scale.py --partitions 1000000 --home /tmp/ws --pages overview
+    .venv/bin/python bench/bench_zonemap_cache.py --home /tmp/ws --runs 5 --code /tmp/main
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = """
+import json, resource, sys, time
+from engine.core.config import load_settings
+from engine.table.store import TableStore
+def cpu():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+settings = load_settings({"home": sys.argv[1]}, environ={})
+c, t = cpu(), time.perf_counter()
+zm = TableStore(settings).current_snapshot(sys.argv[2]).zonemaps()
+print(json.dumps({"load_s": time.perf_counter() - t, "load_cpu_s": cpu() - c, "partitions": len(zm),
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def one(home: str, table: str, code: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, home, table], capture_output=True, text=True,
+                         cwd=str(code), env={**os.environ, "PYTHONPATH": str(code)})
+    if out.returncode != 0:
+        raise SystemExit(f"load failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--home", required=True, help="a workspace (e.g. bench_ui_scale.py's --home)")
+    ap.add_argument("--table", default="lineitem")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--code", action="append", default=[], help="another checkout to time too")
+    args = ap.parse_args(argv)
+    cache = Path(args.home) / "cache" / "zonemaps" / args.table
+    variants = {"manifest": ROOT, "cached": ROOT, **{f"code:{c}": Path(c) for c in args.code}}
+    runs: dict[str, list[dict]] = {v: [] for v in variants}
+    for _ in range(args.runs):
+        for name, code in variants.items():
+            if name == "manifest":
+                shutil.rmtree(cache, ignore_errors=True)
+            runs[name].append(one(args.home, args.table, code))
+    for name, rows in runs.items():
+        out = {"variant": name, "partitions": rows[0]["partitions"], "runs": len(rows),
+               "load_average": round(os.getloadavg()[0], 1)}
+        for key in ("load_s", "load_cpu_s", "peak_rss_mb"):
+            vals = [r[key] for r in rows]
+            out[f"{key}_min"], out[f"{key}_median"] = round(min(vals), 2), round(statistics.median(vals), 2)
+        print(json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
