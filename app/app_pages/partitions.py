@@ -38,12 +38,7 @@ with guard():
     clus = services.column_clustering(table, column, sid)
 cz = zm.column(column)
 n = len(zm)
-order = views.partition_order(zm, column, order_by)
-value = np.asarray(clus["depths"] if color_by == "depth" else clus["overlaps"], dtype=float)
-category = charts.depth_bin_labels(value[order] if color_by == "depth" else value[order] + 1)
-valid = cz.valid[order]
-marks = charts.segment_marks(cz.lo[order][valid], cz.hi[order][valid], np.arange(n)[valid],
-                             category[valid], order[valid], value[order][valid], color_by)
+marks = services.partition_marks(table, column, snap.id, order_by, color_by)
 
 st.subheader(f"Ranges of `{column}` per micro-partition")
 if marks["k"] > 1:
