@@ -439,24 +439,6 @@ def register_iceberg(settings: Settings, name: str, identifier: str,
     return store.current_snapshot(name)
 
 
-def register_delta(settings: Settings, name: str, path: str) -> Snapshot:
-    """Register an existing Delta table (reads its log only; writes nothing there)."""
-    from engine.table.formats import delta  # lazy: the deltalake bindings' import cost
-
-    store = TableStore(settings)
-    validate_name(name)
-    location = path if fs.is_uri(path) else fs.normalize(path)
-    if not delta.is_delta_table(location):
-        raise DataFileError(f"--delta {path}: not a Delta table (no _delta_log folder)")
-    table = delta.open_table(name, location)
-    if table.metadata().partition_columns:
-        raise InvalidParameterError(
-            f"--delta {path}: partitioned by {', '.join(table.metadata().partition_columns)}; "
-            "partitioned Delta tables are not supported (their files lack the partition columns)")
-    store.register_format(name, "delta", location)
-    return store.current_snapshot(name)
-
-
 def adopt_iceberg(settings: Settings, name: str, path: str) -> Snapshot:
     """Make the Parquet files under ``path`` an Iceberg table ``default.NAME`` of the
     workspace catalog without copying (pyiceberg ``add_files``), and register it.
