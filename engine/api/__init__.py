@@ -12,8 +12,8 @@ from engine.api import (
     simulate as _simulate, state, tables, workload,
 )
 from engine.api.analysis import (
-    analyze, column_clustering, ep_files_holding, ep_metrics, fragment_scan, iter_pruning,
-    predicate_partitions, pruning, pruning_scans, signature_projection, span_shares,
+    analyze, analyze_with_arrays, column_clustering, ep_files_holding, ep_metrics, fragment_scan,
+    iter_pruning, predicate_partitions, pruning, pruning_scans, signature_projection, span_shares,
 )
 from engine.api.design import PAW_DELTA_ESTIMATORS, PAW_PSI, design_paw, design_pto
 from engine.api.calibration import calibrate, show_calibration
