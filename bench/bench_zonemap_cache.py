@@ -12,6 +12,7 @@ interleaved:
 
     .venv/bin/python bench/bench_ui_scale.py --partitions 1000000 --home /tmp/ws --pages overview
     .venv/bin/python bench/bench_zonemap_cache.py --home /tmp/ws --runs 5 --code /tmp/main
+    .venv/bin/python bench/bench_zonemap_cache.py --home /tmp/mixed --table mixed --mixed 1000000
 """
 
 from __future__ import annotations
@@ -50,13 +51,42 @@ def one(home: str, table: str, code: Path) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def build_mixed(home: Path, n: int, table: str) -> None:
+    """A native table whose one snapshot holds ``bench_planning.mixed_manifest(n)`` (16
+    columns of every type, strings included), written at the metadata level as
+    bench_ui_scale.py does."""
+    import pyarrow.parquet as pq
+
+    sys.path.insert(0, str(ROOT))
+    from bench.bench_planning import mixed_manifest
+    from engine.core.config import load_settings
+    from engine.table.model import ColumnStats, Partition
+    from engine.table.store import TableStore
+
+    schema, manifest_table, _ = mixed_manifest(n)
+    settings = load_settings({"home": str(home)}, environ={})
+    one = Partition("/nonexistent/part-0.parquet", 1, 1, {c: ColumnStats(None, None, 0, 1)
+                                                          for c in schema.names})
+    snap = TableStore(settings).create(table, schema=schema, partitions=[one], operation="register",
+                                       managed=False, location="/nonexistent")
+    info = TableStore(settings).info(table)
+    header = json.loads(Path(info.metadata_dir, f"snap-{int(snap.id):08d}.json").read_text())
+    pq.write_table(manifest_table, os.path.join(info.metadata_dir, header["manifest"]),
+                   compression="zstd")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", required=True, help="a workspace (e.g. bench_ui_scale.py's --home)")
     ap.add_argument("--table", default="lineitem")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--code", action="append", default=[], help="another checkout to time too")
+    ap.add_argument("--mixed", type=int, metavar="N",
+                    help="first build table --table in --home from bench_planning's mixed-type "
+                         "manifest of N partitions (16 columns, strings included)")
     args = ap.parse_args(argv)
+    if args.mixed and not (Path(args.home) / "tables" / args.table).exists():
+        build_mixed(Path(args.home), args.mixed, args.table)
     cache = Path(args.home) / "cache" / "zonemaps" / args.table
     variants = {"manifest": ROOT, "cached": ROOT, **{f"code:{c}": Path(c) for c in args.code}}
     runs: dict[str, list[dict]] = {v: [] for v in variants}

@@ -40,8 +40,10 @@ _log = logging.getLogger(__name__)
 
 #: bumped whenever what an entry holds changes (older entries are then never read)
 CACHE_VERSION = 1
-#: entries kept per table (one per recently loaded snapshot; the oldest written go first)
-KEEP_PER_TABLE = 8
+#: entries kept per table (one per recently loaded snapshot; the oldest written go first):
+#: an entry is about the arrays' size in memory, 250 MB for 1,000,000 partitions x 6
+#: numeric columns, 635 MB x 16 mixed columns (bench/README_planning.md)
+KEEP_PER_TABLE = 4
 _FIELDS = ("lo", "hi", "valid", "nulls", "cbytes")
 
 
