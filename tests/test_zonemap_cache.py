@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -133,11 +134,15 @@ def test_an_unreadable_entry_is_rebuilt(settings, tmp_path):
 
 def test_an_entry_of_another_schema_or_version_is_ignored(settings, tmp_path, monkeypatch):
     zm = ZoneMaps.from_partitions(SCHEMA, _parts(tmp_path, 6))
-    path = tmp_path / "entry"
+    path = tmp_path / "cache" / "entry"
     assert zonemap_cache.store(path, SCHEMA, zm)
     _assert_same(zonemap_cache.load(path, SCHEMA), zm)
     other = TableSchema(SCHEMA.columns[:-1])
     assert zonemap_cache.load(path, other) is None
+    stale = path.parent / ".killed-writer.tmp"  # a writer killed mid-store, long ago
+    stale.mkdir()
+    os.utime(stale, (1, 1))
+    assert zonemap_cache.store(path.parent / "other", SCHEMA, zm) and not stale.exists()
     monkeypatch.setattr(zonemap_cache, "CACHE_VERSION", zonemap_cache.CACHE_VERSION + 1)
     assert zonemap_cache.load(path, SCHEMA) is None
     assert zonemap_cache.cache_path("h", "t", ["x"]) != path

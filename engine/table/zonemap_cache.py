@@ -20,12 +20,14 @@ The :data:`KEEP_PER_TABLE` most recently written entries of a table are kept.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import secrets
 import shutil
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -44,6 +46,8 @@ CACHE_VERSION = 1
 #: an entry is about the arrays' size in memory, 250 MB for 1,000,000 partitions x 6
 #: numeric columns, 635 MB x 16 mixed columns (bench/README_planning.md)
 KEEP_PER_TABLE = 4
+#: a temporary entry folder older than this is a killed writer's, deleted by the next store
+STALE_TMP_S = 3600.0
 _FIELDS = ("lo", "hi", "valid", "nulls", "cbytes")
 
 
@@ -101,7 +105,13 @@ def store(path: Path, schema: TableSchema, zonemaps: ZoneMaps) -> bool:
 
 
 def _prune(folder: Path) -> None:
-    """Keep the :data:`KEEP_PER_TABLE` newest entries of one table's folder."""
+    """Keep the :data:`KEEP_PER_TABLE` newest entries of one table's folder, and delete
+    temporary folders a killed writer left more than :data:`STALE_TMP_S` ago."""
+    now = time.time()
+    for tmp in folder.glob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            if now - tmp.stat().st_mtime > STALE_TMP_S:
+                shutil.rmtree(tmp, ignore_errors=True)
     entries = sorted((p for p in folder.iterdir() if not p.name.startswith(".")),
                      key=lambda p: p.stat().st_mtime_ns, reverse=True)
     for old in entries[KEEP_PER_TABLE:]:
