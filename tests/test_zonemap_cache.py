@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import pickle
 import os
 from pathlib import Path
 
@@ -91,6 +92,7 @@ def test_a_fresh_store_reads_the_cached_arrays_equal_to_the_manifests(settings, 
     assert again.partitions[3].path == parts[3].path
     assert again.partitions[3].columns["m"].min == decimal.Decimal("3.25")
     assert len(reads) == 1
+    assert pickle.loads(pickle.dumps(again)).partitions[3].path == parts[3].path
     assert [(p.path, p.rows, p.created_seq, p.columns["s"]) for p in again.partitions] == \
         [(p.path, p.rows, p.created_seq, p.columns["s"]) for p in parts]
 

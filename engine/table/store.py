@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
+import functools
 import json
 import os
 import re
@@ -386,7 +387,9 @@ class TableStore:
              stat.st_mtime_ns))
         zonemaps = zonemap_cache.load(cached_at, schema)
         if zonemaps is not None:
-            return self._snapshot_from(header, schema, lambda: self._read_manifest(path, header),
+            # a partial, not a lambda: the snapshot stays picklable
+            return self._snapshot_from(header, schema,
+                                       functools.partial(TableStore._read_manifest, path, header),
                                        zonemaps)
         table = self._read_manifest(path, header)
         try:
