@@ -386,14 +386,13 @@ class TableStore:
             (info.location, info.created_at, header.get("id"), path, stat.st_size, stat.st_ino,
              stat.st_mtime_ns))
         zonemaps = zonemap_cache.load(cached_at, schema)
-        if zonemaps is not None:
-            # a partial, not a lambda: the snapshot stays picklable
-            return self._snapshot_from(header, schema,
-                                       functools.partial(TableStore._read_manifest, path, header),
-                                       zonemaps)
-        table = self._read_manifest(path, header)
         try:
-            snap = self._snapshot_from(header, schema, table)
+            if zonemaps is not None:
+                # a partial, not a lambda: the snapshot stays picklable
+                return self._snapshot_from(
+                    header, schema, functools.partial(TableStore._read_manifest, path, header),
+                    zonemaps)
+            snap = self._snapshot_from(header, schema, self._read_manifest(path, header))
         except (pa.ArrowException, KeyError, TypeError, ValueError) as exc:
             raise DataFileError(f"{path}: the snapshot is damaged ({type(exc).__name__}: {exc}); "
                                 "roll back to an earlier snapshot or restore the file from a "
