@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -330,6 +331,22 @@ def workload_views(table: str, snapshot_id: str | None = None) -> dict[str, Any]
     computed once per snapshot and workload version."""
     sid = snapshot_id or current_snapshot_id(table)
     return _workload_views(home(), table, sid, workload_key(table))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _query_order(home_: str, table: str, snapshot_id: str, wkey: str, sort: str,
+                 descending: bool) -> np.ndarray:
+    per_query = _pruning(home_, table, snapshot_id, wkey)
+    return api.query_page(per_query, sort=sort, descending=descending,
+                          limit=max(len(per_query), 1))["index"]
+
+
+def query_order(table: str, sort: str, descending: bool,
+                snapshot_id: str | None = None) -> np.ndarray:
+    """Every row of :func:`pruning` ordered by ``sort`` (:func:`engine.api.query_page`),
+    once per sort: the Workload page's table slices its pages from it."""
+    sid = snapshot_id or current_snapshot_id(table)
+    return _query_order(home(), table, sid, workload_key(table), sort, descending)
 
 
 # --------------------------------------------------------------------------- plans
