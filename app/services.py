@@ -303,7 +303,11 @@ def pruning(table: str, snapshot_id: str | None = None) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _fragment_scan(home_: str, table: str, snapshot_id: str, wkey: str, query_id: str) -> Any:
-    return api.fragment_scan(settings(), table, query_id, snapshot_id=snapshot_id)
+    # the cached fragments: api.fragment_scan would read the whole stored workload again
+    frag = next((f for f in _fragments(home_, table, wkey) if f.query_id == query_id), None)
+    if frag is None:
+        return api.fragment_scan(settings(), table, query_id, snapshot_id=snapshot_id)  # its error
+    return api.query_scan(settings(), table, frag, snapshot_id=snapshot_id)
 
 
 def fragment_scan(table: str, query_id: str, snapshot_id: str | None = None) -> Any:

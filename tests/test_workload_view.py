@@ -4,19 +4,16 @@ shows what a pandas sort shows, a click picks the query and the search finds it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_open import open_page
 from app_workspace import init_home, write_lineitem, write_queries
 from engine import api
 from engine.core.config import load_settings
 from engine.core.errors import InvalidParameterError
-
-APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
 
 
 def _per_query(n: int, seed: int = 3) -> pd.DataFrame:
@@ -105,14 +102,20 @@ def settings(tmp_path_factory):
     return settings
 
 
+def test_query_scan_of_a_held_fragment_equals_fragment_scan(settings) -> None:
+    frags = api.workload_fragments(settings, "lineitem")
+    for frag in (frags[0], frags[77]):
+        want = api.fragment_scan(settings, "lineitem", frag.query_id)
+        got = api.query_scan(settings, "lineitem", frag)
+        assert 0 < int(got.scanned.sum()) < len(got.scanned)
+        for field in ("scanned", "fully_covered", "boundary", "utilization"):
+            assert np.array_equal(getattr(got, field), getattr(want, field)), field
+        assert got.bytes_scanned == want.bytes_scanned
+
+
 def _open(settings, monkeypatch) -> AppTest:
     monkeypatch.setenv("LAYOUT_ADVISOR_HOME", str(settings.home))
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["table"] = "lineitem"
-    at.run()
-    at.switch_page("app_pages/workload.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page("workload", "lineitem")
 
 
 def _table(at: AppTest) -> pd.DataFrame:

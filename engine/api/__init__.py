@@ -62,7 +62,9 @@ from engine.api.workload import (
     workload_fragments, workload_version,
 )
 from engine.api import workload_view
-from engine.api.workload_view import QUERY_SORT_KEYS, find_queries, histogram_bins, query_page
+from engine.api.workload_view import (
+    QUERY_SORT_KEYS, find_queries, histogram_bins, query_page, query_scan,
+)
 
 __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__,
            *_simulate.__all__, *files.__all__, *history.__all__, *impact.__all__,

@@ -12,13 +12,19 @@ binned here (:func:`histogram_bins`): the browser receives the bins' counts, not
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from engine.api.analysis import _snapshot
 from engine.core.errors import InvalidParameterError
+from engine.scan.pruning import FragmentScan, analyze_fragment
 
-__all__ = ["QUERY_SORT_KEYS", "query_page", "find_queries", "histogram_bins"]
+if TYPE_CHECKING:
+    from engine.core.config import Settings
+    from engine.workload.model import ScanFragment
+
+__all__ = ["QUERY_SORT_KEYS", "query_page", "find_queries", "histogram_bins", "query_scan"]
 
 #: what the query table can be ordered by: ``log`` (the import order) or a column of
 #: :func:`engine.api.pruning_summary`'s rows
@@ -139,3 +145,11 @@ def histogram_bins(values: Any, bins: int = 40,
         lo, hi = lo - 0.5, lo + 0.5
     counts, edges = np.histogram(vals, bins=bins, range=(lo, hi))
     return {"edges": edges, "counts": counts.astype(np.int64)}
+
+
+def query_scan(settings: "Settings", table: str, fragment: "ScanFragment",
+               snapshot_id: str | None = None) -> FragmentScan:
+    """:func:`engine.api.fragment_scan` of a fragment the caller already holds (the
+    dashboard keeps the workload's fragments): the same answer without reading the whole
+    stored workload again to find one query (10,000 fragments: 0.3-0.8 s a query picked)."""
+    return analyze_fragment(_snapshot(settings, table, snapshot_id).zonemaps(), fragment)
