@@ -194,6 +194,15 @@ def test_workload_histograms_are_sent_as_bins(settings, monkeypatch) -> None:
     assert _numbers(trace["y"]) == want["counts"].tolist()
     util = next(v for k, v in charts.items() if k.startswith("Utilization"))
     assert len(_numbers(util["data"][0]["y"])) == 20
+    # the one-query chart names each state with its partitions (60: drawn one by one)
+    qid = at.selectbox(key="workload_query").value
+    scan = api.fragment_scan(settings, "lineitem", qid)
+    segments = next(v for k, v in charts.items() if k == f"Query {qid}: partitions on l_shipdate")
+    names = {t["name"] for t in segments["data"]}
+    want = {"pruned": int((~scan.scanned).sum()), "fully covered": int(scan.fully_covered.sum()),
+            "boundary": int(scan.boundary.sum())}
+    assert names == {f"{k} ({v:,})" for k, v in want.items() if v}
+    assert sum(want.values()) == len(scan.scanned) == 60
 
 
 def _numbers(values) -> list:

@@ -18,6 +18,8 @@ TABLE_DEFAULTS = {"workload_sort": "log", "workload_desc": False, "workload_per_
 #: the picker lists this many queries (the most wasteful on the most filtered column
 #: first); a click in the table or a search reaches every other one
 TOP_QUERIES = 50
+#: a partition's state for one query, in the one-query chart's colours
+STATES = np.array(["pruned", "fully covered", "boundary"])
 
 
 def _first_page() -> None:
@@ -39,15 +41,18 @@ def _query_marks(home_: str, table: str, snapshot_id: str, wkey: str, query_id: 
     the states of 1M partitions took 0.5 s of every rerun."""
     zm = services.snapshot(table, snapshot_id).zonemaps()
     scan = services.fragment_scan(table, query_id, snapshot_id)
-    state = np.where(~scan.scanned, "pruned",
-                     np.where(scan.fully_covered, "fully covered", "boundary"))
+    # one-character state codes (indexes of STATES): binning sorts the 1M categories as
+    # strings, 5x faster than the names; the marks get their names back below
+    state = np.where(~scan.scanned, "0", np.where(scan.fully_covered, "1", "2"))
     cz = zm.column(column)
     order = views.partition_order(zm, column, "min")
     valid = cz.valid[order]
-    return charts.segment_marks(cz.lo[order][valid], cz.hi[order][valid],
-                                np.arange(len(zm))[valid], state[order][valid], order[valid],
-                                scan.utilization[order][valid] * 100, "utilization (%)",
-                                limit=limit, bins=bins)
+    marks = charts.segment_marks(cz.lo[order][valid], cz.hi[order][valid],
+                                 np.arange(len(zm))[valid], state[order][valid], order[valid],
+                                 scan.utilization[order][valid] * 100, "utilization (%)",
+                                 limit=limit, bins=bins)
+    marks["category"] = STATES[np.asarray(marks["category"]).astype(int)]
+    return marks
 
 
 st.title("Workload")
