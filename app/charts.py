@@ -335,6 +335,33 @@ def histogram(values: Iterable[float], title: str, x_title: str, y_title: str,
     return fig
 
 
+def binned_histogram(edges: Sequence[Any], counts: Sequence[int], title: str, x_title: str,
+                     y_title: str, color: str = "#1f77b4", height: int = 340,
+                     x_range: tuple[float, float] | None = None) -> go.Figure:
+    """:func:`histogram` from bins counted beforehand (``engine.api.histogram_bins``): one
+    bar per bin over its edges, so the figure holds the bins, never the values (a query
+    scanning 300,000 partitions made a 3 MB histogram of points). Datetime edges draw a
+    date axis."""
+    fig = _fig(title, x_title, y_title, height=height)
+    edges = np.asarray(edges)
+    counts = np.asarray(counts)
+    if edges.dtype.kind == "M":
+        lo, hi = edges[:-1].astype("datetime64[ms]"), edges[1:].astype("datetime64[ms]")
+        width = (hi - lo).astype(np.int64).astype(float)  # a date axis measures bars in ms
+        x = lo + (hi - lo) // 2
+        text = [f"{a} – {b}" for a, b in zip(np.datetime_as_string(lo, unit="m"),
+                                               np.datetime_as_string(hi, unit="m"))]
+    else:
+        lo, hi = edges[:-1].astype(float), edges[1:].astype(float)
+        width, x = hi - lo, (lo + hi) / 2
+        text = [f"{a:.4g} – {b:.4g}" for a, b in zip(lo, hi)]
+    fig.add_trace(go.Bar(x=x, y=counts, width=width * 0.95, marker_color=color,
+                         customdata=text, hovertemplate="%{customdata}: %{y:,}<extra></extra>"))
+    if x_range:
+        fig.update_xaxes(range=list(x_range))
+    return fig
+
+
 POLICY_COLORS = {"NR": "#7f7f7f", "NN": "#bcbd22", "QD": "#2ca02c", "DD": "#ff7f0e",
                  "DD-EP": "#8c564b", "WAIR": "#d62728", "FK": "#e377c2", "FW": "#17becf",
                  "Aggressive": "#9467bd", "Oracle": "#1f77b4"}

@@ -360,7 +360,11 @@ def pruning(table: str, snapshot_id: str | None = None) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _fragment_scan(home_: str, table: str, snapshot_id: str, wkey: str, query_id: str) -> Any:
-    return api.fragment_scan(settings(), table, query_id, snapshot_id=snapshot_id)
+    # the cached fragments: api.fragment_scan would read the whole stored workload again
+    frag = next((f for f in _fragments(home_, table, wkey) if f.query_id == query_id), None)
+    if frag is None:
+        return api.fragment_scan(settings(), table, query_id, snapshot_id=snapshot_id)  # its error
+    return api.query_scan(settings(), table, frag, snapshot_id=snapshot_id)
 
 
 def fragment_scan(table: str, query_id: str, snapshot_id: str | None = None) -> Any:
@@ -388,6 +392,22 @@ def workload_views(table: str, snapshot_id: str | None = None) -> dict[str, Any]
     computed once per snapshot and workload version."""
     sid = snapshot_id or current_snapshot_id(table)
     return _workload_views(home(), table, sid, workload_key(table))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _query_order(home_: str, table: str, snapshot_id: str, wkey: str, sort: str,
+                 descending: bool) -> np.ndarray:
+    per_query = _pruning(home_, table, snapshot_id, wkey)
+    return api.query_page(per_query, sort=sort, descending=descending,
+                          limit=max(len(per_query), 1))["index"]
+
+
+def query_order(table: str, sort: str, descending: bool,
+                snapshot_id: str | None = None) -> np.ndarray:
+    """Every row of :func:`pruning` ordered by ``sort`` (:func:`engine.api.query_page`),
+    once per sort: the Workload page's table slices its pages from it."""
+    sid = snapshot_id or current_snapshot_id(table)
+    return _query_order(home(), table, sid, workload_key(table), sort, descending)
 
 
 # --------------------------------------------------------------------------- plans

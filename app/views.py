@@ -281,6 +281,10 @@ _QUERY_TABLE = {
 }
 
 
+#: the query table's sort keys (``engine.api.QUERY_SORT_KEYS``) as the table's headers name them
+QUERY_SORT_LABELS = {"log": "log order", **{k: label for k, (label, _) in _QUERY_TABLE.items()}}
+
+
 def queries_table(per_query: pd.DataFrame) -> pd.DataFrame:
     """The workload's per-query table as shown: whole bytes, percentages like the other
     pages (not fractions), readable headers, in the order of ``per_query``.
@@ -381,10 +385,11 @@ def waste_per_column(frags: Sequence[Any], per_query: pd.DataFrame) -> pd.Series
     return pd.Series(out, dtype=float).sort_values(ascending=False)
 
 
-def query_labels(frags: Sequence[Any], per_query: pd.DataFrame, limit: int = 2000,
+def query_labels(frags: Sequence[Any], per_query: pd.DataFrame, limit: int | None = None,
                  hot_column: str | None = None) -> dict[str, str]:
     """Query id -> a label for the picker: queries filtering on ``hot_column`` (the
-    workload's most frequent) first, each group most wasteful first."""
+    workload's most frequent) first, each group most wasteful first (the picker lists the
+    first few; every query has a label for when a click or a search picks it)."""
     waste = dict(zip(per_query["query_id"].astype(str), _col(per_query, "wasted_bytes", "bytes_wasted")))
     ranked = sorted(frags, key=lambda f: (hot_column not in f.predicated_columns,
                                           -float(waste.get(str(f.query_id), 0.0))))[:limit]

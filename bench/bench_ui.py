@@ -83,18 +83,32 @@ def synthetic_table(home: Path, partitions: int, queries: int, seed: int = 3) ->
         parts.append(Partition(path=f"synthetic/part-{i:06d}.parquet", rows=rows,
                                bytes=1_660_000, columns=cols, created_seq=i))
     TableStore(settings).create("synthetic", schema=schema, partitions=parts, operation="create")
-    log = home.parent / "synthetic_queries.jsonl"
+    log = write_query_log(home.parent / "synthetic_queries.jsonl", "synthetic", queries, rng,
+                          start, days)
+    api.import_workload(settings, "synthetic", str(log))
+    return "synthetic"
+
+
+def write_query_log(path: Path, table: str, queries: int, rng: np.random.Generator,
+                    start: dt.date, days: int, durations: bool = False) -> Path:
+    """The synthetic benches' JSONL query log (this bench and ``bench_ui_scale.py``):
+    ``queries`` distinct date-range counts over ``table``, 80 % on ``l_shipdate`` and the
+    rest on ``l_commitdate``, each 7-90 days starting within ``days`` of ``start``, one a
+    minute from 2024-01-01 (ids ``s0``, ``s1``...); with ``durations`` a ``duration_ms``
+    each (0.1-10 s). Draws from ``rng`` in a fixed order, so a seed gives the same log."""
     t0 = dt.datetime(2024, 1, 1)
-    with log.open("w") as fh:
+    with path.open("w") as fh:
         for q in range(queries):
             col = "l_shipdate" if rng.random() < 0.8 else "l_commitdate"
             lo = start + dt.timedelta(days=int(rng.integers(0, days)))
             hi = lo + dt.timedelta(days=int(rng.integers(7, 90)))
-            fh.write(json.dumps({"id": f"s{q}", "ts": (t0 + dt.timedelta(minutes=q)).isoformat(),
-                                 "sql": f"SELECT count(*) FROM synthetic WHERE {col} BETWEEN "
-                                        f"DATE '{lo}' AND DATE '{hi}'"}) + "\n")
-    api.import_workload(settings, "synthetic", str(log))
-    return "synthetic"
+            row = {"id": f"s{q}", "ts": (t0 + dt.timedelta(minutes=q)).isoformat()}
+            if durations:
+                row["duration_ms"] = float(rng.uniform(100, 10_000))
+            row["sql"] = (f"SELECT count(*) FROM {table} WHERE {col} BETWEEN "
+                          f"DATE '{lo}' AND DATE '{hi}'")
+            fh.write(json.dumps(row) + "\n")
+    return path
 
 
 def demo_table(home: Path) -> str:

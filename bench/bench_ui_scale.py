@@ -9,6 +9,8 @@ ship/commit/receipt dates trailing the order date, quantity and price unclustere
 through the workload API. The timers are ``bench/bench_ui.py``'s: Streamlit's AppTest
 (server side: the page scripts, the engine calls and the charts' specs, no browser) and,
 with ``--browser``, headless Chromium against ``layout-advisor ui`` (navigation to idle).
+Under AppTest each page also reports ``elements_kb``, the protobuf bytes of its elements
+(what the websocket carries for them; the same on a busy machine), and its largest ones.
 
     .venv/bin/python bench/bench_ui_scale.py --partitions 1000000 --queries 10000
     .venv/bin/python bench/bench_ui_scale.py --partitions 1000000 --browser --home /tmp/ws
@@ -87,17 +89,8 @@ def build(home: Path, n: int, queries: int, seed: int = 3) -> None:
                      f"c{i}_cbytes": np.full(n, 1_660_000 // 6)})
     pq.write_table(pa.Table.from_pydict(data, schema=manifest.manifest_schema(SCHEMA)),
                    os.path.join(info.metadata_dir, header["manifest"]))
-    log = home.parent / "queries.jsonl"
-    t0 = dt.datetime(2024, 1, 1)
-    with log.open("w") as fh:
-        for q in range(queries):
-            col = "l_shipdate" if rng.random() < 0.8 else "l_commitdate"
-            lo = START + dt.timedelta(days=int(rng.integers(0, DAYS)))
-            hi = lo + dt.timedelta(days=int(rng.integers(7, 90)))
-            fh.write(json.dumps({"id": f"s{q}", "ts": (t0 + dt.timedelta(minutes=q)).isoformat(),
-                                 "duration_ms": float(rng.uniform(100, 10_000)),
-                                 "sql": f"SELECT count(*) FROM {TABLE} WHERE {col} BETWEEN "
-                                        f"DATE '{lo}' AND DATE '{hi}'"}) + "\n")
+    log = bench_ui.write_query_log(home.parent / "queries.jsonl", TABLE, queries, rng, START, DAYS,
+                                   durations=True)
     api.import_workload(settings, TABLE, str(log))
 
 
@@ -120,6 +113,20 @@ def time_warm(home: Path) -> dict:
     return {"step": "warm_summaries", "load_s": round(load[0], 2), "load_cpu_s": round(load[1], 2),
             "warm_s": round(time.perf_counter() - w, 2), "warm_cpu_s": round(_cpu() - c, 2),
             **parts, "load": round(os.getloadavg()[0], 1)}
+
+
+def element_bytes(node) -> list[tuple[int, str, str]]:
+    """(protobuf bytes, element type, key) of every element under an AppTest node: what
+    the server sends the browser for it (the websocket carries these messages), measured
+    without a browser and whatever the load."""
+    children = getattr(node, "children", None)
+    if children:
+        return [row for child in (children.values() if isinstance(children, dict) else children)
+                for row in element_bytes(child)]
+    proto = getattr(node, "proto", None)
+    if proto is None:
+        return []
+    return [(proto.ByteSize(), str(node.type), str(getattr(node, "key", None) or ""))]
 
 
 def time_pages(home: Path, runs: int, profile: bool,
@@ -154,8 +161,11 @@ def time_pages(home: Path, runs: int, profile: bool,
             warm.append(time.perf_counter() - w)
             warm_cpu.append(_cpu() - c)
         problems = [str(e.value)[:160] for e in [*at.exception, *at.error]]
+        sizes = sorted(element_bytes(at.main), reverse=True)
         row = {"page": page, "cold_s": round(cold, 2), "cold_cpu_s": round(cold_cpu, 2),
                "warm_s": round(statistics.median(warm), 2), "warm_cpu_s": round(statistics.median(warm_cpu), 2),
+               "elements_kb": round(sum(b for b, _, _ in sizes) / 1024),
+               "largest": [f"{t} {k} {b / 1024:.0f} KB".replace("  ", " ") for b, t, k in sizes[:4]],
                "problems": "; ".join(problems), "load": round(os.getloadavg()[0], 1)}
         out.append(row)
         print(json.dumps(row), flush=True)

@@ -63,9 +63,14 @@ from engine.api.workload import (
     clear_workload, import_workload, lint_workload, predicate_text, show_workload,
     workload_fragments, workload_version,
 )
+from engine.api import workload_view
+from engine.api.workload_view import (
+    QUERY_SORT_KEYS, find_queries, histogram_bins, query_page, query_scan,
+)
 
 __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__,
            *_simulate.__all__, *files.__all__, *history.__all__, *impact.__all__,
            *design.__all__, *security.__all__, *calibration.__all__,
            *export.__all__, *state.__all__, *demo.__all__,
            *summaries.__all__, *partition_view.__all__, *compare.__all__, *whatif.__all__, *runs.__all__]
+__all__ += workload_view.__all__
