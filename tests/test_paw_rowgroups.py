@@ -167,3 +167,31 @@ def test_row_group_pruning_equals_a_brute_force_over_the_footers_and_duckdb(sett
                 con, f"SELECT count(*) FROM read_parquet({duckdb_files(paths)}) WHERE {where}", prof)
             assert counters["row_groups"] == want_rgs, frag.query_id
     assert fewer >= 10  # the row groups pay off on this data
+
+
+def test_the_setting_turns_row_groups_on_for_the_dashboard_and_the_policies(tmp_path, monkeypatch):
+    from engine.core.config import load_settings
+    from engine.plans import service
+
+    settings = load_settings({"home": str(tmp_path / "home"), "target_rows": 30, "prune_row_groups": True})
+    a = np.arange(30, dtype=float)
+    snap = _table(settings, "t", [(pa.table({"x": a, "y": a}), 10), (pa.table({"x": a + 100, "y": a}), 10)])
+    WorkloadStore(settings).append("t", [_frag("q", {"x": (12.0, 15.0)}), _frag("r", {"x": (101.0, 102.0)})],
+                                   snap.schema)
+    from engine.api.analysis import pruning_summaries
+
+    (q, r) = pruning_summaries(settings, "t")
+    assert (q["row_groups_read"], q["row_groups"], r["row_groups_read"]) == (1, 6, 1)
+    assert q["bytes_scanned"] == pytest.approx(snap.zonemaps().read_bytes(["x", "y"])[0] / 3)
+    assert api.pruning(settings, "t", row_groups=False)[0]["scanned"] == 1  # still selectable
+    seen = []  # the policies' context (ctx.scans) is built with the row groups
+
+    def spy(zonemaps, window, row_groups=None):
+        scans = analyze_workload(zonemaps, window, row_groups)
+        seen.append([s.bytes_scanned for s in scans])
+        return scans
+
+    monkeypatch.setattr(service, "analyze_workload", spy)
+    service.decide(settings, "t", "wair", {})
+    read = snap.zonemaps().read_bytes(["x", "y"])
+    assert seen == [[pytest.approx(read[0] / 3), pytest.approx(read[1] / 3)]]
