@@ -195,3 +195,20 @@ def test_the_setting_turns_row_groups_on_for_the_dashboard_and_the_policies(tmp_
     service.decide(settings, "t", "wair", {})
     read = snap.zonemaps().read_bytes(["x", "y"])
     assert seen == [[pytest.approx(read[0] / 3), pytest.approx(read[1] / 3)]]
+
+
+def test_realized_feedback_compares_snapshots_at_the_same_level(tmp_path):
+    """The same rows written as 1 row group (before) and as 3 (after, e.g. a PAW plan with
+    n_mbr = 3): with the setting, a query inside one row group reads a third of the new file."""
+    from engine.core.config import load_settings
+    from engine.plans.feedback import compare_snapshots
+
+    a = np.arange(30, dtype=float)
+    for on in (True, False):
+        settings = load_settings({"home": str(tmp_path / f"home{on}"), "prune_row_groups": on})
+        before = _table(settings, "before", [(pa.table({"x": a, "y": a}), 30)])
+        after = _table(settings, "after", [(pa.table({"x": a, "y": a}), 10)])
+        got = compare_snapshots(settings, before, after, [_frag("q", {"x": (12.0, 15.0)}, table="t")])
+        read, read_after = (s.zonemaps().read_bytes(["x", "y"])[0] for s in (before, after))
+        assert got["bytes_before"] == read  # one row group: the same at both levels
+        assert got["bytes_after"] == (pytest.approx(read_after / 3) if on else read_after)
