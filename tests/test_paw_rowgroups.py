@@ -212,3 +212,23 @@ def test_realized_feedback_compares_snapshots_at_the_same_level(tmp_path):
         read, read_after = (s.zonemaps().read_bytes(["x", "y"])[0] for s in (before, after))
         assert got["bytes_before"] == read  # one row group: the same at both levels
         assert got["bytes_after"] == (pytest.approx(read_after / 3) if on else read_after)
+
+
+def test_an_open_format_table_reads_its_row_groups_from_the_footers(settings, tmp_path):
+    """A Delta table (its log keeps file statistics only): the files' footers give the row groups."""
+    from deltalake import WriterProperties
+    from format_helpers import delta_table
+
+    a = np.arange(30, dtype=float)
+    path = str(tmp_path / "delta")
+    delta_table(path, pa.table({"x": a, "y": a}), 30, writer_properties=WriterProperties(max_row_group_size=10))
+    store = TableStore(settings)
+    snap = store.register_delta("d", path)
+    (part,) = snap.partitions
+    assert pq.ParquetFile(part.path.removeprefix("file://")).metadata.num_row_groups == 3
+    groups = rowgroups.for_snapshot(store, "d", snap)
+    assert (len(groups), groups.total) == (3, 3)
+    (scan,) = analyze_workload(snap.zonemaps(), [_frag("q", {"x": (12.0, 15.0)}, table="d")], groups)
+    assert scan.row_groups == (1, 3)
+    assert scan.bytes_scanned == pytest.approx(snap.zonemaps().read_bytes(["x", "y"])[0] / 3)
+    assert rowgroups.for_snapshot(store, "d", snap, max_footer_files=0) is None  # too many: file level

@@ -33,9 +33,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.scan.pruning import FragmentScan, _evaluate, _ragged
+from engine.table import footers, manifest
 
 if TYPE_CHECKING:
-    from engine.table.model import Snapshot, ZoneMaps
+    from engine.table.model import Snapshot, TableSchema, ZoneMaps
     from engine.table.store import TableStore
     from engine.workload.model import ScanFragment
 
@@ -131,7 +132,29 @@ def refine(scan: FragmentScan, groups: RowGroupMaps | None, fragment: "ScanFragm
                                (count, groups.total))
 
 
-def for_snapshot(store: "TableStore", table: str, snapshot: "Snapshot") -> RowGroupMaps | None:
-    """The row groups of ``snapshot``'s multi-row-group files, from ``store``'s footers
-    (None for open formats and for tables whose files hold one row group each)."""
-    return RowGroupMaps.of(snapshot.zonemaps(), store.row_group_zonemaps(table, snapshot.id))
+#: an open-format table (Iceberg, Delta) keeps no row-group statistics in its metadata: up to
+#: this many files, their Parquet footers are read (cached by path and size in
+#: ``engine.table.footers``); a larger one stays file-level
+MAX_FOOTER_FILES = 10_000
+
+
+def for_snapshot(store: "TableStore", table: str, snapshot: "Snapshot",
+                 max_footer_files: int = MAX_FOOTER_FILES) -> RowGroupMaps | None:
+    """The row groups of ``snapshot``'s multi-row-group files: from the native store's
+    row-group files, or for an open format from the data files' footers (at most
+    ``max_footer_files`` files); None when every file holds one row group."""
+    files = snapshot.zonemaps()
+    if store.info(table).format == "native":
+        return RowGroupMaps.of(files, store.row_group_zonemaps(table, snapshot.id))
+    if len(files) > max_footer_files:
+        return None
+    return RowGroupMaps.of(files, footer_row_groups(list(snapshot.partitions), snapshot.schema))
+
+
+def footer_row_groups(partitions: list, schema: "TableSchema") -> "ZoneMaps | None":
+    """Row-group zonemaps of the ``partitions`` of several row groups, from their footers
+    (``footers.row_groups_for``; a file that cannot be read stays file-level)."""
+    groups = {path: g for path, g in footers.row_groups_for(partitions, schema).items() if len(g) > 1}
+    if not groups:
+        return None
+    return manifest.row_groups_to_zonemaps(schema, manifest.row_groups_table(schema, groups))
