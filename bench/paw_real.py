@@ -83,6 +83,15 @@ def workload_sql(queries: list[DBox], types: dict[str, str], cols: tuple[str, ..
     return "\n".join(lines) + "\n"
 
 
+def sql_box(q: DBox, types: dict[str, str], cols: tuple[str, ...]) -> DBox:
+    """The box the imported SQL of ``q`` selects: its bounds rounded outward as :func:`literal`
+    writes them (whole days and integers, else two decimals)."""
+    whole = [types[c] in ("date", "int") for c in cols]
+    lo = [np.floor(v) if w else np.floor(v * 100) / 100 for v, w in zip(q.lo, whole)]
+    hi = [np.ceil(v) if w else np.ceil(v * 100) / 100 for v, w in zip(q.hi, whole)]
+    return DBox.closed(lo, hi)
+
+
 def paw_queries(rng: np.random.Generator, lo: np.ndarray, hi: np.ndarray, n: int) -> list[DBox]:
     """Table III's uniform generator on the columns' domains."""
     length = hi - lo
@@ -178,7 +187,20 @@ def run(rows: int, target_rows: int, seed: int, delta: float, home: str, dims: i
         out["row_groups"] = len(rg[2])
         out["real_rg_files"] = sum(f for f, _ in priced)
         out["real_rg_rows"] = sum(r for _, r in priced)
+        as_sql = [row_group_cost(*rg, sql_box(q, types, cols)) for q in future]  # what the product prices
+        out["real_rg_files_sql"] = sum(f for f, _ in as_sql)
+        out["real_rg_rows_sql"] = sum(r for _, r in as_sql)
         out["predicted_precise_rows_per_query"] = group["layout_params"]["design"]["costs"]["paw_precise"]["worst_future"]
+        # the product's own scan analysis (engine.scan.rowgroups, from the store's footers):
+        # what `layout-advisor pruning --row-groups` and the policies see, beside file level
+        for level, flag in (("files", False), ("rg", True)):
+            _, _, scans = api.pruning_scans(settings, "lineitem", row_groups=flag)
+            scans = list(scans)
+            out[f"product_{level}_bytes"] = sum(sc.bytes_scanned for sc in scans)
+            out[f"product_{level}_files"] = sum(sc.scanned_count for sc in scans)
+            out[f"product_{level}_rows"] = sum(float((sc.scanned_bytes / np.maximum(sc.read_bytes[sc.index], 1e-300)
+                                                      * zm_real.rows[sc.index]).sum()) for sc in scans)
+        out["product_rg_read"] = sum(sc.row_groups[0] for sc in scans)
     written = widths_of(zm_real, names)  # not a prediction: isolates pruning from the width model
     for label, widths in (("model", dict(ds.widths)), ("calibrated", calibrated), ("written", written)):
         table = SimTable(ds.schema, ds.data, widths, target_rows)
@@ -223,6 +245,12 @@ def main() -> None:
         print(f"descriptor-aware ({r['row_groups']} row groups, {args.n_mbr} STR per file): files "
               f"{r['real_rg_files'] / q:.2f}, rows {r['real_rg_rows'] / q:.0f} per future query "
               f"(design predicted {r['predicted_precise_rows_per_query']:.0f})")
+        print(f"the same check on the boxes the imported SQL selects (literals rounded outward): files "
+              f"{r['real_rg_files_sql'] / q:.2f}, rows {r['real_rg_rows_sql'] / q:.0f}")
+        print(f"product's scan analysis (pruning --row-groups vs --files): rows {r['product_rg_rows'] / q:.0f} vs "
+              f"{r['product_files_rows'] / q:.0f}, files {r['product_rg_files'] / q:.2f} vs "
+              f"{r['product_files_files'] / q:.2f}, bytes {r['product_rg_bytes'] / q:.0f} vs "
+              f"{r['product_files_bytes'] / q:.0f} per future query ({r['product_rg_bytes'] / r['product_files_bytes'] - 1:+.1%})")
     for label in ("model", "calibrated", "written"):
         print(f"bytes real {r['real_bytes'] / q:.0f} vs sim ({label} widths) {r[f'sim_{label}_bytes'] / q:.0f}: "
               f"real/sim {r['real_bytes'] / r[f'sim_{label}_bytes']:.4f}")

@@ -24,3 +24,17 @@ def test_b_share_out_of_range_is_one_clear_line(monkeypatch, capsys):
         pr.main()
     assert exc.value.code == 2
     assert "--b-share must be in (0, 0.5), got 0.7" in capsys.readouterr().err
+
+
+def test_g6_runs_at_osms_block_ratio_with_the_specs_ratio_beside():
+    """OSM: 100M points of 2 doubles = 1.6 GB; one 128 MB block of it is 8% of the rows."""
+    assert pr.OSM_B_SHARE == pytest.approx(0.08)
+    assert pr.PRECISE_B_SHARES == (pr.OSM_B_SHARE, pr.B_SHARE) and pr.B_SHARE == 0.00167
+
+
+def test_precise_b_shares_out_of_range_is_one_clear_line(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["paw_replication.py", "--precise-b-shares", "0.08", "0.9", "--only", "precise"])
+    with pytest.raises(SystemExit) as exc:
+        pr.main()
+    assert exc.value.code == 2
+    assert "--precise-b-shares: each share must be in (0, 0.5)" in capsys.readouterr().err

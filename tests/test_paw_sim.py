@@ -177,3 +177,28 @@ def test_feedback_measures_a_paw_rewrite_by_its_row_groups():
                       old_row_groups=one.row_group_zonemaps(), new_row_groups=two.row_group_zonemaps_of(new))
     pending.add(cf, settings)
     assert pending.saved_s == pytest.approx(scan_seconds((9_788 - 4_894) * 16, settings))
+
+
+def test_policies_scans_charge_the_same_row_groups_as_the_simulators_query_cost():
+    """What a policy sees (``ctx.scans``, ``engine.scan.rowgroups``) with ``prune_row_groups``:
+    the query above reads 4,894 rows (2 of the 8 row groups) of the 2-row-group grid, exactly
+    what the simulator charges; without the setting, the file-level 9,788."""
+    from engine.scan.pruning import analyze_fragment
+    from engine.scan.rowgroups import RowGroupMaps, refine
+    from engine.sim.runner import LazyScans, ScanCache
+
+    frag = ScanFragment("q", "t", ({"x": Range(10.0, 14.0), "y": Range(10.0, 19.0)},), ("x", "y"))
+    two = _paw_grid_table(2)
+    zm, live = two.zonemaps()
+    rg_zm, rg_pos = two.row_group_zonemaps()
+    groups = RowGroupMaps.build(zm, rg_zm, rg_pos)
+    assert (len(groups), groups.total) == (8, 8)
+    scan = refine(analyze_fragment(zm, frag), groups, frag, zm.rows)
+    assert (scan.bytes_scanned, scan.row_groups, scan.scanned_count) == (4_894 * 16, (2, 8), 2)
+    assert scan.bytes_scanned == query_cost(zm, compile_fragment(frag, {"x": "float", "y": "float"}),
+                                            None, (rg_zm, rg_pos)).bytes
+    for on, want in ((True, 4_894 * 16), (False, 9_788 * 16)):
+        run = SimpleNamespace(table=two, scans=ScanCache(two), settings=Settings(prune_row_groups=on),
+                              read_bytes=lambda z, cols: z.read_bytes(list(cols)))
+        (got,) = LazyScans(run, zm, live, [frag])
+        assert got.bytes_scanned == want

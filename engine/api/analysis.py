@@ -15,6 +15,7 @@ from engine.layout.signatures import projection_2d, savings_signatures
 from engine.metrics import profile as _profile
 from engine.metrics.ep import ep_files, ep_groups, ep_metrics_json
 from engine.metrics.overlap import column_clustering as _column_clustering
+from engine.scan import rowgroups
 from engine.scan.counts import one_range_summaries
 from engine.scan.pruning import FragmentScan, analyze_fragment, analyze_workload, fragment_summary
 from engine.spark.exact import exact_scans
@@ -178,8 +179,11 @@ def column_clustering(settings: "Settings", table: str, column: str,
 
 
 def pruning_scans(settings: "Settings", table: str, exact: bool = False,
-                  snapshot_id: str | None = None, spark: "SparkSession | None" = None):
-    """(snapshot, fragments, FragmentScans) of the table's stored workload."""
+                  snapshot_id: str | None = None, spark: "SparkSession | None" = None,
+                  row_groups: bool | None = None):
+    """(snapshot, fragments, FragmentScans) of the table's stored workload. ``row_groups``
+    (default ``settings.prune_row_groups``) charges files of several row groups only the
+    row groups each query meets (estimated path only; :mod:`engine.scan.rowgroups`)."""
     snap = _snapshot(settings, table, snapshot_id)
     fragments = list(WorkloadStore(settings).fragments(snap.table or table))
     if exact and fragments:
@@ -187,18 +191,20 @@ def pruning_scans(settings: "Settings", table: str, exact: bool = False,
             spark = get_spark(settings)
         scans = exact_scans(spark, snap, fragments)
     else:
-        scans = analyze_workload(snap.zonemaps(), fragments)
+        use = settings.prune_row_groups if row_groups is None else row_groups
+        groups = rowgroups.for_snapshot(TableStore(settings), snap.table or table, snap) if use else None
+        scans = analyze_workload(snap.zonemaps(), fragments, row_groups=groups)
     return snap, fragments, scans
 
 
 def iter_pruning(settings: "Settings", table: str, exact: bool = False,
                  snapshot_id: str | None = None, per_partition: bool = False,
-                 spark: "SparkSession | None" = None, selectivity: bool = False
-                 ) -> Iterator[dict[str, Any]]:
+                 spark: "SparkSession | None" = None, selectivity: bool = False,
+                 row_groups: bool | None = None) -> Iterator[dict[str, Any]]:
     """:func:`pruning`, one object at a time: each query is pruned (sparsely) when its
     object is asked for and nothing is kept after, so a workload of 100,000 queries over
     1,000,000 partitions streams in O(partitions) memory (issue 15)."""
-    snap, fragments, scans = pruning_scans(settings, table, exact, snapshot_id, spark)
+    snap, fragments, scans = pruning_scans(settings, table, exact, snapshot_id, spark, row_groups)
     rows_per_part = snap.zonemaps().rows.astype(np.float64)
     total_rows = float(rows_per_part.sum()) or 1.0
     for frag, scan in zip(fragments, scans):
@@ -218,7 +224,8 @@ def iter_pruning(settings: "Settings", table: str, exact: bool = False,
 
 def pruning(settings: "Settings", table: str, exact: bool = False,
             snapshot_id: str | None = None, per_partition: bool = False,
-            spark: "SparkSession | None" = None, selectivity: bool = False) -> list[dict[str, Any]]:
+            spark: "SparkSession | None" = None, selectivity: bool = False,
+            row_groups: bool | None = None) -> list[dict[str, Any]]:
     """One object per scan fragment of the stored workload: ``query_id``, ``ts``,
     ``scanned``, ``pruned``, ``fully_covered``, ``boundary`` (partition counts),
     ``pruning_rate``, ``bytes_scanned`` (projection-aware), ``wasted_bytes`` and
@@ -226,9 +233,11 @@ def pruning(settings: "Settings", table: str, exact: bool = False,
     with ``exact`` (one Spark pass). ``per_partition`` adds arrays in snapshot order;
     ``selectivity`` adds the estimated share of the table's rows each query matches
     (utilization times rows, over all rows: the dashboard's selectivity histogram).
+    ``row_groups`` (default ``settings.prune_row_groups``) charges only the row groups met
+    in files of several and adds ``row_groups_read`` / ``row_groups``.
     :func:`iter_pruning` yields the same objects one by one."""
     return list(iter_pruning(settings, table, exact, snapshot_id, per_partition, spark,
-                             selectivity))
+                             selectivity, row_groups))
 
 
 def pruning_summaries(settings: "Settings", table: str,
@@ -241,11 +250,15 @@ def pruning_summaries(settings: "Settings", table: str,
     snap = _snapshot(settings, table, snapshot_id)
     fragments = list(WorkloadStore(settings).fragments(snap.table or table))
     zonemaps = snap.zonemaps()
-    fast = one_range_summaries(zonemaps, fragments, selectivity=True)
+    groups = (rowgroups.for_snapshot(TableStore(settings), snap.table or table, snap)
+              if settings.prune_row_groups else None)
+    # the one-range fast path is file-level: with row groups every query takes the evaluator
+    fast = (one_range_summaries(zonemaps, fragments, selectivity=True) if groups is None
+            else [None] * len(fragments))
     rest = [i for i, row in enumerate(fast) if row is None]
     rows_per_part = zonemaps.rows.astype(np.float64)
     total_rows = float(rows_per_part.sum()) or 1.0
-    for i, scan in zip(rest, analyze_workload(zonemaps, [fragments[i] for i in rest])):
+    for i, scan in zip(rest, analyze_workload(zonemaps, [fragments[i] for i in rest], groups)):
         row = fragment_summary(scan)
         row["selectivity"] = float((scan.util * rows_per_part[scan.index]).sum() / total_rows)
         fast[i] = row

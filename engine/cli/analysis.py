@@ -61,6 +61,11 @@ def pruning_text(rows: Sequence[Mapping[str, Any]], table: str) -> str:
     lines.append(f"{len(rows)} queries: {_bytes(scanned)} scanned, {_bytes(wasted)} of it "
                  f"not needed ({wasted / scanned:.0%})" if scanned else f"{len(rows)} queries")
     lines[-1] += f"; {boundary} boundary partition scans"
+    if "row_groups" in rows[0]:
+        read = sum(r["row_groups_read"] for r in rows)
+        total = sum(r["row_groups"] for r in rows)
+        lines[-1] += (f"; row-group level: {read} of {total} row groups read "
+                      f"({1 - read / total:.0%} skipped)" if total else "; row-group level")
     return "\n".join(lines)
 
 
@@ -73,7 +78,7 @@ def _analyze(args: argparse.Namespace, settings: Any) -> int:
 
 def _pruning(args: argparse.Namespace, settings: Any) -> int:
     rows = api.iter_pruning(settings, args.table, exact=args.exact, snapshot_id=args.snapshot,
-                            per_partition=args.per_partition)
+                            per_partition=args.per_partition, row_groups=args.row_groups)
     emit_stream(args, rows, lambda r: pruning_text(r, args.table))
     return 0
 
@@ -105,5 +110,12 @@ def register(subparsers: Any) -> None:
     q.add_argument("--snapshot", help="snapshot id (default: current)")
     q.add_argument("--per-partition", dest="per_partition", action="store_true",
                    help="with --json: per-partition scanned/covered/utilization arrays")
+    level = q.add_mutually_exclusive_group()
+    level.add_argument("--row-groups", dest="row_groups", action="store_true", default=None,
+                       help="charge files of several row groups (e.g. PAW's STR row groups) "
+                            "only the row groups each query meets (default: the "
+                            "prune_row_groups setting, off)")
+    level.add_argument("--files", dest="row_groups", action="store_false",
+                       help="file-level answer: a file is read whole once its min/max may match")
     add_json_flag(q)
     q.set_defaults(func=_pruning)

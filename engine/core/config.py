@@ -101,6 +101,9 @@ class Settings:
     runner_timeout_s: float = 300.0
     # executor: commit every N groups (Iceberg's partial progress); 0 = one commit per plan
     partial_progress_groups: int = 0
+    # scan analysis: charge a query only the row groups it meets in files that have several
+    # (PAW's STR row groups, engine.scan.rowgroups); false keeps the file-level answer
+    prune_row_groups: bool = False
     # patent EP-file grouping
     ep_file_partitions: int = 8
     # dashboard

@@ -35,7 +35,9 @@ from engine.plans.store import ControlStore
 from engine.policy.base import Feedback, Policy
 from engine.policy.costmodel import scan_seconds
 from engine.policy.registry import make_policy
+from engine.scan import rowgroups
 from engine.scan.pruning import analyze_workload
+from engine.table.store import TableStore
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
@@ -57,8 +59,11 @@ def compare_snapshots(settings: "Settings", before: "Snapshot", after: "Snapshot
         return {"queries": 0, "bytes_before": 0.0, "bytes_after": 0.0, "saving_bytes": 0.0,
                 "saving_cpu_seconds": 0.0, "partitions_scanned_before": 0,
                 "partitions_scanned_after": 0}
-    scans_before = analyze_workload(before.zonemaps(), frags)
-    scans_after = analyze_workload(after.zonemaps(), frags)
+    store = TableStore(settings) if settings.prune_row_groups else None  # row-group level on both sides
+    scans_before = analyze_workload(before.zonemaps(), frags,
+                                    rowgroups.for_snapshot(store, before.table, before) if store else None)
+    scans_after = analyze_workload(after.zonemaps(), frags,
+                                   rowgroups.for_snapshot(store, after.table, after) if store else None)
     bytes_before = bytes_after = cpu = 0.0
     parts_before = parts_after = 0
     for frag, sb, sa in zip(frags, scans_before, scans_after):

@@ -46,6 +46,7 @@ from engine.policy.codec import proposal_to_json
 from engine.policy.explain import explain_no_action
 from engine.policy.impact import rewrite_losses
 from engine.policy.registry import make_policy, plan_params
+from engine.scan import rowgroups
 from engine.scan.pruning import analyze_workload
 from engine.spark.executor import execute_plan
 from engine.spark.progress import RunCancelled, clear_cancel_request, read_cancel_request
@@ -121,7 +122,9 @@ def decide(settings: "Settings", table: str, policy: str,
     settled = _settle(settings, control, table, pol, fragments)
     window = fragments[-window_size(pol, clean.get("window"), control, table, len(fragments)):]
     zonemaps = snapshot.zonemaps()
-    scans = analyze_workload(zonemaps, window) if window else []
+    groups = (rowgroups.for_snapshot(TableStore(settings), table, snapshot)
+              if window and settings.prune_row_groups else None)
+    scans = analyze_workload(zonemaps, window, groups) if window else []
     ctx = PolicyContext(table=table, snapshot_id=snapshot.id, zonemaps=zonemaps, window=window,
                         scans=scans, settings=settings, queries_seen=len(fragments))
     fitted = _fit_to_format(settings, table, snapshot, pol.propose(ctx))

@@ -72,7 +72,7 @@ def window_saving_bytes(ctx: PolicyContext, chosen: np.ndarray, key: str | None 
             continue
         m = chosen[scan.index]
         if m.any():
-            total += float(((1.0 - scan.util[m]) * scan.read_bytes[scan.index[m]]).sum())
+            total += float(scan.waste[m].sum())
     return total
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from engine.core import logical_types
 
 if TYPE_CHECKING:
+    from engine.scan.rowgroups import RowGroupMaps
     from engine.table.model import ZoneMaps
     from engine.workload.model import Range, ScanFragment
 
@@ -43,7 +44,8 @@ class FragmentScan:
     ([0, 2], [2], [1.0, 0.0, 0.25])
     """
 
-    __slots__ = ("query_id", "n", "index", "covered", "util", "read_bytes", "predicated_columns")
+    __slots__ = ("query_id", "n", "index", "covered", "util", "read_bytes", "predicated_columns",
+                 "charged", "row_groups")
 
     def __init__(self, query_id: str, scanned: np.ndarray, fully_covered: np.ndarray,
                  utilization: np.ndarray, read_bytes: np.ndarray,
@@ -54,10 +56,12 @@ class FragmentScan:
                   np.asarray(utilization, dtype=np.float64)[idx], read_bytes, predicated_columns)
 
     def _set(self, query_id: str, n: int, index: np.ndarray, covered: np.ndarray,
-             util: np.ndarray, read_bytes: np.ndarray, predicated: tuple[str, ...]) -> None:
+             util: np.ndarray, read_bytes: np.ndarray, predicated: tuple[str, ...],
+             charged: np.ndarray | None = None, row_groups: tuple[int, int] | None = None) -> None:
         for name, value in (("query_id", query_id), ("n", int(n)), ("index", index),
                             ("covered", covered), ("util", util), ("read_bytes", read_bytes),
-                            ("predicated_columns", tuple(predicated))):
+                            ("predicated_columns", tuple(predicated)), ("charged", charged),
+                            ("row_groups", row_groups)):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -66,17 +70,25 @@ class FragmentScan:
     @classmethod
     def sparse(cls, query_id: str, n: int, index: np.ndarray, covered: np.ndarray,
                util: np.ndarray, read_bytes: np.ndarray,
-               predicated_columns: tuple[str, ...]) -> "FragmentScan":
-        """A scan from its scanned partitions (``index`` sorted, unique, within ``n``)."""
+               predicated_columns: tuple[str, ...], charged: np.ndarray | None = None,
+               row_groups: tuple[int, int] | None = None) -> "FragmentScan":
+        """A scan from its scanned partitions (``index`` sorted, unique, within ``n``).
+
+        ``charged`` (aligned with ``index``) is what each scanned partition costs when
+        less than its whole ``read_bytes`` is read (row-group pruning,
+        :mod:`engine.scan.rowgroups`); ``row_groups`` is then (row groups read, row groups
+        of the table)."""
         scan = object.__new__(cls)
         scan._set(query_id, n, np.asarray(index, dtype=np.int64), np.asarray(covered, dtype=bool),
-                  np.asarray(util, dtype=np.float64), read_bytes, predicated_columns)
+                  np.asarray(util, dtype=np.float64), read_bytes, predicated_columns,
+                  None if charged is None else np.asarray(charged, dtype=np.float64), row_groups)
         return scan
 
     def renamed(self, query_id: str) -> "FragmentScan":
         """The same outcome for another (identical) query: arrays shared, not copied."""
         return FragmentScan.sparse(query_id, self.n, self.index, self.covered, self.util,
-                                   self.read_bytes, self.predicated_columns)
+                                   self.read_bytes, self.predicated_columns, self.charged,
+                                   self.row_groups)
 
     def __repr__(self) -> str:
         return (f"FragmentScan({self.query_id!r}, n={self.n}, scanned={self.index.size}, "
@@ -122,8 +134,25 @@ class FragmentScan:
         return int(self.index.size)
 
     @property
+    def scanned_bytes(self) -> np.ndarray:
+        """Bytes each scanned partition costs (aligned with ``index``): its whole
+        ``read_bytes``, or only its row groups' share under row-group pruning."""
+        return self.read_bytes[self.index] if self.charged is None else self.charged
+
+    @property
+    def waste(self) -> np.ndarray:
+        """Bytes each scanned partition reads that the query does not need (aligned with
+        ``index``): ``(1 - u) * read_bytes``, or under row-group pruning what is charged
+        beyond the matching share ``u * read_bytes`` (``util`` stays the share of the
+        whole partition's rows)."""
+        read = self.read_bytes[self.index]
+        if self.charged is None:
+            return (1.0 - self.util) * read
+        return np.maximum(self.charged - self.util * read, 0.0)
+
+    @property
     def bytes_scanned(self) -> float:
-        return float(self.read_bytes[self.index].sum())
+        return float(self.scanned_bytes.sum())
 
     @property
     def pruning_rate(self) -> float:
@@ -951,8 +980,9 @@ class WindowScans(SequenceABC):
     """
 
     def __init__(self, zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"],
-                 memo_entries: int = 20_000_000) -> None:
+                 memo_entries: int = 20_000_000, row_groups: "RowGroupMaps | None" = None) -> None:
         self.zonemaps = zonemaps
+        self.row_groups = row_groups
         self.fragments = list(fragments)
         self._keys = [fragment_key(f) for f in self.fragments]
         self._memo = _Memo(memo_entries)
@@ -965,7 +995,7 @@ class WindowScans(SequenceABC):
         key = self._keys[i]
         scan = self._memo.scans.get(key)
         if scan is None:
-            scan = analyze_fragment(self.zonemaps, self.fragments[i])
+            scan = self._refined(analyze_fragment(self.zonemaps, self.fragments[i]), i)
             self._memo.put(key, scan)
             self._bytes[key] = scan.bytes_scanned
         return scan
@@ -978,12 +1008,21 @@ class WindowScans(SequenceABC):
             key = self._keys[i]
             if key not in self._memo.scans:
                 todo.setdefault(key, i)
-        fresh = dict(zip(todo, analyze_fragments(self.zonemaps, [self.fragments[i] for i in todo.values()])))
+        fresh = dict(zip(todo, (self._refined(scan, i) for scan, i in zip(
+            analyze_fragments(self.zonemaps, [self.fragments[i] for i in todo.values()]),
+            todo.values()))))
         for key, scan in fresh.items():
             self._memo.put(key, scan)
             self._bytes[key] = scan.bytes_scanned
         return [fresh.get(self._keys[i]) or self._memo.scans.get(self._keys[i]) or self._scan(i)
                 for i in positions]
+
+    def _refined(self, scan: FragmentScan, i: int) -> FragmentScan:
+        """The file-level outcome charged by row groups when the window has them."""
+        if self.row_groups is None:
+            return scan
+        from engine.scan.rowgroups import refine  # it builds on this module
+        return refine(scan, self.row_groups, self.fragments[i], self.zonemaps.rows)
 
     def bytes_scanned(self) -> np.ndarray:
         """``[scan.bytes_scanned for scan in self]`` without pruning again what was pruned
@@ -1020,6 +1059,7 @@ class WindowScans(SequenceABC):
     def _view(cls, parent: "WindowScans", positions: range) -> "WindowScans":
         view = object.__new__(cls)
         view.zonemaps = parent.zonemaps
+        view.row_groups = parent.row_groups
         view.fragments = [parent.fragments[p] for p in positions]
         view._keys = [parent._keys[p] for p in positions]
         view._memo = parent._memo  # shared: a slice reuses what the whole has analyzed
@@ -1040,11 +1080,13 @@ class WindowScans(SequenceABC):
                 yield self._named(scan, positions[0]), positions
 
 
-def analyze_workload(zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"]) -> WindowScans:
+def analyze_workload(zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"],
+                     row_groups: "RowGroupMaps | None" = None) -> WindowScans:
     """:func:`analyze_fragment` for every fragment, in order, computed lazily (a
     :class:`WindowScans`: iterate it, index it, or fold its :meth:`~WindowScans.distinct`
-    outcomes)."""
-    return WindowScans(zonemaps, fragments)
+    outcomes). With ``row_groups`` (:mod:`engine.scan.rowgroups`) files of several row
+    groups are charged only the row groups a query meets; None keeps the file level."""
+    return WindowScans(zonemaps, fragments, row_groups=row_groups)
 
 
 def fragment_summary(scan: FragmentScan) -> dict[str, Any]:
@@ -1054,7 +1096,7 @@ def fragment_summary(scan: FragmentScan) -> dict[str, Any]:
     O(scanned partitions): works on the sparse scan."""
     used = scan.util
     covered = int(scan.covered.sum())
-    return {
+    out = {
         "query_id": scan.query_id,
         "partitions": scan.n,
         "scanned": scan.scanned_count,
@@ -1063,7 +1105,10 @@ def fragment_summary(scan: FragmentScan) -> dict[str, Any]:
         "boundary": scan.scanned_count - covered,
         "pruning_rate": round(scan.pruning_rate, 6),
         "bytes_scanned": scan.bytes_scanned,
-        "wasted_bytes": float(((1.0 - used) * scan.read_bytes[scan.index]).sum()),
+        "wasted_bytes": float(scan.waste.sum()),
         "average_utilization": round(float(used.mean()), 6) if len(used) else 0.0,
         "predicated_columns": list(scan.predicated_columns),
     }
+    if scan.row_groups is not None:  # row-group pruning (engine.scan.rowgroups)
+        out["row_groups_read"], out["row_groups"] = scan.row_groups
+    return out

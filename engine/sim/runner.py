@@ -43,6 +43,7 @@ from engine.policy.baselines import NewDataSort, Oracle
 from engine.policy.costmodel import money, query_seconds
 from engine.policy.wair import WairPolicy
 from engine.scan.pruning import FragmentScan, analyze_fragment
+from engine.scan.rowgroups import RowGroupMaps, refine
 from engine.sim.apply import ApplyResult, apply_groups, dataset_sampler
 from engine.sim.driver import HISTORY_LIMIT, BatchDriver, Pending, Rewrite, check_modes
 from engine.sim.records import BatchRecord, PolicyRun
@@ -112,6 +113,15 @@ class LazyScans(SequenceABC):
                  fragments: Sequence["ScanFragment"]) -> None:
         self._run, self._zm, self._live, self._frags = run, zm, live, fragments
         self._memo: dict[int, FragmentScan] = {}
+        self._groups: RowGroupMaps | None | bool = False  # False: not looked up yet
+
+    def _row_groups(self) -> RowGroupMaps | None:
+        """The live partitions' row groups when ``settings.prune_row_groups`` asks for the
+        product's row-group scan analysis (as ``plans.service.decide`` does on a real table)."""
+        if self._groups is False:
+            rg = self._run.table.row_group_zonemaps() if self._run.settings.prune_row_groups else None
+            self._groups = None if rg is None else RowGroupMaps.build(self._zm, rg[0], rg[1])
+        return self._groups  # type: ignore[return-value]
 
     def __len__(self) -> int:
         return len(self._frags)
@@ -121,7 +131,8 @@ class LazyScans(SequenceABC):
         if scan is None:
             f = self._frags[i]
             rb = self._run.read_bytes(self._zm, tuple(f.columns))
-            scan = self._memo[i] = self._run.scans.scan(f, self._zm, self._live, rb)
+            scan = self._run.scans.scan(f, self._zm, self._live, rb)
+            scan = self._memo[i] = refine(scan, self._row_groups(), f, self._zm.rows)
         return scan
 
     def __getitem__(self, i):  # type: ignore[override]

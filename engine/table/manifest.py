@@ -411,6 +411,19 @@ def row_groups_table(schema: TableSchema, row_groups: Mapping[str, Sequence[Any]
     return pa.Table.from_pydict(data, schema=pa.schema(fields))
 
 
+def row_groups_to_zonemaps(schema: TableSchema, table: Any) -> ZoneMaps:
+    """Row-group statistics (:func:`row_groups_table`'s rows) as zonemaps: one entry per
+    row group, its file's path in ``paths``, its index in ``created_seq``. The store keeps
+    no per-row-group sizes, so bytes are 0 (``engine.scan.rowgroups`` shares a file's
+    bytes among its row groups by rows). Encoded by :func:`table_to_zonemaps` itself."""
+    zeros = pa.array(np.zeros(table.num_rows, dtype=np.int64))
+    for i in range(len(schema.columns)):
+        table = table.append_column(f"c{i}_cbytes", zeros)
+    table = table.append_column("bytes", zeros)
+    table = table.append_column("created_seq", pc.cast(table.column("row_group"), pa.int64()))
+    return table_to_zonemaps(schema, table)
+
+
 def row_groups_from_table(schema: TableSchema, table: Any,
                           wanted: set[str] | None = None) -> dict[str, list[dict]]:
     """{path: [{"row_group", "rows", "columns": {COL: {"min", "max", "nulls"}}}]}."""

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from engine.core.config import Settings
@@ -42,7 +43,7 @@ from engine.core.faults import crash_point
 from engine.table import footers, fs, leases, manifest, orphans, zonemap_cache
 from engine.table.formats.base import TableFormat
 from engine.table.formats.native import NativeFormat
-from engine.table.model import Partition, Snapshot, TableSchema
+from engine.table.model import Partition, Snapshot, TableSchema, ZoneMaps
 
 TABLE_FILE = "table.json"
 CURRENT_FILE = "current"
@@ -487,6 +488,29 @@ class TableStore:
             table = pq.read_table(os.path.join(info.metadata_dir, f))
             out.update(manifest.row_groups_from_table(schema, table, wanted))
         return out
+
+    def row_group_zonemaps(self, name: str, snapshot_id: str | None = None,
+                           min_groups: int = 2) -> "ZoneMaps | None":
+        """Row-group zonemaps (one entry per row group, :func:`manifest.row_groups_to_zonemaps`)
+        of the snapshot's files holding at least ``min_groups`` row groups: what row-group
+        pruning (``engine.scan.rowgroups``) reads. None for open formats (their metadata keeps
+        file-level statistics only) and when no file has that many. Read column-wise from the
+        snapshots' ``.rowgroups.parquet`` files: no Python object per row group."""
+        info = self.info(name)
+        if info.format != "native":
+            return None
+        header = self._header(info, snapshot_id or self.current_id(name))
+        schema = TableSchema.from_json(header["schema"])
+        man = pq.read_table(os.path.join(info.metadata_dir, header["manifest"]), columns=["path", "rg_file"])
+        files = sorted(f for f in pc.unique(man.column("rg_file")).to_pylist() if f)
+        if not files:
+            return None
+        table = pa.concat_tables([pq.read_table(os.path.join(info.metadata_dir, f)) for f in files])
+        counts = table.group_by("path").aggregate([("row_group", "count")])
+        multi = counts.filter(pc.greater_equal(counts.column("row_group_count"), min_groups)).column("path")
+        live = pc.filter(man.column("path"), pc.is_in(man.column("path"), value_set=multi))
+        table = table.filter(pc.is_in(table.column("path"), value_set=live.combine_chunks()))
+        return manifest.row_groups_to_zonemaps(schema, table) if table.num_rows else None
 
     # ------------------------------------------------------------------ writing
     def _publish(self, info: TableInfo, seq: int, parent: str | None, operation: str,

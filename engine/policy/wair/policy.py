@@ -458,5 +458,5 @@ def _bytes_read(scans: Any) -> list[float]:
     (issue 15: at 1M partitions x 100k queries the second pass was half of ``plan create``)."""
     if isinstance(scans, WindowScans):
         return scans.bytes_scanned().tolist()
-    return [float(sc.read_bytes[sc.index].sum()) for sc in scans]
+    return [sc.bytes_scanned for sc in scans]
 

@@ -135,7 +135,7 @@ def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
         if not scan.predicated_columns:
             continue
         used += len(durs)
-        read_s = scan.read_bytes[scan.index]
+        read_s = scan.scanned_bytes  # row groups' share under row-group pruning
         size_q = float(read_s.sum())
         t_read = sum(_t_read(d, size_q, settings) for d in durs)
         read_total += t_read
@@ -146,7 +146,7 @@ def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
             continue
         idx = scan.index[keep]
         gain = 1.0 - scan.util[keep]
-        waste = gain * read_s[keep]
+        waste = scan.waste[keep]
         seconds = waste * (t_read / size_q)
         key = tuple(cols.setdefault(c, len(cols)) for c in dict.fromkeys(scan.predicated_columns))
         if key not in acc:

@@ -1,0 +1,234 @@
+"""Row-group pruning in the product's scan analysis (PAW_PTO.md decision 9): files written with
+several row groups (PAW's STR row groups) are charged only the row groups a query meets.
+
+Real Parquet files written by pyarrow; checked by hand on a small case, against a brute
+force over each file's own footer statistics (and its rows) on random data, and against
+DuckDB's row-group counters."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from bench.pto_duckdb import connect as duckdb_connect
+from bench.pto_duckdb import parquet_list_sql as duckdb_files
+from bench.pto_duckdb import profiled_query as duckdb_profiled
+from engine import api
+from engine.cli import main as cli_main
+from engine.design.paw.descriptors import str_order
+from engine.scan import rowgroups
+from engine.scan.pruning import analyze_fragment, analyze_workload, fragment_summary
+from engine.table.footers import read_partitions
+from engine.table.store import TableStore
+from engine.workload.model import Range, ScanFragment
+from engine.workload.store import WorkloadStore
+
+
+def _table(settings, name: str, files: list[tuple[pa.Table, int]]):
+    """A managed table of the given files, each written with the given row-group size."""
+    store = TableStore(settings)
+    root = store.managed_location(name)
+    os.makedirs(os.path.join(root, "data"), exist_ok=True)
+    paths = []
+    for i, (data, rg_rows) in enumerate(files):
+        path = os.path.join(root, "data", f"part-{i:05d}.parquet")
+        pq.write_table(data, path, row_group_size=rg_rows)
+        paths.append(path)
+    schema, parts = read_partitions(paths)
+    return store.create(name, schema=schema, partitions=parts, operation="create", target_rows=100)
+
+
+def _frag(qid: str, *boxes: dict, table: str = "t") -> ScanFragment:
+    return ScanFragment(query_id=qid, table=table, columns=("x", "y"),
+                        boxes=tuple({c: Range(lo, hi) for c, (lo, hi) in b.items()} for b in boxes))
+
+
+def _groups(settings, snap, name="t"):
+    return rowgroups.for_snapshot(TableStore(settings), name, snap)
+
+
+# -- by hand ---------------------------------------------------------------------------------
+def test_a_file_is_charged_only_the_row_groups_a_query_meets(settings):
+    """File 0: x = 0..29 in 3 row groups [0,9] [10,19] [20,29]; file 1: x = 100..129, one."""
+    a = np.arange(30, dtype=float)
+    snap = _table(settings, "t", [(pa.table({"x": a, "y": a}), 10),
+                                  (pa.table({"x": a + 100, "y": a}), 30)])
+    groups = _groups(settings, snap)
+    assert groups is not None and len(groups) == 3 and groups.total == 4  # file 1's lone group is not held
+    assert groups.start.tolist() == [0, 3, 3]
+    zm = snap.zonemaps()
+    inside, gap, both = (_frag("in", {"x": (12.0, 15.0)}), _frag("gap", {"x": (9.2, 9.8)}),
+                         _frag("both", {"x": (25.0, 105.0)}))
+    file_level = [analyze_fragment(zm, f) for f in (inside, gap, both)]
+    rg_level = list(analyze_workload(zm, [inside, gap, both], groups))
+    read = zm.read_bytes(["x", "y"])
+    # file level: the whole of file 0 for the first two
+    assert [s.index.tolist() for s in file_level] == [[0], [0], [0, 1]]
+    # row-group level: one third of file 0; nothing in the gap; a third of file 0 + file 1
+    assert [s.index.tolist() for s in rg_level] == [[0], [], [0, 1]]
+    assert rg_level[0].bytes_scanned == pytest.approx(read[0] / 3)
+    assert rg_level[1].bytes_scanned == 0.0
+    assert rg_level[2].bytes_scanned == pytest.approx(read[0] / 3 + read[1])
+    assert [s.row_groups for s in rg_level] == [(1, 4), (0, 4), (2, 4)]
+    # utilization stays the share of the file's rows that match: 4 of 30 rows (x = 12..15)
+    assert rg_level[0].util[0] == pytest.approx((15 - 12) / 9 * 10 / 30)
+    summary = fragment_summary(rg_level[0])
+    assert (summary["row_groups_read"], summary["row_groups"], summary["scanned"]) == (1, 4, 1)
+    assert summary["wasted_bytes"] == pytest.approx(read[0] / 3 - rg_level[0].util[0] * read[0])
+    # no boxes: everything read, every row group counted
+    (everything,) = analyze_workload(zm, [_frag("all")], groups)
+    assert everything.bytes_scanned == pytest.approx(read.sum()) and everything.row_groups == (4, 4)
+
+
+def test_api_and_cli_keep_the_file_level_answer_selectable(settings, capsys):
+    a = np.arange(30, dtype=float)
+    snap = _table(settings, "t", [(pa.table({"x": a, "y": a}), 10)])
+    WorkloadStore(settings).append("t", [_frag("q", {"x": (12.0, 15.0)})], snap.schema)
+    files = api.pruning(settings, "t")
+    rgs = api.pruning(settings, "t", row_groups=True)
+    assert "row_groups" not in files[0] and rgs[0]["row_groups_read"] == 1
+    assert rgs[0]["bytes_scanned"] == pytest.approx(files[0]["bytes_scanned"] / 3)
+    assert cli_main(["--home", str(settings.home), "pruning", "t", "--row-groups"]) == 0
+    assert "1 of 3 row groups read (67% skipped)" in capsys.readouterr().out
+    assert cli_main(["--home", str(settings.home), "pruning", "t", "--files"]) == 0
+    assert "row groups" not in capsys.readouterr().out
+
+
+# -- brute force on random STR-ordered files, and DuckDB's counters ---------------------------
+def _brute(paths: list[str], frag: ScanFragment) -> tuple[list[int], list[float], int, bool]:
+    """From the footers alone: (files read, rows charged per file read, row groups read), and
+    whether every row group holding a matching row was read (from the rows themselves)."""
+    files, charged, n_read, sound = [], [], 0, True
+    for f, path in enumerate(paths):
+        pf = pq.ParquetFile(path)
+        meta = pf.metadata
+        names = [meta.schema.column(j).name for j in range(meta.num_columns)]
+        met_rows, met = 0.0, 0
+        for g in range(meta.num_row_groups):
+            rg = meta.row_group(g)
+            st = {c: rg.column(names.index(c)).statistics for c in ("x", "y")}
+            hit = any(all((r.max is None or st[c].min <= r.max) and (r.min is None or st[c].max >= r.min)
+                          for c, r in box.items()) for box in frag.boxes)
+            rows = pf.read_row_group(g, columns=["x", "y"])
+            truth = any(np.all([((r.min is None) | (rows.column(c).to_numpy() >= (r.min or 0)))
+                                & ((r.max is None) | (rows.column(c).to_numpy() <= (r.max or 0)))
+                                for c, r in box.items()], axis=0).any() for box in frag.boxes)
+            sound &= hit or not truth
+            if hit:
+                met += 1
+                met_rows += rg.num_rows
+        if met:
+            files.append(f)
+            charged.append(met_rows / meta.num_rows)
+            n_read += met
+    return files, charged, n_read, sound
+
+
+def test_row_group_pruning_equals_a_brute_force_over_the_footers_and_duckdb(settings, tmp_path):
+    rng = np.random.default_rng(11)
+    files = []
+    for i in range(6):  # clustered files of 300 rows, STR-ordered into row groups of 100 or one of 300
+        centre = rng.uniform(0, 80, 2)
+        x = np.vstack([rng.uniform(centre, centre + 20, (150, 2)),
+                       rng.uniform(centre + [0, 60], centre + [20, 80], (150, 2))])
+        x = x[np.concatenate(str_order(x, 3))]
+        files.append((pa.table({"x": x[:, 0], "y": x[:, 1]}), 300 if i == 5 else 100))
+    snap = _table(settings, "t", files)
+    paths = [p.path for p in snap.partitions]
+    zm = snap.zonemaps()
+    groups = _groups(settings, snap)
+    assert groups.total == 5 * 3 + 1
+    frags = []
+    for k in range(60):
+        lo = rng.uniform(0, 150, 2)
+        hi = lo + rng.uniform(1, 40, 2)
+        box = {"x": (lo[0], hi[0]), "y": (lo[1], hi[1])}
+        if k % 5 == 0:
+            box["y"] = (None, hi[1])  # an open bound
+        boxes = [box] if k % 7 else [box, {"x": (hi[0] + 10, hi[0] + 15)}]  # an OR
+        frags.append(_frag(f"q{k}", *boxes))
+    read = zm.read_bytes(["x", "y"])
+    con, prof = duckdb_connect(tmp_path)
+    fewer = 0
+    for frag, scan in zip(frags, analyze_workload(zm, frags, groups)):
+        want_files, want_share, want_rgs, sound = _brute(paths, frag)
+        assert sound, frag.query_id
+        assert scan.index.tolist() == want_files, frag.query_id
+        assert scan.scanned_bytes.tolist() == pytest.approx([read[f] * s for f, s in zip(want_files, want_share)])
+        assert scan.row_groups == (want_rgs, 16)
+        fewer += scan.bytes_scanned < analyze_fragment(zm, frag).bytes_scanned
+        if len(frag.boxes) == 1 and all(r.min is not None for r in frag.boxes[0].values()):
+            where = " AND ".join(f"{c} BETWEEN {r.min} AND {r.max}" for c, r in frag.boxes[0].items())
+            _, _, counters = duckdb_profiled(
+                con, f"SELECT count(*) FROM read_parquet({duckdb_files(paths)}) WHERE {where}", prof)
+            assert counters["row_groups"] == want_rgs, frag.query_id
+    assert fewer >= 10  # the row groups pay off on this data
+
+
+def test_the_setting_turns_row_groups_on_for_the_dashboard_and_the_policies(tmp_path, monkeypatch):
+    from engine.core.config import load_settings
+    from engine.plans import service
+
+    settings = load_settings({"home": str(tmp_path / "home"), "target_rows": 30, "prune_row_groups": True})
+    a = np.arange(30, dtype=float)
+    snap = _table(settings, "t", [(pa.table({"x": a, "y": a}), 10), (pa.table({"x": a + 100, "y": a}), 10)])
+    WorkloadStore(settings).append("t", [_frag("q", {"x": (12.0, 15.0)}), _frag("r", {"x": (101.0, 102.0)})],
+                                   snap.schema)
+    from engine.api.analysis import pruning_summaries
+
+    (q, r) = pruning_summaries(settings, "t")
+    assert (q["row_groups_read"], q["row_groups"], r["row_groups_read"]) == (1, 6, 1)
+    assert q["bytes_scanned"] == pytest.approx(snap.zonemaps().read_bytes(["x", "y"])[0] / 3)
+    assert api.pruning(settings, "t", row_groups=False)[0]["scanned"] == 1  # still selectable
+    seen = []  # the policies' context (ctx.scans) is built with the row groups
+
+    def spy(zonemaps, window, row_groups=None):
+        scans = analyze_workload(zonemaps, window, row_groups)
+        seen.append([s.bytes_scanned for s in scans])
+        return scans
+
+    monkeypatch.setattr(service, "analyze_workload", spy)
+    service.decide(settings, "t", "wair", {})
+    read = snap.zonemaps().read_bytes(["x", "y"])
+    assert seen == [[pytest.approx(read[0] / 3), pytest.approx(read[1] / 3)]]
+
+
+def test_realized_feedback_compares_snapshots_at_the_same_level(tmp_path):
+    """The same rows written as 1 row group (before) and as 3 (after, e.g. a PAW plan with
+    n_mbr = 3): with the setting, a query inside one row group reads a third of the new file."""
+    from engine.core.config import load_settings
+    from engine.plans.feedback import compare_snapshots
+
+    a = np.arange(30, dtype=float)
+    for on in (True, False):
+        settings = load_settings({"home": str(tmp_path / f"home{on}"), "prune_row_groups": on})
+        before = _table(settings, "before", [(pa.table({"x": a, "y": a}), 30)])
+        after = _table(settings, "after", [(pa.table({"x": a, "y": a}), 10)])
+        got = compare_snapshots(settings, before, after, [_frag("q", {"x": (12.0, 15.0)}, table="t")])
+        read, read_after = (s.zonemaps().read_bytes(["x", "y"])[0] for s in (before, after))
+        assert got["bytes_before"] == read  # one row group: the same at both levels
+        assert got["bytes_after"] == (pytest.approx(read_after / 3) if on else read_after)
+
+
+def test_an_open_format_table_reads_its_row_groups_from_the_footers(settings, tmp_path):
+    """A Delta table (its log keeps file statistics only): the files' footers give the row groups."""
+    from deltalake import WriterProperties
+    from format_helpers import delta_table
+
+    a = np.arange(30, dtype=float)
+    path = str(tmp_path / "delta")
+    delta_table(path, pa.table({"x": a, "y": a}), 30, writer_properties=WriterProperties(max_row_group_size=10))
+    store = TableStore(settings)
+    snap = store.register_delta("d", path)
+    (part,) = snap.partitions
+    assert pq.ParquetFile(part.path.removeprefix("file://")).metadata.num_row_groups == 3
+    groups = rowgroups.for_snapshot(store, "d", snap)
+    assert (len(groups), groups.total) == (3, 3)
+    (scan,) = analyze_workload(snap.zonemaps(), [_frag("q", {"x": (12.0, 15.0)}, table="d")], groups)
+    assert scan.row_groups == (1, 3)
+    assert scan.bytes_scanned == pytest.approx(snap.zonemaps().read_bytes(["x", "y"])[0] / 3)
+    assert rowgroups.for_snapshot(store, "d", snap, max_footer_files=0) is None  # too many: file level
