@@ -197,6 +197,26 @@ def test_the_setting_turns_row_groups_on_for_the_dashboard_and_the_policies(tmp_
     assert seen == [[pytest.approx(read[0] / 3), pytest.approx(read[1] / 3)]]
 
 
+def test_the_stored_pruning_summary_follows_the_setting(tmp_path):
+    """The dashboard's stored pruning summary is kept per level: switching
+    ``prune_row_groups`` in the same workspace gives the other level's answer, not the
+    file stored under the first setting."""
+    import dataclasses
+
+    from engine.api.summaries import pruning_summary
+    from engine.core.config import load_settings
+
+    files = load_settings({"home": str(tmp_path / "home"), "target_rows": 30})
+    a = np.arange(30, dtype=float)
+    snap = _table(files, "t", [(pa.table({"x": a, "y": a}), 10)])
+    WorkloadStore(files).append("t", [_frag("q", {"x": (12.0, 15.0)})], snap.schema)
+    read = snap.zonemaps().read_bytes(["x", "y"])[0]
+    assert pruning_summary(files, "t")[0]["bytes_scanned"] == read
+    groups = dataclasses.replace(files, prune_row_groups=True)
+    assert pruning_summary(groups, "t")[0]["bytes_scanned"] == pytest.approx(read / 3)
+    assert pruning_summary(files, "t")[0]["bytes_scanned"] == read  # both stay stored
+
+
 def test_realized_feedback_compares_snapshots_at_the_same_level(tmp_path):
     """The same rows written as 1 row group (before) and as 3 (after, e.g. a PAW plan with
     n_mbr = 3): with the setting, a query inside one row group reads a third of the new file."""

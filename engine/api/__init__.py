@@ -72,5 +72,5 @@ __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__
            *_simulate.__all__, *files.__all__, *history.__all__, *impact.__all__,
            *design.__all__, *security.__all__, *calibration.__all__,
            *export.__all__, *state.__all__, *demo.__all__,
-           *summaries.__all__, *partition_view.__all__, *compare.__all__, *whatif.__all__, *runs.__all__]
-__all__ += workload_view.__all__
+           *summaries.__all__, *partition_view.__all__, *compare.__all__, *whatif.__all__, *runs.__all__,
+           *workload_view.__all__]

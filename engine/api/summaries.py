@@ -255,10 +255,12 @@ def pruning_summary(settings: "Settings", table: str,
     """The stored workload's pruning over a snapshot, one object per scan fragment, as
     :func:`engine.api.pruning` with ``selectivity=True`` returns it (computed by
     :func:`engine.api.analysis.pruning_summaries`: one-range queries by prefix sums); stored once per
-    snapshot and workload version (an import makes a new version)."""
+    snapshot, workload version (an import makes a new version) and the
+    ``prune_row_groups`` setting (file-level and row-group answers differ)."""
     sid = _snapshot_id(settings, table, snapshot_id)
     version = WorkloadStore(settings).version(table)
-    path = _folder(settings, table) / f"pruning-{_key(settings, table, sid, version)}.json"
+    level = "row-groups" if settings.prune_row_groups else "files"
+    path = _folder(settings, table) / f"pruning-{_key(settings, table, sid, version, level)}.json"
     return _stored(path, lambda: pruning_summaries(settings, table, snapshot_id=sid))
 
 
