@@ -86,8 +86,10 @@ class PtoConfig:
             raise InvalidParameterError(f"top_k must be >= 1, got {self.top_k}")
         if self.training_budget < 0:
             raise InvalidParameterError(f"training_budget must be >= 0, got {self.training_budget}")
-        if self.max_design_rows is not None and self.max_design_rows < 0:
-            raise InvalidParameterError(f"max_design_rows must be >= 0 (0: every row), got {self.max_design_rows}")
+        cap = self.max_design_rows
+        if cap is not None and not (isinstance(cap, (int, np.integer)) and not isinstance(cap, bool) and cap >= 0):
+            raise InvalidParameterError(f"max_design_rows must be a whole number >= 0 (0: every row), "
+                                        f"got {self.max_design_rows!r}")
         if self.verify_top < 0:
             raise InvalidParameterError(f"verify_top must be >= 0, got {self.verify_top}")
         if self.label not in labels.LABELS:
@@ -128,6 +130,8 @@ class PtoRun:
     label_fragments: list[list[EncodedBox]]
     candidates: list[Candidate]  # ranked, best first
     seconds: dict[str, float] = field(default_factory=dict)
+    #: rows the design ran on: the table's, or its ``max_design_rows`` sample's
+    design_rows: int = 0
 
     @property
     def choice(self) -> Candidate:
@@ -204,6 +208,7 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
     # l_commitdate) to a four-column sort; taking the sample as the table, it is the
     # full table's again). Algorithm 1 min-max normalises the sizes: a common scale is moot.
     gt_rows = rows.n_rows if rows is not table else table.n_table
+    n_design = rows.n_rows
     table = rows
     stats = WorkloadStats.compute(table, fragments)
     partitions = cand.partition_candidates(stats, table.types, table.n_table, config.top_k,
@@ -248,7 +253,7 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
         order = refine(order, config, sample, frags)
     seconds["model"] = time.perf_counter() - t3
     seconds["total"] = time.perf_counter() - t0
-    return PtoRun(config, stats, partitions, sorts, grid, gt, sample, frags, order, seconds)
+    return PtoRun(config, stats, partitions, sorts, grid, gt, sample, frags, order, seconds, n_design)
 
 
 def run_on_files(paths: Sequence[str], types: dict[str, str], table_bytes: int,
