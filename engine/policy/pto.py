@@ -103,6 +103,7 @@ def design_details(run: PtoRun) -> dict[str, Any]:
         "training_budget": run.config.training_budget,
         "max_design_rows": run.config.max_design_rows,
         "design_rows": run.design_rows,
+        "tie_tolerance": run.tie_tol,
         "candidates": [c.to_json() for c in run.candidates],
         "partition_candidates": list(run.partitions),
         "sort_candidates": [s.label for s in run.sorts.schemes],
