@@ -49,7 +49,7 @@ def choose(layouts: Sequence[Layout], scores: Sequence[float], tol: float = 0.0)
     (1, 1, 2)
     """
     best = max(round(float(s), 9) for s in scores)
-    tied = [i for i in range(len(layouts)) if round(float(scores[i]), 9) >= best - tol]
+    tied = [i for i in range(len(layouts)) if round(float(scores[i]), 9) >= best - tol - 1e-9]
     return min(tied, key=lambda i: (-layouts[i].tfs_bytes, -layouts[i].rgs_bytes, -float(scores[i])))
 
 
