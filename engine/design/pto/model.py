@@ -7,7 +7,7 @@ exceeds 12 rows, so it predicts one constant for every layout.
 
 Choice: argmax over all candidates of (the measured label if labelled, else the
 prediction); ties go to the larger TFS, then the larger RGS (fewer files, smaller footers).
-A tie is judged at ``tol``: scores within ``tol`` of the best tie (:func:`choose_index`).
+A tie is judged at ``tol``: scores within ``tol`` of the best are tied (:func:`choose`).
 The optimizer passes the model's own fitting residual on its training rows (ours, a
 defect fix of round 6): boosting reproduces a training label only up to
 0.9^100 x its distance from the mean (``learning_rate`` 0.1, 100 trees), so a prediction the
