@@ -97,7 +97,7 @@ def test_pto_policy_proposal_and_stored_plan(settings, table):
     assert "pto" in policy_names()
     assert make_policy("pto", {"top_k": 2, "label": "skip"}).get_params() == \
         {"top_k": 2, "label": "skip", "lightweight": False, "verify_top": 0, "refine_sizes": False,
-         "training_budget": 0, "seed": 0}
+         "training_budget": 0, "max_design_rows": None, "seed": 0}
     out = api.create_plan(settings, "lineitem", policy="pto")
     plan = api.show_plan(settings, out["id"])
     assert plan["status"] == "proposed" and plan["policy"] == "pto"
@@ -167,3 +167,47 @@ def test_pto_policy_declines_without_predicates(settings):
     out = api.preview_plan(settings, "bare2", policy="pto")
     assert "no fragment of the workload filters" in out["reason"]
     assert api.list_plans(settings, "bare2") == []
+
+
+def test_max_design_rows_through_api_policy_and_cli(settings, table, capsys):
+    """``max_design_rows`` (ours; default every row, the paper's) from the API, the policy
+    and both CLI commands; a bad value is one line and exit 2, before any file is read."""
+    full = api.design_pto(settings, "lineitem")
+    assert full["max_design_rows"] is None and full["design_rows"] == 12_000
+    d = api.design_pto(settings, "lineitem", max_design_rows=4_000)
+    # a Bernoulli sample of about 4,000 of the 12,000 rows (its own stream, seed 0)
+    assert d["max_design_rows"] == 4_000 and 3_700 <= d["design_rows"] <= 4_300
+    assert d["sample_rows"] <= d["design_rows"]
+    # the table's cardinality is kept: the 10,000-row guardrail still admits both dates
+    assert d["partition_candidates"] == ["l_shipdate", "l_orderdate", None]
+    assert api.design_pto(settings, "lineitem", max_design_rows=0)["design_rows"] == 12_000
+    for bad in (-1, 2.5, True):
+        with pytest.raises(InvalidParameterError, match="max_design_rows must be a whole number >= 0"):
+            api.design_pto(settings, "lineitem", max_design_rows=bad)
+    with pytest.raises(InvalidParameterError, match="max_design_rows"):
+        make_policy("pto", {"max_design_rows": -5})  # refused when built, not after a read
+    assert make_policy("pto", {"max_design_rows": 4_000}).config().max_design_rows == 4_000
+
+    home = ["--home", str(settings.home)]
+    assert main([*home, "design", "pto", "lineitem", "--max-design-rows", "4000", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["design_rows"] == d["design_rows"] and out["choice"] == d["choice"]  # same seed, same run
+    assert main([*home, "design", "pto", "lineitem", "--max-design-rows", "4000"]) == 0
+    assert f"design on {d['design_rows']} sampled rows (--max-design-rows 4000)" in capsys.readouterr().out
+    for cmd in (["design", "pto", "lineitem"], ["plan", "create", "lineitem", "--policy", "pto"]):
+        assert main([*home, *cmd, "--max-design-rows", "-1"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "max_design_rows must be a whole number >= 0" in err
+        with pytest.raises(SystemExit) as exc:  # not an integer: argparse's own error, exit 2
+            main([*home, *cmd, "--max-design-rows", "many"])
+        assert exc.value.code == 2 and "--max-design-rows" in capsys.readouterr().err
+    assert api.list_plans(settings, "lineitem") == []  # nothing stored by the refusals
+    assert main([*home, "plan", "create", "lineitem", "--policy", "pto", "--max-design-rows", "4000",
+                 "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["status"] == "proposed" and plan["params"]["max_design_rows"] == 4_000
+    assert plan["details"]["design_rows"] == d["design_rows"]
+    assert plan["details"]["choice"] == d["choice"]
+    # another policy refuses the flag by name
+    assert main([*home, "plan", "create", "lineitem", "--policy", "dd", "--max-design-rows", "10"]) == 2
+    assert "does not take max_design_rows" in capsys.readouterr().err

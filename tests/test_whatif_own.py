@@ -218,7 +218,10 @@ def test_pto_designs_on_a_row_sample_and_chooses_as_on_every_row():
     assert [s.columns for s in capped.sorts.scored] == [s.columns for s in full.sorts.scored]
     chose = [(r.choice.layout.partition, r.choice.layout.sort.kind, r.choice.layout.sort.columns)
              for r in (full, capped)]
-    assert chose[0] == chose[1] == (None, "zorder", ("a", "d")), chose
+    # round 6: open costs 5,000 / 1,200 row-equivalents (measured) and ties within the
+    # model's fitting residual make one sort on "a" in 256 KB files the choice (rounds 3-5:
+    # zorder(a, d), with 2,000 / 50 and exact ties)
+    assert chose[0] == chose[1] == (None, "sort", ("a",)), chose
     with pytest.raises(InvalidParameterError, match="max_design_rows"):
         PtoConfig(max_design_rows=-1)
 

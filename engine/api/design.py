@@ -65,7 +65,8 @@ def design_paw(settings: "Settings", table: str, delta: Any = "auto", b_min_rows
 # --- PTO
 def design_pto(settings: "Settings", table: str, top_k: int = 3, label: str = "cost",
                lightweight: bool = False, exhaustive: bool = False, verify_top: int = 0,
-               refine_sizes: bool = False, training_budget: int = 0) -> dict[str, Any]:
+               refine_sizes: bool = False, training_budget: int = 0,
+               max_design_rows: int | None = None) -> dict[str, Any]:
     """PTO's design for ``table`` from its imported workload (seed 002).
 
     Returns ``recommendation`` (the chosen ``partition_by`` (None: none), ``sort``,
@@ -78,16 +79,20 @@ def design_pto(settings: "Settings", table: str, top_k: int = 3, label: str = "c
     ``verified`` ones), and the run's evidence (``choice``, ``reason``, ``baselines``
     measured with the run's label, candidate lists, sample, timings). Baselines: the layout
     as ingested (``default``), the human expert (Algorithm 4) and, with ``exhaustive``, the
-    best of every candidate labelled (PTO's regret). Nothing is stored: ``create_plan(settings,
-    table, "pto", {"top_k", "label", "lightweight", "verify_top", "refine_sizes",
-    "training_budget"})`` stores the design as a proposed plan.
+    best of every candidate labelled (PTO's regret). ``max_design_rows`` (ours; None or 0,
+    the default: every row, the paper's procedure) runs the design on a Bernoulli sample of
+    about that many rows (:attr:`PtoConfig.max_design_rows`; ``design_rows`` in the result
+    says how many it ran on). Nothing is stored: ``create_plan(settings, table, "pto",
+    {"top_k", "label", "lightweight", "verify_top", "refine_sizes", "training_budget",
+    "max_design_rows"})`` stores the design as a proposed plan.
     """
     snapshot = TableStore(settings).current_snapshot(table)
     zm = snapshot.zonemaps()
     fragments = list(WorkloadStore(settings).fragments(snapshot.table))
     types = dict(snapshot.schema.columns)
     config = PtoConfig(top_k=int(top_k), label=label, lightweight=bool(lightweight), verify_top=int(verify_top),
-                       refine_sizes=bool(refine_sizes), training_budget=int(training_budget))
+                       refine_sizes=bool(refine_sizes), training_budget=int(training_budget),
+                       max_design_rows=max_design_rows)
     run = run_on_files(list(zm.paths), types, int(zm.bytes.sum()), fragments, config)
     file_bytes = float(zm.bytes.mean()) if len(zm) else 0.0
     found = [pto_baselines.default_layout(run, file_bytes), pto_baselines.human_expert(run)]

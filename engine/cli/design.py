@@ -111,8 +111,17 @@ def register(subparsers: Any) -> None:
     q.add_argument("--training-budget", dest="training_budget", type=non_negative_int, default=0, metavar="N",
                    help="label more random sizes of the (partition, sort) pairs until N layouts are "
                         "labelled, for tables with few candidates (default 0: the paper's 12 draws)")
+    add_pto_design_rows(q)
     add_json_flag(q)
     q.set_defaults(func=_pto)
+
+
+def add_pto_design_rows(parser: argparse.ArgumentParser) -> None:
+    """PTO's ``--max-design-rows``, shared by ``design pto`` and ``plan create --policy pto``:
+    parsed as an integer here, its range checked by :class:`PtoConfig` (one line, exit 2)."""
+    parser.add_argument("--max-design-rows", dest="max_design_rows", type=number(integer=True), default=None,
+                        metavar="N", help="PTO: design on a random sample of about N of the table's rows "
+                                          "(faster on a large table; default 0: every row, the paper's)")
 
 
 def _mb(n: float) -> str:
@@ -128,7 +137,10 @@ def pto_text(d: Mapping[str, Any]) -> str:
              _mb(b["row_group_bytes"]), f"{b['cost']:.2f}", f"{b['skip']:.2f}"] for b in d["comparison"]]
     return "\n".join([
         d["reason"],
-        f"{d['fragments']} fragments; sample {d['sample_rows']} rows ({d['sample_rate']:.2%}); "
+        f"{d['fragments']} fragments; "
+        + (f"design on {d['design_rows']} sampled rows (--max-design-rows {d['max_design_rows']}); "
+           if d.get("max_design_rows") else "")
+        + f"sample {d['sample_rows']} rows ({d['sample_rate']:.2%}); "
         f"label {d['label']} (% saved, higher is better)",
         "",
         aligned(["#", "partition", "sort", "file", "row group", "predicted", "measured"], rows,
@@ -142,4 +154,5 @@ def pto_text(d: Mapping[str, Any]) -> str:
 def _pto(args: argparse.Namespace, settings: Any) -> None:
     emit(args, api.design_pto(settings, args.table, top_k=args.top_k, label=args.label,
                               verify_top=args.verify_top, refine_sizes=args.refine_sizes,
-                              training_budget=args.training_budget), pto_text)
+                              training_budget=args.training_budget,
+                              max_design_rows=args.max_design_rows), pto_text)

@@ -31,24 +31,30 @@ class PtoPolicy(Policy):
     choice); ``refine_sizes``: label every file and row-group size of the chosen
     (partition, sort) pair and choose again (ours; off by default); ``training_budget``: at
     least that many training labels, more random sizes per (partition, sort) pair when the
-    pairs are fewer (ours; 0, the default, is the paper's one per pair); ``seed``: sampling
-    and training-set seed. Learned: ``run_`` (the
-    last run, not persisted: each decision starts afresh from the workload).
+    pairs are fewer (ours; 0, the default, is the paper's one per pair);
+    ``max_design_rows``: run the design (workload statistics, Algorithm 2, the label sample)
+    on a Bernoulli sample of about that many of the table's rows (ours; None or 0, the
+    default, is every row, the paper's procedure; :attr:`PtoConfig.max_design_rows`);
+    ``seed``: sampling and training-set seed. A bad value is refused here, before any file
+    is read. Learned: ``run_`` (the last run, not persisted: each decision starts afresh
+    from the workload).
     """
 
     name = "pto"
 
     def __init__(self, top_k: int = 3, label: str = "cost", lightweight: bool = False,
                  verify_top: int = 0, refine_sizes: bool = False, training_budget: int = 0,
-                 seed: int = 0) -> None:
+                 max_design_rows: int | None = None, seed: int = 0) -> None:
         self.top_k = top_k
         self.label = label
         self.lightweight = lightweight
         self.verify_top = verify_top
         self.refine_sizes = refine_sizes
         self.training_budget = training_budget
+        self.max_design_rows = max_design_rows
         self.seed = seed
         self.run_: PtoRun | None = None
+        self.config()  # refuses a bad parameter now (one line), not after reading the table
 
     def decision_window(self, queries_seen: int) -> int | None:
         """The whole workload: PTO designs for every imported query (section 3.1)."""
@@ -57,7 +63,9 @@ class PtoPolicy(Policy):
     def config(self) -> PtoConfig:
         return PtoConfig(top_k=int(self.top_k), label=str(self.label), lightweight=bool(self.lightweight),
                          verify_top=int(self.verify_top), refine_sizes=bool(self.refine_sizes),
-                         training_budget=int(self.training_budget), seed=int(self.seed))
+                         training_budget=int(self.training_budget),
+                         max_design_rows=self.max_design_rows,
+                         seed=int(self.seed))
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         zm = ctx.zonemaps
@@ -93,6 +101,9 @@ def design_details(run: PtoRun) -> dict[str, Any]:
         "verify_top": run.config.verify_top,
         "refine_sizes": run.config.refine_sizes,
         "training_budget": run.config.training_budget,
+        "max_design_rows": run.config.max_design_rows,
+        "design_rows": run.design_rows,
+        "tie_tolerance": run.tie_tol,
         "candidates": [c.to_json() for c in run.candidates],
         "partition_candidates": list(run.partitions),
         "sort_candidates": [s.label for s in run.sorts.schemes],

@@ -41,11 +41,14 @@ from engine.layout.base import make_ordering
 from engine.layout.cuts import cut_points
 
 LABELS = ("cost", "skip")
-#: default open costs in row-equivalents (decision 6): DuckDB on this 2-core machine, one
-#: thread, measured 450-7,400 rows a file and 0-50 rows a row group across runs (the
-#: machine is shared; bench/pto_replication.py calibrates on every run, README_pto.md)
-C_FILE_ROWS = 2_000.0
-C_RG_ROWS = 50.0
+#: default open costs in row-equivalents (decision 6), measured (round 6): DuckDB, one
+#: thread, on the process's CPU clock, 1M rows of 4 int64 columns (``bench/pto_open_costs.py``):
+#: seven runs over rounds 4 and 6 gave c_file 4,206-5,282 (median 4,874) and c_rg
+#: 1,011-1,689 (median 1,161), rounded to 5,000 and 1,200. Rounds 1-5 used 2,000 and 50,
+#: taken from wall-clock minima that moved 450-7,400 with the machine's load
+#: (README_pto.md, "Open costs"). bench/pto_replication.py calibrates on every run.
+C_FILE_ROWS = 5_000.0
+C_RG_ROWS = 1_200.0
 #: fewer rows than this in a downscaled row group raises the sampling rate (ours)
 MIN_RG_ROWS = 8
 
