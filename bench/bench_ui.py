@@ -263,7 +263,12 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
                 return time.perf_counter() - t
 
             for path, name in wanted:
-                cold = visit(path)
+                if tracer is None:
+                    cold = visit(path)
+                else:
+                    cold_split = tracer.measure(lambda: visit(path))
+                    cold = cold_split["wall_s"]
+                    print(browser_profile.format_trace(f"{name} (cold)", cold_split), flush=True)
                 warm, split = [], None
                 for _ in range(runs):
                     received[0] = 0
@@ -280,7 +285,7 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
                 print(f"  {name:15s} cold {cold:6.2f} s   warm {statistics.median(warm):6.2f} s"
                       f"   websocket {received[0] / 1024:6.0f} KB", flush=True)
                 if split is not None:
-                    out[-1]["trace"] = split
+                    out[-1]["trace"], out[-1]["cold_trace"] = split, cold_split
                     print(browser_profile.format_trace(name, split), flush=True)
             titles = dict(NAV_TITLES)
 
