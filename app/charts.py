@@ -12,11 +12,11 @@ Scatter traces are SVG (``go.Scatter``) up to :data:`SVG_MAX_POINTS` points and
 (:func:`scatter_trace`). In a browser without a GPU (a server's headless Chromium, many
 remote desktops) WebGL runs in software: each WebGL figure costs a context and shader
 compilation in the GPU process, and the page's main thread waits on it. Measured on the
-SF 1 demo (bench/README_ui.md, round 6): the Approve-and-run page's one 3,001-partition
-layout chart took 6.3 CPU-s in Chromium's GPU process and a 12 s main-thread stall as
-WebGL; an SVG path of the same few thousand segments is drawn in tens of milliseconds.
-SVG's cost grows with the DOM nodes: a line is one path whatever its points, but every
-marker is a node, hence the two limits.
+SF 1 demo (bench/README_ui.md, round 6, load 14-20): the Approve-and-run page's one
+3,001-partition layout chart cost 6.1-6.7 CPU-s in Chromium's GPU process per visit and
+kept the main thread waiting ~10 s; as SVG, 0.03-0.1 GPU CPU-s and the click 3x faster.
+SVG's cost grows with the points (plotly draws 3,001 segments in ~1 s at that load) and
+with the DOM nodes: a line is one path, but every marker is a node, hence the two limits.
 """
 
 from __future__ import annotations
