@@ -547,11 +547,28 @@ def group_colors(labels: Sequence[str], rest: str) -> dict[str, str]:
 
 def group_layout(assignment: Mapping[str, Any], column: str, rest: str) -> go.Figure:
     """The hybrid layout drawn: every partition's range on ``column`` ordered by its min,
-    coloured by the plan group (layout and key) that rewrites it."""
+    coloured by the plan group (layout and key) that rewrites it. Past :data:`BIN_LIMIT`
+    rows, neighbouring partitions of one group join into one mark over their combined
+    range (:func:`bin_partitions`, as the Partitions page's chart): as SVG a mark costs
+    the browser about 0.3 ms at load 15 (bench/README_ui.md, round 6), and the SF 1 demo
+    has 3,001 partitions. The legend counts partitions either way."""
     colors = group_colors(assignment["labels"], rest)
     title = f"Which partitions go to which layout (range on {column})"
     if assignment.get("sampled"):
         title += ", untouched partitions sampled"
-    return partition_segments(assignment["lo"], assignment["hi"], assignment["ltype"], column,
-                              assignment["category"], colors, title,
-                              "partition (ordered by min)", y=assignment["y"])
+    lo, hi, y, category = assignment["lo"], assignment["hi"], assignment["y"], assignment["category"]
+    custom = hover = None
+    if len(y) and int(np.max(y)) >= BIN_LIMIT:
+        b = bin_partitions(lo, hi, y, category, np.zeros(len(y)))
+        lo, hi, y, category = b["lo"], b["hi"], b["y"], b["category"]
+        custom = np.column_stack([b["first"], b["last"], b["count"]])
+        hover = "rows %{customdata[0]}–%{customdata[1]}: %{customdata[2]} partitions<br>%{x}"
+        title += f" (each mark joins up to {int(b['k'])} neighbouring partitions of one group)"
+    fig = partition_segments(lo, hi, assignment["ltype"], column, category, colors, title,
+                             "partition (ordered by min)", y=y, custom=custom, hovertemplate=hover)
+    labels, counts = np.unique(np.asarray(assignment["category"]).astype(str), return_counts=True)
+    per_label = dict(zip(labels.tolist(), counts.tolist()))
+    for trace in fig.data:  # "label (marks)" -> "label (partitions)"
+        label = trace.name.rsplit(" (", 1)[0]
+        trace.name = f"{label} ({per_label.get(label, 0):,})"
+    return fig

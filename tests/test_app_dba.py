@@ -288,6 +288,25 @@ def test_hybrid_layout_drawing_colours_each_partition_by_its_group():
     assert sorted(few["category"].tolist()) == ["hilbert a+b", "sort a", "sort a"] and few["sampled"]
 
 
+def test_group_layout_joins_neighbouring_partitions_of_a_group_past_the_limit(monkeypatch):
+    """Rows 0-5 ordered by min in bins of 2 (by hand): {0,1} both sort, {2,3} sort and
+    untouched, {4,5} both untouched -> 4 marks; the legend still counts partitions."""
+    monkeypatch.setattr(charts, "BIN_LIMIT", 4)
+    monkeypatch.setattr(charts, "BINS", 3)
+    rest = views.NOT_REWRITTEN
+    assignment = {"lo": np.array([0, 1, 2, 3, 4, 5]), "hi": np.array([10, 3, 4, 9, 6, 8]),
+                  "y": np.arange(6), "ltype": "int64", "labels": ["sort a", rest], "sampled": False,
+                  "category": np.array(["sort a", "sort a", "sort a", rest, rest, rest], dtype=object)}
+    fig = charts.group_layout(assignment, "a", rest)
+    lines = {t.name: t for t in fig.data if t.mode != "markers"}
+    assert set(lines) == {"sort a (3)", f"{rest} (3)"}
+    sort_marks = lines["sort a (3)"]
+    assert list(sort_marks.x[0::3]) == [0, 2] and list(sort_marks.x[1::3]) == [10, 4]
+    assert sort_marks.customdata[0::3].tolist() == [[0, 1, 2], [2, 2, 1]]
+    assert list(lines[f"{rest} (3)"].x[0::3]) == [3, 4] and list(lines[f"{rest} (3)"].x[1::3]) == [9, 8]
+    assert "joins up to 2 neighbouring partitions" in fig.layout.title.text
+
+
 def test_plan_comparison_frame_formats_each_field():
     out = {"a": 1, "b": 2, "rows": [
         {"field": "partitions rewritten", "a": 126, "b": 43, "difference": -83.0},
