@@ -1,11 +1,22 @@
 """Plotly figures built from engine results. Pure functions: data in, figure out.
 
 Every figure has a title and axis titles with units; the page adds the one-line caption.
-Figures over partitions use a constant number of WebGL traces (segments joined by None
+Figures over partitions use a constant number of traces (segments joined by NaN
 separators), never one trace per partition; past :data:`BIN_LIMIT` rows of partitions the
 marks are bins of neighbouring rows (:func:`bin_partitions`), so a chart's size stays bounded
 on a table of thousands of partitions (the SF 1 demo has 3,001) while a small table is drawn
 exactly, one segment per partition.
+
+Scatter traces are SVG (``go.Scatter``) up to :data:`SVG_MAX_POINTS` points and
+:data:`SVG_MAX_MARKERS` markers a figure, WebGL (``go.Scattergl``) past them
+(:func:`scatter_trace`). In a browser without a GPU (a server's headless Chromium, many
+remote desktops) WebGL runs in software: each WebGL figure costs a context and shader
+compilation in the GPU process, and the page's main thread waits on it. Measured on the
+SF 1 demo (bench/README_ui.md, round 6, load 14-20): the Approve-and-run page's one
+3,001-partition layout chart cost 6.1-6.7 CPU-s in Chromium's GPU process per visit and
+kept the main thread waiting ~10 s; as SVG, 0.03-0.1 GPU CPU-s and the click 3x faster.
+SVG's cost grows with the points (plotly draws 3,001 segments in ~1 s at that load) and
+with the DOM nodes: a line is one path, but every marker is a node, hence the two limits.
 """
 
 from __future__ import annotations
@@ -33,6 +44,26 @@ TEMPLATE = "layout_advisor"
 pio.templates[TEMPLATE] = go.layout.Template(layout=pio.templates["plotly_white"].layout)
 pio.templates.default = TEMPLATE
 LAYOUT = dict(margin=dict(l=60, r=20, t=60, b=50), height=420)
+#: a figure's scatter traces are SVG up to this many points (a line is one SVG path)...
+SVG_MAX_POINTS = 60_000
+#: ...and this many drawn markers (each an SVG node); WebGL past either
+SVG_MAX_MARKERS = 3_000
+
+
+def use_webgl(points: int, markers: int = 0) -> bool:
+    """Whether a figure with ``points`` scatter points, ``markers`` of them drawn as
+    markers, should be WebGL rather than SVG (see the module's docstring).
+
+    >>> use_webgl(9_000, 0), use_webgl(9_000, 6_000), use_webgl(100_000)
+    (False, True, True)
+    """
+    return points > SVG_MAX_POINTS or markers > SVG_MAX_MARKERS
+
+
+def scatter_trace(webgl: bool, **kwargs: Any) -> go.Scatter | go.Scattergl:
+    """A ``go.Scattergl`` when ``webgl`` (:func:`use_webgl`), else a ``go.Scatter``, with
+    the same arguments."""
+    return go.Scattergl(**kwargs) if webgl else go.Scatter(**kwargs)
 
 
 def _fig(title: str, x_title: str, y_title: str, **layout: Any) -> go.Figure:
@@ -214,17 +245,23 @@ def partition_segments(lo: np.ndarray, hi: np.ndarray, ltype: str, column: str,
                        bands: Sequence[tuple[Any, Any]] = (),
                        custom: np.ndarray | None = None,
                        hovertemplate: str | None = None) -> go.Figure:
-    """Every partition's [min, max] as a horizontal segment, one WebGL trace per category.
+    """Every partition's [min, max] as a horizontal segment, one trace per category.
 
     ``lo``/``hi`` are encoded values of the partitions to draw (already sampled and
     ordered), ``category`` a label per partition choosing its color, ``y`` its row.
     ``bands`` are value ranges (display units) shaded behind the segments. ``custom`` is a
     numeric (n, k) array per partition for ``hovertemplate`` (``%{customdata[0]}``...).
+
+    SVG while the segments are few (:func:`use_webgl`): lines only, plus a marker on each
+    segment of zero length (a constant partition, min = max), which a line cannot show;
+    past the limits one WebGL trace per category with a marker at both ends.
     """
     n = len(lo)
     y = np.arange(n) if y is None else np.asarray(y)
     domain = np.unique(np.concatenate([lo, hi])) if ltype == "string" else None
     x_lo, x_hi = axis_numbers(ltype, lo, domain), axis_numbers(ltype, hi, domain)
+    point = x_lo == x_hi
+    webgl = use_webgl(3 * n, int(point.sum()))
     fig = _fig(title, axis_unit(ltype, column), y_title, height=520, hovermode="closest")
     for label, color in colors.items():
         mask = np.asarray(category) == label
@@ -233,14 +270,28 @@ def partition_segments(lo: np.ndarray, hi: np.ndarray, ltype: str, column: str,
             continue
         xs, ys = _segments_xy(x_lo[mask], x_hi[mask], y[mask])
         extra: dict[str, Any] = {}
+        cd3 = None
         if custom is not None:  # numbers only: they travel as typed arrays, strings would not
             cd = np.asarray(custom, dtype=np.float64)[mask]
             cd3 = np.full((3 * count, cd.shape[1]), np.nan)
             cd3[0::3], cd3[1::3] = cd, cd
             extra = dict(customdata=cd3, hovertemplate=(hovertemplate or "") + f"<extra>{label}</extra>")
-        fig.add_trace(go.Scattergl(x=xs, y=ys, mode="lines+markers", name=f"{label} ({count:,})",
-                                   line=dict(color=color, width=2), marker=dict(size=3, color=color),
-                                   connectgaps=False, **extra))
+        name = f"{label} ({count:,})"
+        if webgl:
+            fig.add_trace(go.Scattergl(x=xs, y=ys, mode="lines+markers", name=name,
+                                       line=dict(color=color, width=2), marker=dict(size=3, color=color),
+                                       connectgaps=False, **extra))
+            continue
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=name, legendgroup=label,
+                                 line=dict(color=color, width=2), connectgaps=False, **extra))
+        dots = point[mask]
+        if dots.any():
+            dot_extra = dict(extra)
+            if cd3 is not None:
+                dot_extra["customdata"] = cd3[0::3][dots]
+            fig.add_trace(go.Scatter(x=x_lo[mask][dots], y=y[mask][dots], mode="markers", name=name,
+                                     legendgroup=label, showlegend=False,
+                                     marker=dict(size=4, color=color), **dot_extra))
     edge_lo = axis_values(ltype, np.array([np.nanmin(lo)]))[0] if len(lo) and ltype != "string" else None
     edge_hi = axis_values(ltype, np.array([np.nanmax(hi)]))[0] if len(hi) and ltype != "string" else None
     for lo_v, hi_v in bands:  # open ends run to the edge of the drawn partitions
@@ -275,8 +326,9 @@ def depth_profile(segments: Sequence[Sequence[Any]], ltype: str, column: str,
     fig = _fig(f"Depth profile of {column}", axis_unit(ltype, column).replace(
         "rank of value, lexicographic", "value"), "overlap depth (partitions covering the value)",
         height=380)
-    fig.add_trace(go.Scattergl(x=xs, y=ys, mode="lines", name="depth", line=dict(color="#1f77b4"),
-                               hovertemplate="%{x}: depth %{y}<extra></extra>"))
+    fig.add_trace(scatter_trace(use_webgl(len(xs)), x=xs, y=ys, mode="lines", name="depth",
+                                line=dict(color="#1f77b4"),
+                                hovertemplate="%{x}: depth %{y}<extra></extra>"))
     for i, rng in enumerate(deepest):
         note = dict(annotation_text=f"deepest: depth {rng['depth']}",
                     annotation_position="top left") if i == 0 else {}
@@ -394,11 +446,12 @@ def signatures(points: np.ndarray, labels: np.ndarray, anchors: np.ndarray | Non
                axis_names[1], height=460)
     palette = qualitative.Plotly
     labels = np.asarray(labels)
+    webgl = use_webgl(len(labels), len(labels))
     for i, lab in enumerate(sorted(set(labels.tolist()))):
         mask = labels == lab
         name = "noise" if lab in (-1, "-1", "noise") else f"cluster {lab}"
         color = "#9e9e9e" if name == "noise" else palette[i % len(palette)]
-        fig.add_trace(go.Scattergl(x=points[mask, 0], y=points[mask, 1], mode="markers",
+        fig.add_trace(scatter_trace(webgl, x=points[mask, 0], y=points[mask, 1], mode="markers",
                                    name=f"{name} ({int(mask.sum())})",
                                    marker=dict(size=7, color=color, opacity=0.75),
                                    text=None if hover is None else np.asarray(hover, dtype=object)[mask],
@@ -461,6 +514,7 @@ def ep_regions(files: Sequence[Mapping[str, Any]], deepest: Mapping[str, Any] | 
         title += f" ({len(files):,} of {total:,} EP files: the deepest and every highlighted one)"
     fig = _fig(title, axis_unit(ltype, column).replace(
         "rank of value, lexicographic", "value"), "EP file (creation order)", height=420)
+    webgl = use_webgl(3 * len(files), 2 * len(files))
     for label, color in cats.items():
         pick = [f for f in files if f.get("min") is not None and (
             (label == "covers the deepest sub-range" and f["ep_file"] in seed) or
@@ -477,9 +531,9 @@ def ep_regions(files: Sequence[Mapping[str, Any]], deepest: Mapping[str, Any] | 
             t = (f"EP file {f['ep_file']}: {f['partition_count']} partitions, average local "
                  f"depth {f['average_depth']}, EP depth {f['depth']}")
             text += [t, t, None]
-        fig.add_trace(go.Scattergl(x=xs, y=ys, mode="lines+markers", name=f"{label} ({len(pick)})",
-                                   line=dict(color=color, width=3), marker=dict(size=4, color=color),
-                                   text=text, hoverinfo="text"))
+        fig.add_trace(scatter_trace(webgl, x=xs, y=ys, mode="lines+markers", name=f"{label} ({len(pick)})",
+                                    line=dict(color=color, width=3), marker=dict(size=4, color=color),
+                                    text=text, hoverinfo="text"))
     if deepest:
         fig.add_vrect(x0=deepest["start"], x1=deepest["end"], fillcolor="#d62728", opacity=0.15,
                       line_width=0, annotation_text="deepest sub-range", annotation_position="top left")
@@ -520,11 +574,28 @@ def group_colors(labels: Sequence[str], rest: str) -> dict[str, str]:
 
 def group_layout(assignment: Mapping[str, Any], column: str, rest: str) -> go.Figure:
     """The hybrid layout drawn: every partition's range on ``column`` ordered by its min,
-    coloured by the plan group (layout and key) that rewrites it."""
+    coloured by the plan group (layout and key) that rewrites it. Past :data:`BIN_LIMIT`
+    rows, neighbouring partitions of one group join into one mark over their combined
+    range (:func:`bin_partitions`, as the Partitions page's chart): as SVG a mark costs
+    the browser about 0.3 ms at load 15 (bench/README_ui.md, round 6), and the SF 1 demo
+    has 3,001 partitions. The legend counts partitions either way."""
     colors = group_colors(assignment["labels"], rest)
     title = f"Which partitions go to which layout (range on {column})"
     if assignment.get("sampled"):
         title += ", untouched partitions sampled"
-    return partition_segments(assignment["lo"], assignment["hi"], assignment["ltype"], column,
-                              assignment["category"], colors, title,
-                              "partition (ordered by min)", y=assignment["y"])
+    lo, hi, y, category = assignment["lo"], assignment["hi"], assignment["y"], assignment["category"]
+    custom = hover = None
+    if len(y) and int(np.max(y)) >= BIN_LIMIT:
+        b = bin_partitions(lo, hi, y, category, np.zeros(len(y)))
+        lo, hi, y, category = b["lo"], b["hi"], b["y"], b["category"]
+        custom = np.column_stack([b["first"], b["last"], b["count"]])
+        hover = "rows %{customdata[0]}–%{customdata[1]}: %{customdata[2]} partitions<br>%{x}"
+        title += f" (each mark joins up to {int(b['k'])} neighbouring partitions of one group)"
+    fig = partition_segments(lo, hi, assignment["ltype"], column, category, colors, title,
+                             "partition (ordered by min)", y=y, custom=custom, hovertemplate=hover)
+    labels, counts = np.unique(np.asarray(assignment["category"]).astype(str), return_counts=True)
+    per_label = dict(zip(labels.tolist(), counts.tolist()))
+    for trace in fig.data:  # "label (marks)" -> "label (partitions)"
+        label = trace.name.rsplit(" (", 1)[0]
+        trace.name = f"{label} ({per_label.get(label, 0):,})"
+    return fig

@@ -189,14 +189,19 @@ def sign_in_box() -> None:
 
 
 def glossary_drawer() -> None:
-    """Every term the pages use, in plain words with its paper reference, searchable."""
+    """Every term the pages use, in plain words with its paper reference, searchable.
+
+    One markdown element for all the terms, not one each: the drawer is in every page's
+    sidebar, and its 33 elements were a quarter of what a page load sent and rendered
+    (Overview: 122 websocket messages; bench/README_ui.md, round 6)."""
     with st.expander("Glossary", icon=":material/menu_book:"):
         needle = st.text_input("Find a term", key="glossary_search", placeholder="e.g. boundary")
         terms = glossary.search(needle or "")
         if not terms:
             st.caption("No term matches.")
-        for term in terms:
-            st.markdown(f"**{term.name}**: {term.meaning} *({term.source})*")
+        else:
+            st.markdown("\n\n".join(f"**{term.name}**: {term.meaning} *({term.source})*"
+                                     for term in terms))
 
 
 def selected_table() -> str | None:

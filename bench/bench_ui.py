@@ -164,23 +164,40 @@ BROWSER_PAGES = [("", "overview"), ("partitions", "partitions"), ("workload", "w
 #: Streamlit's own script state on the app root ("initial", "running", "notRunning"...):
 #: a full page load starts at "initial", so "notRunning" means this visit's run finished
 #: (the running-man icon is not a safe signal: it shows only after a delay)
-IDLE_JS = ("() => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
-           "return !!app && app.getAttribute('data-test-script-state') === 'notRunning' && "
-           "document.querySelectorAll('[data-testid=\"stMainBlockContainer\"] *').length > 20; }")
+SCRIPT_IDLE_JS = ("() => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
+                  "return !!app && app.getAttribute('data-test-script-state') === 'notRunning' && "
+                  "document.querySelectorAll('[data-testid=\"stMainBlockContainer\"] *').length > 20; }")
+#: ... and what the user sees is drawn: no element still waiting for its lazily loaded code
+#: (Streamlit shows ``stSkeleton`` until e.g. plotly's 4.7 MB bundle has loaded) and every
+#: visible plotly chart has drawn its SVG. Without this a page whose script finished counted
+#: as done while plotly's bundle still loaded and drew (rounds 3-5 measured that way:
+#: ``--until script``)
+DRAWN_JS = ("(() => { const main = document.querySelector('[data-testid=\"stMainBlockContainer\"]'); "
+            "if (!main) return false; "
+            "for (const s of document.querySelectorAll('[data-testid=\"stSkeleton\"]')) "
+            "{ if (s.offsetParent !== null) return false; } "
+            "for (const c of main.querySelectorAll('[data-testid=\"stPlotlyChart\"]')) "
+            "{ if (c.offsetParent !== null && !c.querySelector('.main-svg')) return false; } "
+            "return true; })()")
+IDLE_JS = SCRIPT_IDLE_JS[:-3] + " && " + DRAWN_JS + "; }"
 
 
 #: (page, sidebar title) in BROWSER_PAGES order
 NAV_TITLES = [("overview", "Overview"), ("partitions", "Partitions"), ("workload", "Workload"),
               ("recommendation", "Recommendation"), ("approve_run", "Approve and run"),
               ("whatif", "What-if")]
-#: after a sidebar click: the page's title is shown and its script run finished
-NAV_DONE_JS = ("(title) => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
-               "const h1 = document.querySelector('[data-testid=\"stMainBlockContainer\"] h1'); "
-               "return !!app && app.getAttribute('data-test-script-state') === 'notRunning' && "
-               "!!h1 && h1.textContent.trim() === title; }")
-#: the dashboard's server entry: "streamlit_app" (what ``layout-advisor ui`` runs today)
-#: or "server" (app/server.py: st.App with the start-up warm-up)
+#: after a sidebar click: the page's title is shown, its script run finished and (unless
+#: ``--until script``) it is drawn (:data:`DRAWN_JS`)
+SCRIPT_NAV_DONE_JS = ("(title) => { const app = document.querySelector('[data-testid=\"stApp\"]'); "
+                      "const h1 = document.querySelector('[data-testid=\"stMainBlockContainer\"] h1'); "
+                      "return !!app && app.getAttribute('data-test-script-state') === 'notRunning' && "
+                      "!!h1 && h1.textContent.trim() === title; }")
+NAV_DONE_JS = SCRIPT_NAV_DONE_JS[:-3] + " && " + DRAWN_JS + "; }"
+#: the dashboard's server entry: "server" (app/server.py: st.App with the start-up
+#: warm-up, what ``layout-advisor ui`` runs) or "streamlit_app" (the plain script)
 ENTRIES = {"streamlit_app": REPO / "app" / "streamlit_app.py", "server": REPO / "app" / "server.py"}
+#: the demo admin's secret when the demo was built with it set
+from engine.cli.demo import DEMO_SECRET_ENV  # noqa: E402
 
 
 def start_dashboard(settings, port: int, table: str, entry: str):
@@ -194,20 +211,41 @@ def start_dashboard(settings, port: int, table: str, entry: str):
 
 
 def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
-                  entry: str = "streamlit_app", settle_s: float = 0.0) -> list[dict]:
+                  entry: str = "server", settle_s: float = 0.0, trace: bool = False,
+                  sign_in_as: str | None = None, pages: list[str] | None = None,
+                  until: str = "drawn") -> list[dict]:
     """Per page, in headless Debian Chromium against the dashboard server: the time from
     navigation to Streamlit's idle state (the app is rendered and no script runs), the
     first visit of a fresh server (cold: caches empty) and the median of ``runs`` later
     visits (warm). Each visit is a full page load, as a user opening a link. Also the
     bytes the websocket delivered for one warm visit (the page's payload: elements,
     dataframes, chart specs), and (``nav_s``) the median time of reaching the page by a
-    click in the sidebar, as a user moves between pages (no reload). ``settle_s``: seconds between the server being ready and
-    the first visit (a user rarely clicks within a second of the URL being printed)."""
+    click in the sidebar, as a user moves between pages (no reload). ``settle_s``: seconds
+    between the server being ready and the first visit (a user rarely clicks within a
+    second of the URL being printed).
+
+    ``trace``: each warm visit is also split (:mod:`bench.browser_profile`: websocket
+    timeline, the renderer's main thread and JavaScript self time per bundle, CPU seconds
+    of Chromium's processes and of the server); the split of the last one is printed and
+    kept under ``trace``. ``sign_in_as``: after the full-load visits, sign in as this
+    approver (secret from ``$LAYOUT_ADVISOR_DEMO_SECRET``, the demo's) and time the
+    sidebar clicks signed in (a full reload signs out: the session is the tab's), so
+    Approve and run is measured as a signed-in DBA uses it (``nav_signed_in_s``).
+    ``pages``: only these pages (names of :data:`BROWSER_PAGES`). ``until``: a visit ends
+    when the page is "drawn" (the script finished and every visible chart drew:
+    :data:`IDLE_JS`) or, as rounds 3-5 measured, when the "script" finished."""
     from playwright.sync_api import sync_playwright  # only this mode needs playwright
 
+    from bench import browser_profile
     from engine.cli.ui import stop_ui, wait_until_ready
 
     settings = load_settings({"home": str(home)}, environ={})
+    secret = os.environ.get(DEMO_SECRET_ENV, "") if sign_in_as else ""
+    if sign_in_as and not secret:
+        raise SystemExit(f"--sign-in needs the approver's secret in ${DEMO_SECRET_ENV} (build the "
+                         f"demo with it set: the demo admin 'dba' then has that secret)")
+    wanted = [(p, n) for p, n in BROWSER_PAGES if pages is None or n in pages]
+    idle_js, nav_js = (IDLE_JS, NAV_DONE_JS) if until == "drawn" else (SCRIPT_IDLE_JS, SCRIPT_NAV_DONE_JS)
     port = 8600 + os.getpid() % 300
     proc = start_dashboard(settings, port, table, entry)
     out = []
@@ -221,12 +259,13 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
             received = [0]
             page.on("websocket", lambda ws: ws.on(
                 "framereceived", lambda data: received.__setitem__(0, received[0] + len(data))))
+            tracer = browser_profile.VisitTrace(page, os.getpid(), proc.pid) if trace else None
 
             def visit(path: str) -> float:
                 t = time.perf_counter()
                 page.goto(f"http://127.0.0.1:{port}/{path}", wait_until="domcontentloaded")
                 page.wait_for_timeout(300)  # the script starts after the websocket opens
-                page.wait_for_function(IDLE_JS, timeout=timeout_s * 1000, polling=50)
+                page.wait_for_function(idle_js, timeout=timeout_s * 1000, polling=50)
                 return time.perf_counter() - t
 
             def click(title: str) -> float:
@@ -234,15 +273,24 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
                 t = time.perf_counter()
                 page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
                 page.wait_for_timeout(300)
-                page.wait_for_function(NAV_DONE_JS, arg=title, timeout=timeout_s * 1000, polling=50)
+                page.wait_for_function(nav_js, arg=title, timeout=timeout_s * 1000, polling=50)
                 return time.perf_counter() - t
 
-            for path, name in BROWSER_PAGES:
-                cold = visit(path)
-                warm = []
+            for path, name in wanted:
+                if tracer is None:
+                    cold = visit(path)
+                else:
+                    cold_split = tracer.measure(lambda: visit(path))
+                    cold = cold_split["wall_s"]
+                    print(browser_profile.format_trace(f"{name} (cold)", cold_split), flush=True)
+                warm, split = [], None
                 for _ in range(runs):
                     received[0] = 0
-                    warm.append(visit(path))
+                    if tracer is None:
+                        warm.append(visit(path))
+                    else:
+                        split = tracer.measure(lambda: visit(path))
+                        warm.append(split["wall_s"])
                 errors = page.locator("[data-testid='stException']").count()
                 out.append({"page": name, "cold_s": round(cold, 2),
                             "warm_s": round(statistics.median(warm), 2),
@@ -250,14 +298,34 @@ def browser_times(home: Path, table: str, runs: int, timeout_s: float = 300.0,
                             "problems": f"{errors} exception(s)" if errors else ""})
                 print(f"  {name:15s} cold {cold:6.2f} s   warm {statistics.median(warm):6.2f} s"
                       f"   websocket {received[0] / 1024:6.0f} KB", flush=True)
+                if split is not None:
+                    out[-1]["trace"], out[-1]["cold_trace"] = split, cold_split
+                    print(browser_profile.format_trace(name, split), flush=True)
+            titles = dict(NAV_TITLES)
+
+            def clicks(label: str, key: str) -> None:
+                for row in out:
+                    title = titles[row["page"]]
+                    times = []
+                    for _ in range(runs):
+                        if tracer is None:
+                            times.append(click(title))
+                        else:
+                            split = tracer.measure(lambda: click(title))
+                            times.append(split["wall_s"])
+                        click("What-if" if title != "What-if" else "Overview")  # away and back
+                    row[key] = round(statistics.median(times), 2)
+                    print(f"  {row['page']:15s} sidebar click{label} {row[key]:6.2f} s", flush=True)
+                    if tracer is not None:
+                        row[f"{key}_trace"] = split
+                        print(browser_profile.format_trace(row["page"], split), flush=True)
+
             visit("whatif")
-            for row, (_, title) in zip(out, NAV_TITLES):
-                times = []
-                for _ in range(runs):
-                    times.append(click(title))
-                    click("What-if")  # away and back: each click runs the page's script
-                row["nav_s"] = round(statistics.median(times), 2)
-                print(f"  {row['page']:15s} sidebar click {row['nav_s']:6.2f} s", flush=True)
+            clicks("", "nav_s")
+            if sign_in_as:
+                browser_profile.sign_in(page, sign_in_as, secret, timeout_s * 1000, idle_js)
+                print(f"  signed in as {sign_in_as}", flush=True)
+                clicks(f" (signed in as {sign_in_as})", "nav_signed_in_s")
             browser.close()
     finally:
         stop_ui(proc, timeout_s=15)
@@ -315,9 +383,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--browser", action="store_true",
                         help="time the pages of --demo-home in headless Chromium (navigation to "
                              "idle, cold and warm) instead of AppTest")
-    parser.add_argument("--entry", choices=sorted(ENTRIES), default="streamlit_app",
+    parser.add_argument("--entry", choices=sorted(ENTRIES), default="server",
                         help="--browser: the server script (server: app/server.py, st.App with "
-                             "the start-up warm-up)")
+                             "the start-up warm-up, what `layout-advisor ui` runs)")
+    parser.add_argument("--trace", action="store_true",
+                        help="--browser: split each warm visit (websocket timeline, main thread, "
+                             "JavaScript per bundle, CPU seconds of Chromium and the server)")
+    parser.add_argument("--sign-in", metavar="APPROVER",
+                        help="--browser: also time the sidebar clicks signed in as APPROVER "
+                             f"(secret from ${DEMO_SECRET_ENV}; the demo's admin is dba)")
+    parser.add_argument("--pages", help="--browser: comma-separated pages (default: all)")
+    parser.add_argument("--until", choices=("drawn", "script"), default="drawn",
+                        help="--browser: a visit ends when the page is drawn (default: the script "
+                             "finished and every visible chart drew) or when the script finished "
+                             "(rounds 3-5)")
     parser.add_argument("--settle", type=float, default=0.0,
                         help="--browser: seconds between the server being ready and the first visit")
     parser.add_argument("--profile", action="store_true",
@@ -331,9 +410,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.browser:
         if not args.demo_home:
             raise SystemExit("--browser needs --demo-home (a workspace holding table 'lineitem')")
-        print(f"chromium: {os.getloadavg()} load average, entry {args.entry}", flush=True)
+        print(f"chromium: {os.getloadavg()} load average, entry {args.entry}, until {args.until}",
+              flush=True)
         rows = browser_times(Path(args.demo_home), "lineitem", args.runs, entry=args.entry,
-                             settle_s=args.settle)
+                             settle_s=args.settle, trace=args.trace, sign_in_as=args.sign_in,
+                             pages=args.pages.split(",") if args.pages else None, until=args.until)
         print(f"load average after: {os.getloadavg()}", flush=True)
         return 1 if any(r["warm_s"] >= 2.0 or r["cold_s"] >= 4.0 for r in rows) else 0
     if args.quick:

@@ -288,6 +288,25 @@ def test_hybrid_layout_drawing_colours_each_partition_by_its_group():
     assert sorted(few["category"].tolist()) == ["hilbert a+b", "sort a", "sort a"] and few["sampled"]
 
 
+def test_group_layout_joins_neighbouring_partitions_of_a_group_past_the_limit(monkeypatch):
+    """Rows 0-5 ordered by min in bins of 2 (by hand): {0,1} both sort, {2,3} sort and
+    untouched, {4,5} both untouched -> 4 marks; the legend still counts partitions."""
+    monkeypatch.setattr(charts, "BIN_LIMIT", 4)
+    monkeypatch.setattr(charts, "BINS", 3)
+    rest = views.NOT_REWRITTEN
+    assignment = {"lo": np.array([0, 1, 2, 3, 4, 5]), "hi": np.array([10, 3, 4, 9, 6, 8]),
+                  "y": np.arange(6), "ltype": "int64", "labels": ["sort a", rest], "sampled": False,
+                  "category": np.array(["sort a", "sort a", "sort a", rest, rest, rest], dtype=object)}
+    fig = charts.group_layout(assignment, "a", rest)
+    lines = {t.name: t for t in fig.data if t.mode != "markers"}
+    assert set(lines) == {"sort a (3)", f"{rest} (3)"}
+    sort_marks = lines["sort a (3)"]
+    assert list(sort_marks.x[0::3]) == [0, 2] and list(sort_marks.x[1::3]) == [10, 4]
+    assert sort_marks.customdata[0::3].tolist() == [[0, 1, 2], [2, 2, 1]]
+    assert list(lines[f"{rest} (3)"].x[0::3]) == [3, 4] and list(lines[f"{rest} (3)"].x[1::3]) == [9, 8]
+    assert "joins up to 2 neighbouring partitions" in fig.layout.title.text
+
+
 def test_plan_comparison_frame_formats_each_field():
     out = {"a": 1, "b": 2, "rows": [
         {"field": "partitions rewritten", "a": 126, "b": 43, "difference": -83.0},
@@ -338,7 +357,43 @@ def test_partition_marks_are_exact_below_the_limit_and_binned_past_it():
     fig = charts.partition_segments(marks["lo"], marks["hi"], "int64", "a", marks["category"],
                                     charts.depth_colors(), "t", "row", y=marks["y"],
                                     custom=marks["custom"], hovertemplate=marks["hovertemplate"])
-    assert sum(len(t.x) for t in fig.data) == 3 * len(count)  # one segment per mark
+    lines = [t for t in fig.data if t.mode != "markers"]  # markers: zero-length segments
+    assert sum(len(t.x) for t in lines) == 3 * len(count)  # one segment per mark
+
+
+def test_partition_charts_are_svg_while_small_and_webgl_past_the_limits(monkeypatch):
+    """SVG (go.Scatter) for a few thousand segments: no WebGL context, which a browser
+    without a GPU runs in software; a zero-length segment (a constant partition) gets a
+    marker, the only way it shows as SVG. Past the point or marker limit: WebGL."""
+    lo = np.array([0, 10, 20, 30])
+    hi = np.array([5, 10, 25, 40])  # partition 1 is constant
+    cat = np.array(["a", "a", "b", "b"])
+    colors = {"a": "#111111", "b": "#222222"}
+    fig = charts.partition_segments(lo, hi, "int64", "k", cat, colors, "t", "row",
+                                    custom=np.arange(4).reshape(-1, 1).astype(float),
+                                    hovertemplate="#%{customdata[0]}")
+    assert {type(t).__name__ for t in fig.data} == {"Scatter"}
+    assert [(t.name, t.mode) for t in fig.data] == [("a (2)", "lines"), ("a (2)", "markers"),
+                                                    ("b (2)", "lines")]
+    dot = fig.data[1]
+    assert list(dot.x) == [10.0] and list(dot.y) == [1] and not dot.showlegend
+    assert dot.customdata.tolist() == [[1.0]]  # hovers as its own partition
+    assert list(fig.data[0].x)[:2] == [0.0, 5.0] and np.isnan(fig.data[0].x[2])  # NaN gaps
+    monkeypatch.setattr(charts, "SVG_MAX_POINTS", 11)  # 4 segments = 12 points
+    fig = charts.partition_segments(lo, hi, "int64", "k", cat, colors, "t", "row")
+    assert [type(t).__name__ for t in fig.data] == ["Scattergl", "Scattergl"]
+    assert all(t.mode == "lines+markers" for t in fig.data)
+    monkeypatch.setattr(charts, "SVG_MAX_POINTS", 60_000)
+    monkeypatch.setattr(charts, "SVG_MAX_MARKERS", 0)  # the one constant partition is too many
+    fig = charts.partition_segments(lo, hi, "int64", "k", cat, colors, "t", "row")
+    assert [type(t).__name__ for t in fig.data] == ["Scattergl", "Scattergl"]
+    # the other scatter charts follow the same limits
+    monkeypatch.setattr(charts, "SVG_MAX_MARKERS", 3)
+    pts = np.arange(8.0).reshape(4, 2)
+    assert type(charts.signatures(pts[:3], np.array([0, 0, 1]), None, [], ("x", "y")).data[0]).__name__ == "Scatter"
+    assert type(charts.signatures(pts, np.array([0, 0, 1, 1]), None, [], ("x", "y")).data[0]).__name__ == "Scattergl"
+    profile = charts.depth_profile([[0, 1, 2], [1, 3, 1]], "int64", "k")
+    assert type(profile.data[0]).__name__ == "Scatter"
 
 
 @pytest.mark.spark
@@ -361,6 +416,8 @@ def _chart_counts(chart) -> list[float]:
     of each segment's first point; plotly ships the numbers as typed arrays)."""
     counts = []
     for trace in json.loads(chart.proto.spec)["data"]:
+        if trace.get("mode") == "markers":  # the zero-length segments' dots, drawn twice
+            continue
         cd = trace["customdata"]
         arr = (np.frombuffer(base64.b64decode(cd["bdata"]), dtype=cd["dtype"]).reshape(-1, 4)
                if isinstance(cd, dict) else np.asarray(cd, dtype=float))

@@ -150,6 +150,7 @@ def test_journey_store_sign_in_approve_run_roll_back_in_chromium(dashboard, tmp_
     ``docs/screenshots/journey-*.png`` with ``UPDATE_SCREENSHOTS=1``)."""
     from playwright.sync_api import sync_playwright
 
+    from bench.browser_profile import sign_in
     from security_helpers import ROOT, SECRET
 
     timeout = 240_000
@@ -171,16 +172,7 @@ def test_journey_store_sign_in_approve_run_roll_back_in_chromium(dashboard, tmp_
             page.screenshot(path=str(tmp_path / "1-stored.png"), full_page=True)
 
             page.goto(f"{dashboard}/approve", wait_until="domcontentloaded")
-            page.get_by_text("Sign in to approve").first.wait_for(timeout=timeout)
-            idle()
-            page.get_by_text("Sign in to approve").first.click()
-            page.get_by_label("Approver").fill(ROOT)
-            page.get_by_label("Secret").fill(SECRET)
-            page.get_by_label("Secret").press("Enter")
-            idle()
-            page.get_by_role("button", name="Sign in", exact=True).click()
-            page.get_by_text("Signed in as").first.wait_for(timeout=timeout)
-            idle()
+            sign_in(page, ROOT, SECRET, timeout, SCRIPT_DONE_JS)  # the bench's own sign-in
             page.get_by_role("button", name="Approve", exact=True).click()
             run = page.get_by_role("button", name="Run now")
             run.wait_for(timeout=timeout)

@@ -247,6 +247,8 @@ def test_whatif_refuses_bad_input_in_one_line(own, tmp_path):
         api.whatif_table(own, "t", shift="l_comment:l_shipdate")
     with pytest.raises(InvalidParameterError, match="unknown policy"):
         api.whatif_table(own, "t", policies="nr,bogus")
+    with pytest.raises(InvalidParameterError, match="pto_design_read must be 'sample' or 'all'"):
+        api.whatif_table(own, "t", pto_design_read="rows")
     api.register_table(own, "u", str(write_files(tmp_path / "other")))
     with pytest.raises(InvalidParameterError, match="no imported workload"):
         api.whatif_table(own, "u", policies="nr")

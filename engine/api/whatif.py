@@ -97,21 +97,24 @@ def _sample(key: tuple, zm: "ZoneMaps", types: Mapping[str, str], reuse: bool) -
 
 
 def _pto_design(zm: "ZoneMaps", types: Mapping[str, str], fragments: Sequence["ScanFragment"],
-                key: tuple | None = None, design_rows: int | None = PTO_DESIGN_ROWS
-                ) -> tuple[DesignOnce, dict[str, Any]]:
+                key: tuple | None = None, design_rows: int | None = PTO_DESIGN_ROWS,
+                read_files: str = "sample") -> tuple[DesignOnce, dict[str, Any]]:
     """PTO's choice for the table (its own sample of the real files, the whole imported
     workload: what ``plan create --policy pto`` would propose) as a :class:`DesignOnce`.
 
     A pure function of the snapshot, the workload and :class:`PtoConfig`, so it is kept
     per ``key`` (snapshot, workload digest) and a repeated what-if reuses it (a fresh
     :class:`DesignOnce` each time: the policy carries replay state). ``design_rows``:
-    :attr:`PtoConfig.max_design_rows`."""
+    :attr:`PtoConfig.max_design_rows`. ``read_files``: with a design sample, read only
+    whole files drawn at random ("sample", :func:`engine.design.pto.data.load_file_sample`)
+    or every row before sampling ("all", rounds 4-5)."""
     if key is not None and key in _PTO_CACHE:
         done, info = _PTO_CACHE[key]
         return DesignOnce(done.layout, done.columns, done.partition_by, done.target_file_bytes,
                           done.reason), {**info, "reused": True}
     run = run_on_files(list(zm.paths), dict(types), int(zm.bytes.sum()), list(fragments),
-                       PtoConfig(max_design_rows=design_rows or None))
+                       PtoConfig(max_design_rows=design_rows or None),
+                       file_rows=zm.rows if read_files == "sample" else None)
     lay = run.choice.layout
     policy = DesignOnce(lay.sort.kind, tuple(lay.sort.columns), lay.partition, int(lay.tfs_bytes),
                         run.reason())
@@ -265,8 +268,8 @@ def whatif_table(settings: "Settings", table: str,
                  shift: "str | Sequence[str] | None" = None, sample_rows: int = SAMPLE_ROWS,
                  seed: int = 0, progress: Callable[[Mapping[str, Any]], None] | None = None,
                  tune_dd: bool = True, price_paw: bool = False, reuse: bool = True,
-                 sample_read: str = "row_group", pto_design_rows: int | None = PTO_DESIGN_ROWS
-                 ) -> dict[str, Any]:
+                 sample_read: str = "row_group", pto_design_rows: int | None = PTO_DESIGN_ROWS,
+                 pto_design_read: str = "sample") -> dict[str, Any]:
     """Replay ``table``'s imported workload (and a shifted copy) on a simulated copy of the
     table under ``policies`` (see the module docstring for the answer).
 
@@ -281,7 +284,11 @@ def whatif_table(settings: "Settings", table: str,
     sample rows come from one of its row groups ("row_group", default) or the whole file
     ("file"), :func:`engine.sim.own_sample.read_partition_sample`. ``pto_design_rows``:
     PTO designs on a sample of at most this many rows (0 or None: every row, the paper's;
-    :data:`PTO_DESIGN_ROWS`)."""
+    :data:`PTO_DESIGN_ROWS`). ``pto_design_read``: that sample's rows come from whole files
+    drawn at random ("sample", default: :func:`engine.design.pto.data.load_file_sample`)
+    or from every row read first ("all")."""
+    if pto_design_read not in ("sample", "all"):
+        raise InvalidParameterError(f"pto_design_read must be 'sample' or 'all', got {pto_design_read!r}")
     t0 = time.perf_counter()
     clock = _Stopwatch(progress)
     names = _parse_policies(policies, (PTO,))
@@ -304,8 +311,9 @@ def whatif_table(settings: "Settings", table: str,
         on = f"a {pto_design_rows:,}-row sample of" if pto_design_rows else "every row of"
         clock.stage("pto_design", f"PTO: designing on {on} the real files")
         prebuilt[PTO], pto = _pto_design(zm, types, fragments,
-                                         (settings.home, table, snap.id, digest, pto_design_rows or None)
-                                         if reuse else None, pto_design_rows)
+                                         (settings.home, table, snap.id, digest, pto_design_rows or None,
+                                          pto_design_read) if reuse else None, pto_design_rows,
+                                         pto_design_read)
     if "paw" in names and not price_paw:
         prebuilt["paw"] = PawTreeOnly()
     dd_key = (repr(settings), table, snap.id, digest, moved, int(batches), int(sample_rows), int(seed),

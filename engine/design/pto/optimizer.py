@@ -28,7 +28,7 @@ import numpy as np
 from engine.core.errors import InvalidParameterError
 from engine.design.pto import candidates as cand
 from engine.design.pto import goodturing, labels, model
-from engine.design.pto.data import EncodedBox, TableData, load_table
+from engine.design.pto.data import FILE_SAMPLE_FACTOR, EncodedBox, TableData, load_file_sample, load_table
 from engine.design.pto.features import Featurizer
 from engine.design.pto.goodturing import GtStep
 from engine.design.pto.stats import WorkloadStats
@@ -274,13 +274,21 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
 
 
 def run_on_files(paths: Sequence[str], types: dict[str, str], table_bytes: int,
-                 fragments: Sequence[ScanFragment], config: PtoConfig = PtoConfig()) -> PtoRun:
+                 fragments: Sequence[ScanFragment], config: PtoConfig = PtoConfig(),
+                 file_rows: Sequence[int] | None = None) -> PtoRun:
     """PTO over a snapshot's Parquet files: only the columns the fragments filter on are
-    read (the others can neither prune nor be candidates)."""
+    read (the others can neither prune nor be candidates). With ``file_rows`` (the files'
+    row counts, from the zonemaps) and ``config.max_design_rows``, only whole files drawn
+    at random holding :data:`FILE_SAMPLE_FACTOR` times the design rows are read
+    (:func:`load_file_sample`, whose docstring says what the sample means), not every row."""
     cols = sorted({c for f in fragments for c in f.predicated_columns if c in types})
     if not cols:
         raise InvalidParameterError("no fragment of the workload filters on a column of the table; "
                                     "PTO needs scan fragments with predicates (import a workload)")
+    if file_rows is not None and config.max_design_rows:
+        return run(load_file_sample(paths, file_rows, cols, types, table_bytes,
+                                    FILE_SAMPLE_FACTOR * config.max_design_rows, config.seed),
+                   fragments, config)
     return run(load_table(paths, cols, types, table_bytes), fragments, config)
 
 
