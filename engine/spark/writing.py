@@ -187,3 +187,20 @@ def drop_row_filter(df: "DataFrame", data_cols: Sequence[str]) -> "Column":
     row_hash = F.xxhash64(*[F.col(q(c)) for c in data_cols])
     victim = df.select(row_hash.alias("h")).limit(1).collect()[0]["h"]
     return row_hash != F.lit(victim)
+
+
+def swap_rows_group(df: "DataFrame", data_cols: Sequence[str]) -> "Column":
+    """Test fault ``swap-rows`` (:mod:`engine.core.faults`): the group column with one row
+    of the job's first group sent to the second group's files and one of the second to the
+    first's (found by Spark jobs of their own, on ``df`` before it is observed). Rows per
+    group and the plan's checksum stay the same; only the tagged checksum of
+    :mod:`engine.spark.verification` can tell."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    g = F.col(GROUP_COLUMN)
+    row_hash = F.xxhash64(*[F.col(q(c)) for c in data_cols])
+    a, b = [r[0] for r in df.select(g).distinct().orderBy(g).limit(2).collect()]
+    va, vb = [df.where(g == x).select(row_hash.alias("h")).limit(1).collect()[0]["h"]
+              for x in (a, b)]
+    return (F.when((g == a) & (row_hash == F.lit(va)), F.lit(b))
+            .when((g == b) & (row_hash == F.lit(vb)), F.lit(a)).otherwise(g))
