@@ -52,6 +52,7 @@ from engine.policy.costmodel import RewriteTerms, plan_rewrite_cost  # noqa: E40
 from engine.spark.calibrate import rates_from_points  # noqa: E402
 from engine.spark import footers_parallel, verification  # noqa: E402
 from engine.spark.executor import rewrite  # noqa: E402
+from engine.spark.progress import JobMetrics  # noqa: E402
 from engine.spark.session import get_spark  # noqa: E402
 from engine.table.footers import read_partitions  # noqa: E402
 from plan_helpers import lineitem_arrow  # noqa: E402
@@ -76,6 +77,8 @@ JOBS: dict[str, int] = {}
 FILES: dict[str, int] = {}
 #: seconds per step of each executor variant's runs (the executor's own laps: fit,
 #: order_write, restore_types, verify; + footers, the new files' footers read after it)
+#: and ``cpu``, the executor CPU seconds of its Spark jobs (Spark's task metrics: what a
+#: loaded machine disturbs least; also for spark-orderby)
 PHASES: dict[str, list[dict[str, float]]] = {}
 
 
@@ -91,7 +94,8 @@ def run_executor(spark, schema, groups, out: str, rows_per_file: int, name: str 
     for g in result.groups:
         footers_parallel.read_partitions(spark, g.files, schema=schema)
     laps = {**result.phases, "setup": round(t1 - t0 - sum(result.phases.values()), 3),
-            "footers": round(time.perf_counter() - t1, 3)}
+            "footers": round(time.perf_counter() - t1, 3),
+            "cpu": result.measured["executor_cpu_seconds"]}
     PHASES.setdefault(name, []).append(laps)
 
 
@@ -129,10 +133,13 @@ def predicted_seconds(calibration: dict, groups: list, files: int,
 def run_orderby(spark, paths, n_out: int, out: str) -> None:
     old = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", str(n_out))
+    metrics = JobMetrics(spark, "bench-orderby")
     try:
         spark.read.parquet(*paths).orderBy("l_shipdate").write.mode("overwrite").parquet(out)
     finally:
+        cpu = metrics.close()["executor_cpu_seconds"]
         spark.conf.set("spark.sql.shuffle.partitions", old)
+    PHASES.setdefault("spark-orderby", []).append({"cpu": cpu})
 
 
 def run_duckdb(paths, out: str) -> None:
@@ -258,6 +265,13 @@ def main() -> int:
                      if r["predicted_s"] != "" else "")
                   + (f"  {JOBS[r['variant']]} Spark jobs" if r["variant"] in JOBS else "")
                   + (f"  [{r['phases_s']}]" if r["phases_s"] else ""))
+        cpu = {name: statistics.median(r["cpu"] for r in runs[(0 if args.no_warmup else 1):]
+                                       or runs)
+               for name, runs in PHASES.items() if name in times and "cpu" in runs[0]}
+        if cpu.get("spark-orderby"):
+            print("executor CPU s (Spark task metrics, median), against the bare orderBy's: "
+                  + ", ".join(f"{k} {v:.2f} (x{v / cpu['spark-orderby']:.2f})"
+                              for k, v in cpu.items()))
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
