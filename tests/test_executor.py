@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+import pyarrow.parquet as pq
 import pytest
 
 from engine import api
@@ -71,6 +72,9 @@ def test_sort_run_keeps_every_row_and_lowers_bytes_scanned(settings, spark):
     # the new files are sorted ranges: their l_shipdate zonemaps do not overlap
     spans = sorted((p.columns["l_shipdate"].min, p.columns["l_shipdate"].max) for p in new)
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    for p in new:  # and each file in order (a one-group job sorts without partitionBy)
+        dates = pq.read_table(p.path, columns=["l_shipdate"]).column(0).to_pylist()
+        assert dates == sorted(dates), p.path
     # every row kept: the multiset of rows is unchanged
     before_rows = rows_of([p.path for p in base.partitions])
     after_rows = rows_of(after_paths)
