@@ -68,6 +68,8 @@ if TYPE_CHECKING:
 Checks = dict[int, dict[str, tuple[int, str]]]
 #: the row hash observed (a column only between the scan and the observation)
 HASH_COLUMN = "__la_row_hash"
+#: the tagged hash observed (likewise)
+TAG_COLUMN = "__la_tag_hash"
 #: read the inputs again in every verification instead of observing them (rounds 3-5's
 #: design above 8 groups; kept only so the bench can measure it: ``--variants
 #: executor-50-groups-reread``)
@@ -113,6 +115,34 @@ def sums_exprs(h: "Column", g: "Column", tagged: bool) -> list["Column"]:
     return out
 
 
+def with_hashes(df: "DataFrame", data_cols: Sequence[str], tag: bool) -> "DataFrame":
+    """``df`` with ``h`` (and, if ``tag``, ``t``) as columns, each computed once per row: an
+    observation evaluates its aggregates without sharing subexpressions, so ``t`` written
+    in two sums would be computed twice. (With or without this, the tag measured about
+    +0.4-0.8 executor CPU s on a 1M-row 50-group plan, in runs too noisy to separate the
+    two: bench/README_executor.md.)"""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    df = df.withColumn(HASH_COLUMN, row_hash(data_cols))
+    if tag:
+        df = df.withColumn(TAG_COLUMN, F.xxhash64(F.col(HASH_COLUMN), F.col(GROUP_COLUMN)))
+    return df
+
+
+def hash_sums(tag: bool) -> list["Column"]:
+    """:func:`sums_exprs` over the columns of :func:`with_hashes`."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    h = F.col(HASH_COLUMN)
+    out = [F.count(F.lit(1)).alias("n"), F.sum(F.shiftright(h, 32)).alias("h_hi"),
+           F.sum(h.bitwiseAND(F.lit(_LOW))).alias("h_lo")]
+    if tag:
+        t = F.col(TAG_COLUMN)
+        out += [F.sum(F.shiftright(t, 32)).alias("t_hi"),
+                F.sum(t.bitwiseAND(F.lit(_LOW))).alias("t_lo")]
+    return out
+
+
 def row_hash(data_cols: Sequence[str]) -> "Column":
     """``h(r)``: the checksum's row hash."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
@@ -130,13 +160,10 @@ def observe_inputs(df: "DataFrame", data_cols: Sequence[str], tag: bool,
     """``df`` observed: its rows and hash sums (:func:`sums_exprs`), gathered as the write
     runs; a constant number of sums whatever the groups."""
     from pyspark.sql import Observation  # pyspark: costly import, deferred
-    from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
-    # the row's hash once, as a column (an observation shares no subexpressions)
-    df = df.withColumn(HASH_COLUMN, row_hash(data_cols))
     observation = Observation(f"la-inputs-{uuid.uuid4().hex[:8]}")
-    exprs = sums_exprs(F.col(HASH_COLUMN), F.col(GROUP_COLUMN), tag)
-    return df.observe(observation, *exprs).drop(HASH_COLUMN), observation
+    observed_df = with_hashes(df, data_cols, tag).observe(observation, *hash_sums(tag))
+    return observed_df.drop(HASH_COLUMN, TAG_COLUMN), observation
 
 
 def observed(observation: "Observation") -> Sums:
@@ -148,16 +175,13 @@ def written_sums(spark: "SparkSession", files: Sequence[str], data_cols: Sequenc
                  spark_schema: Any, tag: bool) -> dict[int, Sums]:
     """ONE aggregate over the written files: per group (-1: a file of no group), rows and
     hash sums."""
-    from pyspark.sql import functions as F  # pyspark: costly import, deferred
-
     if not files:
         return {}
     groups = [group_of_file(f) for f in files]
     written = scan_tagged(spark, spark_schema, data_cols, files,
                           [-1 if g is None else g for g in groups])
-    hashed = written.select(row_hash(data_cols).alias(HASH_COLUMN), F.col(GROUP_COLUMN))
-    rows = hashed.groupBy(GROUP_COLUMN).agg(
-        *sums_exprs(F.col(HASH_COLUMN), F.col(GROUP_COLUMN), tag)).collect()
+    hashed = with_hashes(written, data_cols, tag)
+    rows = hashed.groupBy(GROUP_COLUMN).agg(*hash_sums(tag)).collect()
     return {int(r[GROUP_COLUMN]): Sums.of(r.asDict()) for r in rows}
 
 
