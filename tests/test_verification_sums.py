@@ -67,18 +67,14 @@ def test_lost_duplicated_and_altered_rows_are_refused():
 
 @pytest.mark.spark
 def test_spark_sums_equal_the_hand_computed_ones(spark):
-    from pyspark.sql import functions as F  # pyspark: only when Spark tests run
-
     from engine.spark.jobspec import GROUP_COLUMN
-    from engine.spark.verification import row_hash, sums_exprs
+    from engine.spark.verification import HASH_COLUMN, hash_sums, with_hashes
 
     df = spark.createDataFrame([(v, g) for v, g in ROWS], f"v bigint, {GROUP_COLUMN} int")
-    h = row_hash(["v"])
-    assert df.select(h.alias("h")).collect()[0]["h"] == xxhash64_long(1)
-    got = {int(r[GROUP_COLUMN]): Sums.of(r.asDict()) for r in df.select(
-        h.alias("h"), F.col(GROUP_COLUMN)).groupBy(GROUP_COLUMN).agg(
-        *sums_exprs(F.col("h"), F.col(GROUP_COLUMN), True)).collect()}
+    hashed = with_hashes(df, ["v"], tag=True)  # what the write and the read-back compute
+    assert hashed.select(HASH_COLUMN).collect()[0][0] == xxhash64_long(1)
+    got = {int(r[GROUP_COLUMN]): Sums.of(r.asDict())
+           for r in hashed.groupBy(GROUP_COLUMN).agg(*hash_sums(True)).collect()}
     assert got == _sums(ROWS)
-    whole = Sums.of(df.select(h.alias("h"), F.col(GROUP_COLUMN)).agg(
-        *sums_exprs(F.col("h"), F.col(GROUP_COLUMN), True)).collect()[0].asDict())
+    whole = Sums.of(hashed.agg(*hash_sums(True)).collect()[0].asDict())
     assert whole == sum(_sums(ROWS).values(), Sums())

@@ -90,7 +90,7 @@ class Sums:
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> "Sums":
-        """From the aggregates of :func:`sums_exprs` (missing halves count as 0).
+        """From the aggregates of :func:`hash_sums` (missing halves count as 0).
 
         Example (rows hashing to -1 and 2**32 + 5: h = 2**32 + 4):
         >>> Sums.of({"n": 2, "h_hi": -1 + 1, "h_lo": 0xFFFFFFFF + 5})
@@ -99,20 +99,6 @@ class Sums:
         def whole(name: str) -> int:
             return int(row.get(f"{name}_hi") or 0) * (1 << 32) + int(row.get(f"{name}_lo") or 0)
         return cls(int(row.get("n") or 0), whole("h"), whole("t"))
-
-
-def sums_exprs(h: "Column", g: "Column", tagged: bool) -> list["Column"]:
-    """Aggregates ``n``, ``h_hi``/``h_lo`` and (``tagged``) ``t_hi``/``t_lo`` of a row hash
-    column ``h`` and group column ``g``: the same expressions on both sides."""
-    from pyspark.sql import functions as F  # pyspark: costly import, deferred
-
-    out = [F.count(F.lit(1)).alias("n"), F.sum(F.shiftright(h, 32)).alias("h_hi"),
-           F.sum(h.bitwiseAND(F.lit(_LOW))).alias("h_lo")]
-    if tagged:
-        t = F.xxhash64(h, g)
-        out += [F.sum(F.shiftright(t, 32)).alias("t_hi"),
-                F.sum(t.bitwiseAND(F.lit(_LOW))).alias("t_lo")]
-    return out
 
 
 def with_hashes(df: "DataFrame", data_cols: Sequence[str], tag: bool) -> "DataFrame":
@@ -130,7 +116,8 @@ def with_hashes(df: "DataFrame", data_cols: Sequence[str], tag: bool) -> "DataFr
 
 
 def hash_sums(tag: bool) -> list["Column"]:
-    """:func:`sums_exprs` over the columns of :func:`with_hashes`."""
+    """Aggregates ``n``, ``h_hi``/``h_lo`` and (``tag``) ``t_hi``/``t_lo`` over the
+    columns of :func:`with_hashes`: the same expressions on both sides."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     h = F.col(HASH_COLUMN)
@@ -157,7 +144,7 @@ def tagged(specs: Sequence[GroupSpec]) -> bool:
 
 def observe_inputs(df: "DataFrame", data_cols: Sequence[str], tag: bool,
                    ) -> tuple["DataFrame", "Observation"]:
-    """``df`` observed: its rows and hash sums (:func:`sums_exprs`), gathered as the write
+    """``df`` observed: its rows and hash sums (:func:`hash_sums`), gathered as the write
     runs; a constant number of sums whatever the groups."""
     from pyspark.sql import Observation  # pyspark: costly import, deferred
 
