@@ -1,6 +1,6 @@
 """The Spark executor on real Parquet files: rows kept, scans lowered, failures leave nothing.
 
-The verification faults (``drop-row``, ``fail-group:N``) come from :mod:`engine.core.faults`;
+The verification faults (``drop-row``, ``swap-rows``, ``fail-group:N``) come from :mod:`engine.core.faults`;
 a crash between the verification and the commit (``after_verify``) is one of the SIGKILL
 cases of tests/test_crash.py.
 """
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 
+import pyarrow.parquet as pq
 import pytest
 
 from engine import api
 from engine.core.errors import ExecutionError
 from engine.core.faults import FAULT_ENV
 from engine.policy.base import PlanGroup
-from engine.spark import verification
 from engine.spark.executor import boundaries, range_partition
 from engine.table.store import TableStore
 from plan_helpers import insert_plan, make_table, rows_of, shipdate_fragments
@@ -72,6 +72,9 @@ def test_sort_run_keeps_every_row_and_lowers_bytes_scanned(settings, spark):
     # the new files are sorted ranges: their l_shipdate zonemaps do not overlap
     spans = sorted((p.columns["l_shipdate"].min, p.columns["l_shipdate"].max) for p in new)
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    for p in new:  # and each file in order (a one-group job sorts without partitionBy)
+        dates = pq.read_table(p.path, columns=["l_shipdate"]).column(0).to_pylist()
+        assert dates == sorted(dates), p.path
     # every row kept: the multiset of rows is unchanged
     before_rows = rows_of([p.path for p in base.partitions])
     after_rows = rows_of(after_paths)
@@ -122,21 +125,28 @@ def test_hilbert_and_zorder_groups_in_one_commit(settings, spark):
     assert {p.path for p in after.partitions}.isdisjoint(paths)
 
 
-@pytest.mark.parametrize("observe_max_groups", [8, 0], ids=["observed", "read-again"])
+def _one_group_per_file(base) -> list[PlanGroup]:
+    return [PlanGroup((p.path,), "sort", ("l_shipdate" if i % 2 else "l_commitdate",))
+            for i, p in enumerate(base.partitions)]
+
+
+@pytest.mark.parametrize("groups", [1, 10])
 def test_checksum_mismatch_fails_commits_nothing_and_removes_written_files(
-        settings, spark, monkeypatch, observe_max_groups):
-    """Both ways of checking the inputs' side catch a lost row: observed while writing, and
-    read again in the verification aggregate (plans of more than OBSERVE_MAX_GROUPS)."""
-    monkeypatch.setattr(verification, "OBSERVE_MAX_GROUPS", observe_max_groups)
-    base = make_table(settings, n=2000, rows_per_file=500)
+        settings, spark, monkeypatch, groups):
+    """A lost row is refused with one group and with more than 8 (where rounds 3-5 read the
+    inputs again; now both observe a constant number of sums), naming the group."""
+    base = make_table(settings, n=2000, rows_per_file=2000 // max(4, groups))
     root = TableStore(settings).info("lineitem").data_root
     files_before = _files_under(root)
     dirs_before = set(os.listdir(root))
-    pid = _approved(settings, base, [PlanGroup(tuple(p.path for p in base.partitions), "sort",
-                                               ("l_shipdate",))])
+    plan = ([PlanGroup(tuple(p.path for p in base.partitions), "sort", ("l_shipdate",))]
+            if groups == 1 else _one_group_per_file(base))
+    assert len(plan) == groups
+    pid = _approved(settings, base, plan)
     monkeypatch.setenv(FAULT_ENV, "drop-row")
-    with pytest.raises(ExecutionError, match="verification failed: input 2000 rows .* "
-                                             "written 1999 rows"):
+    rows = 2000 // groups
+    with pytest.raises(ExecutionError, match=rf"group \d+: verification failed: input {rows} "
+                                             rf"rows .* written {rows - 1} rows"):
         api.run_plan(settings, pid, spark=spark, actor=sign_in(settings, "alice"))
     assert TableStore(settings).current_id("lineitem") == base.id
     assert _files_under(root) == files_before and set(os.listdir(root)) == dirs_before
@@ -145,19 +155,39 @@ def test_checksum_mismatch_fails_commits_nothing_and_removes_written_files(
     assert shown["audit"][-1]["action"] == "fail"
 
 
-def test_failure_in_a_later_group_removes_earlier_groups_too(settings, spark, monkeypatch):
-    base = make_table(settings, n=2000, rows_per_file=500)
+def test_a_row_moved_to_another_group_is_refused(settings, spark, monkeypatch):
+    """``swap-rows`` keeps every group's row count and the plan's checksum: only the tagged
+    checksum sees it (engine.spark.verification); the second read names group 0."""
+    base = make_table(settings, n=2000, rows_per_file=200)  # 10 files, 10 groups
     root = TableStore(settings).info("lineitem").data_root
     dirs_before = set(os.listdir(root))
-    paths = [p.path for p in base.partitions]
-    pid = _approved(settings, base, [PlanGroup(tuple(paths[:2]), "sort", ("l_shipdate",)),
-                                     PlanGroup(tuple(paths[2:]), "sort", ("l_commitdate",))])
-    monkeypatch.setenv(FAULT_ENV, "fail-group:1")
-    with pytest.raises(ExecutionError, match="injected failure after group 1"):
+    pid = _approved(settings, base, _one_group_per_file(base))
+    monkeypatch.setenv(FAULT_ENV, "swap-rows")
+    with pytest.raises(ExecutionError, match=r"group 0: verification failed: input 200 rows "
+                                             r"\(checksum (-?\d+)\), written 200 rows "
+                                             r"\(checksum (?!\1\))"):
         api.run_plan(settings, pid, spark=spark, actor=sign_in(settings, "alice"))
     assert TableStore(settings).current_id("lineitem") == base.id
     assert set(os.listdir(root)) == dirs_before
-    assert api.plan_progress(settings, pid)["groups_done"] == 2
+
+
+@pytest.mark.parametrize("groups", [2, 10])
+def test_failure_in_a_later_group_removes_earlier_groups_too(settings, spark, monkeypatch,
+                                                            groups):
+    base = make_table(settings, n=2000, rows_per_file=200 if groups > 4 else 500)
+    root = TableStore(settings).info("lineitem").data_root
+    dirs_before = set(os.listdir(root))
+    paths = [p.path for p in base.partitions]
+    plan = ([PlanGroup(tuple(paths[:2]), "sort", ("l_shipdate",)),
+             PlanGroup(tuple(paths[2:]), "sort", ("l_commitdate",))]
+            if groups == 2 else _one_group_per_file(base))
+    pid = _approved(settings, base, plan)
+    monkeypatch.setenv(FAULT_ENV, f"fail-group:{groups - 1}")
+    with pytest.raises(ExecutionError, match=f"injected failure after group {groups - 1}"):
+        api.run_plan(settings, pid, spark=spark, actor=sign_in(settings, "alice"))
+    assert TableStore(settings).current_id("lineitem") == base.id
+    assert set(os.listdir(root)) == dirs_before
+    assert api.plan_progress(settings, pid)["groups_done"] == groups
     assert api.show_plan(settings, pid)["status"] == "failed"
 
 

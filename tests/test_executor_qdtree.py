@@ -106,6 +106,19 @@ def test_wair_qdtree_params_are_all_taken_and_a_misnamed_one_is_an_error():
         build_ordering("hilbert", COLS, {"anchor": "a+b", "bitz": 8}, TYPES)
 
 
+def test_the_executors_output_params_reach_a_fitted_ordering_untouched():
+    """A PTO group (engine.policy.pto) over a fitted layout carries the executor's file
+    size, row-group size and ``partition_by`` beside the ordering's own parameters: one
+    path for both, the output ones left to the executor (not a PlanError)."""
+    pto = {"target_file_bytes": 1 << 27, "row_group_bytes": 1 << 20,
+           "partition_by": "l_returnflag", "bits": 6}
+    ordering = build_ordering("hilbert", COLS, pto, TYPES)
+    assert ordering.bits == 6
+    output = {k: v for k, v in pto.items() if k != "bits"}
+    assert build_ordering("qdtree", COLS, {**output, "min_leaf_rows": 7},
+                          TYPES).min_leaf_rows == 7
+
+
 def test_iso_date_bounds_are_encoded_like_the_data():
     params = {"queries": [{"l_shipdate": ["1994-01-01", "1995-01-01", True, False]}],
               "weights": [1.0], "min_leaf_rows": 2,

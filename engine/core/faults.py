@@ -37,6 +37,9 @@ so that the checks before a commit can be seen to fail and clean up:
 =================  ====================================================================
 ``drop-row``       the rewrite loses the row(s) equal to one input row on the way to the
                    writer; the row count and checksum verification must refuse the commit
+``swap-rows``      the rewrite writes one row of the job's first group into the second
+                   group's files and one of the second into the first's: rows per group
+                   and the plan's checksum are unchanged; the tagged checksum must refuse
 ``fail-group:N``   the executor raises after group N (0-based) is verified; the groups
                    written before it must be removed too
 ``hold-before-     the executor waits at its last cancel check, before the commit, for a
@@ -65,7 +68,7 @@ POINTS = ("after_read", "mid_write", "after_write", "after_verify", "mid_commit"
 #: the environment variable naming one verification fault (``drop-row``, ``fail-group:N``)
 FAULT_ENV = "LA_FAULT"
 #: the verification faults (``fail-group`` takes ``:N``)
-FAULTS = ("drop-row", "fail-group", "hold-before-commit")
+FAULTS = ("drop-row", "swap-rows", "fail-group", "hold-before-commit")
 #: seconds between two looks of :func:`crash_when`
 POLL_S = 0.02
 
@@ -148,7 +151,7 @@ def injected(kind: str, index: int | None = None) -> bool:
     >>> injected("lose-everything")
     Traceback (most recent call last):
     ...
-    ValueError: unknown fault 'lose-everything'; one of drop-row, fail-group, hold-before-commit
+    ValueError: unknown fault 'lose-everything'; one of drop-row, swap-rows, fail-group, hold-before-commit
     """
     if kind not in FAULTS:
         raise ValueError(f"unknown fault {kind!r}; one of {', '.join(FAULTS)}")

@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 
 #: layout_params keys that are notes for humans (WAIR's anchor), not ordering parameters
 NOTE_PARAMS = frozenset({"anchor", "similarity"})
+#: layout_params keys that are the executor's output parameters
+#: (:class:`engine.policy.base.PlanGroup`: file size, row-group size, a column no file
+#: straddles), not ordering parameters: a PTO group over a fitted layout carries them
+OUTPUT_PARAMS = frozenset({"target_file_bytes", "row_group_bytes", "partition_by"})
 
 
 def accepted_params(layout: str) -> frozenset[str]:
@@ -63,17 +67,23 @@ def ordering_params(layout: str, layout_params: Mapping[str, Any],
                     types: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The ordering's keyword arguments from a group's ``layout_params``.
 
-    Every key must be a parameter of the layout's class or a known note
-    (:data:`NOTE_PARAMS`), else PlanError. Given the columns' logical ``types``, a Qd-tree's
-    cut and query bounds written as JSON strings (ISO dates) are encoded like the data.
+    Every key must be a parameter of the layout's class, a known note
+    (:data:`NOTE_PARAMS`) or one of the executor's output parameters (:data:`OUTPUT_PARAMS`,
+    which the executor and the simulator apply themselves), else PlanError. Given the
+    columns' logical ``types``, a Qd-tree's cut and query bounds written as JSON strings
+    (ISO dates) are encoded like the data.
 
     Example:
     >>> ordering_params("zorder", {"anchor": "a+b", "bits": 8})
     {'bits': 8}
+    >>> ordering_params("hilbert", {"target_file_bytes": 1 << 27, "row_group_bytes": 1 << 20,
+    ...                             "partition_by": "l_returnflag"})
+    {}
     """
     accepted = accepted_params(layout)
     params = dict(layout_params or {})
-    unknown = sorted(k for k in params if k not in accepted and k not in NOTE_PARAMS)
+    ignored = NOTE_PARAMS | OUTPUT_PARAMS
+    unknown = sorted(k for k in params if k not in accepted and k not in ignored)
     if unknown:
         raise PlanError(f"layout_params {', '.join(map(repr, unknown))} of a {layout} group "
                         f"are not parameters of that layout (it takes: "

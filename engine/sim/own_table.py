@@ -41,6 +41,7 @@ import numpy as np
 from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
 from engine.design.paw.designer import design_for_table
+from engine.layout.groups import OUTPUT_PARAMS  # the executor's output parameters
 from engine.policy.base import PeriodInfo, Policy, PolicyContext, Proposal
 from engine.policy.baselines import _full_proposal  # the whole-table proposal PTO and QD use
 from engine.policy.costmodel import groups_rewrite_cost
@@ -345,15 +346,10 @@ class OwnTable(SimTable):
             self.target_rows = target
 
 
-#: the executor's output parameters of a group (:class:`engine.policy.base.PlanGroup`): not
-#: parameters of an ordering, so the simulator's ``apply_groups`` must not see them
-OUTPUT_PARAMS = frozenset({"target_file_bytes", "row_group_bytes", "partition_by"})
-
-
 def _without_output_params(proposal: Proposal) -> Proposal:
     """``proposal`` with the executor's output parameters taken out of its groups'
-    ``layout_params`` (:class:`OwnRun` applies the file size itself; the ordering's
-    parameter check in :func:`engine.layout.groups.ordering_params` rejects them)."""
+    ``layout_params`` (:class:`OwnRun` applies the file size itself; the simulator's
+    ``apply_groups`` must not see them)."""
     if not any(OUTPUT_PARAMS & set(g.layout_params) for g in proposal.groups):
         return proposal
     groups = tuple(dataclasses.replace(g, layout_params={k: v for k, v in g.layout_params.items()

@@ -6,7 +6,8 @@ aggregate size of P" (section 4.2); on Spark, where one plan is one job, it is
 
     t_rewrite(B) = rewrite_fixed_s + B / rewrite_read_bytes_per_s + B / sort_bytes_per_s
 
-fitted by least squares over a few sizes: the executor's own rewrite
+fitted by least squares over a few sizes (runs interleaved across sizes and kinds, medians
+kept: :func:`measure`): the executor's own rewrite
 (:func:`engine.spark.executor.rewrite`) of synthetic lineitem-like files of B bytes, and a
 read-only pass over the same files (its slope is the read rate; the rewrite's slope minus
 it, the sort-and-write rate). On the query side a per-query fixed cost and a scan rate are
@@ -206,56 +207,75 @@ def _measure_once(spark: "SparkSession", schema: Any, parts: Sequence[Any],
     return (read_s, *_rewrite_once(spark, schema, parts, out))
 
 
-def _layout_point(spark: "SparkSession", schema: Any, parts: Sequence[Any], n: int,
-                  out: str, repeat: int, many_files: bool) -> dict[str, float]:
-    """The Hilbert run (and, when ``many_files``, the many-files run) of one size: medians
-    of ``repeat`` runs, for :func:`terms_from_points`."""
-    layout, cols = FITTED_PROBE
-    point = {"fitted_s": round(statistics.median(
-        _rewrite_once(spark, schema, parts, f"{out}-fit{k}", layout, cols)[0]
-        for k in range(repeat)), 4)}
+def _round_of(spark: "SparkSession", schema: Any, parts: Sequence[Any], paths: Sequence[str],
+              n: int, out: str, fitted: bool, many_files: bool) -> dict[str, float]:
+    """One repetition at one size, its kinds of run one right after the other (read-only
+    pass, sort rewrite, then the Hilbert run when ``fitted`` and the many-files run when
+    ``many_files``): a load change on the shared machine hits the runs whose differences
+    make the layout terms alike."""
+    read_s, wall, cpu, files = _measure_once(spark, schema, parts, paths, f"{out}-sort")
+    got = {"read_s": read_s, "rewrite_s": wall, "rewrite_cpu_s": cpu, "files": files}
+    if fitted:
+        layout, cols = FITTED_PROBE
+        got["fitted_s"] = _rewrite_once(spark, schema, parts, f"{out}-fit", layout, cols)[0]
     if many_files:
         per_file = max(1, min(n, ROWS_PER_FILE) // FILES_FACTOR)
-        runs = [_rewrite_once(spark, schema, parts, f"{out}-files{k}", rows_per_file=per_file)
-                for k in range(repeat)]
-        point.update(files_s=round(statistics.median(r[0] for r in runs), 4),
-                     files_n=runs[0][2])
+        files_s, _, files_n = _rewrite_once(spark, schema, parts, f"{out}-files",
+                                            rows_per_file=per_file)
+        got.update(files_s=files_s, files_n=files_n)
+    return got
+
+
+def _median_point(n: int, nbytes: int, rounds: Sequence[dict[str, float]],
+                  query_s: float) -> dict[str, float]:
+    """The point of one size: the median of each kind of run over its repetitions."""
+    point: dict[str, float] = {"rows": n, "bytes": nbytes, "repeat": len(rounds)}
+    for key, digits in (("read_s", 4), ("rewrite_s", 4), ("rewrite_cpu_s", 4),
+                        ("fitted_s", 4), ("files_s", 4)):
+        if key in rounds[0]:
+            point[key] = round(statistics.median(r[key] for r in rounds), digits)
+    point["files"] = rounds[0]["files"]
+    if "files_n" in rounds[0]:
+        point["files_n"] = rounds[0]["files_n"]
+    point["query_s"] = round(query_s, 5)
     return point
 
 
 def measure(settings: Settings, spark: "SparkSession | None" = None,
             rows: Sequence[int] = DEFAULT_ROWS, repeat: int = DEFAULT_REPEAT) -> dict[str, Any]:
-    """Measure the points (each size ``repeat`` times, the median kept: one run disturbed
-    by other work on the machine no longer bends the line) and fit the rates (nothing
-    stored); see the module docstring."""
+    """Measure the points and fit the rates (nothing stored); see the module docstring.
+
+    Robust to load: the runs are interleaved (each repetition runs every size and every
+    kind of run once, A B C A B C rather than A A B B C C), and each point keeps the
+    median of its ``repeat`` runs per kind; so a slow spell on a shared machine costs one
+    run of each kind a little, instead of bending one size's point or one layout term.
+    """
     if int(repeat) < 1:
         raise InvalidParameterError(f"repeat must be >= 1, got {repeat}")
     if len(rows) < 2 or any(int(r) <= 0 for r in rows):
         raise InvalidParameterError(f"--rows needs two or more positive sizes, got {list(rows)}")
     spark = spark or get_spark(settings)
     work = Path(settings.home) / "calibration" / uuid.uuid4().hex[:8]
-    points = []
     sizes = sorted(int(r) for r in rows)
     try:
-        for i, n in enumerate([sizes[0]] + sizes):  # first: warm-up (sort and Hilbert)
-            src = str(work / f"in-{n}-{i}")
-            paths = _make_files(spark, src, n)
+        inputs = []
+        for i, n in enumerate(sizes):
+            paths = _make_files(spark, str(work / f"in-{n}-{i}"), n)
             schema, parts = read_partitions(paths)
-            nbytes = sum(p.bytes for p in parts)
-            out = str(work / f"out-{n}-{i}")
-            runs = [_measure_once(spark, schema, parts, paths, f"{out}-{k}")
-                    for k in range(1 if i == 0 else repeat)]
-            layout = (_layout_point(spark, schema, parts, n, out, 1 if i == 0 else repeat,
-                                    many_files=i == 1)
-                      if i in (0, 1, len(sizes)) else {})
-            if i == 0:
-                continue
-            points.append({"rows": n, "bytes": nbytes, "repeat": len(runs),
-                           "read_s": round(statistics.median(r[0] for r in runs), 4),
-                           "rewrite_s": round(statistics.median(r[1] for r in runs), 4),
-                           "rewrite_cpu_s": round(statistics.median(r[2] for r in runs), 4),
-                           "files": runs[0][3], **layout,
-                           "query_s": round(_duckdb_scan_seconds(paths), 5)})
+            inputs.append((n, paths, schema, parts))
+        # warm-up, untimed: the smallest size's sort and Hilbert runs (JIT, Python workers)
+        n, paths, schema, parts = inputs[0]
+        _round_of(spark, schema, parts, paths, n, str(work / "warm"), True, False)
+        rounds: list[list[dict[str, float]]] = [[] for _ in inputs]
+        for k in range(int(repeat)):
+            for i, (n, paths, schema, parts) in enumerate(inputs):
+                rounds[i].append(_round_of(spark, schema, parts, paths, n,
+                                           str(work / f"out-{i}-{k}"),
+                                           fitted=i in (0, len(inputs) - 1),
+                                           many_files=i == 0))
+        points = [_median_point(n, sum(p.bytes for p in parts), rounds[i],
+                                _duckdb_scan_seconds(paths))
+                  for i, (n, paths, schema, parts) in enumerate(inputs)]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     terms = terms_from_points(points)

@@ -107,7 +107,27 @@ def xxhash64(text: str, seed: int = 42) -> int:
     >>> xxhash64("file:///tmp/p%20q%23mmoqf0z4/a%20b%25c.parquet")
     771355741023607756
     """
-    data = text.encode("utf-8")
+    return xxhash64_bytes(text.encode("utf-8"), seed)
+
+
+def xxhash64_long(value: int, seed: int = 42) -> int:
+    """Spark's ``xxhash64(bigint)`` with ``seed`` (XXH64 of the 8 little-endian bytes); a
+    column list hashes each column with the previous column's hash as the seed.
+
+    Example (``SELECT xxhash64(1L)`` in Spark 4.0):
+    >>> xxhash64_long(1)
+    -7001672635703045582
+    """
+    return xxhash64_bytes(struct.pack("<q", value), seed)
+
+
+def xxhash64_int(value: int, seed: int = 42) -> int:
+    """Spark's ``xxhash64(int)`` with ``seed`` (XXH64 of the 4 little-endian bytes)."""
+    return xxhash64_bytes(struct.pack("<i", value), seed)
+
+
+def xxhash64_bytes(data: bytes, seed: int = 42) -> int:
+    """XXH64 of ``data`` as a signed long (Spark's hashes of strings, ints and longs)."""
     n = len(data)
     seed &= _M64
     h, i = _stripes(data, seed) if n >= 32 else ((seed + _P5) & _M64, 0)

@@ -105,8 +105,14 @@ def scan_tagged(spark: "SparkSession", spark_schema: Any, names: Sequence[str],
     row's position in the file (ROW_COLUMN)."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
-    lookup = file_lookup(spark, paths)
     raw = spark.read.schema(spark_schema).parquet(*paths)
+    if positions is None and len(set(groups)) == 1:
+        # one group (every sort or Hilbert plan of one group, the read-back of its files):
+        # the group is a constant, no per-row hash of the row's file path and lookup (a
+        # row can only come from ``paths``: the scan reads nothing else)
+        return raw.select(*[F.col(q(c)) for c in names],
+                          F.lit(int(groups[0])).cast("int").alias(GROUP_COLUMN))
+    lookup = file_lookup(spark, paths)
     first = [F.col(q(c)) for c in names] + [
         lookup.column(F.col("_metadata.file_path")).alias(FILE_COLUMN)]
     if positions is not None:

@@ -132,6 +132,8 @@ def sort_columns(specs: Sequence[GroupSpec]) -> list["Column"]:
         else:  # ties of a fitted key (a Qd-tree leaf's rank bucket) in the first column's order
             key = (KEY_COLUMN, s.group.columns[0])
         by_spec.setdefault(key, []).append(s.index)
+    if len(by_spec) == 1:  # every group sorts alike: plain columns (no CASE per compare)
+        return [F.col(q(c)) for c in next(iter(by_spec))]
     out = []
     for key, groups in by_spec.items():
         cond = F.col(GROUP_COLUMN).isin(groups)
@@ -149,17 +151,27 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
     if part is not None:
         df = df.withColumn(PART_COLUMN, part)
     df = df.withColumn(PID_COLUMN, pid_column(specs, n_buckets))
-    partition_cols = [GROUP_COLUMN] + ([PART_COLUMN] if part is not None else [])
-    ordered = (df.repartition(n_buckets, F.col(PID_COLUMN))
-               .sortWithinPartitions(*[F.col(c) for c in partition_cols], *sort_columns(specs)))
-    out = ordered.select(*[F.col(q(c)) for c in data_cols], *partition_cols)
+    shuffled = df.repartition(n_buckets, F.col(PID_COLUMN))
+    if len(specs) == 1 and part is None:
+        # one group, no physical partition: no partitionBy (its required sort by the group,
+        # a constant, would come first and leave Spark's sort a useless prefix and no radix
+        # sort); the files go straight into the group's directory, as partitionBy names it
+        ordered = shuffled.sortWithinPartitions(*sort_columns(specs))
+        out, partition_cols = ordered.select(*[F.col(q(c)) for c in data_cols]), []
+        target = f"{out_dir.rstrip('/')}/{GROUP_COLUMN}={specs[0].index}"
+    else:
+        partition_cols = [GROUP_COLUMN] + ([PART_COLUMN] if part is not None else [])
+        ordered = shuffled.sortWithinPartitions(*[F.col(c) for c in partition_cols],
+                                                *sort_columns(specs))
+        out = ordered.select(*[F.col(q(c)) for c in data_cols], *partition_cols)
+        target = out_dir
     # append: a plan whose groups ask for different file sizes writes once per size into
     # the same fresh directory (overwrite would delete the previous write's files)
     writer = out.write.mode("append").partitionBy(*partition_cols) \
         .option("maxRecordsPerFile", int(max_rows))
     if row_group_bytes:
         writer = writer.option("parquet.block.size", int(row_group_bytes))
-    writer.parquet(out_dir)
+    writer.parquet(target)
 
 
 
@@ -187,3 +199,20 @@ def drop_row_filter(df: "DataFrame", data_cols: Sequence[str]) -> "Column":
     row_hash = F.xxhash64(*[F.col(q(c)) for c in data_cols])
     victim = df.select(row_hash.alias("h")).limit(1).collect()[0]["h"]
     return row_hash != F.lit(victim)
+
+
+def swap_rows_group(df: "DataFrame", data_cols: Sequence[str]) -> "Column":
+    """Test fault ``swap-rows`` (:mod:`engine.core.faults`): the group column with one row
+    of the job's first group sent to the second group's files and one of the second to the
+    first's (found by Spark jobs of their own, on ``df`` before it is observed). Rows per
+    group and the plan's checksum stay the same; only the tagged checksum of
+    :mod:`engine.spark.verification` can tell."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    g = F.col(GROUP_COLUMN)
+    row_hash = F.xxhash64(*[F.col(q(c)) for c in data_cols])
+    a, b = [r[0] for r in df.select(g).distinct().orderBy(g).limit(2).collect()]
+    va, vb = [df.where(g == x).select(row_hash.alias("h")).limit(1).collect()[0]["h"]
+              for x in (a, b)]
+    return (F.when((g == a) & (row_hash == F.lit(va)), F.lit(b))
+            .when((g == b) & (row_hash == F.lit(vb)), F.lit(a)).otherwise(g))
