@@ -211,3 +211,21 @@ def test_max_design_rows_through_api_policy_and_cli(settings, table, capsys):
     # another policy refuses the flag by name
     assert main([*home, "plan", "create", "lineitem", "--policy", "dd", "--max-design-rows", "10"]) == 2
     assert "does not take max_design_rows" in capsys.readouterr().err
+
+
+def test_a_design_sample_reads_sampled_files_not_every_row(settings, table, monkeypatch):
+    """With ``max_design_rows`` the API and the policy read whole files drawn at random
+    (``load_file_sample``), never the whole table (``load_table``) first."""
+    from engine.design.pto import optimizer
+
+    def whole_table(*args, **kwargs):
+        raise AssertionError("read every row although max_design_rows was set")
+
+    full = api.design_pto(settings, "lineitem")  # every row: the paper's procedure
+    monkeypatch.setattr(optimizer, "load_table", whole_table)
+    d = api.design_pto(settings, "lineitem", max_design_rows=4_000)
+    assert 3_700 <= d["design_rows"] <= 4_300 < full["design_rows"]
+    policy = make_policy("pto", {"max_design_rows": 4_000})
+    assert policy.config().max_design_rows == 4_000
+    with pytest.raises(AssertionError, match="read every row"):
+        api.design_pto(settings, "lineitem")

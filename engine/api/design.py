@@ -93,7 +93,8 @@ def design_pto(settings: "Settings", table: str, top_k: int = 3, label: str = "c
     config = PtoConfig(top_k=int(top_k), label=label, lightweight=bool(lightweight), verify_top=int(verify_top),
                        refine_sizes=bool(refine_sizes), training_budget=int(training_budget),
                        max_design_rows=max_design_rows)
-    run = run_on_files(list(zm.paths), types, int(zm.bytes.sum()), fragments, config)
+    run = run_on_files(list(zm.paths), types, int(zm.bytes.sum()), fragments, config,
+                       file_rows=zm.rows)  # with max_design_rows: only sampled files are read
     file_bytes = float(zm.bytes.mean()) if len(zm) else 0.0
     found = [pto_baselines.default_layout(run, file_bytes), pto_baselines.human_expert(run)]
     if exhaustive:

@@ -77,7 +77,8 @@ class PtoPolicy(Policy):
             self.last_decision_ = {"reason": "PTO: no fragment of the workload filters on a column "
                                              "of the table, so no layout can skip anything"}
             return None
-        run = run_on_files(list(zm.paths), types, int(zm.bytes.sum()), list(ctx.window), self.config())
+        run = run_on_files(list(zm.paths), types, int(zm.bytes.sum()), list(ctx.window), self.config(),
+                           file_rows=zm.rows)  # with max_design_rows: only sampled files are read
         self.run_ = run
         lay = run.choice.layout
         params: dict[str, Any] = {"target_file_bytes": int(lay.tfs_bytes), "row_group_bytes": int(lay.rgs_bytes)}
