@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
+import numpy as np
+
 from engine.core.errors import SnapshotNotFoundError
 from engine.table import fs
 from engine.table.store import TableStore
@@ -40,15 +42,25 @@ def rollback_targets(settings: "Settings", name: str) -> list[str]:
     store = TableStore(settings)
     fmt = store.format(name)
     current = fmt.current_snapshot()
-    now = {p.path for p in current.partitions}
+    now: np.ndarray | None = None  # the current files, sorted: only if a count ties
     out = []
     for info in reversed(fmt.history()):
         if info.id == current.id:
             continue
         try:
-            files = {p.path for p in fmt.snapshot(info.id).partitions}
+            older = fmt.snapshot(info.id)
         except SnapshotNotFoundError:
             continue
-        if files != now:
+        if len(older.zonemaps()) != len(current.zonemaps()):
+            out.append(info.id)
+            continue
+        now = _sorted_paths(current) if now is None else now
+        if not np.array_equal(_sorted_paths(older), now):
             out.append(info.id)
     return out
+
+
+def _sorted_paths(snapshot) -> np.ndarray:
+    """A snapshot's file paths, sorted, from its zonemap arrays: a set of one ``Partition``
+    object per file took 6 CPU-s at 1,000,000 files on every Approve-and-run rerun."""
+    return np.sort(snapshot.zonemaps().paths.astype(str))

@@ -69,7 +69,9 @@ def _plan_rows(settings: "Settings", plan: Any) -> int:
     if key not in _PLAN_ROWS:
         snap = TableStore(settings).snapshot(plan.table, plan.base_snapshot)
         wanted = set(plan.partitions)
-        _PLAN_ROWS[key] = sum(p.rows for p in snap.partitions if p.path in wanted)
+        zonemaps = snap.zonemaps()  # arrays: no Partition object per file (issue 15)
+        _PLAN_ROWS[key] = sum(int(rows) for path, rows in zip(zonemaps.paths, zonemaps.rows)
+                              if path in wanted)
     return _PLAN_ROWS[key]
 
 
