@@ -124,7 +124,9 @@ a, b, c, d = st.columns(4)
 sort = a.selectbox("Sort by", api.PARTITION_SORT_KEYS, key="partitions_sort",
                    help="min / max: the partition's bounds on the chosen column")
 descending = b.toggle("Largest first", value=True, key="partitions_desc")
-per_page = c.selectbox("Rows per page", PAGE_SIZES, index=len(PAGE_SIZES) - 1,
+# 1,000 rows by default: the 10,000-row page sent 784 KB at 1M partitions (warm 4.1 s in
+# Chromium against 1.8 s); sorted by depth, the first page holds the partitions to look at
+per_page = c.selectbox("Rows per page", PAGE_SIZES, index=1,
                        key="partitions_per_page")
 min_depth = d.number_input("Only partitions at least this deep", min_value=0.0, value=0.0,
                            step=1.0, key="partitions_min_depth")

@@ -34,8 +34,10 @@ PARTITION_SORT_KEYS = ("depth", "overlaps", "bytes", "rows", "created", "min", "
 
 #: EP files whose region :func:`ep_overview` returns by default (one plotly segment per
 #: file: ~100 s at 125,000 files, and ~51,000 files covering the deepest sub-range at the
-#: 1M bench table still took most of the page's warm rerun)
-EP_FILES_SHOWN = 2_000
+#: 1M bench table still took most of the page's warm rerun). 1,000 rather than round 5's
+#: 2,000: their 4,000 end markers made the chart WebGL, whose software rendering cost
+#: Chromium's GPU process 4-7 CPU-s a visit at 1M (quiet machine: warm 2.8-4.1 s -> 1.8 s)
+EP_FILES_SHOWN = 1_000
 
 
 def _sort_key(zonemaps: "ZoneMaps", column: str, depths: np.ndarray, overlaps: np.ndarray,
