@@ -63,12 +63,19 @@ def test_loaded_snapshot_has_lazy_partitions_and_identical_zonemaps(settings, tm
 def test_unicode_array_equals_the_object_path(chunks, start) -> None:
     """Strings straight from Arrow's buffers read exactly what the Python-object path
     reads: nulls as "", NUL bytes, non-ASCII (object path), sliced and chunked arrays."""
+    _assert_like_the_object_path(chunks, start)
+
+
+def _assert_like_the_object_path(chunks, start) -> tuple[pa.ChunkedArray, np.ndarray, np.ndarray]:
+    """``unicode_array`` of the chunks (sliced at ``start``) reads the values, validity and
+    order the Python-object path reads; returns (array, got, want) for further checks."""
     array = pa.chunked_array([pa.array(c, pa.string()) for c in chunks], pa.string())
     array = array.slice(min(start, len(array)))
     got, got_valid = unicode_array(array)
     want, want_valid = logical_types.encode_arrow("string", array)
     assert got.dtype.kind == "U" and got.tolist() == want.tolist()
     assert np.array_equal(got_valid, want_valid)
+    return array, got, want
 
 
 def test_mixed_manifest_zonemaps_keep_every_type() -> None:
@@ -95,12 +102,7 @@ _NON_ASCII = st.text(alphabet=st.sampled_from(list("aZ~ \x00éÆøß東京語�
 def test_non_ascii_bounds_decode_in_numpy_like_the_object_path(chunks, start) -> None:
     """Issue 15: non-ASCII string bounds go from Arrow to numpy without a Python str per
     value (manifest._utf8_array); values, width and order equal the object path's."""
-    array = pa.chunked_array([pa.array(c, pa.string()) for c in chunks], pa.string())
-    array = array.slice(min(start, len(array)))
-    got, got_valid = unicode_array(array)
-    want, want_valid = logical_types.encode_arrow("string", array)
-    assert got.dtype.kind == "U" and got.tolist() == want.tolist()
-    assert np.array_equal(got_valid, want_valid)
+    array, got, want = _assert_like_the_object_path(chunks, start)
     assert np.array_equal(np.argsort(got, kind="stable"), np.argsort(want, kind="stable"))
     combined = array.combine_chunks() if array.num_chunks else pa.array([], pa.string())
     if len(combined):
