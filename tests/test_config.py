@@ -134,13 +134,17 @@ def test_calibrated_terms_merge_and_configured_values_win(tmp_path):
     assert s.fitted_job_s == 0.0
 
 
-@pytest.mark.parametrize("raw,needle", [("-1", "must be greater than 0"),
-                                        ("0", "must be greater than 0"),
+_BELOW_A_BEAT = "must be greater than 10; a running plan's runner beats every 10 s"
+
+
+@pytest.mark.parametrize("raw,needle", [("-1", _BELOW_A_BEAT), ("0", _BELOW_A_BEAT),
+                                        ("5", _BELOW_A_BEAT), ("10", _BELOW_A_BEAT),
                                         ("nan", "finite number"), ("inf", "finite number")],
-                         ids=["negative", "zero", "nan", "inf"])
-def test_runner_timeout_is_a_checked_setting(tmp_path, raw, needle):
+                         ids=["negative", "zero", "below-a-beat", "one-beat", "nan", "inf"])
+def test_runner_timeout_is_a_checked_setting(tmp_path, raw, needle, capsys):
     """``runner_timeout_s`` (issue 10: how long a silent runner on another host lives):
-    300 s by default, set from the file or the environment, refused in one line naming it."""
+    300 s by default, set from the file or the environment, refused in one line naming it;
+    at or below the runner's 10 s heartbeat a live runner would be taken for gone."""
     assert load_settings({"home": str(tmp_path)}, environ={}).runner_timeout_s == 300.0
     assert load_settings({"home": str(tmp_path)},
                          environ={"LAYOUT_ADVISOR_RUNNER_TIMEOUT_S": "45"}).runner_timeout_s == 45.0
@@ -149,4 +153,7 @@ def test_runner_timeout_is_a_checked_setting(tmp_path, raw, needle):
     _write_config(tmp_path, f"runner_timeout_s = {raw}\n")
     with pytest.raises(ConfigError, match=f"setting 'runner_timeout_s'.*{needle}"):
         load_settings({"home": str(tmp_path)}, environ={})
+    capsys.readouterr()
     assert main(["--home", str(tmp_path), "table", "list"]) == 2  # the CLI: exit 2, one line
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "runner_timeout_s" in err, err

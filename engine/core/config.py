@@ -35,6 +35,9 @@ ENV_PREFIX = "LAYOUT_ADVISOR_"
 DEFAULT_HOME = ".layout-advisor"
 #: LAYOUT_ADVISOR_* variables that are a command's input, not settings
 NOT_SETTINGS = frozenset({"SECRET_FILE", "DEMO_SECRET"})
+#: seconds between two heartbeats of a running plan's runner (engine.plans.heartbeat); a
+#: ``runner_timeout_s`` at or below it would take a live runner for gone between two beats
+RUNNER_HEARTBEAT_S = 10.0
 _NO_MORE_APPROVERS = ("approvers are no longer configured (anyone who can set a variable or edit "
                       "the file could approve); remove it and add approvers with "
                       "`layout-advisor approvers add NAME`")
@@ -52,13 +55,17 @@ _LOWER_BOUNDS: dict[str, tuple[float, bool]] = {
     "ep_file_partitions": (1, True), "ui_port": (1, True), "target_rows": (0, True),
     "target_mb": (0, True), "dual_approval_bytes": (0, True),
     "dual_approval_cpu_seconds": (0, True), "session_idle_s": (0, False),
-    "auth_delay_s": (0, True), "runner_timeout_s": (0, False),
+    "auth_delay_s": (0, True), "runner_timeout_s": (RUNNER_HEARTBEAT_S, False),
     # calibrated costs: 0 = not calibrated, never negative
     "rewrite_fixed_s": (0, True), "rewrite_read_bytes_per_s": (0, True),
     "query_fixed_s": (0, True), "query_scan_bytes_per_s": (0, True),
     "fitted_job_s": (0, True), "fitted_key_bytes_per_s": (0, True), "file_s": (0, True),
 }
 _UPPER_BOUNDS = {"ui_port": 65535}
+#: why a bound is what it is, said with the refusal
+_BOUND_REASONS = {"runner_timeout_s": "; a running plan's runner beats every "
+                                      f"{RUNNER_HEARTBEAT_S:g} s, so a shorter timeout would "
+                                      "take a live runner for gone"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +103,9 @@ class Settings:
     fitted_job_s: float = 0.0
     fitted_key_bytes_per_s: float = 0.0
     file_s: float = 0.0
-    # a runner on another host whose heartbeat (every 10 s) is older than this is taken for
-    # gone and its plan settled (engine.plans.plan.PlanBook.get): 30 missed beats by default
+    # a runner on another host whose heartbeat (every RUNNER_HEARTBEAT_S = 10 s) is older than
+    # this is taken for gone and its plan settled (engine.plans.plan.PlanBook.get): 30 missed
+    # beats by default; refused at or below one beat
     runner_timeout_s: float = 300.0
     # executor: commit every N groups (Iceberg's partial progress); 0 = one commit per plan
     partial_progress_groups: int = 0
@@ -196,7 +204,8 @@ def _checked(name: str, value: float) -> Any:
         raise ValueError("must be a finite number")
     low = _LOWER_BOUNDS.get(name)
     if low is not None and (value < low[0] or (value == low[0] and not low[1])):
-        raise ValueError(f"must be {'at least' if low[1] else 'greater than'} {low[0]:g}")
+        raise ValueError(f"must be {'at least' if low[1] else 'greater than'} {low[0]:g}"
+                         f"{_BOUND_REASONS.get(name, '')}")
     high = _UPPER_BOUNDS.get(name)
     if high is not None and value > high:
         raise ValueError(f"must be at most {high}")

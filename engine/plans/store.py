@@ -44,6 +44,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
+from engine.core.config import RUNNER_HEARTBEAT_S
 from engine.core.errors import (
     AdvisorError, ApprovalError, ControlStoreError, PlanNotFoundError,
 )
@@ -53,8 +54,9 @@ if TYPE_CHECKING:
     from engine.core.config import Settings
 
 BUSY_TIMEOUT_MS = 30_000
-#: seconds between two heartbeats of a running plan's runner
-HEARTBEAT_S = 10.0
+#: seconds between two heartbeats of a running plan's runner (defined beside the
+#: ``runner_timeout_s`` setting, which must exceed it)
+HEARTBEAT_S = RUNNER_HEARTBEAT_S
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS plans (
