@@ -163,6 +163,24 @@ def _bin_colors() -> dict[str, str]:
 
 # --------------------------------------------------------------------------- partitions
 
+def _category_codes(category: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct categories in their natural order (numbers as numbers: 9 before 10,
+    strings as text) and each partition's index into them. Only a mix numpy cannot order
+    (numbers and strings in one object array) is compared as text.
+
+    Example:
+    >>> labels, code = _category_codes(np.array([10, 9, 10, 2]))
+    >>> labels.tolist(), code.tolist()
+    ([2, 9, 10], [2, 1, 2, 0])
+    """
+    values = np.asarray(category)
+    try:
+        labels, code = np.unique(values, return_inverse=True)
+    except TypeError:  # e.g. 3 and "unknown" in one object array: no order between them
+        labels, code = np.unique(values.astype(str), return_inverse=True)
+    return labels, code.reshape(-1)
+
+
 def bin_partitions(lo: np.ndarray, hi: np.ndarray, y: np.ndarray, category: np.ndarray,
                    value: np.ndarray, bins: int | None = None) -> dict[str, np.ndarray]:
     """Partitions aggregated into marks: rows ``y`` cut into bins of ``k = ceil((max y + 1)
@@ -171,7 +189,8 @@ def bin_partitions(lo: np.ndarray, hi: np.ndarray, y: np.ndarray, category: np.n
     ``hi``), at the members' mean row.
 
     Works for any orderable encoding (strings too: the extremes are picked by sorting, not
-    by arithmetic). Returns ``lo``, ``hi``, ``y``, ``category``, ``count`` (partitions per
+    by arithmetic). Within a bin, marks follow the categories' natural order, and each
+    mark keeps its category's value and type (a number stays a number). Returns ``lo``, ``hi``, ``y``, ``category``, ``count`` (partitions per
     mark), ``first``/``last`` (their smallest and largest row), ``value_max`` and ``k``.
 
     Example (rows 0-5 in bins of 2; rows 2 and 3 have different categories):
@@ -187,7 +206,7 @@ def bin_partitions(lo: np.ndarray, hi: np.ndarray, y: np.ndarray, category: np.n
     y = np.asarray(y, dtype=np.int64)
     n = len(y)
     k = max(1, -(-(int(y.max()) + 1 if n else 0) // max(1, bins)))
-    labels, code = np.unique(np.asarray(category).astype(str), return_inverse=True)
+    labels, code = _category_codes(category)
     key = (y // k) * len(labels) + code
     by_lo = np.lexsort((lo, key))  # within a mark: smallest lo first
     by_hi = np.lexsort((hi, key))  # within a mark: largest hi last

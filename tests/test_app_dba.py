@@ -319,6 +319,22 @@ def test_plan_comparison_frame_formats_each_field():
 
 
 # ------------------------------------------------------------------ charts past a few thousand partitions
+def test_binned_categories_keep_their_natural_order_and_type():
+    """Marks of one bin follow the categories' own order (group 9 before group 10, not
+    "10" before "9" as text) and keep their values: numbers stay numbers, so a colour map
+    keyed by numbers still finds them. By hand: one bin of 4 rows holding groups 10, 9, 10, 2."""
+    lo, hi = np.array([0, 1, 2, 3]), np.array([5, 6, 7, 8])
+    out = charts.bin_partitions(lo, hi, np.arange(4), np.array([10, 9, 10, 2]),
+                                np.array([1.0, 2, 3, 4]), bins=1)
+    assert out["category"].tolist() == [2, 9, 10]
+    assert [type(c) for c in out["category"]] == [int, int, int]
+    assert out["count"].tolist() == [1, 1, 2] and out["value_max"].tolist() == [4.0, 2.0, 3.0]
+    # a mix numpy cannot order (a number and a word) is still binned, compared as text
+    mixed = charts.bin_partitions(lo, hi, np.arange(4), np.array([10, "unknown", 10, 2], dtype=object),
+                                  np.zeros(4), bins=1)
+    assert mixed["category"].tolist() == ["10", "2", "unknown"] and mixed["count"].tolist() == [2, 1, 1]
+
+
 def test_partition_marks_are_exact_below_the_limit_and_binned_past_it():
     """Below ``BIN_LIMIT`` rows every partition is its own segment; past it, neighbouring
     rows of one colour join into one mark over their combined range, every partition in
