@@ -40,6 +40,7 @@ import numpy as np
 from engine.api import analysis as analysis_module
 from engine.api.analysis import (analyze_with_arrays, column_clustering, pruning_summaries,
                                  span_shares)
+from engine.core.cached import read_or_none
 from engine.core.errors import ColumnNotFoundError
 from engine.metrics import overlap as overlap_module
 from engine.metrics import profile as profile_module
@@ -197,19 +198,16 @@ def column_summaries(settings: "Settings", table: str,
 def _load_arrays(path: Path, names: list[str], n: int, column: str) -> dict[str, np.ndarray] | None:
     """``column``'s arrays from the summary's ``.npz``; None when missing, unreadable or
     not the summary's (other columns, other length)."""
-    try:
+    def read() -> dict[str, np.ndarray] | None:
         with np.load(path, allow_pickle=False) as data:
             if data["columns"].tolist() != names:
                 return None
             i = names.index(column)
-            out = {name: data[f"c{i}_{name}"] for name in PARTITION_ARRAYS}
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-        _log.warning("stored partition arrays %s unreadable (%s: %s); recomputing", path,
-                     type(exc).__name__, exc)
-        return None
-    if any(a.shape != (n,) for a in out.values()):
+            return {name: data[f"c{i}_{name}"] for name in PARTITION_ARRAYS}
+
+    out = read_or_none(read, path, "stored partition arrays", _log,
+                       errors=(OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile))
+    if out is None or any(a.shape != (n,) for a in out.values()):
         return None
     return out
 

@@ -34,6 +34,7 @@ from typing import Sequence
 import numpy as np
 import pyarrow as pa
 
+from engine.core.cached import read_or_none
 from engine.table.model import ColumnZoneMap, TableSchema, ZoneMaps
 
 __all__ = ["CACHE_VERSION", "KEEP_PER_TABLE", "cache_path", "load", "store", "forget"]
@@ -129,7 +130,7 @@ def load(path: Path, schema: TableSchema) -> ZoneMaps | None:
     def array(name: str) -> np.ndarray:
         return np.load(path / f"{name}.npy", mmap_mode="c", allow_pickle=False)
 
-    try:
+    def read() -> tuple[int, np.ndarray, np.ndarray, ZoneMaps] | None:
         meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
         n = int(meta["n"])
         if meta.get("version") != CACHE_VERSION or meta["columns"] != schema.to_json():
@@ -141,15 +142,17 @@ def load(path: Path, schema: TableSchema) -> ZoneMaps | None:
         for i, (name, ltype) in enumerate(schema.columns):
             lo, hi, valid, nulls, cbytes = (array(f"c{i}_{f}") for f in _FIELDS)
             columns[name] = ColumnZoneMap(ltype, lo, hi, valid, nulls, cbytes)
-        zm = ZoneMaps(paths=np.asarray(paths.to_numpy(zero_copy_only=False), dtype=object),
-                      rows=array("rows"), bytes=array("bytes"), columns=columns,
-                      created_seq=array("created_seq"))
-    except FileNotFoundError:
+        return n, offsets, data, ZoneMaps(
+            paths=np.asarray(paths.to_numpy(zero_copy_only=False), dtype=object),
+            rows=array("rows"), bytes=array("bytes"), columns=columns,
+            created_seq=array("created_seq"))
+
+    got = read_or_none(read, path, "zonemap cache", _log,
+                       errors=(OSError, ValueError, KeyError, TypeError, pa.ArrowException),
+                       then="rebuilding it")
+    if got is None:
         return None
-    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
-        _log.warning("zonemap cache %s unreadable (%s: %s); rebuilding it", path,
-                     type(exc).__name__, exc)
-        return None
+    n, offsets, data, zm = got
     lengths = {len(zm.paths), len(zm.rows), len(zm.bytes), len(zm.created_seq)}
     lengths |= {len(getattr(c, f)) for c in zm.columns.values()
                 for f in ("lo", "hi", "valid", "null_count", "compressed_bytes")}
