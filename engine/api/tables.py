@@ -95,8 +95,11 @@ def adopt_iceberg(settings: Settings, name: str, path: str) -> Snapshot:
 
 
 def table_files(settings: Settings, name: str, snapshot_id: str | None = None) -> list[str]:
-    """The live data files of a snapshot (what a plain Parquet reader should read)."""
-    return [p.path for p in load_snapshot(settings, name, snapshot_id).partitions]
+    """The live data files of a snapshot (what a plain Parquet reader should read), in
+    snapshot order, from its zonemap arrays: on a zonemap-cache hit walking
+    ``Snapshot.partitions`` read the manifest and made a ``Partition`` per file (5.0
+    CPU-s at 1,000,000 files, bench/bench_snapshot_walks.py)."""
+    return load_snapshot(settings, name, snapshot_id).zonemaps().paths.tolist()
 
 
 def append_table(settings: Settings, name: str, source: Any, order_by: str | None = None,
