@@ -19,6 +19,7 @@ Under AppTest each page also reports ``elements_kb``, the protobuf bytes of its 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -27,8 +28,10 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -50,6 +53,11 @@ SCHEMA = TableSchema((("l_orderkey", "int"), ("l_quantity", "int"), ("l_extended
 START = dt.date(1992, 1, 1)
 DAYS = 6 * 365
 ROWS = 100_000
+#: the thread AppTest runs a page script on (streamlit.runtime.scriptrunner.ScriptRunner)
+SCRIPT_THREAD = "ScriptRunner.scriptThread"
+
+if TYPE_CHECKING:
+    import cProfile
 
 
 def _bounds(n: int, rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -129,6 +137,28 @@ def element_bytes(node) -> list[tuple[int, str, str]]:
     return [(proto.ByteSize(), str(node.type), str(getattr(node, "key", None) or ""))]
 
 
+@contextlib.contextmanager
+def profiling_thread(prof: "cProfile.Profile", name: str = SCRIPT_THREAD) -> Iterator[None]:
+    """Profile, with ``prof``, every thread called ``name`` that starts inside the block.
+
+    AppTest runs the page script on a thread of its own (Streamlit's
+    ``ScriptRunner.scriptThread``, a new one per ``run()``), and cProfile follows only the
+    thread that enables it: enabled around ``at.run()`` on the main thread it saw the main
+    thread waiting and almost nothing of the page. ``threading.setprofile`` installs a hook
+    in each thread started meanwhile; in the script thread the hook hands over to ``prof``
+    (other threads drop it, so one profile never records two threads at once)."""
+    def start(frame, event, arg):  # the new thread's first event
+        sys.setprofile(None)
+        if threading.current_thread().name == name:
+            prof.enable()
+
+    threading.setprofile(start)
+    try:
+        yield
+    finally:
+        threading.setprofile(None)
+
+
 def time_pages(home: Path, runs: int, profile: bool,
                pages: tuple[str, ...] = tuple(bench_ui.PAGES)) -> list[dict]:
     """``bench_ui.time_pages`` with CPU time beside wall time (the app runs in this
@@ -148,11 +178,8 @@ def time_pages(home: Path, runs: int, profile: bool,
             at.switch_page(f"app_pages/{page}.py")
         prof = cProfile.Profile(time.process_time) if profile else None
         w, c = time.perf_counter(), _cpu()
-        if prof:
-            prof.enable()
-        at.run()  # the first visit of the page (the app opens on Overview)
-        if prof:
-            prof.disable()
+        with profiling_thread(prof) if prof else contextlib.nullcontext():
+            at.run()  # the first visit of the page (the app opens on Overview)
         cold, cold_cpu = time.perf_counter() - w, _cpu() - c
         warm, warm_cpu = [], []
         for _ in range(runs):

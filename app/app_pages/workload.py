@@ -41,9 +41,9 @@ def _query_marks(home_: str, table: str, snapshot_id: str, wkey: str, query_id: 
     the states of 1M partitions took 0.5 s of every rerun."""
     zm = services.snapshot(table, snapshot_id).zonemaps()
     scan = services.fragment_scan(table, query_id, snapshot_id)
-    # one-character state codes (indexes of STATES): binning sorts the 1M categories as
-    # strings, 5x faster than the names; the marks get their names back below
-    state = np.where(~scan.scanned, "0", np.where(scan.fully_covered, "1", "2"))
+    # state codes (indexes of STATES): binning orders the 1M categories, numbers faster than
+    # names (0.15 against 0.25 CPU-s for one-character strings); the marks get names below
+    state = np.where(~scan.scanned, 0, np.where(scan.fully_covered, 1, 2)).astype(np.int8)
     cz = zm.column(column)
     order = views.partition_order(zm, column, "min")
     valid = cz.valid[order]
