@@ -105,3 +105,36 @@ def test_files_commit_and_rollback_make_no_partition_per_file(settings, tmp_path
     info = TableStore(settings).info("t")
     assert pq.read_table(f"{info.metadata_dir}/{TableStore(settings)._header(info, back.id)['manifest']}") \
         .equals(pq.read_table(f"{info.metadata_dir}/snap-00000001.manifest.parquet"))
+
+
+def _shown_by_walk(snap) -> list[dict]:
+    """show_table's partitions as the walk over Partition objects built them."""
+    from engine.core import logical_types
+
+    types = dict(snap.schema.columns)
+    return [{"path": p.path, "rows": p.rows, "bytes": p.bytes,
+             "columns": {c: {"min": logical_types.to_json_value(types[c], s.min),
+                             "max": logical_types.to_json_value(types[c], s.max),
+                             "nulls": s.null_count} for c, s in p.columns.items()}}
+            for p in snap.partitions]
+
+
+def test_table_show_reads_columns_not_partitions_and_shows_the_same(settings, tmp_path, monkeypatch):
+    parts = _parts(tmp_path / "data", 12)
+    schema = TableSchema(SCHEMA.columns + (("f", "float"),))
+    for k, p in enumerate(parts):  # a float column with NaN and unknown bounds too
+        p.columns["f"] = ColumnStats(float("nan") if k % 5 == 1 else -1.5 * k, None if k == 2 else 0.5, 0, 8)
+    TableStore(settings).create("t", schema=schema, partitions=parts, operation="register",
+                                managed=False, location=str(tmp_path / "data"))
+    store_mod._SNAPSHOT_CACHE.clear()
+    want = _shown_by_walk(TableStore(settings).current_snapshot("t"))
+    assert want[1]["columns"]["f"]["min"] is None and want[3]["columns"]["m"]["min"] == "3.5"
+    store_mod._SNAPSHOT_CACHE.clear()  # a fresh process: the zonemap cache is hit
+
+    def walked(self, i):
+        raise AssertionError("a Partition object was made from the snapshot")
+
+    monkeypatch.setattr(ManifestPartitions, "_one", walked)
+    shown = api.show_table(settings, "t")
+    assert shown["partitions"] == want
+    assert [type(p["rows"]) for p in shown["partitions"]] == [int] * 12

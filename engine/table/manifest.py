@@ -258,6 +258,16 @@ class ManifestPartitions(SequenceABC):
     def __iter__(self) -> Iterator[Partition]:
         return (self._one(i) for i in range(self._n))
 
+    def column_lists(self, name: str) -> tuple[list, list, list]:
+        """Column ``name``'s ``(mins, maxs, null counts)`` of every partition in order, as
+        ``partition.columns[name]`` gives them one by one, without a :class:`Partition`
+        or :class:`ColumnStats` per row (a walk made 1,000,000 of each)."""
+        data = self._data
+        i = data.index[name]
+        ltype = self._schema.columns[i][1]
+        return (data.column_list(f"c{i}_min", ltype), data.column_list(f"c{i}_max", ltype),
+                data.column_list(f"c{i}_nulls"))
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (ManifestPartitions, tuple, list)):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other))
