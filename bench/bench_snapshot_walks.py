@@ -7,6 +7,8 @@ memory. This times, in fresh processes with the cache warm (imports excluded), t
 commands a user waits on that did such a walk:
 
 * ``files``: ``api.table_files`` (``layout-advisor table files``);
+* ``show``: ``api.show_table`` (``layout-advisor table show``; minutes at 1M, so not in
+  the default steps);
 * ``commit``: ``TableStore.commit`` removing ``--remove`` partitions and adding one real
   file (what Approve and run ends with), then a rollback to the base, untimed;
 * ``rollback``: ``TableStore.rollback`` to the first snapshot, with ``fs.exists`` answering
@@ -60,6 +62,10 @@ elif step == "files":
     c, t = cpu(), time.perf_counter()
     files = api.table_files(settings, table)
     out = {"s": time.perf_counter() - t, "cpu_s": cpu() - c, "files": len(files)}
+elif step == "show":
+    c, t = cpu(), time.perf_counter()
+    shown = api.show_table(settings, table)
+    out = {"s": time.perf_counter() - t, "cpu_s": cpu() - c, "partitions": len(shown["partitions"])}
 elif step == "commit":
     base = store.current_snapshot(table)
     new = added()
