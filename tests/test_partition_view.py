@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_workspace import init_home, write_lineitem
+from page_helpers import all_pages, joined
 from engine import api
 from engine.core.config import load_settings
 from engine.core.errors import InvalidParameterError
@@ -45,16 +46,11 @@ def test_pages_concatenate_to_a_pandas_sort(sort: str, descending: bool) -> None
     frame = frame[(frame["depth"] >= 2) & mask].assign(unknown=~known[(frame["depth"] >= 2) & mask])
     want = frame.sort_values(["unknown", sort, "i"], ascending=[True, not descending, True],
                              kind="stable")["i"].tolist()
-    got, offset = [], 0
-    while True:
-        page = api.partition_page(zm, "s", depths, overlaps, sort=sort, descending=descending,
-                                  min_depth=2, mask=mask, offset=offset, limit=17)
-        assert page["total"] == 200 and page["matching"] == len(want)
-        if not len(page["index"]):
-            break
-        got += page["index"].tolist()
-        offset += 17
-    assert got == want
+    pages = all_pages(lambda offset, limit: api.partition_page(
+        zm, "s", depths, overlaps, sort=sort, descending=descending, min_depth=2, mask=mask,
+        offset=offset, limit=limit))
+    assert {(p["total"], p["matching"]) for p in pages} == {(200, len(want))}
+    assert joined(pages) == want
 
 
 def test_partition_page_refuses_an_unknown_sort() -> None:

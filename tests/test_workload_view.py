@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_open import open_page
+from page_helpers import all_pages, joined
 from app_workspace import init_home, write_lineitem, write_queries
 from engine import api
 from engine.core.config import load_settings
@@ -37,15 +38,10 @@ def test_pages_concatenate_to_a_pandas_sort(sort: str, descending: bool) -> None
     frame["unknown"] = frame[sort].isna()
     want = frame.sort_values(["unknown", sort, "i"], ascending=[True, not descending, True],
                              kind="stable")["i"].tolist()
-    got, offset = [], 0
-    while True:
-        page = api.query_page(cols, sort=sort, descending=descending, offset=offset, limit=17)
-        assert page["total"] == 90 and page["offset"] == offset
-        if not len(page["index"]):
-            break
-        got += page["index"].tolist()
-        offset += 17
-    assert got == want
+    pages = all_pages(lambda offset, limit: api.query_page(cols, sort=sort, descending=descending,
+                                                           offset=offset, limit=limit))
+    assert [(p["total"], p["offset"]) for p in pages] == [(90, 17 * k) for k in range(len(pages))]
+    assert joined(pages) == want
 
 
 def test_query_page_refuses_an_unknown_sort_and_a_bad_page() -> None:
