@@ -601,7 +601,7 @@ class TableStore:
                     f"table {name!r} changed: the change was based on snapshot {base_snapshot_id} "
                     f"but the current snapshot is {current}")
             base_header = self._header(info, current)
-            schema = TableSchema.from_json(base_header["schema"])
+            schema = self.snapshot(name, current).schema  # a damaged base named in one line
             removed_set = {fs.normalize(p) if not fs.is_uri(p) else p for p in removed}
             if len(removed_set) != len(removed):
                 raise CommitConflictError("the same partition is removed twice")
