@@ -308,3 +308,40 @@ def test_row_groups_are_computed_once_per_snapshot_and_cached_on_disk(settings, 
     assert rowgroups.for_snapshot(store, "one", one) is None
     monkeypatch.setattr(TableStore, "row_group_zonemaps", no_reading)
     assert rowgroups.for_snapshot(store, "one", dataclasses.replace(one)) is None
+
+
+@pytest.mark.spark
+def test_exact_counts_and_per_partition_output_honour_the_row_groups(settings, spark, capsys):
+    """Round 7: ``pruning --exact --row-groups`` and ``--per-partition`` at row-group level.
+    File 0: x = 0..29 in row groups [0,9] [10,19] [20,29]; file 1: x = 100..129 in one."""
+    import json
+
+    a = np.arange(30, dtype=float)
+    snap = _table(settings, "t", [(pa.table({"x": a, "y": a}), 10), (pa.table({"x": a + 100, "y": a}), 30)])
+    WorkloadStore(settings).append("t", [_frag("in", {"x": (12.0, 15.0)}), _frag("gap", {"x": (9.2, 9.8)}),
+                                         _frag("both", {"x": (25.0, 105.0)})], snap.schema)
+    chunks = _chunk_bytes(snap.partitions[0].path)
+    read = snap.zonemaps().read_bytes(["x", "y"])
+    est = api.pruning(settings, "t", row_groups=True)
+    exact = api.pruning(settings, "t", exact=True, row_groups=True, spark=spark)
+    files = api.pruning(settings, "t", exact=True, row_groups=False, spark=spark)
+    for e, x in zip(est, exact):  # the same files, bytes and row groups as the estimate
+        assert (x["scanned"], x["bytes_scanned"], x["row_groups_read"], x["row_groups"]) == \
+            (e["scanned"], e["bytes_scanned"], e["row_groups_read"], e["row_groups"])
+    assert [x["bytes_scanned"] for x in exact] == [chunks[1], 0, chunks[2] + read[1]]
+    assert [f["bytes_scanned"] for f in files] == [read[0], read[0], read[0] + read[1]]
+    # utilization from the true counts: 4 of file 0's 30 rows (12..15); 5 + 6 of 30 each for "both"
+    assert exact[0]["average_utilization"] == pytest.approx(4 / 30, abs=1e-6)
+    assert exact[2]["average_utilization"] == pytest.approx((5 / 30 + 6 / 30) / 2, abs=1e-6)
+    # wasted: what is charged beyond the matching rows' share of the file
+    assert exact[0]["wasted_bytes"] == pytest.approx(chunks[1] - 4 / 30 * read[0])
+    # --per-partition at row-group level: the bytes each file is charged, 0 where pruned
+    assert cli_main(["--home", str(settings.home), "pruning", "t", "--row-groups", "--per-partition",
+                     "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["per_partition"]["bytes_charged"] for r in rows] == \
+        [[chunks[1], 0.0], [0.0, 0.0], [chunks[2], read[1]]]
+    assert [r["per_partition"]["scanned"] for r in rows] == [[True, False], [False, False], [True, True]]
+    assert rows[0]["per_partition"]["read_bytes"] == read.tolist()  # each whole file, as before
+    assert cli_main(["--home", str(settings.home), "pruning", "t", "--files", "--per-partition", "--json"]) == 0
+    assert "bytes_charged" not in json.loads(capsys.readouterr().out)[0]["per_partition"]
