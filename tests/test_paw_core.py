@@ -188,3 +188,30 @@ def test_nearest_delta_departs_from_the_matching_only_when_counts_differ():
     assert paper.delta_ == pytest.approx(48 / 99) and ours.delta_ == pytest.approx(2 / 99)
     with pytest.raises(InvalidParameterError, match="auto-nearest"):
         PawTree(b_min=B_MIN, delta="auto-far").fit(grid_data(), queries)
+
+
+def test_the_design_pages_tree_drawing_projects_each_box_on_the_two_columns():
+    """app.charts.paw_tree: each box's outline on the chosen columns, an open end at the
+    domain's, a date column in milliseconds on a date axis (by hand)."""
+    from app.charts import paw_tree
+
+    design = {"types": {"x": "float", "d": "date", "z": "float"},
+              "domain": {"x": [0.0, 10.0], "d": [0.0, 100.0], "z": [0.0, 1.0]},
+              "queries": {"history": [{"x": [1.0, 2.0, True, True], "d": [10.0, 20.0, True, True]}],
+                          "extended": [{"x": [0.5, 2.5, True, True], "d": [9.0, 21.0, True, True]}]},
+              "leaves": [{"id": 0, "rows": 7, "irregular": False, "box": {"x": [None, 5.0], "d": [None, None]}},
+                         {"id": 1, "rows": 9, "irregular": True, "box": {"x": [5.0, None], "z": [0.2, 0.4]}}]}
+    fig = paw_tree(design, "x", "d")
+    traces = {t.name: t for t in fig.data}
+    xs, ys = list(traces["partition"].x), list(traces["partition"].y)
+    day = 86_400_000.0
+    assert xs[:5] == [0.0, 5.0, 5.0, 0.0, 0.0] and np.isnan(xs[5])
+    assert ys[:5] == [0.0, 0.0, 100 * day, 100 * day, 0.0]
+    ip = list(traces["irregular partition (region minus its groups)"].x)
+    assert ip[:5] == [5.0, 10.0, 10.0, 5.0, 5.0]
+    assert list(traces["history query"].y)[:3] == [10 * day, 10 * day, 20 * day]
+    assert list(traces["extended query q* (δ)"].x)[:2] == [0.5, 2.5]
+    assert list(traces["leaf (hover: rows)"].text) == ["leaf 0: 7 sampled rows", "leaf 1: 9 sampled rows (irregular)"]
+    assert fig.layout.yaxis.type == "date" and fig.layout.xaxis.type == "linear"
+    one = paw_tree(design, "z", None)  # one column: drawn over the unit interval
+    assert list(one.data[-1].y) == [0.5, 0.5]
