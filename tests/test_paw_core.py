@@ -61,6 +61,11 @@ def test_multi_group_split_sizes_and_cost():
     assert g.cost == 312
     gp3 = g.boxes[2]
     assert np.round(gp3.lo, 2).tolist() == [78.67, 7.0] and np.round(gp3.hi, 2).tolist() == [85.33, 22.0]
+    # q3 = c ± r with c = (82, 14.5), r = (2, 4.5): f* = 5/3 on both axes
+    assert (gp3.hi - gp3.lo) / 2 / np.array([2.0, 4.5]) == pytest.approx([5 / 3, 5 / 3])
+    # the unsplit region: every query reads all 10,000 rows (Cost(P_o, Q) = 3 x 10,000)
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
+    assert PawTree(b_min=B_MIN, delta=0.0, psi="none").fit(grid_data(), queries).cost(queries) == 30_000
 
 
 def test_overlapping_expansion_fails_and_alg3_falls_back_to_alg2():
