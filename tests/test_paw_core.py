@@ -78,6 +78,32 @@ def test_overlapping_expansion_fails_and_alg3_falls_back_to_alg2():
     assert all(lf.rows >= B_MIN for lf in t.leaves_)
 
 
+def test_alg1_fails_when_the_irregular_partition_is_below_b_min():
+    """Alg. 1 step 5: a group holding all but the top row (9,900 rows) leaves an IP of 100 rows."""
+    q = DBox.closed([0, 0], [99, 98])
+    assert multi_group_split(grid(), REGION, [q], 100, np.full(2, 99.0)).sizes == [9_900]
+    assert multi_group_split(grid(), REGION, [q], 101, np.full(2, 99.0)) is None
+
+
+def test_alg1_expands_a_point_predicate_along_its_other_dimensions():
+    """r_d = 0 (x = 50) uses ε·domain (PAW_PTO.md §1): the expansion grows y only, to exactly
+    the 100 points of the column x = 50 (f* = (99 − 14.5) / 4.5, the farthest y)."""
+    g = multi_group_split(grid(), REGION, [DBox.closed([50, 10], [50, 19])], B_MIN, np.full(2, 99.0))
+    assert g.sizes == [100] and int(g.ip.sum()) == 9_900
+    gp = g.boxes[0]
+    assert gp.lo[0] == pytest.approx(50.0, abs=1e-4) and gp.hi[0] == pytest.approx(50.0, abs=1e-4)
+    assert (gp.lo[1], gp.hi[1]) == (0.0, 99.0)  # clipped to the region
+
+
+def test_irregular_partitions_are_not_refined():
+    """Decision 5: with the k-d refinement on, the IP (9,688 rows, > 2·b_min) stays one leaf;
+    the groups (100 / 100 / 112 rows, < 2·b_min) stay too."""
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
+    t = PawTree(b_min=B_MIN, delta=0.0, psi="printed", refine=True).fit(grid_data(), queries)
+    assert sorted((lf.irregular, lf.rows) for lf in t.leaves_) == [(False, 100), (False, 100), (False, 112),
+                                                                  (True, 9_688)]
+
+
 def test_alg3_printed_psi_takes_the_group_split_at_the_root():
     queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
     t = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(grid_data(), queries)
