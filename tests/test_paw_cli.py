@@ -62,6 +62,11 @@ def test_design_paw_refuses_bad_arguments_in_one_line(table, capsys):
         assert _exit_code(["--home", table, "design", "paw", "t", *bad]) == 2, bad
         err = capsys.readouterr().err
         assert line in err and "Traceback" not in err, (bad, err)
+    for command in (["design", "paw", "t"], ["plan", "create", "t", "--policy", "paw"]):
+        assert _exit_code(["--home", table, *command, "--b-min-rows", "2001"]) == 2  # the table holds 2,000
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert line.endswith("b_min_rows 2,001 exceeds the table's 2,000 rows: no layout can hold that many "
+                             "rows in every partition"), line
     assert _exit_code(["--home", table, "design", "paw", "nosuch"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("layout-advisor: error: no table named 'nosuch' in ") and line.endswith("; tables are: t")
