@@ -78,6 +78,17 @@ def test_overlapping_expansion_fails_and_alg3_falls_back_to_alg2():
     assert all(lf.rows >= B_MIN for lf in t.leaves_)
 
 
+def test_alg1_merges_intersecting_boxes_to_a_fixpoint():
+    """Step 2: C meets neither A nor B, only their MBR, so it joins on the second pass; D stays."""
+    from engine.design.paw.group_split import merge_groups
+
+    a, b = DBox.closed([0, 0], [1, 1]), DBox.closed([1, 1], [4, 4])
+    c, d = DBox.closed([3, 0], [5, 0.5]), DBox.closed([8, 8], [9, 9])
+    groups = merge_groups([c, a, b, d])
+    assert [(g.lo.tolist(), g.hi.tolist(), sorted(m)) for g, m in groups] == \
+        [([0.0, 0.0], [5.0, 4.0], [0, 1, 2]), ([8.0, 8.0], [9.0, 9.0], [3])]
+
+
 def test_alg1_fails_when_the_irregular_partition_is_below_b_min():
     """Alg. 1 step 5: a group holding all but the top row (9,900 rows) leaves an IP of 100 rows."""
     q = DBox.closed([0, 0], [99, 98])
