@@ -21,24 +21,17 @@ import argparse
 import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.bench_zonemap_cache import CHILD_PREAMBLE, one, report  # noqa: E402 - after the path
 
-CHILD = """
-import json, resource, sys, time
-from engine.core.config import load_settings
+CHILD = CHILD_PREAMBLE + """
 from engine.scan import rowgroups
-from engine.table.store import TableStore
-def cpu():
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
-settings = load_settings({"home": sys.argv[1]}, environ={})
 store = TableStore(settings)
 snap = store.current_snapshot(sys.argv[2])
 snap.zonemaps()
@@ -91,14 +84,6 @@ def build(home: Path, table: str, n: int, multi: float, groups: int) -> None:
     pq.write_table(rg, os.path.join(info.metadata_dir, rg_name), compression="zstd")
 
 
-def one(home: str, table: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, home, table], capture_output=True, text=True,
-                         cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
-    if out.returncode != 0:
-        raise SystemExit(f"load failed:\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", required=True, help="a workspace folder (created)")
@@ -108,24 +93,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", type=int, default=3)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
     if not (Path(args.home) / "tables" / args.table).exists():
         build(Path(args.home), args.table, args.files, args.multi, args.groups)
     cache = Path(args.home) / "cache" / "zonemaps" / args.table / ".rowgroups"
     runs: dict[str, list[dict]] = {"cold": [], "cached": []}
-    one(args.home, args.table)  # warms the zonemap cache
+    one(args.home, args.table, ROOT, CHILD)  # warms the zonemap cache
     for _ in range(args.runs):
         for name in runs:
             if name == "cold":
                 shutil.rmtree(cache, ignore_errors=True)
-            runs[name].append(one(args.home, args.table))
-    for name, rows in runs.items():
-        out = {"variant": name, "files": rows[0]["files"], "row_groups_held": rows[0]["row_groups_held"],
-               "runs": len(rows), "load_average": round(os.getloadavg()[0], 1)}
-        for key in ("load_s", "load_cpu_s"):
-            vals = [r[key] for r in rows]
-            out[f"{key}_min"], out[f"{key}_median"] = round(min(vals), 3), round(statistics.median(vals), 3)
-        print(json.dumps(out), flush=True)
+            runs[name].append(one(args.home, args.table, ROOT, CHILD))
+    report(runs, ("files", "row_groups_held"), ("load_s", "load_cpu_s"), digits=3)
     return 0
 
 
