@@ -28,7 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-CHILD = """
+#: a child's first lines: imports, ``cpu()`` (this process's CPU seconds), ``settings`` of the
+#: workspace argv[1] (also used by bench/paw_rowgroup_cache.py)
+CHILD_PREAMBLE = """
 import json, resource, sys, time
 from engine.core.config import load_settings
 from engine.table.store import TableStore
@@ -36,6 +38,8 @@ def cpu():
     ru = resource.getrusage(resource.RUSAGE_SELF)
     return ru.ru_utime + ru.ru_stime
 settings = load_settings({"home": sys.argv[1]}, environ={})
+"""
+CHILD = CHILD_PREAMBLE + """
 c, t = cpu(), time.perf_counter()
 zm = TableStore(settings).current_snapshot(sys.argv[2]).zonemaps()
 print(json.dumps({"load_s": time.perf_counter() - t, "load_cpu_s": cpu() - c, "partitions": len(zm),
@@ -43,8 +47,9 @@ print(json.dumps({"load_s": time.perf_counter() - t, "load_cpu_s": cpu() - c, "p
 """
 
 
-def one(home: str, table: str, code: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, home, table], capture_output=True, text=True,
+def one(home: str, table: str, code: Path, child: str = CHILD) -> dict:
+    """The JSON line ``child`` prints, run in a fresh interpreter on ``code`` (argv: home, table)."""
+    out = subprocess.run([sys.executable, "-c", child, home, table], capture_output=True, text=True,
                          cwd=str(code), env={**os.environ, "PYTHONPATH": str(code)})
     if out.returncode != 0:
         raise SystemExit(f"load failed:\n{out.stderr}")
@@ -95,14 +100,20 @@ def main(argv: list[str] | None = None) -> int:
             if name == "manifest":
                 shutil.rmtree(cache, ignore_errors=True)
             runs[name].append(one(args.home, args.table, code))
-    for name, rows in runs.items():
-        out = {"variant": name, "partitions": rows[0]["partitions"], "runs": len(rows),
-               "load_average": round(os.getloadavg()[0], 1)}
-        for key in ("load_s", "load_cpu_s", "peak_rss_mb"):
-            vals = [r[key] for r in rows]
-            out[f"{key}_min"], out[f"{key}_median"] = round(min(vals), 2), round(statistics.median(vals), 2)
-        print(json.dumps(out), flush=True)
+    report(runs, ("partitions",), ("load_s", "load_cpu_s", "peak_rss_mb"))
     return 0
+
+
+def report(runs: dict[str, list[dict]], same: tuple[str, ...], timed: tuple[str, ...], digits: int = 2) -> None:
+    """One JSON line per variant: the ``same`` fields of its first run, the min and median of
+    each ``timed`` field, the runs and the load average."""
+    for name, rows in runs.items():
+        out = {"variant": name, **{k: rows[0][k] for k in same}, "runs": len(rows),
+               "load_average": round(os.getloadavg()[0], 1)}
+        for key in timed:
+            vals = [r[key] for r in rows]
+            out[f"{key}_min"], out[f"{key}_median"] = round(min(vals), digits), round(statistics.median(vals), digits)
+        print(json.dumps(out), flush=True)
 
 
 if __name__ == "__main__":

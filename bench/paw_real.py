@@ -247,7 +247,7 @@ def main() -> None:
               f"(design predicted {r['predicted_precise_rows_per_query']:.0f})")
         print(f"the same check on the boxes the imported SQL selects (literals rounded outward): files "
               f"{r['real_rg_files_sql'] / q:.2f}, rows {r['real_rg_rows_sql'] / q:.0f}")
-        print(f"product's scan analysis (pruning --row-groups vs --files): rows {r['product_rg_rows'] / q:.0f} vs "
+        print(f"product's scan analysis (pruning --row-groups vs --files): row-equivalents (each file's charged share x its rows) {r['product_rg_rows'] / q:.0f} vs "
               f"{r['product_files_rows'] / q:.0f}, files {r['product_rg_files'] / q:.2f} vs "
               f"{r['product_files_files'] / q:.2f}, bytes {r['product_rg_bytes'] / q:.0f} vs "
               f"{r['product_files_bytes'] / q:.0f} per future query ({r['product_rg_bytes'] / r['product_files_bytes'] - 1:+.1%})")

@@ -241,3 +241,19 @@ def test_design_page_shows_paw_against_its_baselines(engine_settings):
     assert costs.loc["Qd-tree (greedy)", "rows read per query (worst δ-similar future)"] == \
         round(design["costs"]["qdtree"]["worst_future"])
     assert metric(at, "Leaves") == [f"{len(design['leaves']):,}"]
+    # the tree drawn over two of its columns with the history and the extended queries (issue 12)
+    import json as _json
+
+    from test_workload_view import _numbers  # a plotly array as its JSON gives it
+
+    charts = {c.proto.id: _json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    tree, sizes = (next(v for k, v in charts.items() if name in k) for name in ("paw_tree", "paw_leaf_sizes"))
+    traces = {t["name"]: t for t in tree["data"]}
+    n_rect = sum(not lf["irregular"] for lf in design["leaves"])
+    assert len(_numbers(traces["partition"]["x"])) == 6 * n_rect  # one closed outline per partition
+    assert len(_numbers(traces["history query"]["x"])) == 6 * len(design["queries"]["history"])
+    assert len(_numbers(traces["extended query q* (δ)"]["x"])) == 6 * len(design["queries"]["extended"])
+    assert len(traces["leaf (hover: rows)"]["text"]) == len(design["leaves"])
+    assert sorted(_numbers(sizes["data"][0]["x"])) == sorted(lf["rows"] for lf in design["leaves"])
+    x_col, y_col = at.selectbox(key="paw_x").value, at.selectbox(key="paw_y").value
+    assert {x_col, y_col} <= set(design["summary"]["columns"]) and x_col != y_col

@@ -61,6 +61,11 @@ def test_multi_group_split_sizes_and_cost():
     assert g.cost == 312
     gp3 = g.boxes[2]
     assert np.round(gp3.lo, 2).tolist() == [78.67, 7.0] and np.round(gp3.hi, 2).tolist() == [85.33, 22.0]
+    # q3 = c ± r with c = (82, 14.5), r = (2, 4.5): f* = 5/3 on both axes
+    assert (gp3.hi - gp3.lo) / 2 / np.array([2.0, 4.5]) == pytest.approx([5 / 3, 5 / 3])
+    # the unsplit region: every query reads all 10,000 rows (Cost(P_o, Q) = 3 x 10,000)
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
+    assert PawTree(b_min=B_MIN, delta=0.0, psi="none").fit(grid_data(), queries).cost(queries) == 30_000
 
 
 def test_overlapping_expansion_fails_and_alg3_falls_back_to_alg2():
@@ -71,6 +76,43 @@ def test_overlapping_expansion_fails_and_alg3_falls_back_to_alg2():
     t = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(grid_data(), queries)
     assert t.nodes_[0].kind == "axis"  # Alg. 1 returned ∅ at the root, Alg. 2 split it
     assert all(lf.rows >= B_MIN for lf in t.leaves_)
+
+
+def test_alg1_merges_intersecting_boxes_to_a_fixpoint():
+    """Step 2: C meets neither A nor B, only their MBR, so it joins on the second pass; D stays."""
+    from engine.design.paw.group_split import merge_groups
+
+    a, b = DBox.closed([0, 0], [1, 1]), DBox.closed([1, 1], [4, 4])
+    c, d = DBox.closed([3, 0], [5, 0.5]), DBox.closed([8, 8], [9, 9])
+    groups = merge_groups([c, a, b, d])
+    assert [(g.lo.tolist(), g.hi.tolist(), sorted(m)) for g, m in groups] == \
+        [([0.0, 0.0], [5.0, 4.0], [0, 1, 2]), ([8.0, 8.0], [9.0, 9.0], [3])]
+
+
+def test_alg1_fails_when_the_irregular_partition_is_below_b_min():
+    """Alg. 1 step 5: a group holding all but the top row (9,900 rows) leaves an IP of 100 rows."""
+    q = DBox.closed([0, 0], [99, 98])
+    assert multi_group_split(grid(), REGION, [q], 100, np.full(2, 99.0)).sizes == [9_900]
+    assert multi_group_split(grid(), REGION, [q], 101, np.full(2, 99.0)) is None
+
+
+def test_alg1_expands_a_point_predicate_along_its_other_dimensions():
+    """r_d = 0 (x = 50) uses ε·domain (PAW_PTO.md §1): the expansion grows y only, to exactly
+    the 100 points of the column x = 50 (f* = (99 − 14.5) / 4.5, the farthest y)."""
+    g = multi_group_split(grid(), REGION, [DBox.closed([50, 10], [50, 19])], B_MIN, np.full(2, 99.0))
+    assert g.sizes == [100] and int(g.ip.sum()) == 9_900
+    gp = g.boxes[0]
+    assert gp.lo[0] == pytest.approx(50.0, abs=1e-4) and gp.hi[0] == pytest.approx(50.0, abs=1e-4)
+    assert (gp.lo[1], gp.hi[1]) == (0.0, 99.0)  # clipped to the region
+
+
+def test_irregular_partitions_are_not_refined():
+    """Decision 5: with the k-d refinement on, the IP (9,688 rows, > 2·b_min) stays one leaf;
+    the groups (100 / 100 / 112 rows, < 2·b_min) stay too."""
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, Q3)]
+    t = PawTree(b_min=B_MIN, delta=0.0, psi="printed", refine=True).fit(grid_data(), queries)
+    assert sorted((lf.irregular, lf.rows) for lf in t.leaves_) == [(False, 100), (False, 100), (False, 112),
+                                                                  (True, 9_688)]
 
 
 def test_alg3_printed_psi_takes_the_group_split_at_the_root():
@@ -188,3 +230,30 @@ def test_nearest_delta_departs_from_the_matching_only_when_counts_differ():
     assert paper.delta_ == pytest.approx(48 / 99) and ours.delta_ == pytest.approx(2 / 99)
     with pytest.raises(InvalidParameterError, match="auto-nearest"):
         PawTree(b_min=B_MIN, delta="auto-far").fit(grid_data(), queries)
+
+
+def test_the_design_pages_tree_drawing_projects_each_box_on_the_two_columns():
+    """app.charts.paw_tree: each box's outline on the chosen columns, an open end at the
+    domain's, a date column in milliseconds on a date axis (by hand)."""
+    from app.charts import paw_tree
+
+    design = {"types": {"x": "float", "d": "date", "z": "float"},
+              "domain": {"x": [0.0, 10.0], "d": [0.0, 100.0], "z": [0.0, 1.0]},
+              "queries": {"history": [{"x": [1.0, 2.0, True, True], "d": [10.0, 20.0, True, True]}],
+                          "extended": [{"x": [0.5, 2.5, True, True], "d": [9.0, 21.0, True, True]}]},
+              "leaves": [{"id": 0, "rows": 7, "irregular": False, "box": {"x": [None, 5.0], "d": [None, None]}},
+                         {"id": 1, "rows": 9, "irregular": True, "box": {"x": [5.0, None], "z": [0.2, 0.4]}}]}
+    fig = paw_tree(design, "x", "d")
+    traces = {t.name: t for t in fig.data}
+    xs, ys = list(traces["partition"].x), list(traces["partition"].y)
+    day = 86_400_000.0
+    assert xs[:5] == [0.0, 5.0, 5.0, 0.0, 0.0] and np.isnan(xs[5])
+    assert ys[:5] == [0.0, 0.0, 100 * day, 100 * day, 0.0]
+    ip = list(traces["irregular partition (region minus its groups)"].x)
+    assert ip[:5] == [5.0, 10.0, 10.0, 5.0, 5.0]
+    assert list(traces["history query"].y)[:3] == [10 * day, 10 * day, 20 * day]
+    assert list(traces["extended query q* (δ)"].x)[:2] == [0.5, 2.5]
+    assert list(traces["leaf (hover: rows)"].text) == ["leaf 0: 7 sampled rows", "leaf 1: 9 sampled rows (irregular)"]
+    assert fig.layout.yaxis.type == "date" and fig.layout.xaxis.type == "linear"
+    one = paw_tree(design, "z", None)  # one column: drawn over the unit interval
+    assert list(one.data[-1].y) == [0.5, 0.5]

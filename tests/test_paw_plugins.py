@@ -50,6 +50,7 @@ def test_storage_tuner_gains_and_budget_steps():
     assert t.chosen == [0] and t.mean_costs == [200.0, 101.0]
     t = tune_storage(x, qs, costs, b_min=50, budget_rows=182)
     assert t.chosen == [0, 1] and t.mean_costs == [200.0, 101.0, 91.0]
+    assert t.picked_gains == pytest.approx((198 / 101, 20 / 81))  # RP2's gain updated after RP1 (§5 8)
     assert t.query_cost(DBox.closed([170], [180]), 200.0) == 81.0  # inside both: the smaller RP
     assert t.query_cost(DBox.closed([100], [180]), 200.0) == 200.0
     assert tune_storage(x, qs, costs, b_min=50, budget_rows=80).chosen == []

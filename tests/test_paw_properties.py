@@ -82,3 +82,33 @@ def test_kd_refinement_bounds_rectangular_leaves(seed, b_min):
             v = np.sort(rows[:, j])[len(rows) // 2]
             n_left = int((rows[:, j] < v).sum())
             assert n_left < b_min or len(rows) - n_left < b_min
+
+
+def _random_box(draw_ints, flags) -> DBox:
+    lo = np.minimum(draw_ints[:2], draw_ints[2:])
+    hi = np.maximum(draw_ints[:2], draw_ints[2:])
+    return DBox(lo.astype(float), hi.astype(float), np.array(flags[:2]), np.array(flags[2:]))
+
+
+_ints = st.lists(st.integers(0, 6), min_size=4, max_size=4).map(np.array)
+_flags = st.lists(st.booleans(), min_size=4, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=_ints, af=_flags, b=_ints, bf=_flags, c=_ints, cf=_flags)
+def test_box_subtraction_and_coverage_are_exact(a, af, b, bf, c, cf):
+    """The IP router's test (PAW_PTO.md §1, decided: exact box subtraction with inclusive and
+    exclusive bounds) against brute force on every point of a half-unit grid, which tells
+    open from closed ends of integer bounds."""
+    from engine.design.paw.boxes import covered
+
+    A, B, C = _random_box(a, af), _random_box(b, bf), _random_box(c, cf)
+    g = np.arange(-0.5, 7.0, 0.5)
+    pts = np.array(np.meshgrid(g, g, indexing="ij")).reshape(2, -1).T
+    pieces = A.subtract(B)
+    assert len(pieces) <= 4
+    inside = np.array([p.contains(pts) for p in pieces] or np.zeros((0, len(pts)), bool))
+    assert (inside.sum(axis=0) <= 1).all()  # disjoint
+    assert np.array_equal(inside.any(axis=0), A.contains(pts) & ~B.contains(pts))  # exactly A − B
+    truth = not (A.contains(pts) & ~B.contains(pts) & ~C.contains(pts)).any()
+    assert covered(A, [B, C]) == truth

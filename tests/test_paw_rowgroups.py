@@ -7,6 +7,7 @@ DuckDB's row-group counters."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -51,6 +52,15 @@ def _groups(settings, snap, name="t"):
     return rowgroups.for_snapshot(TableStore(settings), name, snap)
 
 
+def _chunk_bytes(path: str, columns=("x", "y")) -> list[int]:
+    """Per row group of ``path``, the compressed bytes of ``columns``' chunks, read from the
+    footer with pyarrow: what a reader of those columns reads of each row group."""
+    meta = pq.ParquetFile(path.removeprefix("file://")).metadata
+    names = [meta.schema.column(j).name for j in range(meta.num_columns)]
+    return [sum(meta.row_group(g).column(names.index(c)).total_compressed_size for c in columns)
+            for g in range(meta.num_row_groups)]
+
+
 # -- by hand ---------------------------------------------------------------------------------
 def test_a_file_is_charged_only_the_row_groups_a_query_meets(settings):
     """File 0: x = 0..29 in 3 row groups [0,9] [10,19] [20,29]; file 1: x = 100..129, one."""
@@ -66,19 +76,29 @@ def test_a_file_is_charged_only_the_row_groups_a_query_meets(settings):
     file_level = [analyze_fragment(zm, f) for f in (inside, gap, both)]
     rg_level = list(analyze_workload(zm, [inside, gap, both], groups))
     read = zm.read_bytes(["x", "y"])
+    # each row group is charged its own chunks' bytes (round 7), which sum to the file's
+    chunks = _chunk_bytes(snap.partitions[0].path)
+    assert len(chunks) == 3 and sum(chunks) == read[0] and len(set(chunks)) > 1  # not a third each
     # file level: the whole of file 0 for the first two
     assert [s.index.tolist() for s in file_level] == [[0], [0], [0, 1]]
-    # row-group level: one third of file 0; nothing in the gap; a third of file 0 + file 1
+    # row-group level: file 0's 2nd row group; nothing in the gap; file 0's 3rd + file 1
     assert [s.index.tolist() for s in rg_level] == [[0], [], [0, 1]]
-    assert rg_level[0].bytes_scanned == pytest.approx(read[0] / 3)
+    assert rg_level[0].bytes_scanned == chunks[1]
     assert rg_level[1].bytes_scanned == 0.0
-    assert rg_level[2].bytes_scanned == pytest.approx(read[0] / 3 + read[1])
+    assert rg_level[2].bytes_scanned == chunks[2] + read[1]
     assert [s.row_groups for s in rg_level] == [(1, 4), (0, 4), (2, 4)]
     # utilization stays the share of the file's rows that match: 4 of 30 rows (x = 12..15)
     assert rg_level[0].util[0] == pytest.approx((15 - 12) / 9 * 10 / 30)
     summary = fragment_summary(rg_level[0])
     assert (summary["row_groups_read"], summary["row_groups"], summary["scanned"]) == (1, 4, 1)
-    assert summary["wasted_bytes"] == pytest.approx(read[0] / 3 - rg_level[0].util[0] * read[0])
+    assert summary["wasted_bytes"] == pytest.approx(chunks[1] - rg_level[0].util[0] * read[0])
+    # a row-group file written before the sizes were kept (sizes 0): bytes shared by rows
+    old = dataclasses.replace(groups, zonemaps=dataclasses.replace(
+        groups.zonemaps, bytes=np.zeros(3, np.int64),
+        columns={c: dataclasses.replace(v, compressed_bytes=np.zeros(3, np.int64))
+                 for c, v in groups.zonemaps.columns.items()}))
+    (by_rows,) = analyze_workload(zm, [inside], old)
+    assert by_rows.bytes_scanned == pytest.approx(read[0] / 3)
     # no boxes: everything read, every row group counted
     (everything,) = analyze_workload(zm, [_frag("all")], groups)
     assert everything.bytes_scanned == pytest.approx(read.sum()) and everything.row_groups == (4, 4)
@@ -91,7 +111,7 @@ def test_api_and_cli_keep_the_file_level_answer_selectable(settings, capsys):
     files = api.pruning(settings, "t")
     rgs = api.pruning(settings, "t", row_groups=True)
     assert "row_groups" not in files[0] and rgs[0]["row_groups_read"] == 1
-    assert rgs[0]["bytes_scanned"] == pytest.approx(files[0]["bytes_scanned"] / 3)
+    assert rgs[0]["bytes_scanned"] == _chunk_bytes(snap.partitions[0].path)[1]
     assert cli_main(["--home", str(settings.home), "pruning", "t", "--row-groups"]) == 0
     assert "1 of 3 row groups read (67% skipped)" in capsys.readouterr().out
     assert cli_main(["--home", str(settings.home), "pruning", "t", "--files"]) == 0
@@ -100,7 +120,8 @@ def test_api_and_cli_keep_the_file_level_answer_selectable(settings, capsys):
 
 # -- brute force on random STR-ordered files, and DuckDB's counters ---------------------------
 def _brute(paths: list[str], frag: ScanFragment) -> tuple[list[int], list[float], int, bool]:
-    """From the footers alone: (files read, rows charged per file read, row groups read), and
+    """From the footers alone: (files read, bytes of the x and y chunks of the row groups met
+    per file read, row groups read), and
     whether every row group holding a matching row was read (from the rows themselves)."""
     files, charged, n_read, sound = [], [], 0, True
     for f, path in enumerate(paths):
@@ -120,10 +141,10 @@ def _brute(paths: list[str], frag: ScanFragment) -> tuple[list[int], list[float]
             sound &= hit or not truth
             if hit:
                 met += 1
-                met_rows += rg.num_rows
+                met_rows += sum(rg.column(names.index(c)).total_compressed_size for c in ("x", "y"))
         if met:
             files.append(f)
-            charged.append(met_rows / meta.num_rows)
+            charged.append(met_rows)
             n_read += met
     return files, charged, n_read, sound
 
@@ -158,7 +179,7 @@ def test_row_group_pruning_equals_a_brute_force_over_the_footers_and_duckdb(sett
         want_files, want_share, want_rgs, sound = _brute(paths, frag)
         assert sound, frag.query_id
         assert scan.index.tolist() == want_files, frag.query_id
-        assert scan.scanned_bytes.tolist() == pytest.approx([read[f] * s for f, s in zip(want_files, want_share)])
+        assert scan.scanned_bytes.tolist() == want_share
         assert scan.row_groups == (want_rgs, 16)
         fewer += scan.bytes_scanned < analyze_fragment(zm, frag).bytes_scanned
         if len(frag.boxes) == 1 and all(r.min is not None for r in frag.boxes[0].values()):
@@ -182,7 +203,8 @@ def test_the_setting_turns_row_groups_on_for_the_dashboard_and_the_policies(tmp_
 
     (q, r) = pruning_summaries(settings, "t")
     assert (q["row_groups_read"], q["row_groups"], r["row_groups_read"]) == (1, 6, 1)
-    assert q["bytes_scanned"] == pytest.approx(snap.zonemaps().read_bytes(["x", "y"])[0] / 3)
+    chunks = [_chunk_bytes(p.path) for p in snap.partitions]
+    assert q["bytes_scanned"] == chunks[0][1]
     assert api.pruning(settings, "t", row_groups=False)[0]["scanned"] == 1  # still selectable
     seen = []  # the policies' context (ctx.scans) is built with the row groups
 
@@ -193,16 +215,13 @@ def test_the_setting_turns_row_groups_on_for_the_dashboard_and_the_policies(tmp_
 
     monkeypatch.setattr(service, "analyze_workload", spy)
     service.decide(settings, "t", "wair", {})
-    read = snap.zonemaps().read_bytes(["x", "y"])
-    assert seen == [[pytest.approx(read[0] / 3), pytest.approx(read[1] / 3)]]
+    assert seen == [[chunks[0][1], chunks[1][0]]]
 
 
 def test_the_stored_pruning_summary_follows_the_setting(tmp_path):
     """The dashboard's stored pruning summary is kept per level: switching
     ``prune_row_groups`` in the same workspace gives the other level's answer, not the
     file stored under the first setting."""
-    import dataclasses
-
     from engine.api.summaries import pruning_summary
     from engine.core.config import load_settings
 
@@ -213,7 +232,7 @@ def test_the_stored_pruning_summary_follows_the_setting(tmp_path):
     read = snap.zonemaps().read_bytes(["x", "y"])[0]
     assert pruning_summary(files, "t")[0]["bytes_scanned"] == read
     groups = dataclasses.replace(files, prune_row_groups=True)
-    assert pruning_summary(groups, "t")[0]["bytes_scanned"] == pytest.approx(read / 3)
+    assert pruning_summary(groups, "t")[0]["bytes_scanned"] == _chunk_bytes(snap.partitions[0].path)[1]
     assert pruning_summary(files, "t")[0]["bytes_scanned"] == read  # both stay stored
 
 
@@ -231,7 +250,7 @@ def test_realized_feedback_compares_snapshots_at_the_same_level(tmp_path):
         got = compare_snapshots(settings, before, after, [_frag("q", {"x": (12.0, 15.0)}, table="t")])
         read, read_after = (s.zonemaps().read_bytes(["x", "y"])[0] for s in (before, after))
         assert got["bytes_before"] == read  # one row group: the same at both levels
-        assert got["bytes_after"] == (pytest.approx(read_after / 3) if on else read_after)
+        assert got["bytes_after"] == (_chunk_bytes(after.partitions[0].path)[1] if on else read_after)
 
 
 def test_an_open_format_table_reads_its_row_groups_from_the_footers(settings, tmp_path):
@@ -250,5 +269,79 @@ def test_an_open_format_table_reads_its_row_groups_from_the_footers(settings, tm
     assert (len(groups), groups.total) == (3, 3)
     (scan,) = analyze_workload(snap.zonemaps(), [_frag("q", {"x": (12.0, 15.0)}, table="d")], groups)
     assert scan.row_groups == (1, 3)
-    assert scan.bytes_scanned == pytest.approx(snap.zonemaps().read_bytes(["x", "y"])[0] / 3)
+    assert scan.bytes_scanned == _chunk_bytes(part.path)[1]
     assert rowgroups.for_snapshot(store, "d", snap, max_footer_files=0) is None  # too many: file level
+
+
+def test_row_groups_are_computed_once_per_snapshot_and_cached_on_disk(settings, monkeypatch):
+    """Round 7: a snapshot's row groups are kept on the snapshot object and on disk; a fresh
+    process (a new snapshot object) memory-maps them instead of reading the row-group files
+    and matching the paths again; another snapshot gets its own entry."""
+    a = np.arange(30, dtype=float)
+    snap = _table(settings, "t", [(pa.table({"x": a, "y": a}), 10), (pa.table({"x": a + 100, "y": a}), 30),
+                                  (pa.table({"x": a + 200, "y": a}), 15)])
+    store = TableStore(settings)
+    first = rowgroups.for_snapshot(store, "t", snap)
+    assert rowgroups.for_snapshot(store, "t", snap) is first  # same object: kept on the snapshot
+    entries = list((settings.home / "cache" / "zonemaps" / "t" / ".rowgroups").iterdir())
+    assert len(entries) == 1
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("read the row-group files again")
+
+    monkeypatch.setattr(TableStore, "row_group_zonemaps", no_reading)
+    monkeypatch.setattr(rowgroups.RowGroupMaps, "of", no_reading)
+    fresh = dataclasses.replace(snap)  # what a new process loads: nothing remembered on it
+    again = rowgroups.for_snapshot(store, "t", fresh)
+    assert again is not first
+    assert (again.start.tolist(), again.total) == ([0, 3, 3, 5], 6) == (first.start.tolist(), first.total)
+    assert again.zonemaps.paths.tolist() == first.zonemaps.paths.tolist()
+    assert again.zonemaps.bytes.tolist() == first.zonemaps.bytes.tolist()
+    assert again.zonemaps.column("x").hi.tolist() == first.zonemaps.column("x").hi.tolist() == [9, 19, 29, 214, 229]
+    frag = _frag("q", {"x": (12.0, 15.0)}, {"x": (220.0, 221.0)})
+    (s1,), (s2,) = analyze_workload(snap.zonemaps(), [frag], first), analyze_workload(fresh.zonemaps(), [frag], again)
+    assert (s1.index.tolist(), s1.scanned_bytes.tolist(), s1.row_groups) == \
+        (s2.index.tolist(), s2.scanned_bytes.tolist(), s2.row_groups) == ([0, 2], s1.scanned_bytes.tolist(), (2, 6))
+    # a table whose files all hold one row group caches that answer too (None)
+    one = _table(settings, "one", [(pa.table({"x": a, "y": a}), 30)])
+    monkeypatch.undo()
+    assert rowgroups.for_snapshot(store, "one", one) is None
+    monkeypatch.setattr(TableStore, "row_group_zonemaps", no_reading)
+    assert rowgroups.for_snapshot(store, "one", dataclasses.replace(one)) is None
+
+
+@pytest.mark.spark
+def test_exact_counts_and_per_partition_output_honour_the_row_groups(settings, spark, capsys):
+    """Round 7: ``pruning --exact --row-groups`` and ``--per-partition`` at row-group level.
+    File 0: x = 0..29 in row groups [0,9] [10,19] [20,29]; file 1: x = 100..129 in one."""
+    import json
+
+    a = np.arange(30, dtype=float)
+    snap = _table(settings, "t", [(pa.table({"x": a, "y": a}), 10), (pa.table({"x": a + 100, "y": a}), 30)])
+    WorkloadStore(settings).append("t", [_frag("in", {"x": (12.0, 15.0)}), _frag("gap", {"x": (9.2, 9.8)}),
+                                         _frag("both", {"x": (25.0, 105.0)})], snap.schema)
+    chunks = _chunk_bytes(snap.partitions[0].path)
+    read = snap.zonemaps().read_bytes(["x", "y"])
+    est = api.pruning(settings, "t", row_groups=True)
+    exact = api.pruning(settings, "t", exact=True, row_groups=True, spark=spark)
+    files = api.pruning(settings, "t", exact=True, row_groups=False, spark=spark)
+    for e, x in zip(est, exact):  # the same files, bytes and row groups as the estimate
+        assert (x["scanned"], x["bytes_scanned"], x["row_groups_read"], x["row_groups"]) == \
+            (e["scanned"], e["bytes_scanned"], e["row_groups_read"], e["row_groups"])
+    assert [x["bytes_scanned"] for x in exact] == [chunks[1], 0, chunks[2] + read[1]]
+    assert [f["bytes_scanned"] for f in files] == [read[0], read[0], read[0] + read[1]]
+    # utilization from the true counts: 4 of file 0's 30 rows (12..15); 5 + 6 of 30 each for "both"
+    assert exact[0]["average_utilization"] == pytest.approx(4 / 30, abs=1e-6)
+    assert exact[2]["average_utilization"] == pytest.approx((5 / 30 + 6 / 30) / 2, abs=1e-6)
+    # wasted: what is charged beyond the matching rows' share of the file
+    assert exact[0]["wasted_bytes"] == pytest.approx(chunks[1] - 4 / 30 * read[0])
+    # --per-partition at row-group level: the bytes each file is charged, 0 where pruned
+    assert cli_main(["--home", str(settings.home), "pruning", "t", "--row-groups", "--per-partition",
+                     "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["per_partition"]["bytes_charged"] for r in rows] == \
+        [[chunks[1], 0.0], [0.0, 0.0], [chunks[2], read[1]]]
+    assert [r["per_partition"]["scanned"] for r in rows] == [[True, False], [False, False], [True, True]]
+    assert rows[0]["per_partition"]["read_bytes"] == read.tolist()  # each whole file, as before
+    assert cli_main(["--home", str(settings.home), "pruning", "t", "--files", "--per-partition", "--json"]) == 0
+    assert "bytes_charged" not in json.loads(capsys.readouterr().out)[0]["per_partition"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import components, services, views
+from app import charts, components, services, views
 from app.components import guard
 
 st.title("Design")
@@ -41,6 +41,22 @@ with paw_tab:
             st.dataframe(views.paw_costs_frame(result["design"]), hide_index=True, key="paw_costs")
             st.caption("Rows read per query, predicted on the sample and scaled to the table; "
                        "the lower bounds say how much any layout could do.")
+            design = result["design"]
+            columns = list(summary.get("columns") or design["domain"])
+            left, right = st.columns(2)
+            x_col = left.selectbox("Horizontal axis", columns, index=0, key="paw_x")
+            others = [c for c in columns if c != x_col]
+            y_col = right.selectbox("Vertical axis", others, index=0, key="paw_y") if others else None
+            st.plotly_chart(charts.paw_tree(design, x_col, y_col), key="paw_tree")
+            st.caption("The tree's partitions over two of its columns, with the history queries "
+                       "and their extended queries q* (each bound moved by δ): PAW cuts its "
+                       "partitions around the q*, so a future query within δ of a past one "
+                       "reads few of them. With more than two columns the boxes overlap here.")
+            st.plotly_chart(charts.histogram([lf["rows"] for lf in design["leaves"]],
+                                             "Partition sizes", "sampled rows per partition",
+                                             "partitions"), key="paw_leaf_sizes")
+            st.caption(f"Every partition holds at least b_min = {summary.get('b_min', '?')} sampled "
+                       f"rows ({summary.get('b_min_rows', '?')} rows of the table).")
             if st.button("Store as proposed plan", key="paw_store"):
                 with guard(stop=False):
                     plan = services.create_plan(table, "paw", {"delta": delta.strip() or "auto"}, actor)

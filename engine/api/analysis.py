@@ -183,16 +183,17 @@ def pruning_scans(settings: "Settings", table: str, exact: bool = False,
                   row_groups: bool | None = None):
     """(snapshot, fragments, FragmentScans) of the table's stored workload. ``row_groups``
     (default ``settings.prune_row_groups``) charges files of several row groups only the
-    row groups each query meets (estimated path only; :mod:`engine.scan.rowgroups`)."""
+    row groups each query meets (:mod:`engine.scan.rowgroups`; with ``exact`` too, whose
+    utilization stays the true share of each file's matching rows)."""
     snap = _snapshot(settings, table, snapshot_id)
     fragments = list(WorkloadStore(settings).fragments(snap.table or table))
+    use = settings.prune_row_groups if row_groups is None else row_groups
+    groups = rowgroups.for_snapshot(TableStore(settings), snap.table or table, snap) if use else None
     if exact and fragments:
         if spark is None:
             spark = get_spark(settings)
-        scans = exact_scans(spark, snap, fragments)
+        scans = exact_scans(spark, snap, fragments, row_groups=groups)
     else:
-        use = settings.prune_row_groups if row_groups is None else row_groups
-        groups = rowgroups.for_snapshot(TableStore(settings), snap.table or table, snap) if use else None
         scans = analyze_workload(snap.zonemaps(), fragments, row_groups=groups)
     return snap, fragments, scans
 
@@ -219,6 +220,10 @@ def iter_pruning(settings: "Settings", table: str, exact: bool = False,
                 "utilization": [round(float(u), 6) for u in scan.utilization],
                 "read_bytes": scan.read_bytes.tolist(),
             }
+            if scan.charged is not None:  # row-group level: what each partition costs
+                charged = np.zeros(scan.n)
+                charged[scan.index] = scan.charged
+                data["per_partition"]["bytes_charged"] = charged.tolist()
         yield data
 
 
@@ -230,7 +235,9 @@ def pruning(settings: "Settings", table: str, exact: bool = False,
     ``scanned``, ``pruned``, ``fully_covered``, ``boundary`` (partition counts),
     ``pruning_rate``, ``bytes_scanned`` (projection-aware), ``wasted_bytes`` and
     ``average_utilization``; estimated from zonemaps, or from true matching-row counts
-    with ``exact`` (one Spark pass). ``per_partition`` adds arrays in snapshot order;
+    with ``exact`` (one Spark pass). ``per_partition`` adds arrays in snapshot order
+    (at row-group level also ``bytes_charged``: the bytes of the row groups met, 0 where
+    pruned; ``read_bytes`` stays each whole file's projection-aware bytes);
     ``selectivity`` adds the estimated share of the table's rows each query matches
     (utilization times rows, over all rows: the dashboard's selectivity histogram).
     ``row_groups`` (default ``settings.prune_row_groups``) charges only the row groups met

@@ -109,7 +109,8 @@ def register(subparsers: Any) -> None:
                    help="true matching-row counts in one Spark pass (default: estimated)")
     q.add_argument("--snapshot", help="snapshot id (default: current)")
     q.add_argument("--per-partition", dest="per_partition", action="store_true",
-                   help="with --json: per-partition scanned/covered/utilization arrays")
+                   help="with --json: per-partition scanned/covered/utilization arrays "
+                        "(with --row-groups also the bytes each file is charged)")
     level = q.add_mutually_exclusive_group()
     level.add_argument("--row-groups", dest="row_groups", action="store_true", default=None,
                        help="charge files of several row groups (e.g. PAW's STR row groups) "

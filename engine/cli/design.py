@@ -37,7 +37,8 @@ def paw_delta(text: str) -> float | str:
 
 
 def add_paw_args(parser: argparse.ArgumentParser, defaults: bool) -> None:
-    """PAW's design flags, shared by ``design paw`` and ``plan create --policy paw``;
+    """PAW's design flags, shared by ``design paw`` and ``plan create --policy paw``
+    (``--alpha`` is each command's own: ``plan create`` shares it with WAIR);
     without ``defaults`` an absent flag stays None (the policy's default applies)."""
     parser.add_argument("--delta", type=paw_delta, default="auto" if defaults else None, metavar="D|auto|auto-nearest",
                         help="PAW: δ as a fraction of each column's domain (e.g. 0.01), 'auto' (δ′ of §IV-E, "
@@ -46,6 +47,10 @@ def add_paw_args(parser: argparse.ArgumentParser, defaults: bool) -> None:
                         help="PAW: minimum rows per partition (default: the median file's rows)")
     parser.add_argument("--psi", default="text" if defaults else None, choices=api.PAW_PSI,
                         help="PAW: split policy Ψ reading (PAW_PTO.md decision 1; default text)")
+    parser.add_argument("--refine", dest="refine", action=argparse.BooleanOptionalAction,
+                        default=True if defaults else None,
+                        help="PAW: k-d refinement of large rectangular leaves into [b_min, 2·b_min) rows "
+                             "(§IV-E; default on in the product, off in the paper's figures)")
     parser.add_argument("--n-mbr", dest="n_mbr", type=non_negative_int, default=0 if defaults else None, metavar="N",
                         help="PAW: precise descriptors (§V-A), N STR row groups per file (default 0: off, "
                              "as in the paper's runs)")
@@ -69,7 +74,7 @@ def _paw_text(out: Mapping[str, Any]) -> str:
 
 def _do_paw(args: argparse.Namespace, settings: Any) -> int:
     out = api.design_paw(settings, args.table, delta=args.delta, b_min_rows=args.b_min_rows,
-                         alpha=args.alpha, psi=args.psi, window=args.window,
+                         alpha=args.alpha, psi=args.psi, refine=args.refine, window=args.window,
                          n_mbr=args.n_mbr)
     emit(args, out, _paw_text)
     return 0

@@ -27,6 +27,7 @@ import pyarrow.types as pat
 
 from engine.core.errors import ColumnNotFoundError
 from engine.core.logical_types import encode_arrow, encode_scalar, logical_type_of_arrow
+from engine.scan import rowgroups
 from engine.scan.pruning import FragmentScan, analyze_fragment
 from engine.table import fs
 from engine.workload.sql.render import sql_literal
@@ -34,6 +35,7 @@ from engine.workload.sql.render import sql_literal
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from engine.scan.rowgroups import RowGroupMaps
     from engine.table.model import Snapshot
     from engine.workload.model import Range, ScanFragment
 
@@ -223,21 +225,28 @@ def exact_counts(spark: "SparkSession", paths: Sequence[str],
 
 
 def exact_scans(spark: "SparkSession", snapshot: "Snapshot",
-                fragments: Sequence["ScanFragment"]) -> list[FragmentScan]:
-    """:class:`FragmentScan` per fragment with utilization from true matching-row counts."""
+                fragments: Sequence["ScanFragment"],
+                row_groups: "RowGroupMaps | None" = None) -> list[FragmentScan]:
+    """:class:`FragmentScan` per fragment with utilization from true matching-row counts.
+
+    With ``row_groups`` (:func:`engine.scan.rowgroups.for_snapshot`) the files scanned, the
+    bytes charged and the row groups read are the row-group level's
+    (:func:`engine.scan.rowgroups.refine`); utilization stays the true share of each file's
+    rows that match. A file the row groups prune holds no matching row (the test is
+    conservative), so the counts need no change."""
     zm = snapshot.zonemaps()
     paths = [str(p) for p in zm.paths]
     if not fragments or not paths:
-        return [analyze_fragment(zm, f) for f in fragments]
+        return [rowgroups.refine(analyze_fragment(zm, f), row_groups, f, zm.rows) for f in fragments]
     _, matches = exact_counts(spark, paths, fragments, zm)
     rows = zm.rows.astype(np.float64)
     out: list[FragmentScan] = []
     for i, frag in enumerate(fragments):
-        est = analyze_fragment(zm, frag)
+        est = rowgroups.refine(analyze_fragment(zm, frag), row_groups, frag, zm.rows)
         util = np.divide(matches[:, i], rows, out=np.zeros(len(rows)), where=rows > 0)
-        util = np.where(est.scanned, np.clip(util, 0.0, 1.0), 0.0)
-        out.append(FragmentScan(est.query_id, est.scanned, est.fully_covered, util,
-                                est.read_bytes, est.predicated_columns))
+        out.append(FragmentScan.sparse(est.query_id, est.n, est.index, est.covered,
+                                       np.clip(util[est.index], 0.0, 1.0), est.read_bytes,
+                                       est.predicated_columns, est.charged, est.row_groups))
     return out
 
 

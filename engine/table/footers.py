@@ -45,12 +45,16 @@ _ROW_GROUP_CACHE: "OrderedDict[tuple[str, int], list[dict]]" = OrderedDict()
 class RowGroupStats:
     """Statistics of one row group: ``columns[name] = (min, max, null_count)``; ``offset``:
     where the row group starts in the file (its first column chunk's dictionary page, else
-    its first data page: Iceberg's ``split_offsets``, parquet-mr's rule), None if unknown."""
+    its first data page: Iceberg's ``split_offsets``, parquet-mr's rule), None if unknown;
+    ``column_bytes[name]``: the compressed bytes of the column's chunk in this row group
+    (what a reader of that column reads of the row group; row-group pruning charges them,
+    ``engine.scan.rowgroups``), None if unknown."""
 
     index: int
     rows: int
     columns: dict[str, tuple[Any, Any, int | None]]
     offset: int | None = None
+    column_bytes: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -234,7 +238,8 @@ def _to_partition(raw: tuple, schema: TableSchema, seq: int) -> tuple[Partition,
         stats[name] = ColumnStats(lo, hi, nulls, cbytes)
         per_col[name] = per_group
     rgs = [RowGroupStats(i, groups[i][0], {n: per_col[n][i] for n in per_col},
-                         groups[i][2] if len(groups[i]) > 2 else None)
+                         groups[i][2] if len(groups[i]) > 2 else None,
+                         {n: int(groups[i][1][n][4]) for n in per_col if n in groups[i][1]})
            for i in range(len(groups))]
     return Partition(path, int(rows), int(size), stats, seq), rgs
 

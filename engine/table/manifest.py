@@ -430,30 +430,39 @@ def row_groups_table(schema: TableSchema, row_groups: Mapping[str, Sequence[Any]
               pa.field("rows", pa.int64())]
     for i, (_, ltype) in enumerate(schema.columns):
         t = arrow_type(ltype)
-        fields += [pa.field(f"c{i}_min", t), pa.field(f"c{i}_max", t), pa.field(f"c{i}_nulls", pa.int64())]
+        fields += [pa.field(f"c{i}_min", t), pa.field(f"c{i}_max", t), pa.field(f"c{i}_nulls", pa.int64()),
+                   pa.field(f"c{i}_bytes", pa.int64())]
     data: dict[str, list] = {f.name: [] for f in fields}
     for path, groups in row_groups.items():
         for g in groups:
             data["path"].append(path)
             data["row_group"].append(g.index)
             data["rows"].append(int(g.rows))
+            sizes = getattr(g, "column_bytes", None) or {}
             for i, (name, ltype) in enumerate(schema.columns):
                 lo, hi, nulls = g.columns.get(name, (None, None, None))
                 data[f"c{i}_min"].append(_stat_value(ltype, lo))
                 data[f"c{i}_max"].append(_stat_value(ltype, hi))
                 data[f"c{i}_nulls"].append(nulls)
+                data[f"c{i}_bytes"].append(sizes.get(name))
     return pa.Table.from_pydict(data, schema=pa.schema(fields))
 
 
 def row_groups_to_zonemaps(schema: TableSchema, table: Any) -> ZoneMaps:
     """Row-group statistics (:func:`row_groups_table`'s rows) as zonemaps: one entry per
-    row group, its file's path in ``paths``, its index in ``created_seq``. The store keeps
-    no per-row-group sizes, so bytes are 0 (``engine.scan.rowgroups`` shares a file's
-    bytes among its row groups by rows). Encoded by :func:`table_to_zonemaps` itself."""
-    zeros = pa.array(np.zeros(table.num_rows, dtype=np.int64))
+    row group, its file's path in ``paths``, its index in ``created_seq``, each column
+    chunk's compressed bytes as the column's size and their sum as ``bytes``. Row-group
+    files written before the sizes were kept (no ``c<i>_bytes``, or null) give 0: then
+    ``engine.scan.rowgroups`` shares a file's bytes among its row groups by rows. Encoded
+    by :func:`table_to_zonemaps` itself."""
+    total = np.zeros(table.num_rows, dtype=np.int64)
     for i in range(len(schema.columns)):
-        table = table.append_column(f"c{i}_cbytes", zeros)
-    table = table.append_column("bytes", zeros)
+        name = f"c{i}_bytes"
+        sizes = (np.asarray(pc.fill_null(table.column(name), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+                 if name in table.column_names else np.zeros(table.num_rows, dtype=np.int64))
+        total += sizes
+        table = table.append_column(f"c{i}_cbytes", pa.array(sizes))
+    table = table.append_column("bytes", pa.array(total))
     table = table.append_column("created_seq", pc.cast(table.column("row_group"), pa.int64()))
     return table_to_zonemaps(schema, table)
 

@@ -505,7 +505,9 @@ class TableStore:
         files = sorted(f for f in pc.unique(man.column("rg_file")).to_pylist() if f)
         if not files:
             return None
-        table = pa.concat_tables([pq.read_table(os.path.join(info.metadata_dir, f)) for f in files])
+        # promote: row-group files written before the per-row-group sizes lack ``c<i>_bytes``
+        table = pa.concat_tables([pq.read_table(os.path.join(info.metadata_dir, f)) for f in files],
+                                 promote_options="default")
         counts = table.group_by("path").aggregate([("row_group", "count")])
         multi = counts.filter(pc.greater_equal(counts.column("row_group_count"), min_groups)).column("path")
         live = pc.filter(man.column("path"), pc.is_in(man.column("path"), value_set=multi))

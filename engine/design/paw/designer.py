@@ -115,6 +115,9 @@ def design_paw(sample: Mapping[str, np.ndarray], history: Sequence[Mapping[str, 
         raise InvalidParameterError("a PAW design needs sampled rows and at least one query box on its columns")
     if int(b_min_rows) < 1:
         raise InvalidParameterError(f"b_min rows must be >= 1, got {b_min_rows}")
+    if int(b_min_rows) > int(table_rows):  # Problem 1 has no solution: LB_b would exceed |D|
+        raise InvalidParameterError(f"b_min_rows {int(b_min_rows):,} exceeds the table's {int(table_rows):,} rows: "
+                                    "no layout can hold that many rows in every partition")
     b_fit = scale_min_leaf_rows(int(b_min_rows), n, int(table_rows))
     tree = PawTree(b_min=b_fit, delta=delta, alpha=alpha, psi=psi, refine=refine, columns=cols).fit(sample, history)
     if not price:

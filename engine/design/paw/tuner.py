@@ -34,6 +34,7 @@ class StorageTuning:
     chosen: list[int]
     mean_costs: list[float]  # before any pick, then after each pick
     costs: np.ndarray  # final per-query cost
+    picked_gains: tuple[float, ...] = ()  # the (updated) gain of each pick, in pick order
 
     def query_cost(self, q: DBox, layout_cost: float) -> float:
         """A query inside a chosen RP reads the smallest such RP; otherwise the layout."""
@@ -54,6 +55,7 @@ def tune_storage(x: np.ndarray, extended: Sequence[DBox], costs: np.ndarray, b_m
     cur = np.asarray(costs, dtype=np.float64).copy()
     gains0 = [_gain(j, sizes, within, cur) for j in range(len(extended))]
     chosen: list[int] = []
+    picked: list[float] = []
     means = [float(cur.mean()) if len(cur) else 0.0]
     left = float(budget_rows)
     while True:
@@ -62,9 +64,11 @@ def tune_storage(x: np.ndarray, extended: Sequence[DBox], costs: np.ndarray, b_m
         scored = [(g, j) for g, j in scored if g > 0]
         if not scored:
             break
-        _, j = max(scored, key=lambda s: (s[0], -s[1]))
+        g, j = max(scored, key=lambda s: (s[0], -s[1]))
         chosen.append(j)
+        picked.append(g)
         left -= sizes[j]
         cur[within[:, j]] = np.minimum(cur[within[:, j]], sizes[j])
         means.append(float(cur.mean()))
-    return StorageTuning(tuple(extended), tuple(int(s) for s in sizes), gains0, chosen, means, cur)
+    return StorageTuning(tuple(extended), tuple(int(s) for s in sizes), gains0, chosen, means, cur,
+                         tuple(picked))
