@@ -293,16 +293,30 @@ def print_duckdb_table(x: dict) -> None:
 
 
 def print_duckdb(rows: list[dict], workload: dict[str, dict]) -> None:
+    print_duckdb_rows(rows)
+    print_workload(workload)
+
+
+def print_workload(workload: dict[str, dict]) -> None:
+    """The whole queries' seconds per layout, with DuckDB's scan counters of the first run."""
+    same = all(w["results"] == workload["default"]["results"] for w in workload.values())
+    print(f"\n22 TPC-H queries, DuckDB 1 thread, {pto_duckdb.RUNS} runs (results equal across layouts: "
+          f"{'yes' if same else 'NO'}; load {open('/proc/loadavg').read().split()[0]})\n\n"
+          "| layout | min s | median s | runs s | rows read | row groups scanned | files opened | MB read |"
+          "\n|---|---|---|---|---|---|---|---|")
+    for k, w in workload.items():
+        sc = w.get("scans", {})
+        print(f"| {k} | {w['min_s']:.3f} | {w['median_s']:.3f} | {' / '.join(f'{t:.2f}' for t in w['runs_s'])} | "
+              f"{sc.get('rows', '')} | {sc.get('row_groups', '')} | {sc.get('files', '')} | "
+              f"{sc.get('bytes', 0) / MB:.1f} |")
+
+
+def print_duckdb_rows(rows: list[dict]) -> None:
     print("\n| table | layout | files | row groups | label: row groups read | DuckDB: row groups scanned "
           "| label: rows read | DuckDB: MB read | fragments min s | median s | label cost % | label skip % |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for x in rows:
         print_duckdb_table(x)
-    same = all(w["results"] == workload["default"]["results"] for w in workload.values())
-    print(f"\n22 TPC-H queries, DuckDB 1 thread, {pto_duckdb.RUNS} runs (results equal across layouts: "
-          f"{'yes' if same else 'NO'})\n\n| layout | min s | median s |\n|---|---|---|")
-    for k, w in workload.items():
-        print(f"| {k} | {w['min_s']:.3f} | {w['median_s']:.3f} |")
 
 
 def print_p2_p7(rows: list[dict]) -> None:
@@ -331,6 +345,34 @@ def print_p2_p7(rows: list[dict]) -> None:
               f"{x['top1_cost']:.1f} | {x['top2_cost']:.1f} | {x['pto_cost']:.1f} |")
 
 
+MANIFEST = "layouts.json"
+
+
+def save_manifest(out_dir: Path, data_dir: Path, res: dict, files: dict[str, dict[str, list[str]]]) -> None:
+    """Add one table's written layouts (paths) and results to ``out_dir``'s manifest, so the
+    layouts can be built in several runs (one table each) and the whole queries timed in a
+    separate run (``--workload-from``): each piece stays under the heavy lock's 25 minutes."""
+    path = out_dir / MANIFEST
+    m = json.loads(path.read_text()) if path.exists() else {"data_dir": str(data_dir), "tables": {}}
+    name = res["table"]
+    m["tables"][name] = {"files": {k: files[k][name] for k in REAL},
+                         "result": {k: v for k, v in res.items() if k != "layout_objects"}}
+    path.write_text(json.dumps(m, default=float, indent=1))
+
+
+def workload_from(out_dir: Path, queries: dict) -> None:
+    """The whole queries over the layouts a manifest names (``--workload-from``)."""
+    m = json.loads((out_dir / MANIFEST).read_text())
+    generated = {p.stem: [str(p)] for p in Path(m["data_dir"]).glob("*.parquet")}
+    rows = [t["result"] for t in m["tables"].values()]
+    print_duckdb_rows(rows)
+    con, prof = pto_duckdb.connect(out_dir)
+    workload = {k: pto_duckdb.workload_check(
+        con, queries, {**generated, **{n: t["files"][k] for n, t in m["tables"].items()}}, prof) for k in REAL}
+    workload["as generated"] = pto_duckdb.workload_check(con, queries, generated, prof)
+    print_workload(workload)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sf", type=float, default=0.1)
@@ -351,10 +393,21 @@ def main() -> None:
                     help="with --duckdb: only the per-table fragments, not the whole queries")
     ap.add_argument("--no-calibrate", dest="calibrate", action="store_false",
                     help="use the default open costs instead of measuring them with DuckDB")
+    ap.add_argument("--out-dir", dest="out_dir", type=Path, default=None,
+                    help="with --duckdb: keep the written layouts under DIR and record them in "
+                         f"DIR/{MANIFEST} (merged over runs: build one table per run)")
+    ap.add_argument("--workload-from", dest="workload_from", type=Path, default=None,
+                    help="only run the whole queries over the layouts of DIR/" + MANIFEST + " (no design)")
     args = ap.parse_args()
+    queries = {int(k): v for k, v in json.loads(args.queries.read_text()).items()} if args.queries else Q
+    if args.workload_from:
+        workload_from(args.workload_from, queries)
+        return
+    if args.out_dir and not (args.duckdb and args.data_dir):
+        ap.error("--out-dir needs --duckdb and --data-dir (the generated tables must outlive the run)")
     with tempfile.TemporaryDirectory() as tmp:
         out = args.data_dir or Path(tmp)
-        queries = {int(k): v for k, v in json.loads(args.queries.read_text()).items()} if args.queries else Q
+        root = args.out_dir or Path(tmp)
         tables = args.tables.split(",") if args.tables else \
             sorted(p.stem for p in out.glob("*.parquet")) if args.data_dir else list(TABLES)
         if not args.data_dir:
@@ -372,8 +425,10 @@ def main() -> None:
                 continue
             res = bench_table(name, table, frags, args.label, c_file, c_rg, args.max_sample_rows)
             if args.duckdb:
-                duckdb_table(Path(tmp), con, prof, name, arrow, table, frags, res, files)
+                duckdb_table(root, con, prof, name, arrow, table, frags, res, files)
                 print_duckdb_table(res)
+                if args.out_dir:
+                    save_manifest(args.out_dir, out, res, files)
             rows.append(res)
             print(f"\n{name}: {res['rows']} rows, {res['fragments']} fragments, PTO {res['pto_s']:.1f} s "
                   f"(labels {res['label_s']:.2f} s, lightweight {res['light_label_s']:.2f} s), "
@@ -400,8 +455,9 @@ def main() -> None:
         print_p2_p7(rows)
         if args.duckdb and args.workload:
             generated = {p.stem: [str(p)] for p in out.glob("*.parquet")}
-            workload = {k: pto_duckdb.workload_check(con, queries, {**generated, **files.get(k, {})}) for k in REAL}
-            workload["as generated"] = pto_duckdb.workload_check(con, queries, generated)
+            workload = {k: pto_duckdb.workload_check(con, queries, {**generated, **files.get(k, {})}, prof)
+                        for k in REAL}
+            workload["as generated"] = pto_duckdb.workload_check(con, queries, generated, prof)
             print_duckdb(rows, workload)
 
 
