@@ -182,6 +182,35 @@ def layout_rows(layout: Layout, table: TableData) -> tuple[int, int]:
     return file_rows, rg_rows
 
 
+def partition_sizes(table: TableData, partition: str | None) -> np.ndarray:
+    """Rows of each partition of ``table`` (one segment when unpartitioned), memoised."""
+    _, seg = ordered_rows(table, partition, "binpack", ())
+    return np.diff(np.append(seg, table.n_rows)).astype(np.int64)
+
+
+def written_counts(layout: Layout, table: TableData) -> tuple[int, int]:
+    """Files and row groups ``layout`` writes for ``table`` (a sample: TFS' and RGS', so
+    about the full table's counts), without placing a row: each partition of s rows is cut
+    into k = ceil(s / TFS') near-equal files (:func:`place`), s mod k of them one row longer,
+    and each file into ceil(length / RGS') row groups. The ``size_features`` of the model.
+
+    Example (100 rows unpartitioned, files of 30 rows -> 4 of 25, row groups of 10 -> 3 each):
+    >>> from engine.design.pto.candidates import BINPACK
+    >>> t = TableData({"x": np.arange(100.0)}, {"x": "int"}, 100, 100)
+    >>> written_counts(Layout(None, BINPACK, 30, 10), t)
+    (4, 12)
+    >>> p = place(t, None, "binpack", (), 30, 10); (p.n_files, p.n_row_groups)
+    (4, 12)
+    """
+    file_rows, rg_rows = layout_rows(layout, table)
+    s = partition_sizes(table, layout.partition)
+    s = s[s > 0]
+    k = -(-s // file_rows)
+    q, m = s // k, s % k
+    rgs = (k - m) * -(-q // rg_rows) + m * -(-(q + 1) // rg_rows)
+    return int(k.sum()), int(rgs.sum())
+
+
 def place_layout(layout: Layout, table: TableData) -> Placement:
     file_rows, rg_rows = layout_rows(layout, table)
     return place(table, layout.partition, layout.sort.kind, layout.sort.columns, file_rows, rg_rows)
