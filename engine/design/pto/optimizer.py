@@ -94,10 +94,11 @@ class PtoConfig:
     #: the raw TFS / RGS carry only through the partition's sizes (README_pto.md, round 7)
     size_features: bool = False
     #: ours (round 7; cost label only): the model learns the label *plus* the open cost of
-    #: every file and row group the layout writes, 100 x (c_file x files + c_rg x row
-    #: groups) / |table| (:func:`labels.written_counts`), and that cost is subtracted from
-    #: its predictions again: the size effect, which dominates the cost label at small
-    #: scale, is computed, not learnt from one random size per pair (False: the paper's)
+    #: the files and row groups a fragment opens when only the partition column prunes,
+    #: 100 x (c_file x files + c_rg x row groups) / |table| (:func:`open_cost`), and that
+    #: cost is subtracted from its predictions again: the size effect, which dominates the
+    #: cost label at small scale, is computed, not learnt from one random size per pair
+    #: (False: the paper's)
     open_cost_offset: bool = False
     seed: int = 0
 
@@ -271,7 +272,7 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
                        {k: v[-1].avg_orig for k, v in gt.items()},
                        (lambda x: labels.written_counts(x, sample)) if config.size_features else None)
     space = cand.enumerate_layouts(partitions, sorts.schemes, grid, config.row_groups_per_file)
-    off_train, off_space = (np.array([open_cost(x, sample, config) for x in xs]) for xs in (train, space)) \
+    off_train, off_space = (np.array([open_cost(x, sample, frags, config) for x in xs]) for xs in (train, space)) \
         if config.open_cost_offset and config.label == "cost" else (np.zeros(len(train)), np.zeros(len(space)))
     fitted = model.fit(feats.matrix(train), y + off_train, config.seed)
     predicted = fitted.predict(feats.matrix(space)) - off_space
@@ -287,10 +288,12 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
     return PtoRun(config, stats, partitions, sorts, grid, gt, sample, frags, order, seconds, n_design, tol)
 
 
-def open_cost(layout: cand.Layout, sample: TableData, config: PtoConfig) -> float:
-    """The cost label's open cost (percent of the table) if every file and row group the
-    layout writes were read (``open_cost_offset``)."""
-    files, rgs = labels.written_counts(layout, sample)
+def open_cost(layout: cand.Layout, sample: TableData, frags: Sequence[Sequence[EncodedBox]],
+              config: PtoConfig) -> float:
+    """The cost label's open cost (percent of the table) of the files and row groups a
+    fragment opens when only the partition column prunes, mean over the fragments
+    (``open_cost_offset``; :func:`labels.partition_open_counts`)."""
+    files, rgs = labels.partition_open_counts(layout, sample, frags)
     return 100.0 * (config.c_file * files + config.c_rg * rgs) / max(1, sample.n_table)
 
 
