@@ -429,3 +429,17 @@ def test_open_cost_offset_predicts_the_cost_label_exactly_when_nothing_is_pruned
     a = run(t, frags, PtoConfig(label="skip", tfs_grid=grid, open_cost_offset=True), gt=r.gt)
     b = run(t, frags, PtoConfig(label="skip", tfs_grid=grid), gt=r.gt)
     assert [c.predicted for c in a.candidates] == [c.predicted for c in b.candidates]
+
+
+def test_partition_open_counts_leave_out_the_partitions_a_fragment_excludes():
+    # 3 partitions of 10 rows, files of <= 4 rows (3 files each), row groups of <= 2 rows
+    t = TableData({"p": np.repeat([3.0, 1.0, 2.0], 10), "x": np.arange(30.0)}, {"p": "int", "x": "int"}, 30, 30, 30)
+    lay = cand.Layout("p", cand.BINPACK, 4, 2)
+    assert labels.written_counts(lay, t) == (9, 18)  # files of 4 / 3 / 3 rows: 2 + 2 + 2 row groups
+    on_p = t.encode_fragment(ScanFragment("q1", "t", ({"p": Range(2, 2)},), ("p",)))
+    on_x = t.encode_fragment(ScanFragment("q2", "t", ({"x": Range(0, 5)},), ("x",)))
+    assert labels.partition_open_counts(lay, t, [on_p]) == (3.0, 6.0)
+    assert labels.partition_open_counts(lay, t, [on_x]) == (9.0, 18.0)  # the sort's pruning is left out
+    assert labels.partition_open_counts(lay, t, [on_p, on_x]) == (6.0, 12.0)
+    flat = cand.Layout(None, cand.BINPACK, 4, 2)
+    assert labels.partition_open_counts(flat, t, [on_p]) == (8.0, 16.0)  # 30 rows: 8 files of 3-4 rows
