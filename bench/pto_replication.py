@@ -238,6 +238,8 @@ def bench_table(name: str, table: TableData, frags: list, label: str, c_file: fl
     res["refine_regret"] = ex.label - baselines.measure(r, refined.choice.layout)
     both = run(table, frags, PtoConfig(**cfg, training_budget=12, refine_sizes=True), gt=r.gt)
     res["budget_refine_regret"] = ex.label - baselines.measure(r, both.choice.layout)
+    offset = run(table, frags, PtoConfig(**cfg, open_cost_offset=True), gt=r.gt)
+    res["offset_regret"] = ex.label - baselines.measure(r, offset.choice.layout)
     res["spearman"] = float(np.corrcoef(np.argsort(np.argsort(preds)), np.argsort(np.argsort(truth)))[0, 1]) \
         if len(preds) > 2 and preds.std() > 0 and truth.std() > 0 else float("nan")
     topk = {k: run(table, frags, PtoConfig(**cfg, top_k=k), gt=r.gt).choice.layout for k in (1, 2)}
@@ -440,7 +442,7 @@ def main() -> None:
             g = res["gt"]
             print(f"  regret {res['regret']:.2f} pp (verify_top={VERIFY_TOP}: {res['verify_regret']:.2f} pp, "
                   f"refine_sizes: {res['refine_regret']:.2f} pp, training_budget=12 + refine_sizes: "
-                  f"{res['budget_refine_regret']:.2f} pp), "
+                  f"{res['budget_refine_regret']:.2f} pp, open_cost_offset: {res['offset_regret']:.2f} pp), "
                   f"Spearman {res['spearman']:.2f}; GT within 2x of exact "
                   f"{g['within_2x']}/{g['subsets']}, GT {g['gt_s']:.2f} CPU s vs fixed rate {g['fixed_s']:.2f} s (each "
                   f"subset's own final rate), {g['fixed_top_s']:.2f} s (all at the largest, {g['top_rate']:.4%})")
