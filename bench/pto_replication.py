@@ -207,7 +207,9 @@ def fragments_improved(table: TableData, r: PtoRun, layouts: dict[str, Layout], 
 
 
 def bench_table(name: str, table: TableData, frags: list, label: str, c_file: float, c_rg: float,
-                max_sample_rows: int | None = None) -> dict:
+                max_sample_rows: int | None = None, real_only: bool = False) -> dict:
+    """One table's PTO run and its goals; ``real_only``: only the default, expert and PTO
+    layouts and their labels on the full table (what ``--duckdb`` writes), no P3-P7."""
     cfg = {"label": label, "c_file": c_file, "c_rg": c_rg, "max_sample_rows": max_sample_rows}
     t0 = time.perf_counter()
     r = run(table, frags, PtoConfig(**cfg))
@@ -219,6 +221,15 @@ def bench_table(name: str, table: TableData, frags: list, label: str, c_file: fl
     d_part = DEF_OPT.get(name) if DEF_OPT.get(name) in table.data else None
     default = Layout(d_part, BINPACK, grid[-1], grid[-1])
     expert = baselines.human_expert(r).layout
+    if real_only:
+        layouts = {"default": default, "expert": expert, "pto": pto}
+        for k, lay in layouts.items():
+            res[f"{k}_skip"] = full_label(lay, table, r, "skip")
+            res[f"{k}_cost"] = full_label(lay, table, r, "cost")
+        res["layouts"] = {k: lay.describe() for k, lay in layouts.items()}
+        res["layout_objects"] = layouts
+        table.cache.clear()
+        return res
     t1 = time.perf_counter()
     light = run(table, frags, PtoConfig(**cfg, lightweight=True), gt=r.gt)
     res["light_label_s"] = light.seconds["labels"]
@@ -395,6 +406,9 @@ def main() -> None:
                     help="with --duckdb: only the per-table fragments, not the whole queries")
     ap.add_argument("--no-calibrate", dest="calibrate", action="store_false",
                     help="use the default open costs instead of measuring them with DuckDB")
+    ap.add_argument("--real-only", dest="real_only", action="store_true",
+                    help="only the default, expert and PTO layouts (what --duckdb writes): no regret, "
+                         "lightweight, top-k, ablation or Good-Turing check (P3-P7)")
     ap.add_argument("--out-dir", dest="out_dir", type=Path, default=None,
                     help="with --duckdb: keep the written layouts under DIR and record them in "
                          f"DIR/{MANIFEST} (merged over runs: build one table per run)")
@@ -425,7 +439,7 @@ def main() -> None:
             if table is None:
                 print(f"{name}: no fragment with a predicate")
                 continue
-            res = bench_table(name, table, frags, args.label, c_file, c_rg, args.max_sample_rows)
+            res = bench_table(name, table, frags, args.label, c_file, c_rg, args.max_sample_rows, args.real_only)
             if args.duckdb:
                 duckdb_table(root, con, prof, name, arrow, table, frags, res, files)
                 print_duckdb_table(res)
@@ -433,12 +447,14 @@ def main() -> None:
                     save_manifest(args.out_dir, out, res, files)
             rows.append(res)
             print(f"\n{name}: {res['rows']} rows, {res['fragments']} fragments, PTO {res['pto_s']:.1f} s "
-                  f"(labels {res['label_s']:.2f} s, lightweight {res['light_label_s']:.2f} s), "
-                  f"sample {res['sample_rate']:.2%}, exhaustive {res['exhaustive_s']:.1f} s")
+                  f"(labels {res['label_s']:.2f} s), sample {res['sample_rate']:.2%}")
             for k, lay in res["layouts"].items():
                 print(f"  {k:10s} skip {res[k + '_skip']:6.2f}%  cost {res[k + '_cost']:8.2f}%  "
                       f"part={lay['partition_by']} sort={lay['sort']} tfs={lay['target_file_bytes'] / MB:.3g}MB "
                       f"rgs={lay['row_group_bytes'] / MB:.3g}MB")
+            if args.real_only:
+                continue
+            print(f"  lightweight labels {res['light_label_s']:.2f} s, exhaustive {res['exhaustive_s']:.1f} s")
             g = res["gt"]
             print(f"  regret {res['regret']:.2f} pp (verify_top={VERIFY_TOP}: {res['verify_regret']:.2f} pp, "
                   f"refine_sizes: {res['refine_regret']:.2f} pp, training_budget=12 + refine_sizes: "
@@ -446,6 +462,8 @@ def main() -> None:
                   f"Spearman {res['spearman']:.2f}; GT within 2x of exact "
                   f"{g['within_2x']}/{g['subsets']}, GT {g['gt_s']:.2f} CPU s vs fixed rate {g['fixed_s']:.2f} s (each "
                   f"subset's own final rate), {g['fixed_top_s']:.2f} s (all at the largest, {g['top_rate']:.4%})")
+        if args.real_only:
+            rows = []
         print("\n| table | rows | frags | Def_opt skip | Expert skip | PTO skip | light | exhaustive | "
               "PTO cost | Def_opt cost | Expert cost | regret (pp) | regret, verify_top=5 (pp) | regret, refine_sizes (pp) | Spearman |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -454,7 +472,8 @@ def main() -> None:
                   f"{x['expert_skip']:.1f} | {x['pto_skip']:.1f} | {x['light_skip']:.1f} | "
                   f"{x['exhaustive_skip']:.1f} | {x['pto_cost']:.1f} | {x['default_cost']:.1f} | "
                   f"{x['expert_cost']:.1f} | {x['regret']:.2f} | {x['verify_regret']:.2f} | {x['refine_regret']:.2f} | {x['spearman']:.2f} |")
-        print_p2_p7(rows)
+        if rows:
+            print_p2_p7(rows)
         if args.duckdb and args.workload:
             generated = {p.stem: [str(p)] for p in out.glob("*.parquet")}
             workload = {k: pto_duckdb.workload_check(con, queries, {**generated, **files.get(k, {})}, prof)
