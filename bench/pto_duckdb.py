@@ -121,12 +121,32 @@ def fragment_check(con: Any, prof: Path, paths: Sequence[str], table: TableData,
             "min_s": min(runs), "median_s": statistics.median(runs), "counts": counts}
 
 
-def workload_check(con: Any, queries: Mapping[int, str], views: Mapping[str, Sequence[str]]
-                   ) -> dict[str, Any]:
-    """The queries with each table a view over ``views[table]``; three runs."""
+def scan_counters(prof: Path) -> dict[str, int]:
+    """Rows scanned, row groups scanned, files read and bytes read by one query: DuckDB's
+    JSON profile (``query`` totals; files summed over the TABLE_SCAN operators' ``Total
+    Files Read``, which counts every file whose footer the scan opened)."""
+    p = json.loads(prof.read_text())
+    q = p.get("query", p)
+    files = 0
+    stack = list(p.get("operator", p.get("children", [])))
+    while stack:
+        op = stack.pop()
+        stack.extend(op.get("children", []))
+        n = op.get("extra_info", {}).get("Total Files Read") if isinstance(op.get("extra_info"), dict) else None
+        files += int(n) if n is not None and str(n).isdigit() else 0
+    return {"rows": int(q.get("total_rows_scanned", 0)), "row_groups": int(q.get("total_row_groups_scanned", 0)),
+            "files": files, "bytes": int(p.get("io", {}).get("total_bytes_read", 0))}
+
+
+def workload_check(con: Any, queries: Mapping[int, str], views: Mapping[str, Sequence[str]],
+                   prof: Path | None = None) -> dict[str, Any]:
+    """The queries with each table a view over ``views[table]``; three runs. With ``prof``
+    (the connection's profile file, :func:`connect`), the first run's scan counters summed
+    over the queries (:func:`scan_counters`): rows read, row groups, files opened, bytes."""
     for name, paths in views.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({parquet_list_sql(paths)})")
     runs, results = [], {}
+    scans = {"rows": 0, "row_groups": 0, "files": 0, "bytes": 0}
     for run in range(RUNS):
         total = 0.0
         for qid, sql in queries.items():
@@ -135,5 +155,9 @@ def workload_check(con: Any, queries: Mapping[int, str], views: Mapping[str, Seq
             total += time.perf_counter() - t0
             if run == 0:
                 results[qid] = sorted(map(repr, rows))
+                if prof is not None:
+                    for k, v in scan_counters(prof).items():
+                        scans[k] += v
         runs.append(total)
-    return {"min_s": min(runs), "median_s": statistics.median(runs), "results": results}
+    return {"min_s": min(runs), "median_s": statistics.median(runs), "runs_s": runs, "results": results,
+            **({"scans": scans} if prof is not None else {})}

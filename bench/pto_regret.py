@@ -46,7 +46,9 @@ VARIANTS = {"paper, exact ties (r3-5)": {"tie_tolerance": 0.0},
             "paper, tie rule of r6 (default)": {},
             "training_budget=12": {"training_budget": 12},
             "refine_sizes": {"refine_sizes": True},
-            "budget=12 + refine": {"training_budget": 12, "refine_sizes": True}}
+            "budget=12 + refine": {"training_budget": 12, "refine_sizes": True},
+            "size_features (r7)": {"size_features": True},
+            "open_cost_offset (r7)": {"open_cost_offset": True}}
 
 
 def key(layout: Layout) -> tuple:

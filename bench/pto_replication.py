@@ -207,7 +207,9 @@ def fragments_improved(table: TableData, r: PtoRun, layouts: dict[str, Layout], 
 
 
 def bench_table(name: str, table: TableData, frags: list, label: str, c_file: float, c_rg: float,
-                max_sample_rows: int | None = None) -> dict:
+                max_sample_rows: int | None = None, real_only: bool = False) -> dict:
+    """One table's PTO run and its goals; ``real_only``: only the default, expert and PTO
+    layouts and their labels on the full table (what ``--duckdb`` writes), no P3-P7."""
     cfg = {"label": label, "c_file": c_file, "c_rg": c_rg, "max_sample_rows": max_sample_rows}
     t0 = time.perf_counter()
     r = run(table, frags, PtoConfig(**cfg))
@@ -219,6 +221,15 @@ def bench_table(name: str, table: TableData, frags: list, label: str, c_file: fl
     d_part = DEF_OPT.get(name) if DEF_OPT.get(name) in table.data else None
     default = Layout(d_part, BINPACK, grid[-1], grid[-1])
     expert = baselines.human_expert(r).layout
+    if real_only:
+        layouts = {"default": default, "expert": expert, "pto": pto}
+        for k, lay in layouts.items():
+            res[f"{k}_skip"] = full_label(lay, table, r, "skip")
+            res[f"{k}_cost"] = full_label(lay, table, r, "cost")
+        res["layouts"] = {k: lay.describe() for k, lay in layouts.items()}
+        res["layout_objects"] = layouts
+        table.cache.clear()
+        return res
     t1 = time.perf_counter()
     light = run(table, frags, PtoConfig(**cfg, lightweight=True), gt=r.gt)
     res["light_label_s"] = light.seconds["labels"]
@@ -238,6 +249,8 @@ def bench_table(name: str, table: TableData, frags: list, label: str, c_file: fl
     res["refine_regret"] = ex.label - baselines.measure(r, refined.choice.layout)
     both = run(table, frags, PtoConfig(**cfg, training_budget=12, refine_sizes=True), gt=r.gt)
     res["budget_refine_regret"] = ex.label - baselines.measure(r, both.choice.layout)
+    offset = run(table, frags, PtoConfig(**cfg, open_cost_offset=True), gt=r.gt)
+    res["offset_regret"] = ex.label - baselines.measure(r, offset.choice.layout)
     res["spearman"] = float(np.corrcoef(np.argsort(np.argsort(preds)), np.argsort(np.argsort(truth)))[0, 1]) \
         if len(preds) > 2 and preds.std() > 0 and truth.std() > 0 else float("nan")
     topk = {k: run(table, frags, PtoConfig(**cfg, top_k=k), gt=r.gt).choice.layout for k in (1, 2)}
@@ -293,16 +306,30 @@ def print_duckdb_table(x: dict) -> None:
 
 
 def print_duckdb(rows: list[dict], workload: dict[str, dict]) -> None:
+    print_duckdb_rows(rows)
+    print_workload(workload)
+
+
+def print_workload(workload: dict[str, dict]) -> None:
+    """The whole queries' seconds per layout, with DuckDB's scan counters of the first run."""
+    same = all(w["results"] == workload["default"]["results"] for w in workload.values())
+    print(f"\n22 TPC-H queries, DuckDB 1 thread, {pto_duckdb.RUNS} runs (results equal across layouts: "
+          f"{'yes' if same else 'NO'}; load {open('/proc/loadavg').read().split()[0]})\n\n"
+          "| layout | min s | median s | runs s | rows read | row groups scanned | files opened | MB read |"
+          "\n|---|---|---|---|---|---|---|---|")
+    for k, w in workload.items():
+        sc = w.get("scans", {})
+        print(f"| {k} | {w['min_s']:.3f} | {w['median_s']:.3f} | {' / '.join(f'{t:.2f}' for t in w['runs_s'])} | "
+              f"{sc.get('rows', '')} | {sc.get('row_groups', '')} | {sc.get('files', '')} | "
+              f"{sc.get('bytes', 0) / MB:.1f} |")
+
+
+def print_duckdb_rows(rows: list[dict]) -> None:
     print("\n| table | layout | files | row groups | label: row groups read | DuckDB: row groups scanned "
           "| label: rows read | DuckDB: MB read | fragments min s | median s | label cost % | label skip % |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for x in rows:
         print_duckdb_table(x)
-    same = all(w["results"] == workload["default"]["results"] for w in workload.values())
-    print(f"\n22 TPC-H queries, DuckDB 1 thread, {pto_duckdb.RUNS} runs (results equal across layouts: "
-          f"{'yes' if same else 'NO'})\n\n| layout | min s | median s |\n|---|---|---|")
-    for k, w in workload.items():
-        print(f"| {k} | {w['min_s']:.3f} | {w['median_s']:.3f} |")
 
 
 def print_p2_p7(rows: list[dict]) -> None:
@@ -331,6 +358,34 @@ def print_p2_p7(rows: list[dict]) -> None:
               f"{x['top1_cost']:.1f} | {x['top2_cost']:.1f} | {x['pto_cost']:.1f} |")
 
 
+MANIFEST = "layouts.json"
+
+
+def save_manifest(out_dir: Path, data_dir: Path, res: dict, files: dict[str, dict[str, list[str]]]) -> None:
+    """Add one table's written layouts (paths) and results to ``out_dir``'s manifest, so the
+    layouts can be built in several runs (one table each) and the whole queries timed in a
+    separate run (``--workload-from``): each piece stays under the heavy lock's 25 minutes."""
+    path = out_dir / MANIFEST
+    m = json.loads(path.read_text()) if path.exists() else {"data_dir": str(data_dir), "tables": {}}
+    name = res["table"]
+    m["tables"][name] = {"files": {k: files[k][name] for k in REAL},
+                         "result": {k: v for k, v in res.items() if k != "layout_objects"}}
+    path.write_text(json.dumps(m, default=float, indent=1))
+
+
+def workload_from(out_dir: Path, queries: dict) -> None:
+    """The whole queries over the layouts a manifest names (``--workload-from``)."""
+    m = json.loads((out_dir / MANIFEST).read_text())
+    generated = {p.stem: [str(p)] for p in Path(m["data_dir"]).glob("*.parquet")}
+    rows = [t["result"] for t in m["tables"].values()]
+    print_duckdb_rows(rows)
+    con, prof = pto_duckdb.connect(out_dir)
+    workload = {k: pto_duckdb.workload_check(
+        con, queries, {**generated, **{n: t["files"][k] for n, t in m["tables"].items()}}, prof) for k in REAL}
+    workload["as generated"] = pto_duckdb.workload_check(con, queries, generated, prof)
+    print_workload(workload)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sf", type=float, default=0.1)
@@ -351,10 +406,24 @@ def main() -> None:
                     help="with --duckdb: only the per-table fragments, not the whole queries")
     ap.add_argument("--no-calibrate", dest="calibrate", action="store_false",
                     help="use the default open costs instead of measuring them with DuckDB")
+    ap.add_argument("--real-only", dest="real_only", action="store_true",
+                    help="only the default, expert and PTO layouts (what --duckdb writes): no regret, "
+                         "lightweight, top-k, ablation or Good-Turing check (P3-P7)")
+    ap.add_argument("--out-dir", dest="out_dir", type=Path, default=None,
+                    help="with --duckdb: keep the written layouts under DIR and record them in "
+                         f"DIR/{MANIFEST} (merged over runs: build one table per run)")
+    ap.add_argument("--workload-from", dest="workload_from", type=Path, default=None,
+                    help="only run the whole queries over the layouts of DIR/" + MANIFEST + " (no design)")
     args = ap.parse_args()
+    queries = {int(k): v for k, v in json.loads(args.queries.read_text()).items()} if args.queries else Q
+    if args.workload_from:
+        workload_from(args.workload_from, queries)
+        return
+    if args.out_dir and not (args.duckdb and args.data_dir):
+        ap.error("--out-dir needs --duckdb and --data-dir (the generated tables must outlive the run)")
     with tempfile.TemporaryDirectory() as tmp:
         out = args.data_dir or Path(tmp)
-        queries = {int(k): v for k, v in json.loads(args.queries.read_text()).items()} if args.queries else Q
+        root = args.out_dir or Path(tmp)
         tables = args.tables.split(",") if args.tables else \
             sorted(p.stem for p in out.glob("*.parquet")) if args.data_dir else list(TABLES)
         if not args.data_dir:
@@ -370,25 +439,31 @@ def main() -> None:
             if table is None:
                 print(f"{name}: no fragment with a predicate")
                 continue
-            res = bench_table(name, table, frags, args.label, c_file, c_rg, args.max_sample_rows)
+            res = bench_table(name, table, frags, args.label, c_file, c_rg, args.max_sample_rows, args.real_only)
             if args.duckdb:
-                duckdb_table(Path(tmp), con, prof, name, arrow, table, frags, res, files)
+                duckdb_table(root, con, prof, name, arrow, table, frags, res, files)
                 print_duckdb_table(res)
+                if args.out_dir:
+                    save_manifest(args.out_dir, out, res, files)
             rows.append(res)
             print(f"\n{name}: {res['rows']} rows, {res['fragments']} fragments, PTO {res['pto_s']:.1f} s "
-                  f"(labels {res['label_s']:.2f} s, lightweight {res['light_label_s']:.2f} s), "
-                  f"sample {res['sample_rate']:.2%}, exhaustive {res['exhaustive_s']:.1f} s")
+                  f"(labels {res['label_s']:.2f} s), sample {res['sample_rate']:.2%}")
             for k, lay in res["layouts"].items():
                 print(f"  {k:10s} skip {res[k + '_skip']:6.2f}%  cost {res[k + '_cost']:8.2f}%  "
                       f"part={lay['partition_by']} sort={lay['sort']} tfs={lay['target_file_bytes'] / MB:.3g}MB "
                       f"rgs={lay['row_group_bytes'] / MB:.3g}MB")
+            if args.real_only:
+                continue
+            print(f"  lightweight labels {res['light_label_s']:.2f} s, exhaustive {res['exhaustive_s']:.1f} s")
             g = res["gt"]
             print(f"  regret {res['regret']:.2f} pp (verify_top={VERIFY_TOP}: {res['verify_regret']:.2f} pp, "
                   f"refine_sizes: {res['refine_regret']:.2f} pp, training_budget=12 + refine_sizes: "
-                  f"{res['budget_refine_regret']:.2f} pp), "
+                  f"{res['budget_refine_regret']:.2f} pp, open_cost_offset: {res['offset_regret']:.2f} pp), "
                   f"Spearman {res['spearman']:.2f}; GT within 2x of exact "
                   f"{g['within_2x']}/{g['subsets']}, GT {g['gt_s']:.2f} CPU s vs fixed rate {g['fixed_s']:.2f} s (each "
                   f"subset's own final rate), {g['fixed_top_s']:.2f} s (all at the largest, {g['top_rate']:.4%})")
+        if args.real_only:
+            rows = []
         print("\n| table | rows | frags | Def_opt skip | Expert skip | PTO skip | light | exhaustive | "
               "PTO cost | Def_opt cost | Expert cost | regret (pp) | regret, verify_top=5 (pp) | regret, refine_sizes (pp) | Spearman |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -397,11 +472,13 @@ def main() -> None:
                   f"{x['expert_skip']:.1f} | {x['pto_skip']:.1f} | {x['light_skip']:.1f} | "
                   f"{x['exhaustive_skip']:.1f} | {x['pto_cost']:.1f} | {x['default_cost']:.1f} | "
                   f"{x['expert_cost']:.1f} | {x['regret']:.2f} | {x['verify_regret']:.2f} | {x['refine_regret']:.2f} | {x['spearman']:.2f} |")
-        print_p2_p7(rows)
+        if rows:
+            print_p2_p7(rows)
         if args.duckdb and args.workload:
             generated = {p.stem: [str(p)] for p in out.glob("*.parquet")}
-            workload = {k: pto_duckdb.workload_check(con, queries, {**generated, **files.get(k, {})}) for k in REAL}
-            workload["as generated"] = pto_duckdb.workload_check(con, queries, generated)
+            workload = {k: pto_duckdb.workload_check(con, queries, {**generated, **files.get(k, {})}, prof)
+                        for k in REAL}
+            workload["as generated"] = pto_duckdb.workload_check(con, queries, generated, prof)
             print_duckdb(rows, workload)
 
 

@@ -375,3 +375,71 @@ def test_refine_sizes_labels_every_size_of_the_chosen_pair():
     assert out[0] is small and small.measured == 85.0 and small.verified
     assert chosen.measured == 50.0 and not chosen.verified  # a training label is kept
     assert other.measured is None  # only the chosen pair's sizes are labelled
+
+
+def test_written_counts_equal_the_placements_files_and_row_groups():
+    rng = np.random.default_rng(5)
+    n = 3_000
+    t = TableData({"p": rng.integers(0, 37, n).astype(float), "x": rng.random(n)}, {"p": "int", "x": "float"},
+                  n, n, n * 10)  # 10 bytes a row: TFS 1,000 bytes = 100 rows
+    for part in (None, "p"):
+        for tfs, rgs in ((1_000, 1_000), (1_000, 170), (370, 90), (50_000, 7_000), (30, 30)):
+            lay = cand.Layout(part, cand.BINPACK, tfs, rgs)
+            pl = labels.place_layout(lay, t)
+            assert labels.written_counts(lay, t) == (pl.n_files, pl.n_row_groups)
+    # hand-checked: 37 partitions of 3,000 rows in files of <= 100 rows: ceil(size / 100) each
+    sizes = np.bincount(t.data["p"].astype(int))
+    assert labels.written_counts(cand.Layout("p", cand.BINPACK, 1_000, 1_000), t)[0] == int(np.ceil(sizes / 100).sum())
+
+
+def test_size_features_append_the_written_files_and_row_groups():
+    rng = np.random.default_rng(0)
+    t = TableData({"a": rng.integers(0, 9, 100).astype(float)}, {"a": "int"}, 100, 100, 1_000)
+    stats = WorkloadStats.compute(t, _frags([("a",)]))
+    plain = Featurizer(stats, t.types, 100, {})
+    sized = Featurizer(stats, t.types, 100, {}, lambda x: labels.written_counts(x, t))
+    lay = cand.Layout(None, cand.BINPACK, 250, 50)  # 10 bytes a row: 25-row files, 5-row row groups
+    assert sized.n_features == plain.n_features + 2 == 17 + 2 * 1 + 2
+    v = sized.vector(lay)
+    assert v[:-2].tolist() == plain.vector(lay).tolist() and v[-2:].tolist() == [4.0, 20.0]
+
+
+def test_open_cost_offset_predicts_the_cost_label_exactly_when_nothing_is_pruned():
+    # a fragment matching every row prunes nothing: every layout reads all rows, all files
+    # and all row groups, so label + open cost of what it writes is 0 for every candidate;
+    # the model then learns a constant 0 and the offset gives back every label exactly
+    rng = np.random.default_rng(1)
+    n = 5_000
+    t = TableData({"x": rng.permutation(n).astype(float)}, {"x": "int"}, n, n, n * 20)
+    frags = [ScanFragment("q", "t", ({"x": Range(0, n)},), ("x",))]
+    grid = (1_000, 2_000, 4_000, 8_000, 16_000)  # 50 to 800 rows a file
+    cfg = dict(label="cost", c_file=40.0, c_rg=10.0, tfs_grid=grid)
+    r = run(t, frags, PtoConfig(**cfg, open_cost_offset=True))
+    truth = {c.layout: labels.label_layout(c.layout, r.sample, r.label_fragments, "cost", 40.0, 10.0)
+             for c in r.candidates}
+    assert all(c.predicted == pytest.approx(truth[c.layout], abs=1e-6) for c in r.candidates)
+    best = max(truth.values())
+    assert r.choice.layout.tfs_bytes == 16_000 and r.choice.layout.rgs_bytes == 16_000
+    assert truth[r.choice.layout] == pytest.approx(best)
+    # hand-checked: 5,000 rows in files of <= 800 rows -> 7 files of one row group each
+    assert truth[r.choice.layout] == pytest.approx(-100 * (40 * 7 + 10 * 7) / n)
+    paper = run(t, frags, PtoConfig(**cfg), gt=r.gt)
+    assert any(abs(c.predicted - truth[c.layout]) > 0.01 for c in paper.candidates if c.measured is None)
+    # the skip label has no open cost: the option changes nothing there
+    a = run(t, frags, PtoConfig(label="skip", tfs_grid=grid, open_cost_offset=True), gt=r.gt)
+    b = run(t, frags, PtoConfig(label="skip", tfs_grid=grid), gt=r.gt)
+    assert [c.predicted for c in a.candidates] == [c.predicted for c in b.candidates]
+
+
+def test_partition_open_counts_leave_out_the_partitions_a_fragment_excludes():
+    # 3 partitions of 10 rows, files of <= 4 rows (3 files each), row groups of <= 2 rows
+    t = TableData({"p": np.repeat([3.0, 1.0, 2.0], 10), "x": np.arange(30.0)}, {"p": "int", "x": "int"}, 30, 30, 30)
+    lay = cand.Layout("p", cand.BINPACK, 4, 2)
+    assert labels.written_counts(lay, t) == (9, 18)  # files of 4 / 3 / 3 rows: 2 + 2 + 2 row groups
+    on_p = t.encode_fragment(ScanFragment("q1", "t", ({"p": Range(2, 2)},), ("p",)))
+    on_x = t.encode_fragment(ScanFragment("q2", "t", ({"x": Range(0, 5)},), ("x",)))
+    assert labels.partition_open_counts(lay, t, [on_p]) == (3.0, 6.0)
+    assert labels.partition_open_counts(lay, t, [on_x]) == (9.0, 18.0)  # the sort's pruning is left out
+    assert labels.partition_open_counts(lay, t, [on_p, on_x]) == (6.0, 12.0)
+    flat = cand.Layout(None, cand.BINPACK, 4, 2)
+    assert labels.partition_open_counts(flat, t, [on_p]) == (8.0, 16.0)  # 30 rows: 8 files of 3-4 rows

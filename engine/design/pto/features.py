@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -34,8 +34,12 @@ class Featurizer:
     """Feature vectors of one table's layouts (one model per table)."""
 
     def __init__(self, stats: WorkloadStats, types: Mapping[str, str], n_table: int,
-                 clust_sizes: Mapping[tuple[str, ...], float]) -> None:
+                 clust_sizes: Mapping[tuple[str, ...], float],
+                 counts: Callable[[Layout], tuple[int, int]] | None = None) -> None:
         self.stats = stats
+        #: ours (``PtoConfig.size_features``): two more dimensions, the files and row groups
+        #: the layout writes (:func:`engine.design.pto.labels.written_counts`); None: Fig. 4
+        self.counts = counts
         self.type_names = sorted(set(types.values()))
         self.types = dict(types)
         self.n_table = n_table
@@ -43,7 +47,7 @@ class Featurizer:
 
     @property
     def n_features(self) -> int:
-        return 17 + 2 * len(self.type_names)
+        return 17 + 2 * len(self.type_names) + (2 if self.counts else 0)
 
     def column_set_vector(self, columns: Sequence[str]) -> np.ndarray:
         """[cardinality, avgDistClustSize, #UnionQueries, avg/min/max/median sel, one-hot]."""
@@ -63,8 +67,9 @@ class Featurizer:
         sort = layout.sort
         svec = self.column_set_vector(sort.columns if sort.kind != "binpack" else [])
         strategy = STRATEGY[sort.kind] if sort.kind != "binpack" else 0.0
+        extra = [float(v) for v in self.counts(layout)] if self.counts else []
         return np.concatenate([[float(layout.tfs_bytes), float(layout.rgs_bytes)], part,
-                               [strategy], svec])
+                               [strategy], svec, extra])
 
     def matrix(self, layouts: Sequence[Layout]) -> np.ndarray:
         return np.vstack([self.vector(x) for x in layouts]) if layouts else np.zeros((0, self.n_features))

@@ -182,6 +182,68 @@ def layout_rows(layout: Layout, table: TableData) -> tuple[int, int]:
     return file_rows, rg_rows
 
 
+def partition_sizes(table: TableData, partition: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and value of each partition of ``table`` (one segment, value NaN, when
+    unpartitioned), memoised through :func:`ordered_rows`."""
+    rows, seg = ordered_rows(table, partition, "binpack", ())
+    sizes = np.diff(np.append(seg, table.n_rows)).astype(np.int64)
+    values = table.data[partition][rows[seg]] if partition is not None else np.full(len(seg), np.nan)
+    return sizes, values
+
+
+def _partition_counts(layout: Layout, table: TableData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per partition: files and row groups ``layout`` writes, and the partition's value.
+    Each partition of s rows is cut into k = ceil(s / TFS') near-equal files (:func:`place`),
+    s mod k of them one row longer, each file into ceil(length / RGS') row groups."""
+    file_rows, rg_rows = layout_rows(layout, table)
+    s, values = partition_sizes(table, layout.partition)
+    keep = s > 0
+    s, values = s[keep], values[keep]
+    k = -(-s // file_rows)
+    q, m = s // k, s % k
+    return k, (k - m) * -(-q // rg_rows) + m * -(-(q + 1) // rg_rows), values
+
+
+def written_counts(layout: Layout, table: TableData) -> tuple[int, int]:
+    """Files and row groups ``layout`` writes for ``table`` (a sample: TFS' and RGS', so
+    about the full table's counts), without placing a row. The ``size_features`` of the model.
+
+    Example (100 rows unpartitioned, files of 30 rows -> 4 of 25, row groups of 10 -> 3 each):
+    >>> from engine.design.pto.candidates import BINPACK
+    >>> t = TableData({"x": np.arange(100.0)}, {"x": "int"}, 100, 100)
+    >>> written_counts(Layout(None, BINPACK, 30, 10), t)
+    (4, 12)
+    >>> p = place(t, None, "binpack", (), 30, 10); (p.n_files, p.n_row_groups)
+    (4, 12)
+    """
+    files, rgs, _ = _partition_counts(layout, table)
+    return int(files.sum()), int(rgs.sum())
+
+
+def partition_open_counts(layout: Layout, table: TableData, fragments: Sequence[Sequence[EncodedBox]]
+                          ) -> tuple[float, float]:
+    """Mean over ``fragments`` of the files and row groups of the partitions whose value the
+    fragment cannot exclude: what a scan opens when only the partition column prunes (the
+    sort order's pruning left out). Unpartitioned: every file written."""
+    files, rgs, values = _partition_counts(layout, table)
+    if layout.partition is None or not len(fragments):
+        return float(files.sum()), float(rgs.sum())
+    opened_f, opened_r = [], []
+    for boxes in fragments:
+        may = np.zeros(len(values), dtype=bool)
+        for box in boxes:
+            ok = np.ones(len(values), dtype=bool)
+            if layout.partition in box:
+                lo, lo_in, hi, hi_in = box[layout.partition]
+                with np.errstate(invalid="ignore"):
+                    ok &= (values >= lo) if lo_in else (values > lo)
+                    ok &= (values <= hi) if hi_in else (values < hi)
+            may |= ok
+        opened_f.append(files[may].sum())
+        opened_r.append(rgs[may].sum())
+    return float(np.mean(opened_f)), float(np.mean(opened_r))
+
+
 def place_layout(layout: Layout, table: TableData) -> Placement:
     file_rows, rg_rows = layout_rows(layout, table)
     return place(table, layout.partition, layout.sort.kind, layout.sort.columns, file_rows, rg_rows)

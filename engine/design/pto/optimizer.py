@@ -88,6 +88,18 @@ class PtoConfig:
     #: the training draw's seed (None: ``seed``); the bench varies it alone, keeping the
     #: sample and Algorithm 2's draws (bench/pto_regret.py)
     train_seed: int | None = None
+    #: ours (round 7): two more features, the files and row groups each layout writes
+    #: (counted from the partition sizes, :func:`labels.written_counts`; False: Figure 4's
+    #: 17 + 2T). The cost label's open costs are c_file x files + c_rg x row groups, which
+    #: the raw TFS / RGS carry only through the partition's sizes (README_pto.md, round 7)
+    size_features: bool = False
+    #: ours (round 7; cost label only): the model learns the label *plus* the open cost of
+    #: the files and row groups a fragment opens when only the partition column prunes,
+    #: 100 x (c_file x files + c_rg x row groups) / |table| (:func:`open_cost`), and that
+    #: cost is subtracted from its predictions again: the size effect, which dominates the
+    #: cost label at small scale, is computed, not learnt from one random size per pair
+    #: (False: the paper's)
+    open_cost_offset: bool = False
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -257,11 +269,14 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
     seconds["labels"] = time.perf_counter() - t2
     t3 = time.perf_counter()
     feats = Featurizer(stats, table.types, table.n_table,
-                       {k: v[-1].avg_orig for k, v in gt.items()})
+                       {k: v[-1].avg_orig for k, v in gt.items()},
+                       (lambda x: labels.written_counts(x, sample)) if config.size_features else None)
     space = cand.enumerate_layouts(partitions, sorts.schemes, grid, config.row_groups_per_file)
-    fitted = model.fit(feats.matrix(train), y, config.seed)
-    predicted = fitted.predict(feats.matrix(space))
-    tol = model.fit_residual(fitted, feats.matrix(train), y) if config.tie_tolerance is None \
+    off_train, off_space = (np.array([open_cost(x, sample, frags, config) for x in xs]) for xs in (train, space)) \
+        if config.open_cost_offset and config.label == "cost" else (np.zeros(len(train)), np.zeros(len(space)))
+    fitted = model.fit(feats.matrix(train), y + off_train, config.seed)
+    predicted = fitted.predict(feats.matrix(space)) - off_space
+    tol = model.fit_residual(fitted, feats.matrix(train), y + off_train) if config.tie_tolerance is None \
         else float(config.tie_tolerance)
     measured = {x: float(v) for x, v in zip(train, y)}
     cands = [Candidate(x, float(p), measured.get(x)) for x, p in zip(space, predicted)]
@@ -271,6 +286,15 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
     seconds["model"] = time.perf_counter() - t3
     seconds["total"] = time.perf_counter() - t0
     return PtoRun(config, stats, partitions, sorts, grid, gt, sample, frags, order, seconds, n_design, tol)
+
+
+def open_cost(layout: cand.Layout, sample: TableData, frags: Sequence[Sequence[EncodedBox]],
+              config: PtoConfig) -> float:
+    """The cost label's open cost (percent of the table) of the files and row groups a
+    fragment opens when only the partition column prunes, mean over the fragments
+    (``open_cost_offset``; :func:`labels.partition_open_counts`)."""
+    files, rgs = labels.partition_open_counts(layout, sample, frags)
+    return 100.0 * (config.c_file * files + config.c_rg * rgs) / max(1, sample.n_table)
 
 
 def run_on_files(paths: Sequence[str], types: dict[str, str], table_bytes: int,
