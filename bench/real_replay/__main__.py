@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import os
+import pickle
 import shutil
 import sys
 import tempfile
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{summary['queries']} queries, target {summary['target_rows']} rows per file", flush=True)
 
     t0 = time.perf_counter()
-    sim_runs, tuning = simulate_scenario(settings, scenario, simulated)
+    sim_runs, tuning = simulated_runs(settings, scenario, simulated, args, workdir)
     sim_seconds = time.perf_counter() - t0
     print(f"simulated in {sim_seconds:.1f} s", flush=True)
     sim = {n: r.totals() for n, r in sim_runs.items()}
@@ -179,6 +181,24 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"sim_seconds": round(sim_seconds, 1), "replay_seconds": round(replay_seconds, 1),
                       "workdir": workdir, "dd_tuning": tuning and tuning.get("chosen")}))
     return 0
+
+
+def simulated_runs(settings: Any, scenario: Any, simulated: list[str], args: argparse.Namespace,
+                   workdir: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The simulation of ``simulated`` (and DD's tuning), kept in the workdir so that a replay
+    split by policy simulates once; keyed by everything it depends on."""
+    cal = Path(args.calibration).read_bytes() if args.calibration else b""
+    key = hashlib.sha256(json.dumps([args.preset, args.rows, args.seed, args.periods,
+                                     args.batches_per_period, args.recluster_start, simulated,
+                                     int(settings.target_rows)]).encode() + cal).hexdigest()[:16]
+    path = Path(workdir) / f"sim-{key}.pkl"
+    if path.exists():
+        with path.open("rb") as fh:
+            return pickle.load(fh)
+    got = simulate_scenario(settings, scenario, simulated)
+    with path.open("wb") as fh:
+        pickle.dump(got, fh)
+    return got
 
 
 def rank_rows(rows: list[dict[str, Any]]) -> None:

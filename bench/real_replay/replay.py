@@ -263,7 +263,11 @@ def _dedupe(proposal: Proposal) -> Proposal:
 
 class Staging:
     """Each batch written once as Parquet and ingested once through the table layer into
-    a staging table; every policy's table then commits the new files as an append."""
+    a staging table; every policy's table then commits the new files as an append.
+
+    The batches' new files are listed in ``batches/ingested.json``, so a later replay in the
+    same workspace (a run split by policy, ``--policies``) reuses the staging table instead
+    of ingesting again: ``seconds`` then counts only what this replay ingested."""
 
     def __init__(self, settings: "Settings", scenario: "Scenario", spark: "SparkSession",
                  workdir: str) -> None:
@@ -276,10 +280,39 @@ class Staging:
         self.parts: list[Partition] = []
         self.seconds = 0.0  # Spark ingestion (create_table / append_batch)
         self.write_seconds = 0.0  # the batches' source files (pyarrow)
+        self.manifest = os.path.join(self.dir, "ingested.json")
+        self.key = {"rows": int(scenario.dataset.rows), "batches": len(scenario.batches),
+                    "target_rows": int(scenario.spec.target_rows), "preset": scenario.spec.name}
+        self.done: dict[str, list[str]] = {}
+        self.reused = 0  # batches taken from an earlier replay's ingestion
+        if os.path.exists(self.manifest):
+            with open(self.manifest) as fh:
+                saved = json.load(fh)
+            if saved.get("key") != self.key:
+                raise InvalidParameterError(f"{self.dir} holds another scenario's ingestion "
+                                            f"({saved.get('key')}); use another workdir")
+            self.done = saved["batches"]
+
+    def _reuse(self, batch: "Batch") -> list[Partition] | None:
+        paths = self.done.get(str(batch.index))
+        if paths is None:
+            return None
+        snap = TableStore(self.settings).current_snapshot(STAGING_TABLE)
+        by_path = {p.path: p for p in snap.partitions}
+        self.snapshot, self.reused = snap, self.reused + 1
+        return [by_path[p] for p in paths]
 
     def new_parts(self, batch: "Batch") -> list[Partition]:
         """The files ``batch`` ingested (ingesting it on the first call)."""
         if batch.index != self.batch:
+            reused = self._reuse(batch)
+            if reused is not None:
+                self.parts, self.batch = reused, batch.index
+                self.known.update(p.path for p in reused)
+                return self.parts
+            if self.reused:  # after reused batches: only this append's files are new
+                self.known = {p.path for p in
+                              TableStore(self.settings).current_snapshot(STAGING_TABLE).partitions}
             src = os.path.join(self.dir, f"batch-{batch.index:04d}.parquet")
             t0 = time.perf_counter()
             pq.write_table(batch_table(self.scenario, batch.row_start, batch.row_stop), src)
@@ -296,6 +329,9 @@ class Staging:
             self.parts = [p for p in snap.partitions if p.path not in self.known]
             self.known.update(p.path for p in self.parts)
             self.snapshot, self.batch = snap, batch.index
+            self.done[str(batch.index)] = [p.path for p in self.parts]
+            with open(self.manifest, "w") as fh:
+                json.dump({"key": self.key, "batches": self.done}, fh)
         return self.parts
 
 
