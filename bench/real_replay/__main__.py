@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--simulate", default="nr,nn,dd,wair",
                     help="the policies simulated (with --policies): DD's tuning needs WAIR, so a "
                          "replay split by policy still simulates all of them")
+    ap.add_argument("--simulate-only", action="store_true",
+                    help="only simulate (kept in --workdir for the replay pieces that follow), "
+                         "no Spark: the CPU work to do before taking the heavy-bench lock")
     ap.add_argument("--merge", nargs="+", default=None, metavar="CSV",
                     help="only merge real_replay.csv files of runs split by --policies (same "
                          "rows and seed) into --out, ranking across all of them")
@@ -103,6 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     sim_seconds = time.perf_counter() - t0
     print(f"simulated in {sim_seconds:.1f} s", flush=True)
     sim = {n: r.totals() for n, r in sim_runs.items()}
+    if args.simulate_only:
+        for n in simulated:
+            t = sim[n]
+            print(f"  {n}: {t['query_cpu_seconds']:.1f} s queries + {t['recluster_cpu_seconds']:.1f} s "
+                  f"reclustering = {t['cpu_seconds']:.1f} s; {t['total_bytes'] / 1e6:,.1f} MB")
+        return 0
     params = {"dd": dict(tuning["chosen"])} if tuning else {}
 
     spark = get_spark(settings)
