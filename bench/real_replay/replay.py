@@ -174,6 +174,35 @@ class DuckRunner:
         return int(row[0]), secs, nbytes, wall
 
 
+def probe_file_seconds(duck: DuckRunner, paths: Sequence[str], sizes: Sequence[int] = (1, 50, 200, 500),
+                       repeat: int = 3) -> tuple[float, float]:
+    """(fixed s, s per file) of DuckDB opening ``paths``: the median time of a query whose
+    predicate no file's statistics can meet (nothing past the footers is read), over the
+    first n files for each n in ``sizes``, fitted by least squares.
+
+    The simulator prices a query as ``query_fixed_s`` + bytes / ``query_scan_bytes_per_s``
+    (``layout-advisor calibrate``: 1 to 16 files of 50,000 rows), which has no term per
+    file scanned; this measures the one the replay's queries pay (bench/README_real_replay.md,
+    round 7), on files outside the measured queries' choice (every ingested file)."""
+    sizes = sorted({min(int(n), len(paths)) for n in sizes if n > 0})
+    if len(sizes) < 2:
+        return 0.0, 0.0
+    xs, ys = [], []
+    for n in sizes:
+        files = "[" + ", ".join(sql_literal(fs.local_path(p)) for p in paths[:n]) + "]"
+        sql = f"SELECT COUNT(*) FROM read_parquet({files}) WHERE l_shipdate < DATE '1000-01-01'"
+        duck.con.execute(sql).fetchall()  # untimed: the files from disk into the page cache
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            duck.con.execute(sql).fetchall()
+            times.append(time.perf_counter() - t0)
+        xs.append(float(n))
+        ys.append(float(np.median(times)))
+    slope, intercept = np.polyfit(xs, ys, 1)
+    return max(0.0, float(intercept)), max(0.0, float(slope))
+
+
 # --------------------------------------------------------------------------- records
 @dataclass
 class ReclusterRun:
@@ -202,6 +231,8 @@ class PolicyReplay:
     #: duckdb (the query calls), execute (the executor, beyond its own ``seconds``: plan,
     #: snapshot and zonemaps of the result)
     phases: dict[str, float] = field(default_factory=dict)
+    #: DuckDB's (fixed s, s per file) on the ingested files (:func:`probe_file_seconds`)
+    file_probe: tuple[float, float] = (0.0, 0.0)
 
     def add(self, phase: str, seconds: float) -> None:
         self.phases[phase] = self.phases.get(phase, 0.0) + float(seconds)
@@ -350,6 +381,8 @@ class ReplayRun(BatchDriver):
         self.staging, self.spark, self.duck = staging, spark, duck
         self.queries, self.check_all = queries, check_all
         self.store = TableStore(settings)
+        if self.store.exists(self.table):  # an earlier replay of this policy in the workdir
+            self.store.drop(self.table)
         self.record = PolicyReplay(name)
         self.batch_index = -1
         self._zm: tuple[str, Snapshot, ZoneMaps] | None = None
@@ -451,8 +484,9 @@ def replay_scenario(settings: "Settings", scenario: "Scenario", policies: Mappin
     ``queries``: "measured" runs DuckDB on the batches the simulator measures, "all" on
     every batch, "none" only prunes (zonemap bytes without execution). With
     ``check_all_files`` each executed query also runs over every live file and a
-    mismatch of the counts raises (pruning must be safe). The workspace of ``settings``
-    must be empty of tables named ``replay_*``. ``duckdb_threads``: 1 by default, as
+    mismatch of the counts raises (pruning must be safe). A policy's table left in the
+    workspace of ``settings`` by an earlier replay is dropped; the staging table's
+    ingestion is reused (:class:`Staging`). ``duckdb_threads``: 1 by default, as
     ``layout-advisor calibrate`` measures the query rate (per core, like the model's).
     """
     if queries not in ("measured", "all", "none"):
@@ -474,10 +508,13 @@ def replay_scenario(settings: "Settings", scenario: "Scenario", policies: Mappin
                       "source_write_seconds": round(staging.write_seconds, 2)})
     for run in runs:
         run.finish()
+    snap = TableStore(settings).current_snapshot(STAGING_TABLE)
+    probe = probe_file_seconds(duck, [p.path for p in snap.partitions]) if queries != "none" else (0.0, 0.0)
     out = {run.name: run.record for run in runs}
     for rec in out.values():
         rec.ingest_seconds = staging.seconds
         rec.phases["source_write_shared"] = staging.write_seconds
+        rec.file_probe = probe
     return out
 
 
