@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import os
+import pickle
 import shutil
 import sys
 import tempfile
@@ -55,37 +57,61 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batches-per-period", type=int, default=12)
     ap.add_argument("--recluster-start", type=int, default=None,
                     help="first reclustering period (default: the last period)")
-    ap.add_argument("--policies", default="nr,nn,dd,wair")
+    ap.add_argument("--policies", default="nr,nn,dd,wair", help="the policies replayed")
+    ap.add_argument("--simulate", default="nr,nn,dd,wair",
+                    help="the policies simulated (with --policies): DD's tuning needs WAIR, so a "
+                         "replay split by policy still simulates all of them")
+    ap.add_argument("--simulate-only", action="store_true",
+                    help="only simulate (kept in --workdir for the replay pieces that follow), "
+                         "no Spark: the CPU work to do before taking the heavy-bench lock")
+    ap.add_argument("--merge", nargs="+", default=None, metavar="CSV",
+                    help="only merge real_replay.csv files of runs split by --policies (same "
+                         "rows and seed) into --out, ranking across all of them")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--queries", default="measured", choices=["measured", "all", "none"],
                     help="batches whose queries DuckDB executes")
     ap.add_argument("--out", default=str(RESULTS), help="directory for the CSV files")
     ap.add_argument("--workdir", default=None, help="workspace for the replayed tables (default: a temp dir)")
+    ap.add_argument("--duckdb-threads", type=int, default=1,
+                    help="DuckDB threads per query (default 1: calibrate measures the query rate on one)")
     ap.add_argument("--calibration", default=None,
                     help="a workspace's calibration.json (layout-advisor calibrate): the simulator "
                          "and the policies price with it, so the simulated seconds predict the "
                          "measured ones")
     args = ap.parse_args(argv)
 
+    if args.merge:
+        return merge(args.merge, Path(args.out))
     names = [p.strip().lower() for p in args.policies.split(",") if p.strip()]
+    simulated = list(dict.fromkeys([p.strip().lower() for p in args.simulate.split(",") if p.strip()]
+                                   + names))
     overrides = {"periods": args.periods, "batches_per_period": args.batches_per_period,
                  "recluster_start": args.recluster_start or args.periods}
     workdir = args.workdir or tempfile.mkdtemp(prefix="real_replay-")
     if args.calibration:  # in the replay's workspace: load_settings merges its rates and terms
         os.makedirs(os.path.join(workdir, "home"), exist_ok=True)
         shutil.copy(args.calibration, os.path.join(workdir, "home", "calibration.json"))
-    settings = load_settings({"home": os.path.join(workdir, "home"), "spark_master": "local[2]",
-                              "spark_shuffle_partitions": 4})
     scenario = build_scenario(args.preset, rows=args.rows, seed=args.seed, overrides=overrides)
+    # the replayed tables' file size is the scenario's; the policies count a plan's output
+    # files (file_s each) with settings.target_rows, so it must be the tables' own
+    settings = load_settings({"home": os.path.join(workdir, "home"), "spark_master": "local[2]",
+                              "spark_shuffle_partitions": 4,
+                              "target_rows": int(scenario.spec.target_rows)})
     summary = scenario.summary()
     print(f"scenario {args.preset}: {summary['rows']:,} rows, {summary['batches']} batches, "
           f"{summary['queries']} queries, target {summary['target_rows']} rows per file", flush=True)
 
     t0 = time.perf_counter()
-    sim_runs, tuning = simulate_scenario(settings, scenario, names)
+    sim_runs, tuning = simulated_runs(settings, scenario, simulated, args, workdir)
     sim_seconds = time.perf_counter() - t0
     print(f"simulated in {sim_seconds:.1f} s", flush=True)
     sim = {n: r.totals() for n, r in sim_runs.items()}
+    if args.simulate_only:
+        for n in simulated:
+            t = sim[n]
+            print(f"  {n}: {t['query_cpu_seconds']:.1f} s queries + {t['recluster_cpu_seconds']:.1f} s "
+                  f"reclustering = {t['cpu_seconds']:.1f} s; {t['total_bytes'] / 1e6:,.1f} MB")
+        return 0
     params = {"dd": dict(tuning["chosen"])} if tuning else {}
 
     spark = get_spark(settings)
@@ -93,25 +119,29 @@ def main(argv: list[str] | None = None) -> int:
     history = {n: (HISTORY_LIMIT if n in WAIR_FAMILY else SHORT_HISTORY) for n in names}
     t0 = time.perf_counter()
     real = replay_scenario(settings, scenario, policies, spark, workdir, history=history,
-                           queries=args.queries,
-                           progress=lambda e: print(f"  batch {e['batch']}/{e['batches']}", flush=True))
+                           queries=args.queries, duckdb_threads=args.duckdb_threads,
+                           progress=lambda e: print(
+                               f"  batch {e['batch']}/{e['batches']} at {time.perf_counter() - t0:.0f} s "
+                               f"(Spark ingestion {e['ingest_seconds']:.0f} s)", flush=True))
     replay_seconds = time.perf_counter() - t0
     print(f"replayed in {replay_seconds:.1f} s", flush=True)
+    for n in names:  # where the replay's time went
+        rec = real[n]
+        ph = {k: round(v, 1) for k, v in sorted(rec.phases.items())}
+        print(f"  {n}: executor {sum(r.seconds for r in rec.reclusters + rec.uncharged):.1f} s, "
+              f"decisions {rec.decision_seconds:.1f} s, {ph}, Spark ingestion (shared) "
+              f"{rec.ingest_seconds:.1f} s", flush=True)
 
     rt = {n: real[n].totals() for n in names}
-    sim_total = {n: sim[n]["total_bytes"] for n in names}
-    real_bytes = {n: rt[n]["query_bytes"] + rt[n]["recluster_bytes"] for n in names}
-    real_secs = {n: rt[n]["query_wall_seconds"] + rt[n]["recluster_wall_seconds"] for n in names}
-    real_duck = {n: rt[n]["query_duckdb_bytes"] + rt[n]["recluster_bytes"] for n in names}
-    sim_secs = {n: sim[n]["cpu_seconds"] for n in names}  # query + recluster, priced
-    rk_sim, rk_bytes, rk_secs, rk_duck = ranks(sim_total), ranks(real_bytes), ranks(real_secs), ranks(real_duck)
-    rk_sim_secs = ranks(sim_secs)
+    sim_scanned = {n: sum(b.partitions_scanned for b in sim_runs[n].batches if b.measured) for n in names}
     rows: list[dict[str, Any]] = []
     for n in names:
         s, r = sim[n], rt[n]
+        real_secs = r["query_wall_seconds"] + r["recluster_wall_seconds"]
         rows.append({
             "preset": args.preset, "rows": scenario.dataset.rows, "periods": args.periods,
-            "policy": n, "label": LABELS.get(n, n), "params": json.dumps(params.get(n, {})),
+            "seed": args.seed, "policy": n, "label": LABELS.get(n, n),
+            "params": json.dumps(params.get(n, {})),
             "queries": int(r["queries"]),
             "sim_query_bytes": round(s["query_bytes"]), "sim_recluster_bytes": round(s["recluster_bytes"]),
             "sim_total_bytes": round(s["total_bytes"]), "sim_partitions_rewritten": s["partitions_rewritten"],
@@ -123,16 +153,24 @@ def main(argv: list[str] | None = None) -> int:
             "real_recluster_wall_seconds": round(r["recluster_wall_seconds"], 2),
             "real_recluster_runs": int(r["recluster_runs"]),
             "real_partitions_rewritten": int(r["recluster_partitions"]),
-            "real_total_bytes": round(real_bytes[n]), "real_total_seconds": round(real_secs[n], 2),
-            "rank_sim": rk_sim[n], "rank_real_bytes": rk_bytes[n], "rank_real_duckdb_bytes": rk_duck[n],
-            "rank_real_seconds": rk_secs[n],
+            "real_total_bytes": round(r["query_bytes"] + r["recluster_bytes"]),
+            "real_total_seconds": round(real_secs, 2),
             "ingest_seconds_shared": round(real[n].ingest_seconds, 1),
             "sim_query_seconds": round(s["query_cpu_seconds"], 2),
             "sim_recluster_seconds": round(s["recluster_cpu_seconds"], 2),
-            "sim_total_seconds": round(sim_secs[n], 2),
-            "sim_vs_real_seconds": round(sim_secs[n] / real_secs[n] - 1, 3) if real_secs[n] else "",
-            "rank_sim_seconds": rk_sim_secs[n],
+            "sim_total_seconds": round(s["cpu_seconds"], 2),  # query + recluster, priced
+            "sim_recluster_runs": int(sum(1 for b in sim_runs[n].batches
+                                          if b.measured and b.recluster_bytes_read > 0)),
+            "sim_vs_real_seconds": round(s["cpu_seconds"] / real_secs - 1, 3) if real_secs else "",
+            # the simulator's prediction with a DuckDB term per file scanned, measured apart
+            # from the measured queries (replay.probe_file_seconds; not in calibrate yet)
+            "sim_partitions_scanned": int(sim_scanned[n]),
+            "probe_query_file_s": round(real[n].file_probe[1], 6),
+            "sim_total_seconds_with_files": round(s["cpu_seconds"] + sim_scanned[n] * real[n].file_probe[1], 2),
+            "sim_files_vs_real_seconds": round((s["cpu_seconds"] + sim_scanned[n] * real[n].file_probe[1])
+                                               / real_secs - 1, 3) if real_secs else "",
         })
+    rank_rows(rows)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with (out / "real_replay.csv").open("w", newline="") as fh:
@@ -143,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         w = csv.writer(fh)
         w.writerow(["policy", "period", "batch", "measured", "sim_query_bytes", "real_query_bytes",
                     "sim_partitions_scanned", "real_files_scanned", "sim_recluster_bytes",
-                    "real_recluster_bytes", "real_query_wall_seconds", "real_recluster_wall_seconds"])
+                    "real_recluster_bytes", "real_query_wall_seconds", "real_recluster_wall_seconds",
+                    "sim_query_seconds", "sim_recluster_seconds", "real_recluster_groups"])
         for n in names:
             for b in sim_runs[n].batches:
                 qs = [q for q in real[n].queries if q.batch == b.index]
@@ -152,17 +191,95 @@ def main(argv: list[str] | None = None) -> int:
                             round(sum(q.zonemap_bytes for q in qs)), b.partitions_scanned,
                             sum(q.files_scanned for q in qs), round(b.recluster_bytes),
                             sum(x.bytes_read + x.bytes_written for x in rs),
-                            round(sum(q.wall_seconds for q in qs), 3), round(sum(x.seconds for x in rs), 2)])
-    print(f"{'policy':8} {'sim total':>12} {'real bytes':>12} {'sim s':>8} {'real s':>8} "
-          f"{'error':>6} ranks sim/bytes/duck/sim s/real s")
-    for r in rows:
-        err = r["sim_vs_real_seconds"]
-        print(f"{r['label']:8} {r['sim_total_bytes']:12,} {r['real_total_bytes']:12,} "
-              f"{r['sim_total_seconds']:8.1f} {r['real_total_seconds']:8.1f} "
-              f"{err * 100 if err != '' else 0:+5.0f}% {r['rank_sim']}/{r['rank_real_bytes']}/"
-              f"{r['rank_real_duckdb_bytes']}/{r['rank_sim_seconds']}/{r['rank_real_seconds']}")
+                            round(sum(q.wall_seconds for q in qs), 3), round(sum(x.seconds for x in rs), 2),
+                            round(b.query_cpu_s, 3), round(b.recluster_cpu_s, 2),
+                            sum(x.groups for x in rs)])
+    print_summary(rows)
     print(json.dumps({"sim_seconds": round(sim_seconds, 1), "replay_seconds": round(replay_seconds, 1),
                       "workdir": workdir, "dd_tuning": tuning and tuning.get("chosen")}))
+    return 0
+
+
+def simulated_runs(settings: Any, scenario: Any, simulated: list[str], args: argparse.Namespace,
+                   workdir: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The simulation of ``simulated`` (and DD's tuning), kept in the workdir so that a replay
+    split by policy simulates once; keyed by everything it depends on."""
+    cal = Path(args.calibration).read_bytes() if args.calibration else b""
+    key = hashlib.sha256(json.dumps([args.preset, args.rows, args.seed, args.periods,
+                                     args.batches_per_period, args.recluster_start, simulated,
+                                     int(settings.target_rows)]).encode() + cal).hexdigest()[:16]
+    path = Path(workdir) / f"sim-{key}.pkl"
+    if path.exists():
+        with path.open("rb") as fh:
+            return pickle.load(fh)
+    got = simulate_scenario(settings, scenario, simulated)
+    with path.open("wb") as fh:
+        pickle.dump(got, fh)
+    return got
+
+
+def rank_rows(rows: list[dict[str, Any]]) -> None:
+    """Set the rank columns across ``rows`` (1 = cheapest): simulated bytes, real bytes (zonemaps
+    and DuckDB's io), simulated seconds and measured seconds."""
+    def col(key: str) -> dict[str, float]:
+        return {r["policy"]: float(r[key]) for r in rows}
+    duck = {r["policy"]: float(r["real_query_duckdb_bytes"]) + float(r["real_recluster_bytes"]) for r in rows}
+    for key, values in (("rank_sim", col("sim_total_bytes")), ("rank_real_bytes", col("real_total_bytes")),
+                        ("rank_real_duckdb_bytes", duck), ("rank_real_seconds", col("real_total_seconds")),
+                        ("rank_sim_seconds", col("sim_total_seconds"))):
+        rk = ranks(values)
+        for r in rows:
+            r[key] = rk[r["policy"]]
+    if all(r.get("sim_total_seconds_with_files") not in (None, "") for r in rows):
+        rk = ranks(col("sim_total_seconds_with_files"))
+        for r in rows:
+            r["rank_sim_seconds_with_files"] = rk[r["policy"]]
+
+
+def print_summary(rows: list[dict[str, Any]]) -> None:
+    """One line per policy: simulated beside measured, the error and the ranks."""
+    print(f"{'policy':8} {'sim total':>12} {'real bytes':>12} {'sim q s':>8} {'real q s':>8} "
+          f"{'sim r s':>8} {'real r s':>8} {'sim s':>8} {'real s':>8} {'error':>6} "
+          "ranks sim/bytes/duck/sim s/real s")
+    for r in rows:
+        err = r["sim_vs_real_seconds"]
+        print(f"{r['label']:8} {int(r['sim_total_bytes']):12,} {int(r['real_total_bytes']):12,} "
+              f"{float(r['sim_query_seconds']):8.1f} {float(r['real_query_wall_seconds']):8.1f} "
+              f"{float(r['sim_recluster_seconds']):8.1f} {float(r['real_recluster_wall_seconds']):8.1f} "
+              f"{float(r['sim_total_seconds']):8.1f} {float(r['real_total_seconds']):8.1f} "
+              f"{float(err) * 100 if err != '' else 0:+5.0f}% {r['rank_sim']}/{r['rank_real_bytes']}/"
+              f"{r['rank_real_duckdb_bytes']}/{r['rank_sim_seconds']}/{r['rank_real_seconds']}")
+    if all("rank_sim_seconds_with_files" in r for r in rows):
+        print("with DuckDB's measured seconds per file scanned (probe, not yet calibrated):")
+        for r in rows:
+            err = r["sim_files_vs_real_seconds"]
+            print(f"{r['label']:8} sim s {float(r['sim_total_seconds_with_files']):8.1f} "
+                  f"({int(r['sim_partitions_scanned']):,} files x {float(r['probe_query_file_s']) * 1e3:.3f} ms) "
+                  f"real s {float(r['real_total_seconds']):8.1f} "
+                  f"{float(err) * 100 if err != '' else 0:+5.0f}% rank sim {r['rank_sim_seconds_with_files']}"
+                  f" / real {r['rank_real_seconds']}")
+
+
+def merge(paths: list[str], out: Path) -> int:
+    """Merge the real_replay.csv of runs split by ``--policies`` (one scenario: same preset,
+    rows, periods and seed) and rank across them."""
+    rows: list[dict[str, Any]] = []
+    for p in paths:
+        with open(p, newline="") as fh:
+            rows.extend(csv.DictReader(fh))
+    keys = {(r["preset"], r["rows"], r["periods"], r.get("seed")) for r in rows}
+    if len(keys) != 1:
+        print(f"error: the files hold different scenarios {sorted(keys)}; merge runs of one scenario",
+              file=sys.stderr)
+        return 2
+    rows = list({r["policy"]: r for r in rows}.values())
+    rank_rows(rows)
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "real_replay.csv").open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print_summary(rows)
     return 0
 
 

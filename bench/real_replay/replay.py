@@ -174,6 +174,35 @@ class DuckRunner:
         return int(row[0]), secs, nbytes, wall
 
 
+def probe_file_seconds(duck: DuckRunner, paths: Sequence[str], sizes: Sequence[int] = (1, 50, 200, 500),
+                       repeat: int = 3) -> tuple[float, float]:
+    """(fixed s, s per file) of DuckDB opening ``paths``: the median time of a query whose
+    predicate no file's statistics can meet (nothing past the footers is read), over the
+    first n files for each n in ``sizes``, fitted by least squares.
+
+    The simulator prices a query as ``query_fixed_s`` + bytes / ``query_scan_bytes_per_s``
+    (``layout-advisor calibrate``: 1 to 16 files of 50,000 rows), which has no term per
+    file scanned; this measures the one the replay's queries pay (bench/README_real_replay.md,
+    round 7), on files outside the measured queries' choice (every ingested file)."""
+    sizes = sorted({min(int(n), len(paths)) for n in sizes if n > 0})
+    if len(sizes) < 2:
+        return 0.0, 0.0
+    xs, ys = [], []
+    for n in sizes:
+        files = "[" + ", ".join(sql_literal(fs.local_path(p)) for p in paths[:n]) + "]"
+        sql = f"SELECT COUNT(*) FROM read_parquet({files}) WHERE l_shipdate < DATE '1000-01-01'"
+        duck.con.execute(sql).fetchall()  # untimed: the files from disk into the page cache
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            duck.con.execute(sql).fetchall()
+            times.append(time.perf_counter() - t0)
+        xs.append(float(n))
+        ys.append(float(np.median(times)))
+    slope, intercept = np.polyfit(xs, ys, 1)
+    return max(0.0, float(intercept)), max(0.0, float(slope))
+
+
 # --------------------------------------------------------------------------- records
 @dataclass
 class ReclusterRun:
@@ -184,6 +213,7 @@ class ReclusterRun:
     bytes_written: int
     seconds: float  # the executor's own wall time (write, verify, commit)
     layouts: dict[str, int] = field(default_factory=dict)
+    groups: int = 0  # the plan's groups (one Spark job for all of them)
 
 
 @dataclass
@@ -196,6 +226,16 @@ class PolicyReplay:
     uncharged: list[ReclusterRun] = field(default_factory=list)
     decision_seconds: float = 0.0
     ingest_seconds: float = 0.0  # shared by every policy (files ingested once)
+    #: wall seconds of the replay's own work per phase (where a long replay's time goes):
+    #: commit (the append of the shared files), prune (snapshot, zonemaps, pruning),
+    #: duckdb (the query calls), execute (the executor, beyond its own ``seconds``: plan,
+    #: snapshot and zonemaps of the result)
+    phases: dict[str, float] = field(default_factory=dict)
+    #: DuckDB's (fixed s, s per file) on the ingested files (:func:`probe_file_seconds`)
+    file_probe: tuple[float, float] = (0.0, 0.0)
+
+    def add(self, phase: str, seconds: float) -> None:
+        self.phases[phase] = self.phases.get(phase, 0.0) + float(seconds)
 
     def totals(self, measured_only: bool = True) -> dict[str, float]:
         qs = [q for q in self.queries if q.measured or not measured_only]
@@ -254,7 +294,11 @@ def _dedupe(proposal: Proposal) -> Proposal:
 
 class Staging:
     """Each batch written once as Parquet and ingested once through the table layer into
-    a staging table; every policy's table then commits the new files as an append."""
+    a staging table; every policy's table then commits the new files as an append.
+
+    The batches' new files are listed in ``batches/ingested.json``, so a later replay in the
+    same workspace (a run split by policy, ``--policies``) reuses the staging table instead
+    of ingesting again: ``seconds`` then counts only what this replay ingested."""
 
     def __init__(self, settings: "Settings", scenario: "Scenario", spark: "SparkSession",
                  workdir: str) -> None:
@@ -265,13 +309,45 @@ class Staging:
         self.batch = -1  # the batch whose files ``parts`` holds
         self.snapshot: Snapshot | None = None
         self.parts: list[Partition] = []
-        self.seconds = 0.0
+        self.seconds = 0.0  # Spark ingestion (create_table / append_batch)
+        self.write_seconds = 0.0  # the batches' source files (pyarrow)
+        self.manifest = os.path.join(self.dir, "ingested.json")
+        self.key = {"rows": int(scenario.dataset.rows), "batches": len(scenario.batches),
+                    "target_rows": int(scenario.spec.target_rows), "preset": scenario.spec.name}
+        self.done: dict[str, list[str]] = {}
+        self.reused = 0  # batches taken from an earlier replay's ingestion
+        if os.path.exists(self.manifest):
+            with open(self.manifest) as fh:
+                saved = json.load(fh)
+            if saved.get("key") != self.key:
+                raise InvalidParameterError(f"{self.dir} holds another scenario's ingestion "
+                                            f"({saved.get('key')}); use another workdir")
+            self.done = saved["batches"]
+
+    def _reuse(self, batch: "Batch") -> list[Partition] | None:
+        paths = self.done.get(str(batch.index))
+        if paths is None:
+            return None
+        snap = TableStore(self.settings).current_snapshot(STAGING_TABLE)
+        by_path = {p.path: p for p in snap.partitions}
+        self.snapshot, self.reused = snap, self.reused + 1
+        return [by_path[p] for p in paths]
 
     def new_parts(self, batch: "Batch") -> list[Partition]:
         """The files ``batch`` ingested (ingesting it on the first call)."""
         if batch.index != self.batch:
+            reused = self._reuse(batch)
+            if reused is not None:
+                self.parts, self.batch = reused, batch.index
+                self.known.update(p.path for p in reused)
+                return self.parts
+            if self.reused:  # after reused batches: only this append's files are new
+                self.known = {p.path for p in
+                              TableStore(self.settings).current_snapshot(STAGING_TABLE).partitions}
             src = os.path.join(self.dir, f"batch-{batch.index:04d}.parquet")
+            t0 = time.perf_counter()
             pq.write_table(batch_table(self.scenario, batch.row_start, batch.row_stop), src)
+            self.write_seconds += time.perf_counter() - t0
             target = int(self.scenario.spec.target_rows)
             t0 = time.perf_counter()
             if batch.index == 0:
@@ -284,6 +360,9 @@ class Staging:
             self.parts = [p for p in snap.partitions if p.path not in self.known]
             self.known.update(p.path for p in self.parts)
             self.snapshot, self.batch = snap, batch.index
+            self.done[str(batch.index)] = [p.path for p in self.parts]
+            with open(self.manifest, "w") as fh:
+                json.dump({"key": self.key, "batches": self.done}, fh)
         return self.parts
 
 
@@ -302,6 +381,8 @@ class ReplayRun(BatchDriver):
         self.staging, self.spark, self.duck = staging, spark, duck
         self.queries, self.check_all = queries, check_all
         self.store = TableStore(settings)
+        if self.store.exists(self.table):  # an earlier replay of this policy in the workdir
+            self.store.drop(self.table)
         self.record = PolicyReplay(name)
         self.batch_index = -1
         self._zm: tuple[str, Snapshot, ZoneMaps] | None = None
@@ -315,6 +396,7 @@ class ReplayRun(BatchDriver):
     def ingest(self, batch: "Batch") -> list[str]:
         self.batch_index = batch.index
         parts = self.staging.new_parts(batch)
+        t0 = time.perf_counter()
         if batch.index == 0:
             self.store.create(self.table, schema=self.staging.snapshot.schema, partitions=parts,
                               operation="create", target_rows=int(self.scenario.spec.target_rows),
@@ -322,6 +404,7 @@ class ReplayRun(BatchDriver):
         else:
             self.store.commit(self.table, self.store.current_id(self.table), [], list(parts),
                               "append", {"source": STAGING_TABLE})
+        self.record.add("commit", time.perf_counter() - t0)
         return [p.path for p in parts]
 
     def context(self) -> PolicyContext:
@@ -333,12 +416,15 @@ class ReplayRun(BatchDriver):
 
     def query(self, batch: "Batch", fragment: "ScanFragment", compiled: CompiledFragment) -> None:
         """DuckDB over exactly the files that survive zonemap pruning."""
+        t0 = time.perf_counter()
         snap, zm = self.snapshot()
         scan = analyze_fragment(zm, fragment)
         rb = zm.read_bytes(list(fragment.columns))
         paths = [str(p) for p in zm.paths[scan.scanned]]
         q = QueryRun(fragment.query_id, batch.index, batch.period, batch.measured, len(zm),
                      len(paths), float(rb[scan.scanned].sum()))
+        t1 = time.perf_counter()
+        self.record.add("prune", t1 - t0)
         if self.queries == "all" or (self.queries == "measured" and batch.measured):
             q.rows, q.duckdb_seconds, q.duckdb_bytes_read, q.wall_seconds = self.duck.count(
                 paths, fragment, [c for c in fragment.columns if c in self.types])
@@ -347,6 +433,7 @@ class ReplayRun(BatchDriver):
                 if full != q.rows:
                     raise AssertionError(f"{self.name} {fragment.query_id}: {q.rows} rows over the "
                                          f"{len(paths)} unpruned files but {full} over all files")
+        self.record.add("duckdb", time.perf_counter() - t1)
         self.record.queries.append(q)
 
     def execute(self, proposal: Proposal, charged: bool) -> Rewrite | None:
@@ -354,6 +441,7 @@ class ReplayRun(BatchDriver):
         proposal = _dedupe(proposal)
         if not proposal.groups:
             return None
+        t0 = time.perf_counter()
         snap, zm = self.snapshot()
         by_path = {p.path: p for p in snap.partitions}
         old = [by_path[p] for p in proposal.partitions]
@@ -368,14 +456,17 @@ class ReplayRun(BatchDriver):
             layouts[g.layout] = layouts.get(g.layout, 0) + len(g.partitions)
         run = ReclusterRun(self.batch_index, int(result["partitions_removed"]),
                            int(result["partitions_added"]), int(result["bytes_read"]),
-                           int(result["bytes_written"]), float(result["seconds"]), layouts)
+                           int(result["bytes_written"]), float(result["seconds"]), layouts,
+                           len(proposal.groups))
         if not charged:
             self.record.uncharged.append(run)
+            self.record.add("execute", time.perf_counter() - t0 - run.seconds)
             return None
         self.record.reclusters.append(run)
         new_snap, _ = self.snapshot()
         new_parts = [p for p in new_snap.partitions if p.path not in by_path]
         cost_s = groups_rewrite_cost(zm, proposal.groups, self.settings).cpu_seconds
+        self.record.add("execute", time.perf_counter() - t0 - run.seconds)
         return Rewrite(ZoneMaps.from_partitions(snap.schema, old),
                        ZoneMaps.from_partitions(snap.schema, new_parts), cost_s)
 
@@ -386,21 +477,23 @@ class ReplayRun(BatchDriver):
 def replay_scenario(settings: "Settings", scenario: "Scenario", policies: Mapping[str, Policy],
                     spark: "SparkSession", workdir: str, history: Mapping[str, int] | None = None,
                     queries: str = "measured", progress: ProgressFn | None = None,
-                    check_all_files: bool = False, feedback_per_batch: int | None = None
-                    ) -> dict[str, PolicyReplay]:
+                    check_all_files: bool = False, feedback_per_batch: int | None = None,
+                    duckdb_threads: int = 1) -> dict[str, PolicyReplay]:
     """Replay ``scenario`` on real files for each policy (name -> fresh policy instance).
 
     ``queries``: "measured" runs DuckDB on the batches the simulator measures, "all" on
     every batch, "none" only prunes (zonemap bytes without execution). With
     ``check_all_files`` each executed query also runs over every live file and a
-    mismatch of the counts raises (pruning must be safe). The workspace of ``settings``
-    must be empty of tables named ``replay_*``.
+    mismatch of the counts raises (pruning must be safe). A policy's table left in the
+    workspace of ``settings`` by an earlier replay is dropped; the staging table's
+    ingestion is reused (:class:`Staging`). ``duckdb_threads``: 1 by default, as
+    ``layout-advisor calibrate`` measures the query rate (per core, like the model's).
     """
     if queries not in ("measured", "all", "none"):
         raise InvalidParameterError(f"queries must be measured, all or none, got {queries!r}")
     history = history or {}
     staging = Staging(settings, scenario, spark, workdir)
-    duck = DuckRunner(workdir)
+    duck = DuckRunner(workdir, threads=duckdb_threads)
     compiled = compile_scenario(scenario)
     runs = [ReplayRun(n, p, settings, scenario, compiled, staging, spark, duck,
                       int(history.get(n, HISTORY_LIMIT)), queries, check_all_files,
@@ -411,12 +504,17 @@ def replay_scenario(settings: "Settings", scenario: "Scenario", policies: Mappin
             run.step(batch)
         if progress is not None:
             progress({"batch": batch.index + 1, "batches": len(scenario.batches),
-                      "ingest_seconds": round(staging.seconds, 2)})
+                      "ingest_seconds": round(staging.seconds, 2),
+                      "source_write_seconds": round(staging.write_seconds, 2)})
     for run in runs:
         run.finish()
+    snap = TableStore(settings).current_snapshot(STAGING_TABLE)
+    probe = probe_file_seconds(duck, [p.path for p in snap.partitions]) if queries != "none" else (0.0, 0.0)
     out = {run.name: run.record for run in runs}
     for rec in out.values():
         rec.ingest_seconds = staging.seconds
+        rec.phases["source_write_shared"] = staging.write_seconds
+        rec.file_probe = probe
     return out
 
 

@@ -5,15 +5,22 @@ partitions, fit the group's :mod:`engine.layout` ordering on their rows (sort, Z
 Hilbert, Qd-tree, PAW), order the rows, cut them into ``ceil(rows / target_rows)`` near-equal
 partitions (a Qd-tree's or a PAW tree's leaves each on their own), and replace the group's
 partitions with them; a PAW group with ``n_mbr`` > 0 gets each file's rows in STR order as
-``n_mbr`` row groups (:func:`str_row_groups`), which the simulator prices (decision 9). Each group is priced by :func:`engine.policy.costmodel.recluster_cost`
-(each group is one sort: the simulator's economics measure ``rewrite_fixed_s`` per DuckDB
-``COPY ... ORDER BY``, one statement per group), plus, once per plan, the calibrated layout
-terms (:func:`engine.policy.costmodel.layout_seconds`: fitted job, key function, per output
-partition; all 0 in the presets' economics).
+``n_mbr`` row groups (:func:`str_row_groups`), which the simulator prices (decision 9).
 
-Measured in round 4 (bench/README_sim.md): charging the fixed cost once per plan, as the
-Spark executor runs it, made DSB's multi-group plans look cheaper than the DuckDB economics
-they are priced with, and WAIR lost 12.2% there instead of 0.0%; the per-statement price stays.
+A rewrite is priced by :func:`rewrite_seconds`, as the engine that runs it pays:
+
+* ``fixed_per="plan"`` (the default; the Spark executor, one job per plan since issue 11
+  section 1): :func:`engine.policy.costmodel.plan_rewrite_cost`, the function the policies'
+  :func:`~engine.policy.costmodel.groups_rewrite_cost` prices a proposal with, so
+  ``rewrite_fixed_s`` once per plan, each group's read and sort (k_max splitting), and the
+  calibrated layout terms (fitted job, key function, ``file_s`` per output partition). The
+  simulator's one difference is the file count: the partitions it actually cut, where the
+  policies estimate them with :func:`~engine.policy.costmodel.group_files`.
+* ``fixed_per="group"``: ``rewrite_fixed_s`` per group (one DuckDB ``COPY ... ORDER BY`` per
+  group), for the presets' DuckDB-measured economics (:mod:`engine.sim.economics`), which
+  measured the fixed cost per statement. Measured in round 4 (bench/README_sim.md): charging
+  it once per plan under those economics made DSB's multi-group plans look cheaper than
+  DuckDB runs them (WAIR lost 12.2% there instead of 0.0%), so ``simulate()`` keeps it there.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from engine.core.errors import InvalidParameterError
 from engine.design.paw.descriptors import str_order
 from engine.layout.groups import ordering_for_group
 from engine.policy.base import PlanGroup, RowSampler
-from engine.policy.costmodel import RewriteTerms, layout_seconds, money, recluster_cost
+from engine.policy.costmodel import RewriteTerms, layout_seconds, money, plan_rewrite_cost, recluster_cost
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
@@ -50,6 +57,30 @@ class ApplyResult:
 
 QDTREE_FIT_ROWS = 200_000  # Qd-trees are fitted on a sample of at most this many rows
 TREE_LAYOUTS = ("qdtree", "paw")  # layouts whose leaves are cut on their own (leaf starts)
+#: where a rewrite's fixed cost is paid (module docstring): once per plan, or per group
+FIXED_PER = ("plan", "group")
+
+
+def rewrite_seconds(group_bytes: Sequence[float], layouts: Sequence[str], files: Sequence[int],
+                    settings: "Settings", fixed_per: str = "plan") -> float:
+    """Seconds of a rewrite of groups of ``group_bytes`` bytes in ``layouts``, written into
+    ``files`` partitions each (module docstring for ``fixed_per``).
+
+    >>> from engine.core.config import Settings
+    >>> s = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, rewrite_fixed_s=2.0, file_s=0.5)
+    >>> rewrite_seconds([100, 200], ["sort", "sort"], [1, 2], s)  # 2 + 3 + 6 + 3 x 0.5
+    12.5
+    >>> rewrite_seconds([100, 200], ["sort", "sort"], [1, 2], s, "group")  # one more fixed cost
+    14.5
+    """
+    if fixed_per not in FIXED_PER:
+        raise InvalidParameterError(f"fixed_per must be one of {', '.join(FIXED_PER)}, got {fixed_per!r}")
+    if not group_bytes:
+        return 0.0
+    if fixed_per == "plan":
+        return plan_rewrite_cost(list(group_bytes), settings, list(layouts), list(files)).cpu_seconds
+    return sum(recluster_cost(float(b), settings).cpu_seconds for b in group_bytes) + layout_seconds(
+        list(layouts), list(group_bytes), list(files), RewriteTerms.from_settings(settings))
 
 
 def dataset_sampler(data: Mapping[str, np.ndarray]) -> RowSampler:
@@ -160,8 +191,10 @@ def str_row_groups(table: "SimTable", rows: np.ndarray, file_starts: np.ndarray,
     return (np.concatenate(out) if out else rows), np.asarray(starts, dtype=np.int64)
 
 
-def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Settings") -> ApplyResult:
-    """Rewrite each group's partitions in its layout; partitions named twice are rewritten once."""
+def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Settings",
+                 fixed_per: str = "plan") -> ApplyResult:
+    """Rewrite each group's partitions in its layout; partitions named twice are rewritten
+    once. Priced by :func:`rewrite_seconds` with ``fixed_per``."""
     seen: set[int] = set()
     live = set(int(p) for p in table.live_pids)
     old_all, new_all = [], []
@@ -197,7 +230,6 @@ def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Se
         res.old_pids = np.concatenate(old_all)
         res.new_pids = np.concatenate(new_all)
         nbytes, layouts, files = zip(*priced)
-        cpu = sum(recluster_cost(b, settings).cpu_seconds for b in nbytes) + layout_seconds(
-            layouts, nbytes, files, RewriteTerms.from_settings(settings))
+        cpu = rewrite_seconds(nbytes, layouts, files, settings, fixed_per)
         res.cpu_seconds, res.money = cpu, money(cpu, settings)
     return res

@@ -387,10 +387,11 @@ def simulate_own(scenario: Scenario, policies: Mapping[str, "Policy"], settings:
                  progress: ProgressFn | None = None, act_every: str = "batch",
                  history: int = HISTORY_LIMIT, compiled: Mapping[str, CompiledFragment] | None = None,
                  observer: Callable[..., None] | None = None,
-                 feedback: str = "batch") -> dict[str, PolicyRun]:
-    """:func:`engine.sim.runner.simulate_policies` on the own-table scenario."""
+                 feedback: str = "batch", fixed_per: str = "plan") -> dict[str, PolicyRun]:
+    """:func:`engine.sim.runner.simulate_policies` on the own-table scenario (priced as the
+    Spark executor runs a plan unless ``fixed_per="group"``)."""
     check_modes(act_every, feedback)
     compiled = compiled or compile_scenario(scenario)
     return {name: OwnRun(scenario, name, policy, settings, compiled, act_every, history, observer,
-                         feedback).go(progress, i, len(policies))
+                         feedback, fixed_per).go(progress, i, len(policies))
             for i, (name, policy) in enumerate(policies.items())}

@@ -38,13 +38,14 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from engine.core.errors import InvalidParameterError
 from engine.policy.base import Feedback, Policy, PolicyContext, Proposal
 from engine.policy.baselines import NewDataSort, Oracle
 from engine.policy.costmodel import money, query_seconds
 from engine.policy.wair import WairPolicy
 from engine.scan.pruning import FragmentScan, analyze_fragment
 from engine.scan.rowgroups import RowGroupMaps, refine
-from engine.sim.apply import ApplyResult, apply_groups, dataset_sampler
+from engine.sim.apply import FIXED_PER, ApplyResult, apply_groups, dataset_sampler
 from engine.sim.driver import HISTORY_LIMIT, BatchDriver, Pending, Rewrite, check_modes
 from engine.sim.records import BatchRecord, PolicyRun
 from engine.sim.scan import CompiledFragment, compile_fragment, query_cost
@@ -152,11 +153,14 @@ class SimRun(BatchDriver):
     def __init__(self, scenario: "Scenario", name: str, policy: Policy, settings: "Settings",
                  compiled: Mapping[str, CompiledFragment], act_every: str = "batch",
                  history: int = HISTORY_LIMIT, observer: Callable[..., None] | None = None,
-                 feedback: str = "batch") -> None:
+                 feedback: str = "batch", fixed_per: str = "plan") -> None:
         super().__init__(scenario, policy, settings, compiled, history=history,
                          act_every=act_every, feedback=feedback)
+        if fixed_per not in FIXED_PER:
+            raise InvalidParameterError(f"fixed_per must be one of {', '.join(FIXED_PER)}, got {fixed_per!r}")
         self.name = name
         self.observer = observer
+        self.fixed_per = fixed_per  # where a rewrite's fixed cost is paid (engine.sim.apply)
         ds = scenario.dataset
         policy.bind_sampler(dataset_sampler(ds.data))  # PAW designs on the table's rows
         self.table = SimTable(ds.schema, ds.data, ds.widths, scenario.spec.target_rows)
@@ -188,7 +192,7 @@ class SimRun(BatchDriver):
         old_pids = np.unique(np.array([self.table.pid_of(p) for p in before_paths], dtype=np.int64))
         old_zm = self.table.zonemaps_of(old_pids)
         old_rg = self.table.row_group_zonemaps_of(old_pids)
-        res: ApplyResult = apply_groups(self.table, proposal.groups, self.settings)
+        res: ApplyResult = apply_groups(self.table, proposal.groups, self.settings, self.fixed_per)
         if not charged:
             rec.uncharged_bytes += res.bytes_read + res.bytes_written
             return None
@@ -308,8 +312,12 @@ def simulate_policies(scenario: "Scenario", policies: Mapping[str, Policy], sett
                       history: int = HISTORY_LIMIT,
                       compiled: Mapping[str, CompiledFragment] | None = None,
                       observer: Callable[..., None] | None = None,
-                      feedback: str = "batch") -> dict[str, PolicyRun]:
+                      feedback: str = "batch", fixed_per: str = "plan") -> dict[str, PolicyRun]:
     """Replay ``scenario`` once per policy (name -> Policy instance); deterministic.
+
+    ``fixed_per``: a rewrite pays ``rewrite_fixed_s`` once per plan, as the Spark executor
+    runs it (the default), or per group, as the presets' DuckDB economics measured it
+    (:mod:`engine.sim.apply`).
 
     ``observer(batch=, fragment=, table=, cost=)`` is called for every query (tests use it
     to check the charged bytes against a brute-force evaluation)."""
@@ -318,6 +326,6 @@ def simulate_policies(scenario: "Scenario", policies: Mapping[str, Policy], sett
     out: dict[str, PolicyRun] = {}
     for i, (name, policy) in enumerate(policies.items()):
         run = SimRun(scenario, name, policy, settings, compiled, act_every, history, observer,
-                     feedback)
+                     feedback, fixed_per)
         out[name] = run.go(progress, i, len(policies))
     return out
