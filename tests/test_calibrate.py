@@ -192,7 +192,8 @@ def test_no_hilbert_slope_keeps_the_mean_overhead_as_the_fixed_cost():
     pts = [{"bytes": b, "rewrite_s": 3.0, "files": 1, "fitted_s": 3.0 + d}
            for b, d in ((1e6, 1.4), (9e6, 1.2))]  # overhead shrinks with size: noise
     assert terms_from_points(pts) == {"fitted_job_s": pytest.approx(1.3),
-                                      "fitted_key_bytes_per_s": 0.0, "file_s": 0.0}
+                                      "fitted_key_bytes_per_s": 0.0, "file_s": 0.0,
+                                      "group_s": 0.0, "multi_group_bytes_per_s": 0.0}
 
 
 def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, monkeypatch):
@@ -206,8 +207,12 @@ def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, m
     assert RewriteTerms.from_settings(s) == RewriteTerms(**TERMS)  # plans price with them
     stored = api.show_calibration(s)
     assert RewriteTerms.from_mapping(stored["calibration"]["terms"]) == RewriteTerms(**TERMS)
-    assert {k: v["value"] for k, v in stored["terms"].items()} == TERMS
-    assert {v["source"] for v in stored["terms"].values()} == {"calibrated"}
+    # a round-6 file (3 terms, no cell size): loads, the group terms count 0 and say so
+    assert {k: v["value"] for k, v in stored["terms"].items()} == {
+        **TERMS, "group_s": 0.0, "multi_group_bytes_per_s": 0.0}
+    assert {stored["terms"][k]["source"] for k in TERMS} == {"calibrated"}
+    assert stored["terms"]["group_s"]["source"] == "not calibrated"
+    assert stored["missing"] == ["rewrite_cell_bytes", "group_s", "multi_group_bytes_per_s"]
     monkeypatch.setenv("LAYOUT_ADVISOR_FILE_S", "0.5")  # configured beats calibrated
     shown = api.show_calibration(s)["terms"]
     assert shown["file_s"] == {"value": 0.5, "source": "configured"}
@@ -217,6 +222,9 @@ def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, m
     out = capsys.readouterr().out
     assert "fitted layout, job" in out and "1.2 s" in out and "per output file" in out
     assert "40 ms" in out
+    assert ("this calibration predates rewrite_cell_bytes, group_s, multi_group_bytes_per_s: "
+            "they count 0 (plans price compressed bytes, no per-group cost); run "
+            "`layout-advisor calibrate` again") in out
     _store(home)  # a calibration from before the terms: all 0, "not calibrated"
     shown = api.show_calibration(load_settings({"home": str(home)}, environ={}))
     assert all(v == {"value": 0.0, "source": "not calibrated"} for v in shown["terms"].values())
