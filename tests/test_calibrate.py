@@ -98,13 +98,62 @@ def test_bad_sizes_are_exit_2_naming_the_flag(tmp_path, capsys):
     assert "--rows" in capsys.readouterr().err
 
 
+def test_group_terms_hand_numbers_from_the_many_group_runs():
+    """8 groups (7 extra) against one, same files: 1.2 s more at 4 MB and 2.7 s more at
+    16 MB = 7 x 0.1 s + B / 8 MB/s (0.5 s, 2 s). The sort points lie on 1 s + B / 2 MB/s."""
+    pts = [{"bytes": 4e6, "rewrite_s": 3.0, "files": 4, "groups_s": 4.2, "groups_n": 8,
+            "groups_files": 4, "read_s": 0.5, "query_s": 0.01, "cells": 6e5},
+           {"bytes": 16e6, "rewrite_s": 9.0, "files": 16, "groups_s": 11.7, "groups_n": 8,
+            "groups_files": 16, "read_s": 0.5, "query_s": 0.02, "cells": 2.4e6}]
+    t = terms_from_points(pts)
+    assert t["group_s"] == pytest.approx(0.1)
+    assert t["multi_group_bytes_per_s"] == pytest.approx(8e6)
+    r = rates_from_points(pts)
+    assert r["rewrite_fixed_s"] == pytest.approx(1.0)
+    assert r["sort_bytes_per_s"] == pytest.approx(2e6)
+    assert r["rewrite_cell_bytes"] == pytest.approx(20e6 / 3e6)  # bytes / (rows x columns)
+
+
+def test_a_many_group_overhead_that_does_not_grow_is_per_group_only():
+    """7 extra groups cost 1.4 s at 4 MB and 1.3 s at 16 MB: noise, no per-byte part;
+    2 more output files in the first run are taken off at file_s (0.1 s) first."""
+    pts = [{"bytes": 4e6, "rewrite_s": 3.0, "files": 1, "files_s": 4.0, "files_n": 11,
+            "groups_s": 4.6, "groups_n": 8, "groups_files": 3},
+           {"bytes": 16e6, "rewrite_s": 9.0, "files": 16, "groups_s": 10.3, "groups_n": 8,
+            "groups_files": 16}]
+    t = terms_from_points(pts)
+    assert t["file_s"] == pytest.approx(0.1)
+    assert t["group_s"] == pytest.approx((1.4 + 1.3) / 14)
+    assert t["multi_group_bytes_per_s"] == 0.0
+
+
+def test_points_without_cells_keep_compressed_bytes_as_the_unit():
+    pts = [{"bytes": b, "rewrite_s": 2 + b / 1e6, "read_s": 0.5, "query_s": 0.01}
+           for b in (1e6, 4e6)]
+    assert rates_from_points(pts)["rewrite_cell_bytes"] == 0.0
+
+
+def test_the_default_sizes_span_a_16x_range_up_to_max_rows(tmp_path, capsys):
+    from engine.spark.calibrate import default_rows
+
+    assert default_rows() == (100_000, 400_000, 1_600_000)
+    assert default_rows(4_000_000) == (250_000, 1_000_000, 4_000_000)
+    (tmp_path / "ws").mkdir()
+    assert main(["--home", str(tmp_path / "ws"), "calibrate", "--max-rows", "1000"]) == 2
+    assert "--max-rows must be at least 100,000 (two input files), got 1000" in \
+        capsys.readouterr().err
+
+
 @pytest.mark.spark
-def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
+def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark, monkeypatch):
     """The mechanism on real Spark and DuckDB, tiny sizes (accuracy is measured in bench/)."""
     from engine import api
     from engine.policy.base import PlanGroup
+    from engine.policy.costmodel import TERM_KEYS, groups_rewrite_cost, work_bytes
+    from engine.spark import calibrate as cal
     from plan_helpers import insert_plan, make_table
 
+    monkeypatch.setattr(cal, "ROWS_PER_FILE", 1500)  # 2 and 6 input files: the group runs
     result = api.calibrate(settings, rows=[3000, 9000], spark=spark, repeat=1)
     assert len(result["points"]) == 2 and result["spark_master"] == settings.spark_master
     assert [p["repeat"] for p in result["points"]] == [1, 1]
@@ -113,7 +162,10 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
     # layout terms: Hilbert at both sizes, the many-files run at the smallest
     assert all("fitted_s" in p for p in result["points"])
     assert result["points"][0]["files_n"] > result["points"][0]["files"] >= 1
-    assert set(result["terms"]) == {"fitted_job_s", "fitted_key_bytes_per_s", "file_s"}
+    assert set(result["terms"]) == set(TERM_KEYS)
+    # the many-group run at the two largest sizes: one group per input file here
+    assert [(p["groups_n"], p["files"]) for p in result["points"]] == [(2, 2), (6, 6)]
+    assert all(p["groups_s"] > 0 and p["cells"] == p["rows"] * 6 for p in result["points"])
     assert all(v >= 0 for v in result["terms"].values())
     assert json.loads((settings.home / CALIBRATION_FILE_NAME).read_text())["terms"] == result["terms"]
     rates = result["rates"]
@@ -137,6 +189,14 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
     read = rates["rewrite_read_bytes_per_s"] or stored.scan_bytes_per_s  # 0: not separable
     assert cost == pytest.approx(rates["rewrite_fixed_s"] + nbytes / read
                                  + nbytes / rates["sort_bytes_per_s"])
+    # the policies' pricing: 1000 rows x 6 columns at the calibration table's cell size
+    assert stored.rewrite_cell_bytes == rates["rewrite_cell_bytes"] > 0
+    work = 1000 * 6 * rates["rewrite_cell_bytes"]
+    assert work_bytes(1000, nbytes, 6, stored) == pytest.approx(work)
+    group = PlanGroup(tuple(p.path for p in base.partitions), "sort", ("l_shipdate",))
+    assert groups_rewrite_cost(base.zonemaps(), [group], stored).cpu_seconds == pytest.approx(
+        rates["rewrite_fixed_s"] + work / read + work / rates["sort_bytes_per_s"]
+        + result["terms"]["file_s"])
 
 
 def test_history_without_runs_says_so_and_table_needs_history(tmp_path, capsys):

@@ -36,17 +36,28 @@ group sort was within 14%. So a plan also pays:
   executor's extra Spark job that samples the key columns to fit the curve or tree (one
   job for all fitted groups of the plan, so paid once, like ``rewrite_fixed_s``);
 * ``B_fitted / fitted_key_bytes_per_s``: the Python key function (Arrow UDF) run on every
-  row of the fitted groups; priced per byte, not per row, because the policies price
-  groups by their zonemaps' bytes (rows per byte is the table's and constant within it);
+  row of the fitted groups; priced per work byte like the rest (below);
 * ``file_s`` per output file: each file is a writer open/close, a footer and a commit
   entry; a plan of many small files (the demo's 43 files of 2,000 rows) pays it visibly.
   The sort points ``calibrate`` fits the byte rates on are corrected for it first, so it is
   not counted twice.
+* ``group_s`` per group beyond the first, and ``B / multi_group_bytes_per_s`` over a plan of
+  two or more groups: the executor writes such a plan partitioned by group, with a sort key
+  per group (round 6 at 10M rows: the 50-group plan cost 1.5x a one-group sort).
 
-The terms are settings (``fitted_job_s``, ``fitted_key_bytes_per_s``, ``file_s``; stored by
-``calibrate``, overridable like every rate); every policy prices its proposal with them
-through :func:`groups_rewrite_cost` (each group's bytes from the zonemaps, its layout, and
-its output files from :func:`group_files`, the executor's own file-size rule).
+The terms are settings (``fitted_job_s``, ``fitted_key_bytes_per_s``, ``file_s``,
+``group_s``, ``multi_group_bytes_per_s``; stored by ``calibrate``, overridable like every
+rate); every policy prices its proposal with them through :func:`groups_rewrite_cost`
+(each group's size from the zonemaps, its layout, and its output files from
+:func:`group_files`, the executor's own file-size rule).
+
+The size a group is priced at (round 7, :func:`work_bytes`): once calibrated, rows x
+columns x ``rewrite_cell_bytes`` (the calibration table's compressed bytes per cell), not
+the group's own compressed bytes: the executor's work follows rows and columns, while
+compressed bytes per row fell from 16.7 to 9.5 for the same rows as files grew, and the
+rates measured per compressed byte on the calibration table under-predicted 10M rows of
+another by 32-56% (bench/README_executor.md, round 7). Uncalibrated (0), the compressed
+bytes, the paper's "aggregate size of P".
 
 Measured once at 1M rows on the 2 shared cores (bench/README_executor.md, round 3b, load
 15-19): fitted job 24 ms, key function 2.5 MiB/s, 95 ms per file; prediction errors with
