@@ -99,13 +99,16 @@ def test_bad_sizes_are_exit_2_naming_the_flag(tmp_path, capsys):
 
 
 def test_group_terms_hand_numbers_from_the_many_group_runs():
-    """8 groups (7 extra) against one, same files: 1.2 s more at 4 MB and 2.7 s more at
-    16 MB = 7 x 0.1 s + B / 8 MB/s (0.5 s, 2 s). The sort points lie on 1 s + B / 2 MB/s."""
-    pts = [{"bytes": 4e6, "rewrite_s": 3.0, "files": 4, "groups_s": 4.2, "groups_n": 8,
+    """Against one group of the same rows and files: 8 groups cost 1.7 s more at 4 MB and
+    3.2 s more at 16 MB, 32 groups 5.6 s more at 16 MB = 0.5 s once + 0.1 s per extra group
+    + B / 8 MB/s (0.5 s, 2 s). The sort points lie on 1 s + B / 2 MB/s."""
+    pts = [{"bytes": 4e6, "rewrite_s": 3.0, "files": 4, "groups_s": 4.7, "groups_n": 8,
             "groups_files": 4, "read_s": 0.5, "query_s": 0.01, "cells": 6e5},
-           {"bytes": 16e6, "rewrite_s": 9.0, "files": 16, "groups_s": 11.7, "groups_n": 8,
-            "groups_files": 16, "read_s": 0.5, "query_s": 0.02, "cells": 2.4e6}]
+           {"bytes": 16e6, "rewrite_s": 9.0, "files": 16, "groups_s": 12.2, "groups_n": 8,
+            "groups_files": 16, "groups2_s": 14.6, "groups2_n": 32, "groups2_files": 16,
+            "read_s": 0.5, "query_s": 0.02, "cells": 2.4e6}]
     t = terms_from_points(pts)
+    assert t["multi_group_s"] == pytest.approx(0.5)
     assert t["group_s"] == pytest.approx(0.1)
     assert t["multi_group_bytes_per_s"] == pytest.approx(8e6)
     r = rates_from_points(pts)
@@ -114,8 +117,9 @@ def test_group_terms_hand_numbers_from_the_many_group_runs():
     assert r["rewrite_cell_bytes"] == pytest.approx(20e6 / 3e6)  # bytes / (rows x columns)
 
 
-def test_a_many_group_overhead_that_does_not_grow_is_per_group_only():
-    """7 extra groups cost 1.4 s at 4 MB and 1.3 s at 16 MB: noise, no per-byte part;
+def test_a_many_group_overhead_that_does_not_grow_is_paid_once():
+    """8 groups cost 1.4 s at 4 MB and 1.3 s more than one at 16 MB: noise, no per-byte
+    part; one group count cannot tell per group from once, and once is kept (the mean);
     2 more output files in the first run are taken off at file_s (0.1 s) first."""
     pts = [{"bytes": 4e6, "rewrite_s": 3.0, "files": 1, "files_s": 4.0, "files_n": 11,
             "groups_s": 4.6, "groups_n": 8, "groups_files": 3},
@@ -123,8 +127,8 @@ def test_a_many_group_overhead_that_does_not_grow_is_per_group_only():
             "groups_files": 16}]
     t = terms_from_points(pts)
     assert t["file_s"] == pytest.approx(0.1)
-    assert t["group_s"] == pytest.approx((1.4 + 1.3) / 14)
-    assert t["multi_group_bytes_per_s"] == 0.0
+    assert t["multi_group_s"] == pytest.approx(1.35)
+    assert t["group_s"] == 0.0 and t["multi_group_bytes_per_s"] == 0.0
 
 
 def test_points_without_cells_keep_compressed_bytes_as_the_unit():
@@ -253,7 +257,8 @@ def test_no_hilbert_slope_keeps_the_mean_overhead_as_the_fixed_cost():
            for b, d in ((1e6, 1.4), (9e6, 1.2))]  # overhead shrinks with size: noise
     assert terms_from_points(pts) == {"fitted_job_s": pytest.approx(1.3),
                                       "fitted_key_bytes_per_s": 0.0, "file_s": 0.0,
-                                      "group_s": 0.0, "multi_group_bytes_per_s": 0.0}
+                                      "multi_group_s": 0.0, "group_s": 0.0,
+                                      "multi_group_bytes_per_s": 0.0}
 
 
 def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, monkeypatch):
@@ -269,10 +274,11 @@ def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, m
     assert RewriteTerms.from_mapping(stored["calibration"]["terms"]) == RewriteTerms(**TERMS)
     # a round-6 file (3 terms, no cell size): loads, the group terms count 0 and say so
     assert {k: v["value"] for k, v in stored["terms"].items()} == {
-        **TERMS, "group_s": 0.0, "multi_group_bytes_per_s": 0.0}
+        **TERMS, "multi_group_s": 0.0, "group_s": 0.0, "multi_group_bytes_per_s": 0.0}
     assert {stored["terms"][k]["source"] for k in TERMS} == {"calibrated"}
     assert stored["terms"]["group_s"]["source"] == "not calibrated"
-    assert stored["missing"] == ["rewrite_cell_bytes", "group_s", "multi_group_bytes_per_s"]
+    assert stored["missing"] == ["rewrite_cell_bytes", "multi_group_s", "group_s",
+                                 "multi_group_bytes_per_s"]
     monkeypatch.setenv("LAYOUT_ADVISOR_FILE_S", "0.5")  # configured beats calibrated
     shown = api.show_calibration(s)["terms"]
     assert shown["file_s"] == {"value": 0.5, "source": "configured"}
@@ -282,7 +288,8 @@ def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, m
     out = capsys.readouterr().out
     assert "fitted layout, job" in out and "1.2 s" in out and "per output file" in out
     assert "40 ms" in out
-    assert ("this calibration predates rewrite_cell_bytes, group_s, multi_group_bytes_per_s: "
+    assert ("this calibration predates rewrite_cell_bytes, multi_group_s, group_s, "
+            "multi_group_bytes_per_s: "
             "they count 0 (plans price compressed bytes, no per-group cost); run "
             "`layout-advisor calibrate` again") in out
     _store(home)  # a calibration from before the terms: all 0, "not calibrated"

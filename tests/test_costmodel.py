@@ -105,11 +105,11 @@ def test_files_default_to_the_target_size_and_a_key_rate_of_0_is_not_priced() ->
 
 
 def test_group_terms_hand_numbers_and_one_group_pays_none() -> None:
-    """3 groups: 2 extra x 0.25 s, and the plan's 500 bytes at 250 B/s (2 s) on top of the
-    15 s bytes-only cost and 3 files x 0.5 s; one group of the same bytes pays neither."""
-    t = RewriteTerms(file_s=0.5, group_s=0.25, multi_group_bytes_per_s=250.0)
+    """3 groups: 1 s once, 2 extra x 0.25 s, and the plan's 500 bytes at 250 B/s (2 s) on
+    top of the 15 s bytes-only cost and 3 files x 0.5 s; one group pays none of them."""
+    t = RewriteTerms(file_s=0.5, multi_group_s=1.0, group_s=0.25, multi_group_bytes_per_s=250.0)
     three = plan_rewrite_cost([300, 100, 100], S, ["sort"] * 3, [1, 1, 1], t)
-    assert three.cpu_seconds == pytest.approx(15.0 + 1.5 + 0.5 + 2.0)
+    assert three.cpu_seconds == pytest.approx(15.0 + 1.5 + 1.0 + 0.5 + 2.0)
     one = plan_rewrite_cost([500], S, ["sort"], [3], t)
     assert one.cpu_seconds == pytest.approx(15.0 + 1.5)
 

@@ -58,7 +58,7 @@ def missing_terms(stored: dict[str, Any] | None) -> list[str]:
 
     Example:
     >>> missing_terms({"rates": {"rewrite_fixed_s": 1.0}, "terms": {"file_s": 0.1}})
-    ['rewrite_cell_bytes', 'group_s', 'multi_group_bytes_per_s']
+    ['rewrite_cell_bytes', 'multi_group_s', 'group_s', 'multi_group_bytes_per_s']
     >>> missing_terms(None)
     []
     """

@@ -17,7 +17,7 @@ _LABELS = {"rewrite_fixed_s": "rewrite job, fixed", "rewrite_read_bytes_per_s": 
            "sort_bytes_per_s": "sort and write", "query_fixed_s": "query, fixed",
            "query_scan_bytes_per_s": "query scan", "fitted_job_s": "fitted layout, job",
            "fitted_key_bytes_per_s": "fitted layout, key", "file_s": "per output file",
-           "group_s": "per extra group", "multi_group_bytes_per_s": "many-group write",
+           "multi_group_s": "many-group plan", "group_s": "per extra group", "multi_group_bytes_per_s": "many-group write",
            "rewrite_cell_bytes": "size unit, per cell"}
 
 
@@ -43,8 +43,8 @@ def _text(data: Mapping[str, Any]) -> str:
                      f"query {p['query_s'] * 1000:.1f} ms"
                      + (f", Hilbert {p['fitted_s']:.2f} s" if "fitted_s" in p else "")
                      + (f", {p['files_n']} files {p['files_s']:.2f} s" if "files_s" in p else "")
-                     + (f", {p['groups_n']} groups {p['groups_s']:.2f} s" if "groups_s" in p
-                        else ""))
+                     + "".join(f", {p[k + '_n']} groups {p[k + '_s']:.2f} s"
+                               for k in ("groups", "groups2") if k + "_s" in p))
     if cal and cal.get("points"):
         top = max(p["rows"] for p in cal["points"])
         lines.append(f"  plans above {top:,} rows are priced by extrapolating these lines "

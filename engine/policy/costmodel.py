@@ -41,12 +41,13 @@ group sort was within 14%. So a plan also pays:
   entry; a plan of many small files (the demo's 43 files of 2,000 rows) pays it visibly.
   The sort points ``calibrate`` fits the byte rates on are corrected for it first, so it is
   not counted twice.
-* ``group_s`` per group beyond the first, and ``B / multi_group_bytes_per_s`` over a plan of
-  two or more groups: the executor writes such a plan partitioned by group, with a sort key
-  per group (round 6 at 10M rows: the 50-group plan cost 1.5x a one-group sort).
+* for a plan of two or more groups, ``multi_group_s`` once, ``group_s`` per group beyond
+  the first and ``B / multi_group_bytes_per_s``: the executor writes such a plan partitioned
+  by group, with a sort key per group and a group-tagged checksum (round 6 at 10M rows: the
+  50-group plan cost 1.5x a one-group sort).
 
 The terms are settings (``fitted_job_s``, ``fitted_key_bytes_per_s``, ``file_s``,
-``group_s``, ``multi_group_bytes_per_s``; stored by ``calibrate``, overridable like every
+``multi_group_s``, ``group_s``, ``multi_group_bytes_per_s``; stored by ``calibrate``, overridable like every
 rate); every policy prices its proposal with them through :func:`groups_rewrite_cost`
 (each group's size from the zonemaps, its layout, and its output files from
 :func:`group_files`, the executor's own file-size rule).
@@ -106,6 +107,7 @@ class RewriteTerms:
     fitted_job_s: float = 0.0
     fitted_key_bytes_per_s: float = 0.0
     file_s: float = 0.0
+    multi_group_s: float = 0.0
     group_s: float = 0.0
     multi_group_bytes_per_s: float = 0.0
 
@@ -121,10 +123,10 @@ class RewriteTerms:
 
 
 #: the layout terms, in the order ``calibrate`` stores and shows them
-TERM_KEYS = ("fitted_job_s", "fitted_key_bytes_per_s", "file_s", "group_s",
+TERM_KEYS = ("fitted_job_s", "fitted_key_bytes_per_s", "file_s", "multi_group_s", "group_s",
              "multi_group_bytes_per_s")
 #: the terms a calibration from before round 7 lacks (loaded as 0, ``calibrate --show`` says so)
-GROUP_TERM_KEYS = ("group_s", "multi_group_bytes_per_s")
+GROUP_TERM_KEYS = ("multi_group_s", "group_s", "multi_group_bytes_per_s")
 
 
 def money(cpu_seconds: float, settings: "Settings") -> float:
@@ -285,7 +287,7 @@ def layout_seconds(layouts: Sequence[str], group_bytes: Sequence[float],
         if terms.fitted_key_bytes_per_s > 0:
             seconds += sum(fitted) / terms.fitted_key_bytes_per_s
     if len(layouts) > 1:
-        seconds += terms.group_s * (len(layouts) - 1)
+        seconds += terms.multi_group_s + terms.group_s * (len(layouts) - 1)
         if terms.multi_group_bytes_per_s > 0:
             seconds += float(sum(group_bytes)) / terms.multi_group_bytes_per_s
     return seconds

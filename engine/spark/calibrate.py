@@ -6,8 +6,9 @@ aggregate size of P" (section 4.2); on Spark, where one plan is one job, it is
 
     t_rewrite(B) = rewrite_fixed_s + B / rewrite_read_bytes_per_s + B / sort_bytes_per_s
 
-fitted by least squares over a few sizes (runs interleaved across sizes and kinds, medians
-kept: :func:`measure`): the executor's own rewrite
+fitted by least squares over a few sizes (1/16, 1/4 and all of ``--max-rows``, default
+1.6M rows: :func:`default_rows`; runs interleaved across sizes and kinds, medians kept:
+:func:`measure`): the executor's own rewrite
 (:func:`engine.spark.executor.rewrite`) of synthetic lineitem-like files of B bytes, and a
 read-only pass over the same files (its slope is the read rate; the rewrite's slope minus
 it, the sort-and-write rate). On the query side a per-query fixed cost and a scan rate are
@@ -17,9 +18,18 @@ the log carries no measured duration).
 Layout terms (:class:`engine.policy.costmodel.RewriteTerms`, why each exists is written
 there): at the smallest size the same rewrite is also run writing ``FILES_FACTOR`` times
 as many output files (the seconds per extra file are ``file_s``; the sort points are
-corrected by ``file_s`` per file before the byte rates are fitted), and at the smallest and
+corrected by ``file_s`` per file before the byte rates are fitted), at the smallest and
 the largest size as one Hilbert group (the Hilbert run minus the sort run at the same size
-and file count is ``fitted_job_s + B / fitted_key_bytes_per_s``, a line over the two sizes).
+and file count is ``fitted_job_s + B / fitted_key_bytes_per_s``, a line over the two sizes),
+and at the two largest sizes as ``GROUPS_PROBE`` sort groups of whole input files, at the
+largest also as ``GROUPS_PROBE_MANY`` (minus the sort run: ``multi_group_s + (G - 1)
+group_s + B / multi_group_bytes_per_s``, :func:`_nonnegative_fit`).
+
+The unit (round 7): B is the calibration table's compressed bytes, and the table's bytes
+per cell (row x column) are stored as ``rewrite_cell_bytes``; plans price a group at rows x
+columns x that (:func:`engine.policy.costmodel.work_bytes`), so a table that compresses
+better or worse than the synthetic one is priced by its work, not by its file sizes
+(bench/README_executor.md, round 7: most of round 6's 10M-row miss was this).
 
 The result is stored in the workspace (``calibration.json``: the rates, the layout terms,
 the points they were fitted on, the date and the Spark master); the rates are read by
@@ -69,6 +79,10 @@ FITTED_PROBE = ("hilbert", ("l_shipdate", "l_orderdate"))
 #: the many-group run: the sort run's rows cut into this many groups of whole input files
 #: (or one per input file when fewer), their sort keys alternating like a mixed plan's
 GROUPS_PROBE = 8
+#: ... and at the largest size also into this many groups (one input file each at 1.6M): two
+#: group counts separate a cost paid once by any plan of two or more groups from a cost per
+#: group (round 7, load 10: 8 groups cost 4.5 s more than one, 50 groups 4.3 s)
+GROUPS_PROBE_MANY = 32
 GROUP_KEYS = ("l_shipdate", "l_orderdate")
 __all__ = ["DEFAULT_MAX_ROWS", "RATE_KEYS", "TERM_KEYS", "default_rows", "fit_line", "load",
            "measure", "rates_from_points", "save", "terms_from_points"]
@@ -132,45 +146,52 @@ def terms_from_points(points: Sequence[dict[str, float]]) -> dict[str, float]:
     file_s = max(0.0, statistics.fmean(extra)) if extra else 0.0
     fitted = [(p["bytes"], p["fitted_s"] - p["rewrite_s"]) for p in points if "fitted_s" in p]
     job, key_rate = _overhead_line(fitted)
-    # the many-group run minus the sort run of the same rows (corrected for any difference
-    # in files): (G - 1) extra groups x ``group_s`` + the plan's bytes at the extra rate of
-    # a write partitioned by group
-    grouped = [(p["groups_n"] - 1, p["bytes"],
-                p["groups_s"] - p["rewrite_s"]
-                - file_s * (p.get("groups_files", p["files"]) - p["files"]))
-               for p in points if "groups_s" in p and p["groups_n"] > 1]
-    group_s, multi_per_byte = _nonnegative_fit(grouped)
+    # the many-group runs minus the sort run of the same rows (corrected for any difference
+    # in files): once ``multi_group_s`` + (G - 1) extra groups x ``group_s`` + the plan's
+    # bytes at the extra rate of a write partitioned by group
+    grouped = [(1.0, p[f"{k}_n"] - 1, p["bytes"],
+                p[f"{k}_s"] - p["rewrite_s"]
+                - file_s * (p.get(f"{k}_files", p["files"]) - p["files"]))
+               for p in points for k in ("groups", "groups2")
+               if f"{k}_s" in p and p[f"{k}_n"] > 1]
+    once, group_s, multi_per_byte = _nonnegative_fit(grouped)
     return {"fitted_job_s": round(job, 6), "fitted_key_bytes_per_s": key_rate,
-            "file_s": round(file_s, 6), "group_s": round(group_s, 6),
+            "file_s": round(file_s, 6), "multi_group_s": round(once, 6),
+            "group_s": round(group_s, 6),
             "multi_group_bytes_per_s": 1.0 / multi_per_byte if multi_per_byte > 1e-12 else 0.0}
 
 
-def _nonnegative_fit(rows: Sequence[tuple[float, float, float]]) -> tuple[float, float]:
-    """Least squares ``d = a x + b y`` (no intercept) over (x, y, d), both >= 0: where
-    the joint fit gives one a negative sign (noise), the other is fitted alone.
+def _nonnegative_fit(rows: Sequence[Sequence[float]]) -> tuple[float, ...]:
+    """Least squares ``d = sum_j c_j x_j`` (no intercept) over rows (x_1 .. x_k, d), every
+    ``c_j >= 0``: the best fit over the subsets of terms whose own fit is non-negative (an
+    exact NNLS for the few terms calibration has; a term noise would make negative is 0).
 
-    Example (d = 0.1 x + 2e-6 y, exactly; then a shrinking overhead: no per-y part):
-    >>> a, b = _nonnegative_fit([(7, 1e6, 2.7), (7, 4e6, 8.7)])
-    >>> round(a, 6), round(b * 1e6, 6)
-    (0.1, 2.0)
-    >>> _nonnegative_fit([(7, 1e6, 1.4), (7, 4e6, 0.7)])
-    (0.15, 0.0)
+    Example (d = 0.5 + 0.1 (G - 1) + 2e-6 B, exactly; then one group count and an
+    overhead that shrinks with B: neither a per-group nor a per-byte part is separable):
+    >>> rows = [(1, 7, 1e6, 3.2), (1, 7, 4e6, 9.2), (1, 31, 4e6, 11.6)]
+    >>> [round(c, 6) for c in _nonnegative_fit(rows)]
+    [0.5, 0.1, 2e-06]
+    >>> [round(c, 6) for c in _nonnegative_fit([(1, 7, 1e6, 1.4), (1, 7, 4e6, 0.7)])]
+    [1.05, 0.0, 0.0]
     """
     if not rows:
-        return 0.0, 0.0
-    x = np.array([r[0] for r in rows], dtype=float)
-    y = np.array([r[1] for r in rows], dtype=float)
-    d = np.array([r[2] for r in rows], dtype=float)
-    if len(rows) >= 2:
-        (a, b), *_ = np.linalg.lstsq(np.vstack([x, y]).T, d, rcond=None)
-        if a >= 0 and b >= 0:
-            return float(a), float(b)
-    a = max(0.0, float(x @ d / (x @ x))) if x @ x > 0 else 0.0
-    b = max(0.0, float(y @ d / (y @ y))) if y @ y > 0 else 0.0
-    # one term alone: keep whichever explains more of d (smaller residual)
-    if np.sum((d - a * x) ** 2) <= np.sum((d - b * y) ** 2):
-        return a, 0.0
-    return 0.0, b
+        return (0.0, 0.0, 0.0)
+    x = np.array([r[:-1] for r in rows], dtype=float)
+    d = np.array([r[-1] for r in rows], dtype=float)
+    k = x.shape[1]
+    best, best_err = np.zeros(k), float(d @ d)
+    for mask in range(1, 2 ** k):
+        cols = [j for j in range(k) if mask >> j & 1]
+        if len(cols) > len(rows) or np.linalg.matrix_rank(x[:, cols]) < len(cols):
+            continue
+        c, *_ = np.linalg.lstsq(x[:, cols], d, rcond=None)
+        if np.any(c < 0):
+            continue
+        err = float(np.sum((d - x[:, cols] @ c) ** 2))
+        if err < best_err - 1e-12:
+            best, best_err = np.zeros(k), err
+            best[cols] = c
+    return tuple(float(v) for v in best)
 
 
 def _overhead_line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
@@ -314,16 +335,19 @@ def _rewrite_groups(spark: "SparkSession", schema: Any, parts: Sequence[Any], ou
 
 def _round_of(spark: "SparkSession", schema: Any, parts: Sequence[Any], paths: Sequence[str],
               n: int, out: str, fitted: bool, many_files: bool,
-              groups: int = 0) -> dict[str, float]:
+              groups: int = 0, many_groups: int = 0) -> dict[str, float]:
     """One repetition at one size, its kinds of run one right after the other (read-only
     pass, sort rewrite, then the Hilbert run when ``fitted``, the many-files run when
-    ``many_files`` and the many-group run when ``groups`` > 1): a load change on the shared
+    ``many_files`` and the many-group runs when ``groups`` > 1): a load change on the shared
     machine hits the runs whose differences make the layout terms alike."""
     read_s, wall, cpu, files = _measure_once(spark, schema, parts, paths, f"{out}-sort")
     got = {"read_s": read_s, "rewrite_s": wall, "rewrite_cpu_s": cpu, "files": files}
     if groups > 1 and len(parts) > 1:
         got["groups_s"], got["groups_n"], got["groups_files"] = _rewrite_groups(
             spark, schema, parts, f"{out}-groups", groups)
+    if many_groups > groups > 1 and len(parts) > groups:
+        got["groups2_s"], got["groups2_n"], got["groups2_files"] = _rewrite_groups(
+            spark, schema, parts, f"{out}-groups2", many_groups)
     if fitted:
         layout, cols = FITTED_PROBE
         got["fitted_s"] = _rewrite_once(spark, schema, parts, f"{out}-fit", layout, cols)[0]
@@ -341,11 +365,12 @@ def _median_point(n: int, nbytes: int, rounds: Sequence[dict[str, float]],
     point: dict[str, float] = {"rows": n, "bytes": nbytes, "cells": n * columns,
                                "repeat": len(rounds)}
     for key, digits in (("read_s", 4), ("rewrite_s", 4), ("rewrite_cpu_s", 4),
-                        ("fitted_s", 4), ("files_s", 4), ("groups_s", 4)):
+                        ("fitted_s", 4), ("files_s", 4), ("groups_s", 4),
+                        ("groups2_s", 4)):
         if key in rounds[0]:
             point[key] = round(statistics.median(r[key] for r in rounds), digits)
     point["files"] = rounds[0]["files"]
-    for key in ("files_n", "groups_n", "groups_files"):
+    for key in ("files_n", "groups_n", "groups_files", "groups2_n", "groups2_files"):
         if key in rounds[0]:
             point[key] = rounds[0][key]
     point["query_s"] = round(query_s, 5)
@@ -360,7 +385,8 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
     kind of run once, A B C A B C rather than A A B B C C), and each point keeps the
     median of its ``repeat`` runs per kind; so a slow spell on a shared machine costs one
     run of each kind a little, instead of bending one size's point or one layout term.
-    The many-group run is made at the two largest sizes (``GROUPS_PROBE`` groups).
+    The many-group run is made at the two largest sizes (``GROUPS_PROBE`` groups), and at
+    the largest also with ``GROUPS_PROBE_MANY`` groups.
     """
     if int(repeat) < 1:
         raise InvalidParameterError(f"repeat must be >= 1, got {repeat}")
@@ -386,7 +412,9 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
                                            str(work / f"out-{i}-{k}"),
                                            fitted=i in (0, len(inputs) - 1),
                                            many_files=i == 0,
-                                           groups=GROUPS_PROBE if i >= len(inputs) - 2 else 0))
+                                           groups=GROUPS_PROBE if i >= len(inputs) - 2 else 0,
+                                           many_groups=(GROUPS_PROBE_MANY
+                                                        if i == len(inputs) - 1 else 0)))
         points = [_median_point(n, sum(p.bytes for p in parts), rounds[i],
                                 _duckdb_scan_seconds(paths), len(schema.columns))
                   for i, (n, paths, schema, parts) in enumerate(inputs)]
