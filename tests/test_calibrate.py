@@ -158,6 +158,8 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark, 
     from plan_helpers import insert_plan, make_table
 
     monkeypatch.setattr(cal, "ROWS_PER_FILE", 1500)  # 2 and 6 input files: the group runs
+    monkeypatch.setattr(cal, "GROUPS_PROBE", 2)  # 2 groups at both sizes, 6 at the largest
+    monkeypatch.setattr(cal, "GROUPS_PROBE_MANY", 6)
     result = api.calibrate(settings, rows=[3000, 9000], spark=spark, repeat=1)
     assert len(result["points"]) == 2 and result["spark_master"] == settings.spark_master
     assert [p["repeat"] for p in result["points"]] == [1, 1]
@@ -167,8 +169,11 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark, 
     assert all("fitted_s" in p for p in result["points"])
     assert result["points"][0]["files_n"] > result["points"][0]["files"] >= 1
     assert set(result["terms"]) == set(TERM_KEYS)
-    # the many-group run at the two largest sizes: one group per input file here
-    assert [(p["groups_n"], p["files"]) for p in result["points"]] == [(2, 2), (6, 6)]
+    # the many-group runs: 2 groups at both sizes, 6 (one per input file) at the largest
+    assert [(p["groups_n"], p["groups_files"], p["files"]) for p in result["points"]] == [
+        (2, 2, 1), (2, 6, 1)]  # the sort run keeps its 50,000-row files: one each
+    assert "groups2_s" not in result["points"][0]
+    assert (result["points"][1]["groups2_n"], result["points"][1]["groups2_files"]) == (6, 6)
     assert all(p["groups_s"] > 0 and p["cells"] == p["rows"] * 6 for p in result["points"])
     assert all(v >= 0 for v in result["terms"].values())
     assert json.loads((settings.home / CALIBRATION_FILE_NAME).read_text())["terms"] == result["terms"]
