@@ -295,8 +295,9 @@ def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, m
     assert "40 ms" in out
     assert ("this calibration predates rewrite_cell_bytes, multi_group_s, group_s, "
             "multi_group_bytes_per_s: "
-            "they count 0 (plans price compressed bytes, no per-group cost); run "
+            "they count 0 (plans price compressed bytes, group terms missing from plans); run "
             "`layout-advisor calibrate` again") in out
+    assert "size unit, per cell" in out and "- (compressed bytes)  (not calibrated)" in out
     _store(home)  # a calibration from before the terms: all 0, "not calibrated"
     shown = api.show_calibration(load_settings({"home": str(home)}, environ={}))
     assert all(v == {"value": 0.0, "source": "not calibrated"} for v in shown["terms"].values())

@@ -47,6 +47,8 @@ def show_calibration(settings: Settings) -> dict[str, Any]:
         source = "calibrated" if key in rates and rates[key] == value else "configured"
         if source == "calibrated" and not value:  # stored 0: the slope was lost in noise
             source = "calibrated: not separable, default applies"
+        elif key not in rates and not value:  # an older file, or none: never measured
+            source = "not calibrated"
         effective[key] = {"value": value, "source": source}
     return {"calibration": stored, "effective": effective, "terms": _terms(stored, current),
             "home": str(settings.home), "missing": missing_terms(stored)}

@@ -49,10 +49,13 @@ def _text(data: Mapping[str, Any]) -> str:
         top = max(p["rows"] for p in cal["points"])
         lines.append(f"  plans above {top:,} rows are priced by extrapolating these lines "
                      f"(`calibrate --max-rows N` measures up to N)")
-    if data.get("missing"):
-        lines.append(f"  this calibration predates {', '.join(data['missing'])}: they count 0 "
-                     "(plans price compressed bytes, no per-group cost); run "
-                     "`layout-advisor calibrate` again")
+    missing = data.get("missing") or []
+    if missing:
+        effect = (["plans price compressed bytes"] if "rewrite_cell_bytes" in missing else []) \
+            + (["group terms missing from plans"] if len(missing) > ("rewrite_cell_bytes" in missing)
+               else [])
+        lines.append(f"  this calibration predates {', '.join(missing)}: they count 0 "
+                     f"({', '.join(effect)}); run `layout-advisor calibrate` again")
     return "\n".join(lines)
 
 
