@@ -29,7 +29,8 @@ COLUMNS, DEMO_ROW_BYTES, ROWS_PER_FILE = 6, 16.74, 100_000
 def shapes(rows: int, nbytes: float) -> dict[str, tuple[list[tuple[str, float, float]], int]]:
     """Each variant's groups (layout, rows, bytes) and output files, as the bench runs them."""
     demo_rows = [16_000] * 4 + [12_000, 10_000]
-    demo = [("sort" if i < 4 else "hilbert", r, r * DEMO_ROW_BYTES) for i, r in enumerate(demo_rows)]
+    demo = [("sort" if i < 4 else "hilbert", r, r * DEMO_ROW_BYTES)
+            for i, r in enumerate(demo_rows)]
     files = max(1, rows // ROWS_PER_FILE)
     per_group = -(-rows // 50 // ROWS_PER_FILE)  # each of 50 groups: at least one file
     return {"executor-sort": ([("sort", rows, nbytes)], files),

@@ -17,7 +17,8 @@ _LABELS = {"rewrite_fixed_s": "rewrite job, fixed", "rewrite_read_bytes_per_s": 
            "sort_bytes_per_s": "sort and write", "query_fixed_s": "query, fixed",
            "query_scan_bytes_per_s": "query scan", "fitted_job_s": "fitted layout, job",
            "fitted_key_bytes_per_s": "fitted layout, key", "file_s": "per output file",
-           "multi_group_s": "many-group plan", "group_s": "per extra group", "multi_group_bytes_per_s": "many-group write",
+           "multi_group_s": "many-group plan", "group_s": "per extra group",
+           "multi_group_bytes_per_s": "many-group write",
            "rewrite_cell_bytes": "size unit, per cell"}
 
 
@@ -51,9 +52,9 @@ def _text(data: Mapping[str, Any]) -> str:
                      f"(`calibrate --max-rows N` measures up to N)")
     missing = data.get("missing") or []
     if missing:
+        groups = [k for k in missing if k != "rewrite_cell_bytes"]
         effect = (["plans price compressed bytes"] if "rewrite_cell_bytes" in missing else []) \
-            + (["group terms missing from plans"] if len(missing) > ("rewrite_cell_bytes" in missing)
-               else [])
+            + (["group terms missing from plans"] if groups else [])
         lines.append(f"  this calibration predates {', '.join(missing)}: they count 0 "
                      f"({', '.join(effect)}); run `layout-advisor calibrate` again")
     return "\n".join(lines)

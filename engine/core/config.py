@@ -57,7 +57,8 @@ _LOWER_BOUNDS: dict[str, tuple[float, bool]] = {
     "rewrite_fixed_s": (0, True), "rewrite_read_bytes_per_s": (0, True),
     "query_fixed_s": (0, True), "query_scan_bytes_per_s": (0, True),
     "fitted_job_s": (0, True), "fitted_key_bytes_per_s": (0, True), "file_s": (0, True),
-    "multi_group_s": (0, True), "group_s": (0, True), "multi_group_bytes_per_s": (0, True), "rewrite_cell_bytes": (0, True),
+    "multi_group_s": (0, True), "group_s": (0, True), "multi_group_bytes_per_s": (0, True),
+    "rewrite_cell_bytes": (0, True),
 }
 _UPPER_BOUNDS = {"ui_port": 65535}
 

@@ -47,10 +47,10 @@ group sort was within 14%. So a plan also pays:
   50-group plan cost 1.5x a one-group sort).
 
 The terms are settings (``fitted_job_s``, ``fitted_key_bytes_per_s``, ``file_s``,
-``multi_group_s``, ``group_s``, ``multi_group_bytes_per_s``; stored by ``calibrate``, overridable like every
-rate); every policy prices its proposal with them through :func:`groups_rewrite_cost`
-(each group's size from the zonemaps, its layout, and its output files from
-:func:`group_files`, the executor's own file-size rule).
+``multi_group_s``, ``group_s``, ``multi_group_bytes_per_s``; stored by ``calibrate``,
+overridable like every rate); every policy prices its proposal with them through
+:func:`groups_rewrite_cost` (each group's size from the zonemaps, its layout, and its output
+files from :func:`group_files`, the executor's own file-size rule).
 
 The size a group is priced at (round 7, :func:`work_bytes`): once calibrated, rows x
 columns x ``rewrite_cell_bytes`` (the calibration table's compressed bytes per cell), not
