@@ -21,8 +21,9 @@ input files), in the same process and Spark session (a warm-up run first, then
 ``--calibration FILE`` (a workspace's calibration.json) adds the calibrated prediction of
 each executor variant's wall time beside the measured median, twice: the bytes-only model
 (rates refitted from the file's points without the layout terms) and the full model
-(:func:`engine.policy.costmodel.plan_rewrite_cost` with the stored layout terms: fitted
-job, key function, per output file). Usage:
+(:func:`engine.policy.costmodel.sized_rewrite_cost` with the stored layout terms: fitted
+job, key function, per output file, per group; priced per cell when the calibration has a
+cell size, as the policies price plans). Usage:
 ``.venv/bin/python bench/bench_executor.py --rows 1000000``. Appends to
 bench/results/executor_costmodel.csv (round 3 and before: executor_onejob.csv).
 """
@@ -48,7 +49,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from engine.core.config import Settings  # noqa: E402
 from engine.policy.base import PlanGroup  # noqa: E402
-from engine.policy.costmodel import RewriteTerms, plan_rewrite_cost  # noqa: E402
+from engine.policy.costmodel import RewriteTerms, sized_rewrite_cost  # noqa: E402
 from engine.spark.calibrate import rates_from_points  # noqa: E402
 from engine.spark import footers_parallel, verification  # noqa: E402
 from engine.spark.executor import rewrite  # noqa: E402
@@ -122,12 +123,15 @@ def predicted_seconds(calibration: dict, groups: list, files: int,
     writing ``files`` files: the full model, or (``full=False``) the bytes-only one."""
     rates = (calibration["rates"] if full
              else rates_from_points(calibration["points"]))  # no file correction
-    settings = Settings(**{k: v for k, v in rates.items() if v})
+    settings = Settings(**{k: v for k, v in rates.items()  # bytes-only: compressed bytes
+                           if v and (full or k != "rewrite_cell_bytes")})
     terms = RewriteTerms.from_mapping(calibration.get("terms")) if full else RewriteTerms()
-    group_bytes = [float(sum(p.bytes for p in parts)) for _, _, parts in groups]
+    sizes = [(float(sum(p.rows for p in parts)), float(sum(p.bytes for p in parts)))
+             for _, _, parts in groups]
     per_group = [files / len(groups)] * len(groups)  # only the sum is priced
-    return plan_rewrite_cost(group_bytes, settings, [k for k, _, _ in groups], per_group,
-                             terms).cpu_seconds
+    columns = len(groups[0][2][0].columns)  # a calibration with a cell size prices cells
+    return sized_rewrite_cost(sizes, columns, settings, [k for k, _, _ in groups], per_group,
+                              terms).cpu_seconds
 
 
 def run_orderby(spark, paths, n_out: int, out: str) -> None:

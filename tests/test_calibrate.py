@@ -98,13 +98,68 @@ def test_bad_sizes_are_exit_2_naming_the_flag(tmp_path, capsys):
     assert "--rows" in capsys.readouterr().err
 
 
+def test_group_terms_hand_numbers_from_the_many_group_runs():
+    """Against one group of the same rows and files: 8 groups cost 1.7 s more at 4 MB and
+    3.2 s more at 16 MB, 32 groups 5.6 s more at 16 MB = 0.5 s once + 0.1 s per extra group
+    + B / 8 MB/s (0.5 s, 2 s). The sort points lie on 1 s + B / 2 MB/s."""
+    pts = [{"bytes": 4e6, "rewrite_s": 3.0, "files": 4, "groups_s": 4.7, "groups_n": 8,
+            "groups_files": 4, "read_s": 0.5, "query_s": 0.01, "cells": 6e5},
+           {"bytes": 16e6, "rewrite_s": 9.0, "files": 16, "groups_s": 12.2, "groups_n": 8,
+            "groups_files": 16, "groups2_s": 14.6, "groups2_n": 32, "groups2_files": 16,
+            "read_s": 0.5, "query_s": 0.02, "cells": 2.4e6}]
+    t = terms_from_points(pts)
+    assert t["multi_group_s"] == pytest.approx(0.5)
+    assert t["group_s"] == pytest.approx(0.1)
+    assert t["multi_group_bytes_per_s"] == pytest.approx(8e6)
+    r = rates_from_points(pts)
+    assert r["rewrite_fixed_s"] == pytest.approx(1.0)
+    assert r["sort_bytes_per_s"] == pytest.approx(2e6)
+    assert r["rewrite_cell_bytes"] == pytest.approx(20e6 / 3e6)  # bytes / (rows x columns)
+
+
+def test_a_many_group_overhead_that_does_not_grow_is_paid_once():
+    """8 groups cost 1.4 s at 4 MB and 1.3 s more than one at 16 MB: noise, no per-byte
+    part; one group count cannot tell per group from once, and once is kept (the mean);
+    2 more output files in the first run are taken off at file_s (0.1 s) first."""
+    pts = [{"bytes": 4e6, "rewrite_s": 3.0, "files": 1, "files_s": 4.0, "files_n": 11,
+            "groups_s": 4.6, "groups_n": 8, "groups_files": 3},
+           {"bytes": 16e6, "rewrite_s": 9.0, "files": 16, "groups_s": 10.3, "groups_n": 8,
+            "groups_files": 16}]
+    t = terms_from_points(pts)
+    assert t["file_s"] == pytest.approx(0.1)
+    assert t["multi_group_s"] == pytest.approx(1.35)
+    assert t["group_s"] == 0.0 and t["multi_group_bytes_per_s"] == 0.0
+
+
+def test_points_without_cells_keep_compressed_bytes_as_the_unit():
+    pts = [{"bytes": b, "rewrite_s": 2 + b / 1e6, "read_s": 0.5, "query_s": 0.01}
+           for b in (1e6, 4e6)]
+    assert rates_from_points(pts)["rewrite_cell_bytes"] == 0.0
+
+
+def test_the_default_sizes_span_a_16x_range_up_to_max_rows(tmp_path, capsys):
+    from engine.spark.calibrate import default_rows
+
+    assert default_rows() == (100_000, 400_000, 1_600_000)
+    assert default_rows(4_000_000) == (250_000, 1_000_000, 4_000_000)
+    (tmp_path / "ws").mkdir()
+    assert main(["--home", str(tmp_path / "ws"), "calibrate", "--max-rows", "1000"]) == 2
+    assert "--max-rows must be at least 100,000 (two input files), got 1000" in \
+        capsys.readouterr().err
+
+
 @pytest.mark.spark
-def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
+def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark, monkeypatch):
     """The mechanism on real Spark and DuckDB, tiny sizes (accuracy is measured in bench/)."""
     from engine import api
     from engine.policy.base import PlanGroup
+    from engine.policy.costmodel import TERM_KEYS, groups_rewrite_cost, work_bytes
+    from engine.spark import calibrate as cal
     from plan_helpers import insert_plan, make_table
 
+    monkeypatch.setattr(cal, "ROWS_PER_FILE", 1500)  # 2 and 6 input files: the group runs
+    monkeypatch.setattr(cal, "GROUPS_PROBE", 2)  # 2 groups at both sizes, 6 at the largest
+    monkeypatch.setattr(cal, "GROUPS_PROBE_MANY", 6)
     result = api.calibrate(settings, rows=[3000, 9000], spark=spark, repeat=1)
     assert len(result["points"]) == 2 and result["spark_master"] == settings.spark_master
     assert [p["repeat"] for p in result["points"]] == [1, 1]
@@ -113,7 +168,13 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
     # layout terms: Hilbert at both sizes, the many-files run at the smallest
     assert all("fitted_s" in p for p in result["points"])
     assert result["points"][0]["files_n"] > result["points"][0]["files"] >= 1
-    assert set(result["terms"]) == {"fitted_job_s", "fitted_key_bytes_per_s", "file_s"}
+    assert set(result["terms"]) == set(TERM_KEYS)
+    # the many-group runs: 2 groups at both sizes, 6 (one per input file) at the largest
+    assert [(p["groups_n"], p["groups_files"], p["files"]) for p in result["points"]] == [
+        (2, 2, 1), (2, 6, 1)]  # the sort run keeps its 50,000-row files: one each
+    assert "groups2_s" not in result["points"][0]
+    assert (result["points"][1]["groups2_n"], result["points"][1]["groups2_files"]) == (6, 6)
+    assert all(p["groups_s"] > 0 and p["cells"] == p["rows"] * 6 for p in result["points"])
     assert all(v >= 0 for v in result["terms"].values())
     assert json.loads((settings.home / CALIBRATION_FILE_NAME).read_text())["terms"] == result["terms"]
     rates = result["rates"]
@@ -137,6 +198,14 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark):
     read = rates["rewrite_read_bytes_per_s"] or stored.scan_bytes_per_s  # 0: not separable
     assert cost == pytest.approx(rates["rewrite_fixed_s"] + nbytes / read
                                  + nbytes / rates["sort_bytes_per_s"])
+    # the policies' pricing: 1000 rows x 6 columns at the calibration table's cell size
+    assert stored.rewrite_cell_bytes == rates["rewrite_cell_bytes"] > 0
+    work = 1000 * 6 * rates["rewrite_cell_bytes"]
+    assert work_bytes(1000, nbytes, 6, stored) == pytest.approx(work)
+    group = PlanGroup(tuple(p.path for p in base.partitions), "sort", ("l_shipdate",))
+    assert groups_rewrite_cost(base.zonemaps(), [group], stored).cpu_seconds == pytest.approx(
+        rates["rewrite_fixed_s"] + work / read + work / rates["sort_bytes_per_s"]
+        + result["terms"]["file_s"])
 
 
 def test_history_without_runs_says_so_and_table_needs_history(tmp_path, capsys):
@@ -192,7 +261,9 @@ def test_no_hilbert_slope_keeps_the_mean_overhead_as_the_fixed_cost():
     pts = [{"bytes": b, "rewrite_s": 3.0, "files": 1, "fitted_s": 3.0 + d}
            for b, d in ((1e6, 1.4), (9e6, 1.2))]  # overhead shrinks with size: noise
     assert terms_from_points(pts) == {"fitted_job_s": pytest.approx(1.3),
-                                      "fitted_key_bytes_per_s": 0.0, "file_s": 0.0}
+                                      "fitted_key_bytes_per_s": 0.0, "file_s": 0.0,
+                                      "multi_group_s": 0.0, "group_s": 0.0,
+                                      "multi_group_bytes_per_s": 0.0}
 
 
 def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, monkeypatch):
@@ -206,8 +277,13 @@ def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, m
     assert RewriteTerms.from_settings(s) == RewriteTerms(**TERMS)  # plans price with them
     stored = api.show_calibration(s)
     assert RewriteTerms.from_mapping(stored["calibration"]["terms"]) == RewriteTerms(**TERMS)
-    assert {k: v["value"] for k, v in stored["terms"].items()} == TERMS
-    assert {v["source"] for v in stored["terms"].values()} == {"calibrated"}
+    # a round-6 file (3 terms, no cell size): loads, the group terms count 0 and say so
+    assert {k: v["value"] for k, v in stored["terms"].items()} == {
+        **TERMS, "multi_group_s": 0.0, "group_s": 0.0, "multi_group_bytes_per_s": 0.0}
+    assert {stored["terms"][k]["source"] for k in TERMS} == {"calibrated"}
+    assert stored["terms"]["group_s"]["source"] == "not calibrated"
+    assert stored["missing"] == ["rewrite_cell_bytes", "multi_group_s", "group_s",
+                                 "multi_group_bytes_per_s"]
     monkeypatch.setenv("LAYOUT_ADVISOR_FILE_S", "0.5")  # configured beats calibrated
     shown = api.show_calibration(s)["terms"]
     assert shown["file_s"] == {"value": 0.5, "source": "configured"}
@@ -217,6 +293,11 @@ def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, m
     out = capsys.readouterr().out
     assert "fitted layout, job" in out and "1.2 s" in out and "per output file" in out
     assert "40 ms" in out
+    assert ("this calibration predates rewrite_cell_bytes, multi_group_s, group_s, "
+            "multi_group_bytes_per_s: "
+            "they count 0 (plans price compressed bytes, group terms missing from plans); run "
+            "`layout-advisor calibrate` again") in out
+    assert "size unit, per cell" in out and "- (compressed bytes)  (not calibrated)" in out
     _store(home)  # a calibration from before the terms: all 0, "not calibrated"
     shown = api.show_calibration(load_settings({"home": str(home)}, environ={}))
     assert all(v == {"value": 0.0, "source": "not calibrated"} for v in shown["terms"].values())

@@ -102,3 +102,34 @@ def test_files_default_to_the_target_size_and_a_key_rate_of_0_is_not_priced() ->
     assert layout_seconds(["hilbert"], [1e9], [1], no_key) == pytest.approx(2.5)
     with pytest.raises(InvalidParameterError, match="1 layouts for 2 groups"):
         plan_rewrite_cost([1, 2], S, ["sort"])
+
+
+def test_group_terms_hand_numbers_and_one_group_pays_none() -> None:
+    """3 groups: 1 s once, 2 extra x 0.25 s, and the plan's 500 bytes at 250 B/s (2 s) on
+    top of the 15 s bytes-only cost and 3 files x 0.5 s; one group pays none of them."""
+    t = RewriteTerms(file_s=0.5, multi_group_s=1.0, group_s=0.25, multi_group_bytes_per_s=250.0)
+    three = plan_rewrite_cost([300, 100, 100], S, ["sort"] * 3, [1, 1, 1], t)
+    assert three.cpu_seconds == pytest.approx(15.0 + 1.5 + 1.0 + 0.5 + 2.0)
+    one = plan_rewrite_cost([500], S, ["sort"], [3], t)
+    assert one.cpu_seconds == pytest.approx(15.0 + 1.5)
+
+
+def test_a_calibrated_cell_size_prices_rows_times_columns_not_compressed_bytes() -> None:
+    """Two groups of 10 and 30 rows of a 5-column table, 2 B per cell: 100 + 300 work
+    bytes, priced at 100 B/s read + 50 B/s sort = 4 + 8 = 12 s, whatever their compressed
+    sizes (70 and 90 bytes, what is read and written); uncalibrated: 160 bytes, 4.8 s."""
+    from engine.policy.base import PlanGroup
+    from engine.policy.costmodel import groups_rewrite_cost
+    from engine.table.model import ColumnZoneMap, ZoneMaps
+
+    cols = {f"c{i}": ColumnZoneMap("int64", np.zeros(3), np.ones(3), np.ones(3, bool),
+                                   np.zeros(3, np.int64), np.zeros(3)) for i in range(5)}
+    zm = ZoneMaps(np.array(["a", "b", "c"], dtype=object), np.array([10, 20, 10]),
+                  np.array([70, 50, 40]), cols)
+    groups = [PlanGroup(("a",), "sort", ("c0",)), PlanGroup(("b", "c"), "sort", ("c1",))]
+    cell = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, rewrite_cell_bytes=2.0)
+    est = groups_rewrite_cost(zm, groups, cell)
+    assert est.cpu_seconds == pytest.approx(400 / 100 + 400 / 50)
+    assert est.bytes_read == est.bytes_written == 160
+    old = groups_rewrite_cost(zm, groups, Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0))
+    assert old.cpu_seconds == pytest.approx(160 / 100 + 160 / 50)

@@ -12,20 +12,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 from engine.core.config import Settings, load_settings
-from engine.policy.costmodel import RewriteTerms
+from engine.policy.costmodel import GROUP_TERM_KEYS, RewriteTerms
 from engine.spark import calibrate as _calibrate
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["calibrate", "show_calibration"]
+__all__ = ["calibrate", "missing_terms", "show_calibration"]
 
 
 def calibrate(settings: Settings, rows: Sequence[int] | None = None,
-              spark: "SparkSession | None" = None, repeat: int | None = None) -> dict[str, Any]:
+              spark: "SparkSession | None" = None, repeat: int | None = None,
+              max_rows: int | None = None) -> dict[str, Any]:
     """Measure, store and return the calibration (see :mod:`engine.spark.calibrate`);
-    each size is measured ``repeat`` times (default 3) and the median kept."""
-    result = _calibrate.measure(settings, spark=spark, rows=rows or _calibrate.DEFAULT_ROWS,
+    each size is measured ``repeat`` times (default 3) and the median kept. The sizes are
+    ``rows``, else 1/16, 1/4 and all of ``max_rows`` (default 1.6M rows)."""
+    sizes = rows or _calibrate.default_rows(max_rows or _calibrate.DEFAULT_MAX_ROWS)
+    result = _calibrate.measure(settings, spark=spark, rows=sizes,
                                 repeat=repeat or _calibrate.DEFAULT_REPEAT)
     result["path"] = str(_calibrate.save(settings, result))
     return result
@@ -44,9 +47,27 @@ def show_calibration(settings: Settings) -> dict[str, Any]:
         source = "calibrated" if key in rates and rates[key] == value else "configured"
         if source == "calibrated" and not value:  # stored 0: the slope was lost in noise
             source = "calibrated: not separable, default applies"
+        elif key not in rates and not value:  # an older file, or none: never measured
+            source = "not calibrated"
         effective[key] = {"value": value, "source": source}
     return {"calibration": stored, "effective": effective, "terms": _terms(stored, current),
-            "home": str(settings.home)}
+            "home": str(settings.home), "missing": missing_terms(stored)}
+
+
+def missing_terms(stored: dict[str, Any] | None) -> list[str]:
+    """The round-7 terms an older calibration file lacks (it still loads: they are 0, so
+    plans price compressed bytes and no per-group cost); [] when complete or absent.
+
+    Example:
+    >>> missing_terms({"rates": {"rewrite_fixed_s": 1.0}, "terms": {"file_s": 0.1}})
+    ['rewrite_cell_bytes', 'multi_group_s', 'group_s', 'multi_group_bytes_per_s']
+    >>> missing_terms(None)
+    []
+    """
+    if not stored:
+        return []
+    have = {**(stored.get("rates") or {}), **(stored.get("terms") or {})}
+    return [k for k in ("rewrite_cell_bytes", *GROUP_TERM_KEYS) if k not in have]
 
 
 def _terms(stored: dict[str, Any] | None, current: Settings) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""``layout-advisor calibrate [--show | --history [--table T]] [--rows N,N,N]``: measure the
-cost model's rates, show them, or list every run's predicted rewrite time beside the
-measured one."""
+"""``layout-advisor calibrate [--show | --history [--table T]] [--rows N,N,N | --max-rows N]``:
+measure the cost model's rates, show them, or list every run's predicted rewrite time
+beside the measured one."""
 
 from __future__ import annotations
 
@@ -16,10 +16,15 @@ from engine.core.fmt import format_seconds, human_bytes
 _LABELS = {"rewrite_fixed_s": "rewrite job, fixed", "rewrite_read_bytes_per_s": "rewrite read",
            "sort_bytes_per_s": "sort and write", "query_fixed_s": "query, fixed",
            "query_scan_bytes_per_s": "query scan", "fitted_job_s": "fitted layout, job",
-           "fitted_key_bytes_per_s": "fitted layout, key", "file_s": "per output file"}
+           "fitted_key_bytes_per_s": "fitted layout, key", "file_s": "per output file",
+           "multi_group_s": "many-group plan", "group_s": "per extra group",
+           "multi_group_bytes_per_s": "many-group write",
+           "rewrite_cell_bytes": "size unit, per cell"}
 
 
 def _value(key: str, value: float) -> str:
+    if key == "rewrite_cell_bytes":
+        return f"{value:.2f} B" if value else "- (compressed bytes)"
     if not key.endswith("bytes_per_s"):
         return format_seconds(value) if value else "0 (not calibrated)"
     return f"{human_bytes(value)}/s" if value else "- (not calibrated)"
@@ -38,7 +43,20 @@ def _text(data: Mapping[str, Any]) -> str:
                      f"{p['rewrite_s']:.2f} s, read {p['read_s']:.2f} s, "
                      f"query {p['query_s'] * 1000:.1f} ms"
                      + (f", Hilbert {p['fitted_s']:.2f} s" if "fitted_s" in p else "")
-                     + (f", {p['files_n']} files {p['files_s']:.2f} s" if "files_s" in p else ""))
+                     + (f", {p['files_n']} files {p['files_s']:.2f} s" if "files_s" in p else "")
+                     + "".join(f", {p[k + '_n']} groups {p[k + '_s']:.2f} s"
+                               for k in ("groups", "groups2") if k + "_s" in p))
+    if cal and cal.get("points"):
+        top = max(p["rows"] for p in cal["points"])
+        lines.append(f"  plans above {top:,} rows are priced by extrapolating these lines "
+                     f"(`calibrate --max-rows N` measures up to N)")
+    missing = data.get("missing") or []
+    if missing:
+        groups = [k for k in missing if k != "rewrite_cell_bytes"]
+        effect = (["plans price compressed bytes"] if "rewrite_cell_bytes" in missing else []) \
+            + (["group terms missing from plans"] if groups else [])
+        lines.append(f"  this calibration predates {', '.join(missing)}: they count 0 "
+                     f"({', '.join(effect)}); run `layout-advisor calibrate` again")
     return "\n".join(lines)
 
 
@@ -84,7 +102,8 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
     if args.table:
         raise InvalidParameterError("--table: only with --history")
     if not args.show:
-        api.calibrate(settings, rows=_rows(args.rows), repeat=args.repeat)
+        api.calibrate(settings, rows=_rows(args.rows), repeat=args.repeat,
+                      max_rows=args.max_rows)
     emit(args, api.show_calibration(settings), _text)
     return 0
 
@@ -102,6 +121,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--table", help="with --history: only this table's runs")
     p.add_argument("--repeat", type=positive_int, default=None,
                    help="runs per size, the median kept (default 3)")
-    p.add_argument("--rows", help="comma-separated sizes in rows (default 50000,200000,800000)")
+    sizes = p.add_mutually_exclusive_group()
+    sizes.add_argument("--rows", help="comma-separated sizes in rows (default: from --max-rows)")
+    sizes.add_argument("--max-rows", type=positive_int, default=None,
+                       help="calibrate at 1/16, 1/4 and all of this many rows (default "
+                            "1600000, about two minutes on 2 cores; near the plans' size "
+                            "extrapolates best)")
     add_json_flag(p)
     p.set_defaults(func=_run)

@@ -60,6 +60,8 @@ _LOWER_BOUNDS: dict[str, tuple[float, bool]] = {
     "rewrite_fixed_s": (0, True), "rewrite_read_bytes_per_s": (0, True),
     "query_fixed_s": (0, True), "query_scan_bytes_per_s": (0, True),
     "fitted_job_s": (0, True), "fitted_key_bytes_per_s": (0, True), "file_s": (0, True),
+    "multi_group_s": (0, True), "group_s": (0, True), "multi_group_bytes_per_s": (0, True),
+    "rewrite_cell_bytes": (0, True),
 }
 _UPPER_BOUNDS = {"ui_port": 65535}
 #: why a bound is what it is, said with the refusal
@@ -103,6 +105,14 @@ class Settings:
     fitted_job_s: float = 0.0
     fitted_key_bytes_per_s: float = 0.0
     file_s: float = 0.0
+    # ... and (round 7) for a plan of two or more groups (its write is partitioned by group):
+    # once per plan, per extra group, and the extra rate of its bytes
+    multi_group_s: float = 0.0
+    group_s: float = 0.0
+    multi_group_bytes_per_s: float = 0.0
+    # the calibration table's compressed bytes per cell (row x column): plans price a group
+    # at rows x columns x this (engine.policy.costmodel.work_bytes); 0 = its compressed bytes
+    rewrite_cell_bytes: float = 0.0
     # a runner on another host whose heartbeat (every RUNNER_HEARTBEAT_S = 10 s) is older than
     # this is taken for gone and its plan settled (engine.plans.plan.PlanBook.get): 30 missed
     # beats by default; refused at or below one beat

@@ -36,17 +36,29 @@ group sort was within 14%. So a plan also pays:
   executor's extra Spark job that samples the key columns to fit the curve or tree (one
   job for all fitted groups of the plan, so paid once, like ``rewrite_fixed_s``);
 * ``B_fitted / fitted_key_bytes_per_s``: the Python key function (Arrow UDF) run on every
-  row of the fitted groups; priced per byte, not per row, because the policies price
-  groups by their zonemaps' bytes (rows per byte is the table's and constant within it);
+  row of the fitted groups; priced per work byte like the rest (below);
 * ``file_s`` per output file: each file is a writer open/close, a footer and a commit
   entry; a plan of many small files (the demo's 43 files of 2,000 rows) pays it visibly.
   The sort points ``calibrate`` fits the byte rates on are corrected for it first, so it is
   not counted twice.
+* for a plan of two or more groups, ``multi_group_s`` once, ``group_s`` per group beyond
+  the first and ``B / multi_group_bytes_per_s``: the executor writes such a plan partitioned
+  by group, with a sort key per group and a group-tagged checksum (round 6 at 10M rows: the
+  50-group plan cost 1.5x a one-group sort).
 
-The terms are settings (``fitted_job_s``, ``fitted_key_bytes_per_s``, ``file_s``; stored by
-``calibrate``, overridable like every rate); every policy prices its proposal with them
-through :func:`groups_rewrite_cost` (each group's bytes from the zonemaps, its layout, and
-its output files from :func:`group_files`, the executor's own file-size rule).
+The terms are settings (``fitted_job_s``, ``fitted_key_bytes_per_s``, ``file_s``,
+``multi_group_s``, ``group_s``, ``multi_group_bytes_per_s``; stored by ``calibrate``,
+overridable like every rate); every policy prices its proposal with them through
+:func:`groups_rewrite_cost` (each group's size from the zonemaps, its layout, and its output
+files from :func:`group_files`, the executor's own file-size rule).
+
+The size a group is priced at (round 7, :func:`work_bytes`): once calibrated, rows x
+columns x ``rewrite_cell_bytes`` (the calibration table's compressed bytes per cell), not
+the group's own compressed bytes: the executor's work follows rows and columns, while
+compressed bytes per row fell from 16.7 to 9.5 for the same rows as files grew, and the
+rates measured per compressed byte on the calibration table under-predicted 10M rows of
+another by 32-56% (bench/README_executor.md, round 7). Uncalibrated (0), the compressed
+bytes, the paper's "aggregate size of P".
 
 Measured once at 1M rows on the 2 shared cores (bench/README_executor.md, round 3b, load
 15-19): fitted job 24 ms, key function 2.5 MiB/s, 95 ms per file; prediction errors with
@@ -95,13 +107,14 @@ class RewriteTerms:
     fitted_job_s: float = 0.0
     fitted_key_bytes_per_s: float = 0.0
     file_s: float = 0.0
+    multi_group_s: float = 0.0
+    group_s: float = 0.0
+    multi_group_bytes_per_s: float = 0.0
 
     @classmethod
     def from_settings(cls, settings: "Settings") -> "RewriteTerms":
         """The terms the settings carry (calibrated, or configured; 0 = not calibrated)."""
-        return cls(fitted_job_s=float(settings.fitted_job_s),
-                   fitted_key_bytes_per_s=float(settings.fitted_key_bytes_per_s),
-                   file_s=float(settings.file_s))
+        return cls(**{k: float(getattr(settings, k)) for k in TERM_KEYS})
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any] | None) -> "RewriteTerms":
@@ -110,7 +123,10 @@ class RewriteTerms:
 
 
 #: the layout terms, in the order ``calibrate`` stores and shows them
-TERM_KEYS = ("fitted_job_s", "fitted_key_bytes_per_s", "file_s")
+TERM_KEYS = ("fitted_job_s", "fitted_key_bytes_per_s", "file_s", "multi_group_s", "group_s",
+             "multi_group_bytes_per_s")
+#: the terms a calibration from before round 7 lacks (loaded as 0, ``calibrate --show`` says so)
+GROUP_TERM_KEYS = ("multi_group_s", "group_s", "multi_group_bytes_per_s")
 
 
 def money(cpu_seconds: float, settings: "Settings") -> float:
@@ -251,12 +267,18 @@ def group_files(rows: int, nbytes: int, settings: "Settings",
 def layout_seconds(layouts: Sequence[str], group_bytes: Sequence[float],
                    files: Sequence[int], terms: RewriteTerms) -> float:
     """Seconds a plan pays beyond its bytes (module docstring: fitted job, key function,
-    output files).
+    output files, and for a plan of two or more groups its extra groups and bytes).
 
-    Example:
+    Example (10 files x 0.05 s, the fitted job 1 s and its 300 bytes at 100 B/s; then,
+    for a plan of several groups, 2 extra groups x 0.25 s and its 600 bytes at 300 B/s):
     >>> t = RewriteTerms(fitted_job_s=1.0, fitted_key_bytes_per_s=100.0, file_s=0.05)
     >>> layout_seconds(["sort", "hilbert", "zorder"], [300, 200, 100], [4, 3, 3], t)
     4.5
+    >>> t = RewriteTerms(file_s=0.05, group_s=0.25, multi_group_bytes_per_s=300.0)
+    >>> layout_seconds(["sort", "hilbert", "zorder"], [300, 200, 100], [4, 3, 3], t)
+    3.0
+    >>> layout_seconds(["sort"], [300], [4], t)  # one group: no group terms
+    0.2
     """
     fitted = [float(b) for k, b in zip(layouts, group_bytes) if k in FITTED_LAYOUTS]
     seconds = terms.file_s * float(sum(files))
@@ -264,6 +286,10 @@ def layout_seconds(layouts: Sequence[str], group_bytes: Sequence[float],
         seconds += terms.fitted_job_s
         if terms.fitted_key_bytes_per_s > 0:
             seconds += sum(fitted) / terms.fitted_key_bytes_per_s
+    if len(layouts) > 1:
+        seconds += terms.multi_group_s + terms.group_s * (len(layouts) - 1)
+        if terms.multi_group_bytes_per_s > 0:
+            seconds += float(sum(group_bytes)) / terms.multi_group_bytes_per_s
     return seconds
 
 
@@ -296,11 +322,60 @@ def plan_rewrite_cost(group_bytes: Sequence[float], settings: "Settings",
                         cpu_seconds=cpu, money=money(cpu, settings))
 
 
+def work_bytes(rows: float, nbytes: float, columns: int, settings: "Settings") -> float:
+    """The size a group is priced at: ``rows x columns x rewrite_cell_bytes`` once
+    calibrated (the calibration table's compressed bytes per cell), else its compressed
+    bytes (the paper's ``t_r`` of "the aggregate size of P").
+
+    Why cells: the executor's work is per row and per column (decode, shuffle, sort,
+    encode), while compressed bytes per row move with the data and the file size; the same
+    6-column rows take 16.7 B/row in 2,000-row files, 11.4 in 20,000-row files and 9.5 in
+    200,000-row files (bench/README_executor.md, round 7), so a rate per compressed byte
+    measured on one table mispriced another by up to 1.7x.
+
+    Example:
+    >>> from engine.core.config import Settings
+    >>> work_bytes(1000, 9500, 6, Settings(rewrite_cell_bytes=2.75))  # 1000 x 6 x 2.75
+    16500.0
+    >>> work_bytes(1000, 9500, 6, Settings())  # not calibrated: the compressed bytes
+    9500.0
+    """
+    cell = float(settings.rewrite_cell_bytes)
+    if cell > 0 and rows > 0 and columns > 0:
+        return float(rows) * int(columns) * cell
+    return float(nbytes)
+
+
+def sized_rewrite_cost(sizes: Sequence[tuple[float, float]], columns: int,
+                       settings: "Settings", layouts: Sequence[str] | None = None,
+                       files: Sequence[int] | None = None,
+                       terms: RewriteTerms | None = None) -> CostEstimate:
+    """:func:`plan_rewrite_cost` of groups given as (rows, compressed bytes) of a table of
+    ``columns`` columns: priced at :func:`work_bytes`, reading and writing the real bytes.
+
+    Example (a calibration table of 2.5 B per cell; 100 rows x 4 columns = 1,000 work bytes
+    and 200 x 4 = 2,000, whatever their compressed 300 and 500 bytes):
+    >>> from engine.core.config import Settings
+    >>> s = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, rewrite_fixed_s=2.0,
+    ...              rewrite_cell_bytes=2.5)
+    >>> c = sized_rewrite_cost([(100, 300), (200, 500)], 4, s)
+    >>> c.cpu_seconds, c.bytes_read  # 2 + 3000/100 + 3000/50
+    (92.0, 800.0)
+    """
+    priced = [work_bytes(r, b, columns, settings) for r, b in sizes]
+    real = float(sum(b for _, b in sizes))
+    files = list(files) if files is not None else [output_files(b, settings) for _, b in sizes]
+    cost = plan_rewrite_cost(priced, settings, layouts, files, terms)
+    return CostEstimate(bytes_read=real, bytes_written=real, cpu_seconds=cost.cpu_seconds,
+                        money=cost.money)
+
+
 def groups_rewrite_cost(zonemaps: "ZoneMaps", groups: Sequence["PlanGroup"],
                         settings: "Settings") -> CostEstimate:
-    """What the policies price a proposal with: :func:`plan_rewrite_cost` over the groups'
-    bytes (from the zonemaps of their partitions), layouts and output files
-    (:func:`group_files`). A partition missing from ``zonemaps`` counts 0 bytes.
+    """What the policies price a proposal with: :func:`sized_rewrite_cost` over the groups'
+    rows and bytes (from the zonemaps of their partitions, priced at :func:`work_bytes`),
+    layouts and output files (:func:`group_files`). A partition missing from ``zonemaps``
+    counts 0 bytes.
 
     Example (two groups of 100 and 200 bytes, 1 file each; the Hilbert group pays the
     fitted job and the key function, both files pay ``file_s``):
@@ -317,10 +392,11 @@ def groups_rewrite_cost(zonemaps: "ZoneMaps", groups: Sequence["PlanGroup"],
     15.0
     """
     index = {str(p): i for i, p in enumerate(zonemaps.paths)}
-    nbytes, files = [], []
+    sizes, files = [], []
     for g in groups:
         idx = [index[p] for p in g.partitions if p in index]
         b, r = int(zonemaps.bytes[idx].sum()), int(zonemaps.rows[idx].sum())
-        nbytes.append(float(b))
+        sizes.append((float(r), float(b)))
         files.append(group_files(r, b, settings, g.layout_params))
-    return plan_rewrite_cost(nbytes, settings, [g.layout for g in groups], files)
+    return sized_rewrite_cost(sizes, len(zonemaps.columns), settings,
+                              [g.layout for g in groups], files)

@@ -6,8 +6,9 @@ aggregate size of P" (section 4.2); on Spark, where one plan is one job, it is
 
     t_rewrite(B) = rewrite_fixed_s + B / rewrite_read_bytes_per_s + B / sort_bytes_per_s
 
-fitted by least squares over a few sizes (runs interleaved across sizes and kinds, medians
-kept: :func:`measure`): the executor's own rewrite
+fitted by least squares over a few sizes (1/16, 1/4 and all of ``--max-rows``, default
+1.6M rows: :func:`default_rows`; runs interleaved across sizes and kinds, medians kept:
+:func:`measure`): the executor's own rewrite
 (:func:`engine.spark.executor.rewrite`) of synthetic lineitem-like files of B bytes, and a
 read-only pass over the same files (its slope is the read rate; the rewrite's slope minus
 it, the sort-and-write rate). On the query side a per-query fixed cost and a scan rate are
@@ -17,9 +18,18 @@ the log carries no measured duration).
 Layout terms (:class:`engine.policy.costmodel.RewriteTerms`, why each exists is written
 there): at the smallest size the same rewrite is also run writing ``FILES_FACTOR`` times
 as many output files (the seconds per extra file are ``file_s``; the sort points are
-corrected by ``file_s`` per file before the byte rates are fitted), and at the smallest and
+corrected by ``file_s`` per file before the byte rates are fitted), at the smallest and
 the largest size as one Hilbert group (the Hilbert run minus the sort run at the same size
-and file count is ``fitted_job_s + B / fitted_key_bytes_per_s``, a line over the two sizes).
+and file count is ``fitted_job_s + B / fitted_key_bytes_per_s``, a line over the two sizes),
+and at the two largest sizes as ``GROUPS_PROBE`` sort groups of whole input files, at the
+largest also as ``GROUPS_PROBE_MANY`` (minus the sort run: ``multi_group_s + (G - 1)
+group_s + B / multi_group_bytes_per_s``, :func:`_nonnegative_fit`).
+
+The unit (round 7): B is the calibration table's compressed bytes, and the table's bytes
+per cell (row x column) are stored as ``rewrite_cell_bytes``; plans price a group at rows x
+columns x that (:func:`engine.policy.costmodel.work_bytes`), so a table that compresses
+better or worse than the synthetic one is priced by its work, not by its file sizes
+(bench/README_executor.md, round 7: most of round 6's 10M-row miss was this).
 
 The result is stored in the workspace (``calibration.json``: the rates, the layout terms,
 the points they were fitted on, the date and the Spark master); the rates are read by
@@ -51,18 +61,54 @@ from engine.table.footers import read_partitions
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-DEFAULT_ROWS = (50_000, 200_000, 800_000)
+#: the largest size calibrated by default: 1.6M rows (~26 MB) keeps ``calibrate --repeat 3``
+#: near two minutes on 2 cores and is within 7x of a 10M-row plan (round 6 stopped at 800k)
+DEFAULT_MAX_ROWS = 1_600_000
+#: the sizes calibrated below the largest: 1/16 and 1/4 of it (a 16x range for the lines)
+SIZE_FRACTIONS = (1 / 16, 1 / 4, 1.0)
 DEFAULT_REPEAT = 3
 ROWS_PER_FILE = 50_000
-#: the rates calibration writes (all Settings fields)
+#: the rates calibration writes (all Settings fields); ``rewrite_cell_bytes`` is the unit
+#: they are in (the calibration table's compressed bytes per row x column)
 RATE_KEYS = ("rewrite_fixed_s", "rewrite_read_bytes_per_s", "sort_bytes_per_s",
-             "query_fixed_s", "query_scan_bytes_per_s")
+             "query_fixed_s", "query_scan_bytes_per_s", "rewrite_cell_bytes")
 #: the per-file run writes this many times as many files as the sort run
 FILES_FACTOR = 20
 #: the fitted ordering calibration times (a two-column curve, as the demo's plans use)
 FITTED_PROBE = ("hilbert", ("l_shipdate", "l_orderdate"))
-__all__ = ["RATE_KEYS", "TERM_KEYS", "fit_line", "load", "measure", "rates_from_points",
-           "save", "terms_from_points"]
+#: the many-group run: the sort run's rows cut into this many groups of whole input files
+#: (or one per input file when fewer), their sort keys alternating like a mixed plan's
+GROUPS_PROBE = 8
+#: ... and at the largest size also into this many groups (one input file each at 1.6M): two
+#: group counts separate a cost paid once by any plan of two or more groups from a cost per
+#: group (round 7, load 10: 8 groups cost 4.5 s more than one, 50 groups 4.3 s)
+GROUPS_PROBE_MANY = 32
+GROUP_KEYS = ("l_shipdate", "l_orderdate")
+__all__ = ["DEFAULT_MAX_ROWS", "RATE_KEYS", "TERM_KEYS", "default_rows", "fit_line", "load",
+           "measure", "rates_from_points", "save", "terms_from_points"]
+
+
+def default_rows(max_rows: int = DEFAULT_MAX_ROWS) -> tuple[int, ...]:
+    """The sizes calibrated up to ``max_rows``: 1/16, 1/4 and all of it, in whole input
+    files (``ROWS_PER_FILE``), at least one file each and distinct.
+
+    Calibrate near the plans' size: a line fitted on small sizes carries its noise 10x
+    out (round 6's 50k-800k calibration was 5-50% under at 10M rows, though most of that was
+    the unit: bench/README_executor.md, round 7).
+
+    Example:
+    >>> default_rows(), default_rows(400_000)
+    ((100000, 400000, 1600000), (50000, 100000, 400000))
+    """
+    if int(max_rows) < 2 * ROWS_PER_FILE:
+        raise InvalidParameterError(f"--max-rows must be at least {2 * ROWS_PER_FILE:,} "
+                                    f"(two input files), got {max_rows}")
+    sizes = sorted({max(1, round(max_rows * f / ROWS_PER_FILE)) * ROWS_PER_FILE
+                    for f in SIZE_FRACTIONS})
+    return tuple(sizes)
+
+
+DEFAULT_ROWS = default_rows()
 
 
 def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
@@ -99,17 +145,74 @@ def terms_from_points(points: Sequence[dict[str, float]]) -> dict[str, float]:
              for p in points if "files_s" in p and p["files_n"] > p["files"]]
     file_s = max(0.0, statistics.fmean(extra)) if extra else 0.0
     fitted = [(p["bytes"], p["fitted_s"] - p["rewrite_s"]) for p in points if "fitted_s" in p]
-    job, key_rate = 0.0, 0.0
-    if len(fitted) >= 2:
-        job, per_byte = fit_line([b for b, _ in fitted], [d for _, d in fitted])
-        if per_byte > 1e-12:
-            key_rate = 1.0 / per_byte
-        else:
-            job = max(0.0, statistics.fmean(d for _, d in fitted))
-    elif fitted:
-        job = max(0.0, fitted[0][1])
+    job, key_rate = _overhead_line(fitted)
+    # the many-group runs minus the sort run of the same rows (corrected for any difference
+    # in files): once ``multi_group_s`` + (G - 1) extra groups x ``group_s`` + the plan's
+    # bytes at the extra rate of a write partitioned by group
+    grouped = [(1.0, p[f"{k}_n"] - 1, p["bytes"],
+                p[f"{k}_s"] - p["rewrite_s"]
+                - file_s * (p.get(f"{k}_files", p["files"]) - p["files"]))
+               for p in points for k in ("groups", "groups2")
+               if f"{k}_s" in p and p[f"{k}_n"] > 1]
+    once, group_s, multi_per_byte = _nonnegative_fit(grouped)
     return {"fitted_job_s": round(job, 6), "fitted_key_bytes_per_s": key_rate,
-            "file_s": round(file_s, 6)}
+            "file_s": round(file_s, 6), "multi_group_s": round(once, 6),
+            "group_s": round(group_s, 6),
+            "multi_group_bytes_per_s": 1.0 / multi_per_byte if multi_per_byte > 1e-12 else 0.0}
+
+
+def _nonnegative_fit(rows: Sequence[Sequence[float]]) -> tuple[float, ...]:
+    """Least squares ``d = sum_j c_j x_j`` (no intercept) over rows (x_1 .. x_k, d), every
+    ``c_j >= 0``: the best fit over the subsets of terms whose own fit is non-negative (an
+    exact NNLS for the few terms calibration has; a term noise would make negative is 0).
+
+    Example (d = 0.5 + 0.1 (G - 1) + 2e-6 B, exactly; then one group count and an
+    overhead that shrinks with B: neither a per-group nor a per-byte part is separable):
+    >>> rows = [(1, 7, 1e6, 3.2), (1, 7, 4e6, 9.2), (1, 31, 4e6, 11.6)]
+    >>> [round(c, 6) for c in _nonnegative_fit(rows)]
+    [0.5, 0.1, 2e-06]
+    >>> [round(c, 6) for c in _nonnegative_fit([(1, 7, 1e6, 1.4), (1, 7, 4e6, 0.7)])]
+    [1.05, 0.0, 0.0]
+    """
+    if not rows:
+        return (0.0, 0.0, 0.0)
+    x = np.array([r[:-1] for r in rows], dtype=float)
+    d = np.array([r[-1] for r in rows], dtype=float)
+    k = x.shape[1]
+    best, best_err = np.zeros(k), float(d @ d)
+    for mask in range(1, 2 ** k):
+        cols = [j for j in range(k) if mask >> j & 1]
+        if len(cols) > len(rows) or np.linalg.matrix_rank(x[:, cols]) < len(cols):
+            continue
+        c, *_ = np.linalg.lstsq(x[:, cols], d, rcond=None)
+        if np.any(c < 0):
+            continue
+        err = float(np.sum((d - x[:, cols] @ c) ** 2))
+        if err < best_err - 1e-12:
+            best, best_err = np.zeros(k), err
+            best[cols] = c
+    return tuple(float(v) for v in best)
+
+
+def _overhead_line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(seconds, bytes per second) of an overhead measured at a few sizes: a line over
+    bytes; a slope lost in noise (<= 0) leaves the rate at 0 and the mean overhead as the
+    fixed part; one size gives its overhead and no rate.
+
+    Example:
+    >>> [round(v, 6) for v in _overhead_line([(1e6, 1.5), (9e6, 5.5)])]
+    [1.0, 2000000.0]
+    >>> [round(v, 6) for v in _overhead_line([(1e6, 1.4), (9e6, 1.2)])]
+    [1.3, 0.0]
+    """
+    if len(points) >= 2:
+        fixed, per_byte = fit_line([b for b, _ in points], [d for _, d in points])
+        if per_byte > 1e-12:
+            return fixed, 1.0 / per_byte
+        return max(0.0, statistics.fmean(d for _, d in points)), 0.0
+    if points:
+        return max(0.0, points[0][1]), 0.0
+    return 0.0, 0.0
 
 
 def rates_from_points(points: Sequence[dict[str, float]],
@@ -138,12 +241,17 @@ def rates_from_points(points: Sequence[dict[str, float]],
         read_per_byte = 0.0
     sort_per_byte = max(per_byte - read_per_byte, 1e-12)
     q_fixed, q_per_byte = fit_line(b, [p["query_s"] for p in points])
+    cells = sum(p.get("cells", 0) for p in points)
     # a query time that does not grow with size (noise above the slope): the scan rate is
     # not separable; 0 leaves ``scan_bytes_per_s`` in effect instead of an absurd rate
     return {"rewrite_fixed_s": fixed,
             "rewrite_read_bytes_per_s": 1.0 / read_per_byte if read_per_byte else 0.0,
             "sort_bytes_per_s": 1.0 / sort_per_byte, "query_fixed_s": q_fixed,
-            "query_scan_bytes_per_s": 1.0 / q_per_byte if q_per_byte > 1e-12 else 0.0}
+            "query_scan_bytes_per_s": 1.0 / q_per_byte if q_per_byte > 1e-12 else 0.0,
+            # the unit of the rewrite rates: points without cells (before round 7) give 0,
+            # plans then price compressed bytes as before
+            "rewrite_cell_bytes": (round(sum(b) / cells, 6)
+                                   if cells and all("cells" in p for p in points) else 0.0)}
 
 
 def _make_files(spark: "SparkSession", root: str, rows: int) -> list[str]:
@@ -207,14 +315,39 @@ def _measure_once(spark: "SparkSession", schema: Any, parts: Sequence[Any],
     return (read_s, *_rewrite_once(spark, schema, parts, out))
 
 
+def _rewrite_groups(spark: "SparkSession", schema: Any, parts: Sequence[Any], out: str,
+                    n_groups: int) -> tuple[float, int, int]:
+    """(wall s, groups, output files) of a plan of ``n_groups`` sort groups of whole input
+    files (keys alternating over ``GROUP_KEYS``) in one job, with the new footers."""
+    n_groups = max(1, min(n_groups, len(parts)))
+    cuts = [round(i * len(parts) / n_groups) for i in range(n_groups + 1)]
+    pairs = [(PlanGroup(tuple(p.path for p in parts[a:b]), "sort",
+                        (GROUP_KEYS[i % len(GROUP_KEYS)],)), list(parts[a:b]))
+             for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+    t = time.perf_counter()
+    run = executor.rewrite(spark, schema, pairs, out, ROWS_PER_FILE, None)
+    for g in run.groups:
+        footers_parallel.read_partitions(spark, g.files, schema=schema)
+    wall = time.perf_counter() - t
+    shutil.rmtree(out, ignore_errors=True)
+    return wall, len(pairs), sum(g.outputs for g in run.groups)
+
+
 def _round_of(spark: "SparkSession", schema: Any, parts: Sequence[Any], paths: Sequence[str],
-              n: int, out: str, fitted: bool, many_files: bool) -> dict[str, float]:
+              n: int, out: str, fitted: bool, many_files: bool,
+              groups: int = 0, many_groups: int = 0) -> dict[str, float]:
     """One repetition at one size, its kinds of run one right after the other (read-only
-    pass, sort rewrite, then the Hilbert run when ``fitted`` and the many-files run when
-    ``many_files``): a load change on the shared machine hits the runs whose differences
-    make the layout terms alike."""
+    pass, sort rewrite, then the Hilbert run when ``fitted``, the many-files run when
+    ``many_files`` and the many-group runs when ``groups`` > 1): a load change on the shared
+    machine hits the runs whose differences make the layout terms alike."""
     read_s, wall, cpu, files = _measure_once(spark, schema, parts, paths, f"{out}-sort")
     got = {"read_s": read_s, "rewrite_s": wall, "rewrite_cpu_s": cpu, "files": files}
+    if groups > 1 and len(parts) > 1:
+        got["groups_s"], got["groups_n"], got["groups_files"] = _rewrite_groups(
+            spark, schema, parts, f"{out}-groups", groups)
+    if many_groups > groups > 1 and len(parts) > groups:
+        got["groups2_s"], got["groups2_n"], got["groups2_files"] = _rewrite_groups(
+            spark, schema, parts, f"{out}-groups2", many_groups)
     if fitted:
         layout, cols = FITTED_PROBE
         got["fitted_s"] = _rewrite_once(spark, schema, parts, f"{out}-fit", layout, cols)[0]
@@ -227,16 +360,19 @@ def _round_of(spark: "SparkSession", schema: Any, parts: Sequence[Any], paths: S
 
 
 def _median_point(n: int, nbytes: int, rounds: Sequence[dict[str, float]],
-                  query_s: float) -> dict[str, float]:
+                  query_s: float, columns: int) -> dict[str, float]:
     """The point of one size: the median of each kind of run over its repetitions."""
-    point: dict[str, float] = {"rows": n, "bytes": nbytes, "repeat": len(rounds)}
+    point: dict[str, float] = {"rows": n, "bytes": nbytes, "cells": n * columns,
+                               "repeat": len(rounds)}
     for key, digits in (("read_s", 4), ("rewrite_s", 4), ("rewrite_cpu_s", 4),
-                        ("fitted_s", 4), ("files_s", 4)):
+                        ("fitted_s", 4), ("files_s", 4), ("groups_s", 4),
+                        ("groups2_s", 4)):
         if key in rounds[0]:
             point[key] = round(statistics.median(r[key] for r in rounds), digits)
     point["files"] = rounds[0]["files"]
-    if "files_n" in rounds[0]:
-        point["files_n"] = rounds[0]["files_n"]
+    for key in ("files_n", "groups_n", "groups_files", "groups2_n", "groups2_files"):
+        if key in rounds[0]:
+            point[key] = rounds[0][key]
     point["query_s"] = round(query_s, 5)
     return point
 
@@ -249,6 +385,8 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
     kind of run once, A B C A B C rather than A A B B C C), and each point keeps the
     median of its ``repeat`` runs per kind; so a slow spell on a shared machine costs one
     run of each kind a little, instead of bending one size's point or one layout term.
+    The many-group run is made at the two largest sizes (``GROUPS_PROBE`` groups), and at
+    the largest also with ``GROUPS_PROBE_MANY`` groups.
     """
     if int(repeat) < 1:
         raise InvalidParameterError(f"repeat must be >= 1, got {repeat}")
@@ -265,16 +403,20 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
             inputs.append((n, paths, schema, parts))
         # warm-up, untimed: the smallest size's sort and Hilbert runs (JIT, Python workers)
         n, paths, schema, parts = inputs[0]
-        _round_of(spark, schema, parts, paths, n, str(work / "warm"), True, False)
+        _round_of(spark, schema, parts, paths, n, str(work / "warm"), True, False,
+                  GROUPS_PROBE)
         rounds: list[list[dict[str, float]]] = [[] for _ in inputs]
         for k in range(int(repeat)):
             for i, (n, paths, schema, parts) in enumerate(inputs):
                 rounds[i].append(_round_of(spark, schema, parts, paths, n,
                                            str(work / f"out-{i}-{k}"),
                                            fitted=i in (0, len(inputs) - 1),
-                                           many_files=i == 0))
+                                           many_files=i == 0,
+                                           groups=GROUPS_PROBE if i >= len(inputs) - 2 else 0,
+                                           many_groups=(GROUPS_PROBE_MANY
+                                                        if i == len(inputs) - 1 else 0)))
         points = [_median_point(n, sum(p.bytes for p in parts), rounds[i],
-                                _duckdb_scan_seconds(paths))
+                                _duckdb_scan_seconds(paths), len(schema.columns))
                   for i, (n, paths, schema, parts) in enumerate(inputs)]
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,72 @@
+"""Re-price executor bench results with a calibration file, offline (no Spark).
+
+``bench/bench_executor.py --calibration`` prints the prediction of the calibration it was
+given; this re-prices the same measured runs (a results CSV) with another calibration or
+another version of the model, from the bench's plan shapes: how round 7 separated the
+model's unit (cells vs compressed bytes) from the calibration's noise
+(bench/README_executor.md, "Round 7: prediction"). Usage:
+``PYTHONPATH=$PWD python bench/reprice_executor.py H/calibration.json bench/results/X.csv``
+(``--bytes`` prices compressed bytes, the model before round 7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.core.config import Settings  # noqa: E402
+from engine.policy.costmodel import RewriteTerms, sized_rewrite_cost  # noqa: E402
+
+#: the bench's table: 6 columns; its demo-like files (2,000 rows) hold 16.74 B per row
+COLUMNS, DEMO_ROW_BYTES, ROWS_PER_FILE = 6, 16.74, 100_000
+
+
+def shapes(rows: int, nbytes: float) -> dict[str, tuple[list[tuple[str, float, float]], int]]:
+    """Each variant's groups (layout, rows, bytes) and output files, as the bench runs them."""
+    demo_rows = [16_000] * 4 + [12_000, 10_000]
+    demo = [("sort" if i < 4 else "hilbert", r, r * DEMO_ROW_BYTES)
+            for i, r in enumerate(demo_rows)]
+    files = max(1, rows // ROWS_PER_FILE)
+    per_group = -(-rows // 50 // ROWS_PER_FILE)  # each of 50 groups: at least one file
+    return {"executor-sort": ([("sort", rows, nbytes)], files),
+            "executor-hilbert": ([("hilbert", rows, nbytes)], files),
+            "executor-50-groups": ([("sort", rows / 50, nbytes / 50)] * 50, 50 * per_group),
+            "executor-demo-like": (demo, 43)}
+
+
+def predict(calibration: dict, groups: list[tuple[str, float, float]], files: int,
+            cells: bool = True) -> float:
+    """The model's wall seconds of one plan under ``calibration``."""
+    rates = {k: v for k, v in calibration["rates"].items()
+             if v and (cells or k != "rewrite_cell_bytes")}
+    terms = RewriteTerms.from_mapping(calibration.get("terms"))
+    per = [files / len(groups)] * len(groups)
+    return sized_rewrite_cost([(r, b) for _, r, b in groups], COLUMNS, Settings(**rates),
+                              [k for k, _, _ in groups], per, terms).cpu_seconds
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("calibration")
+    ap.add_argument("results", nargs="+")
+    ap.add_argument("--bytes", action="store_true", help="price compressed bytes (before round 7)")
+    args = ap.parse_args()
+    calibration = json.loads(Path(args.calibration).read_text())
+    for path in args.results:
+        for row in csv.DictReader(open(path)):
+            shape = shapes(int(row["rows"]), float(row["input_mb"]) * 1e6).get(row["variant"])
+            if shape is None:
+                continue
+            p, m = predict(calibration, *shape, cells=not args.bytes), float(row["median_s"])
+            print(f"{row['variant']:<20} {int(row['rows']):>11,} rows  measured {m:7.2f} s  "
+                  f"predicted {p:7.2f} s ({p / m - 1:+.0%})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
