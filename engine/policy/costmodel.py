@@ -346,6 +346,25 @@ def work_bytes(rows: float, nbytes: float, columns: int, settings: "Settings") -
     return float(nbytes)
 
 
+def work_bytes_array(rows: np.ndarray, nbytes: np.ndarray, columns: int,
+                     settings: "Settings") -> np.ndarray:
+    """:func:`work_bytes` for many partitions at once (WAIR's Algorithm 2 ranks and prices
+    them one by one, so its cut must see the sizes the plan is later priced at).
+
+    Example:
+    >>> from engine.core.config import Settings
+    >>> work_bytes_array(np.array([10, 20]), np.array([95, 190]), 6,
+    ...                  Settings(rewrite_cell_bytes=2.5)).tolist()
+    [150.0, 300.0]
+    >>> work_bytes_array(np.array([10, 20]), np.array([95, 190]), 6, Settings()).tolist()
+    [95.0, 190.0]
+    """
+    cell = float(settings.rewrite_cell_bytes)
+    if cell > 0 and columns > 0:
+        return np.asarray(rows, dtype=np.float64) * (int(columns) * cell)
+    return np.asarray(nbytes, dtype=np.float64)
+
+
 def sized_rewrite_cost(sizes: Sequence[tuple[float, float]], columns: int,
                        settings: "Settings", layouts: Sequence[str] | None = None,
                        files: Sequence[int] | None = None,

@@ -59,7 +59,7 @@ import numpy as np
 from engine.core.errors import InvalidParameterError
 from engine.core.jsonable import finite_or_none
 from engine.policy.base import Feedback, PlanGroup, Policy, PolicyContext, Proposal
-from engine.policy.costmodel import groups_rewrite_cost, money
+from engine.policy.costmodel import groups_rewrite_cost, money, work_bytes_array
 from engine.policy.impact import rewrite_losses
 from engine.policy.wair.cut import algorithm2_cut, thin_curve
 from engine.policy.wair.groups import (Assignment, assign_fixed, assign_hybrid,
@@ -241,7 +241,9 @@ class WairPolicy(Policy):
         if candidates.size == 0:
             return self._none("no boundary partition with a positive saving in the window", base)
 
-        part_bytes = zm.bytes.astype(np.float64)
+        # priced as the plan will be (costmodel.work_bytes: per cell once calibrated), so
+        # Algorithm 2's cut and groups_rewrite_cost below agree on a group's size
+        part_bytes = work_bytes_array(zm.rows, zm.bytes, len(zm.columns), ctx.settings)
         order, cut, curve = algorithm2_cut(total[candidates], part_bytes[candidates],
                                            ctx.settings, k_max, p.alpha)
         best_net = curve[cut - 1][1]
