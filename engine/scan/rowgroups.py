@@ -29,7 +29,8 @@ the snapshot object (a process that analyses it again, e.g. the dashboard) and o
 beside the zonemap cache (:mod:`engine.table.zonemap_cache`'s format, in
 ``<home>/cache/zonemaps/<table>/.rowgroups/``), so a fresh process memory-maps them
 instead of reading the row-group files and matching 10^6 paths again (1,000,000 files,
-10% with 3 row groups: 1.11 CPU-s cold, 0.073 cached; bench/paw_rowgroup_cache.py). For an
+10% with 3 row groups: 0.68 CPU-s cold, 0.063 cached at load 2-4;
+bench/paw_rowgroup_cache.py). For an
 open format, a data file whose footer could not be read when the entry was written stays
 file-level for that snapshot.
 """
