@@ -298,3 +298,17 @@ def test_losses_in_equation_4_refuse_a_plan_that_no_longer_pays_its_cost() -> No
     strict = WairPolicy(window=100, hybrid=False, fixed_key="a", losses="cost")
     assert strict.propose(c) is None
     assert "eq. 4 net of losses" in strict.last_decision["reason"]
+
+
+def test_the_cut_prices_partitions_as_the_plan_is_priced() -> None:
+    # calibrated per cell: 10 rows x 2 columns x 2.5 B = 50 work bytes per partition (its
+    # compressed 100 B no longer count), so one partition costs 0.5 read + 0.5 sort = 1 CPU-s
+    # in Algorithm 2's curve, and the two-partition plan 2 CPU-s in groups_rewrite_cost
+    import dataclasses
+
+    c = dataclasses.replace(ctx(3, TWO, 5), settings=dataclasses.replace(S, rewrite_cell_bytes=2.5))
+    prop = WairPolicy().propose(c)
+    assert prop is not None
+    assert prop.estimated_cost.cpu_seconds == pytest.approx(2.0)
+    assert prop.curve[0] == (1, pytest.approx(1.0 - 2.5))
+    assert prop.curve[1] == (2, pytest.approx(2.0 - 5.0))  # the plan's own cost, not 4.0
