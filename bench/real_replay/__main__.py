@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.real_replay.replay import ranks, replay_scenario  # noqa: E402
+from bench.real_replay.replay import form_query_seconds, ranks, replay_scenario  # noqa: E402
 from engine.api.simulate import SHORT_HISTORY, simulate_scenario  # noqa: E402
 from engine.core.config import load_settings  # noqa: E402
 from engine.policy.registry import LABELS, WAIR_FAMILY  # noqa: E402
@@ -74,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", default=None, help="workspace for the replayed tables (default: a temp dir)")
     ap.add_argument("--duckdb-threads", type=int, default=1,
                     help="DuckDB threads per query (default 1: calibrate measures the query rate on one)")
+    ap.add_argument("--query-form", action="store_true",
+                    help="also fit DuckDB's time for the replay's query form on the unmeasured period's "
+                         "queries and print the simulator's prediction with it (queries priced in "
+                         "the form they run, outside the measured period)")
     ap.add_argument("--calibration", default=None,
                     help="a workspace's calibration.json (layout-advisor calibrate): the simulator "
                          "and the policies price with it, so the simulated seconds predict the "
@@ -120,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     real = replay_scenario(settings, scenario, policies, spark, workdir, history=history,
                            queries=args.queries, duckdb_threads=args.duckdb_threads,
+                           query_form=args.query_form,
                            progress=lambda e: print(
                                f"  batch {e['batch']}/{e['batches']} at {time.perf_counter() - t0:.0f} s "
                                f"(Spark ingestion {e['ingest_seconds']:.0f} s)", flush=True))
@@ -170,6 +175,17 @@ def main(argv: list[str] | None = None) -> int:
             "sim_files_vs_real_seconds": round((s["cpu_seconds"] + sim_scanned[n] * real[n].file_probe[1])
                                                / real_secs - 1, 3) if real_secs else "",
         })
+        form = real[n].query_form
+        if form:
+            ms = [b for b in sim_runs[n].batches if b.measured]
+            q_form = form_query_seconds(form, sum(b.queries for b in ms), sum(b.partitions_scanned for b in ms),
+                                        sum(b.query_bytes for b in ms))
+            total = q_form + s["recluster_cpu_seconds"]
+            rows[-1].update({"form_fixed_s": round(form["fixed_s"], 5), "form_file_s": round(form["file_s"], 6),
+                             "form_bytes_per_s": round(form["bytes_per_s"]),
+                             "sim_query_seconds_form": round(q_form, 2),
+                             "sim_total_seconds_form": round(total, 2),
+                             "sim_form_vs_real_seconds": round(total / real_secs - 1, 3) if real_secs else ""})
     rank_rows(rows)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -195,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
                             round(b.query_cpu_s, 3), round(b.recluster_cpu_s, 2),
                             sum(x.groups for x in rs)])
     print_summary(rows)
+    print_form(rows)
     print(json.dumps({"sim_seconds": round(sim_seconds, 1), "replay_seconds": round(replay_seconds, 1),
                       "workdir": workdir, "dd_tuning": tuning and tuning.get("chosen")}))
     return 0
@@ -230,6 +247,10 @@ def rank_rows(rows: list[dict[str, Any]]) -> None:
         rk = ranks(values)
         for r in rows:
             r[key] = rk[r["policy"]]
+    if all(r.get("sim_total_seconds_form") not in (None, "") for r in rows):
+        rk = ranks(col("sim_total_seconds_form"))
+        for r in rows:
+            r["rank_sim_seconds_form"] = rk[r["policy"]]
     if all(r.get("sim_total_seconds_with_files") not in (None, "") for r in rows):
         rk = ranks(col("sim_total_seconds_with_files"))
         for r in rows:
@@ -258,6 +279,21 @@ def print_summary(rows: list[dict[str, Any]]) -> None:
                   f"real s {float(r['real_total_seconds']):8.1f} "
                   f"{float(err) * 100 if err != '' else 0:+5.0f}% rank sim {r['rank_sim_seconds_with_files']}"
                   f" / real {r['rank_real_seconds']}")
+
+
+def print_form(rows: list[dict[str, Any]]) -> None:
+    """The simulator's prediction with the queries priced by the replay's own query form."""
+    if not all("rank_sim_seconds_form" in r for r in rows):
+        return
+    r0 = rows[0]
+    print(f"with the query form fitted on the unmeasured period ({float(r0['form_fixed_s']) * 1e3:.2f} ms "
+          f"+ {float(r0['form_file_s']) * 1e3:.3f} ms/file + {float(r0['form_bytes_per_s']) / 1e6:,.0f} MB/s):")
+    for r in rows:
+        err = r["sim_form_vs_real_seconds"]
+        print(f"{r['label']:8} sim q s {float(r['sim_query_seconds_form']):7.1f} real q s "
+              f"{float(r['real_query_wall_seconds']):7.1f}  sim s {float(r['sim_total_seconds_form']):8.1f} "
+              f"real s {float(r['real_total_seconds']):8.1f} {float(err) * 100 if err != '' else 0:+5.0f}% "
+              f"rank sim {r['rank_sim_seconds_form']} / real {r['rank_real_seconds']}")
 
 
 def merge(paths: list[str], out: Path) -> int:
