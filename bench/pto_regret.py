@@ -10,7 +10,8 @@ label (``cost``, decision 6's default, and ``skip``, the paper's):
 * regret (pp) of the choice with exact ties (rounds 3-5, ``tie_tolerance=0``) and with the
   round-6 tie rule (default: ties within the model's fitting residual), mean / median / max
   over seeds and how many seeds are within 5 pp (P3);
-* the ours variants beside them (``training_budget=12``, ``refine_sizes``);
+* the ours variants beside them (``training_budget=12``, ``refine_sizes``; round 7:
+  ``size_features`` and ``open_cost_offset``, README_pto.md "Part's P3");
 * the diagnosis of seed 0: the exhaustive best, its prediction and rank, the training
   label of its (partition, sort) pair and at which size, the label's spread over sizes
   inside each pair against the spread between pairs (what the model has to learn from 12
