@@ -7,7 +7,11 @@ input files), in the same process and Spark session (a warm-up run first, then
 * ``executor-sort``      engine.spark.executor.rewrite: one group, sort on ``l_shipdate``
                          (zonemap cuts, one shuffle, Spark's writer cuts files, one
                          verification aggregate), then the new footers (zonemaps);
-* ``executor-hilbert``   the same, Hilbert over (l_shipdate, l_commitdate) (+1 sample job);
+* ``executor-hilbert``   the same, Hilbert over (l_shipdate, l_commitdate) (+1 sample job),
+                         the key as Spark expressions (``curve_keys.KEY_FUNCTION``
+                         "expression", round 7);
+* ``executor-hilbert-udf`` the same plan with the key by the scalar Arrow UDF (round 6's
+                         way, ``KEY_FUNCTION = "udf"``), beside it in the same run;
 * ``executor-50-groups`` a plan of 50 groups (one input file each, alternating sort keys);
 * ``executor-50-groups-reread`` the same plan verified as rounds 3-5 did above 8 groups:
                          the inputs read again in the verification aggregate
@@ -50,7 +54,7 @@ from engine.core.config import Settings  # noqa: E402
 from engine.policy.base import PlanGroup  # noqa: E402
 from engine.policy.costmodel import RewriteTerms, plan_rewrite_cost  # noqa: E402
 from engine.spark.calibrate import rates_from_points  # noqa: E402
-from engine.spark import footers_parallel, verification  # noqa: E402
+from engine.spark import curve_keys, footers_parallel, verification  # noqa: E402
 from engine.spark.executor import rewrite  # noqa: E402
 from engine.spark.progress import JobMetrics  # noqa: E402
 from engine.spark.session import get_spark  # noqa: E402
@@ -107,6 +111,16 @@ def run_reread(spark, schema, groups, out: str, rows_per_file: int, name: str) -
         run_executor(spark, schema, groups, out, rows_per_file, name)
     finally:
         verification.ALWAYS_REREAD = False
+
+
+def run_udf_key(spark, schema, groups, out: str, rows_per_file: int, name: str) -> None:
+    """:func:`run_executor` with fitted keys by the scalar Arrow UDF (round 6's way)."""
+    old = curve_keys.KEY_FUNCTION
+    curve_keys.KEY_FUNCTION = "udf"
+    try:
+        run_executor(spark, schema, groups, out, rows_per_file, name)
+    finally:
+        curve_keys.KEY_FUNCTION = old
 
 
 def median_phases(runs: list[dict[str, float]], warmup: bool) -> str:
@@ -189,6 +203,7 @@ def main() -> int:
             ("hilbert", ["l_shipdate", "l_commitdate"], demo_parts[38:])]
         plans = {"executor-sort": [("sort", ["l_shipdate"], parts)],
                  "executor-hilbert": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
+                 "executor-hilbert-udf": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-50-groups": fifty, "executor-50-groups-reread": fifty,
                  "executor-demo-like": demo}
         variants = {
@@ -198,6 +213,9 @@ def main() -> int:
             "executor-hilbert": lambda out: run_executor(
                 spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
                 args.rows_per_file, "executor-hilbert"),
+            "executor-hilbert-udf": lambda out: run_udf_key(
+                spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
+                args.rows_per_file, "executor-hilbert-udf"),
             "executor-50-groups": lambda out: run_executor(spark, schema, fifty, out,
                                                            args.rows_per_file, "executor-50-groups"),
             "executor-demo-like": lambda out: run_executor(spark, schema, demo, out, 2_000,
