@@ -8,10 +8,9 @@ input files), in the same process and Spark session (a warm-up run first, then
                          (zonemap cuts, one shuffle, Spark's writer cuts files, one
                          verification aggregate), then the new footers (zonemaps);
 * ``executor-hilbert``   the same, Hilbert over (l_shipdate, l_commitdate) (+1 sample job),
-                         the key as Spark expressions (``curve_keys.KEY_FUNCTION``
-                         "expression", round 7);
-* ``executor-hilbert-udf`` the same plan with the key by the scalar Arrow UDF (round 6's
-                         way, ``KEY_FUNCTION = "udf"``), beside it in the same run;
+                         the key by the default ``curve_keys.KEY_FUNCTION`` (the Arrow UDF);
+* ``executor-hilbert-expression`` the same plan with the key as native Spark expressions
+                         (``KEY_FUNCTION = "expression"``, round 7), beside it in the same run;
 * ``executor-50-groups`` a plan of 50 groups (one input file each, alternating sort keys);
 * ``executor-50-groups-reread`` the same plan verified as rounds 3-5 did above 8 groups:
                          the inputs read again in the verification aggregate
@@ -113,10 +112,12 @@ def run_reread(spark, schema, groups, out: str, rows_per_file: int, name: str) -
         verification.ALWAYS_REREAD = False
 
 
-def run_udf_key(spark, schema, groups, out: str, rows_per_file: int, name: str) -> None:
-    """:func:`run_executor` with fitted keys by the scalar Arrow UDF (round 6's way)."""
+def run_key_function(spark, schema, groups, out: str, rows_per_file: int, name: str,
+                     function: str) -> None:
+    """:func:`run_executor` with Hilbert and Z-order keys by ``function`` ("udf" or
+    "expression", :data:`engine.spark.curve_keys.KEY_FUNCTION`)."""
     old = curve_keys.KEY_FUNCTION
-    curve_keys.KEY_FUNCTION = "udf"
+    curve_keys.KEY_FUNCTION = function
     try:
         run_executor(spark, schema, groups, out, rows_per_file, name)
     finally:
@@ -203,7 +204,7 @@ def main() -> int:
             ("hilbert", ["l_shipdate", "l_commitdate"], demo_parts[38:])]
         plans = {"executor-sort": [("sort", ["l_shipdate"], parts)],
                  "executor-hilbert": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
-                 "executor-hilbert-udf": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
+                 "executor-hilbert-expression": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-50-groups": fifty, "executor-50-groups-reread": fifty,
                  "executor-demo-like": demo}
         variants = {
@@ -213,9 +214,9 @@ def main() -> int:
             "executor-hilbert": lambda out: run_executor(
                 spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
                 args.rows_per_file, "executor-hilbert"),
-            "executor-hilbert-udf": lambda out: run_udf_key(
+            "executor-hilbert-expression": lambda out: run_key_function(
                 spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
-                args.rows_per_file, "executor-hilbert-udf"),
+                args.rows_per_file, "executor-hilbert-expression", "expression"),
             "executor-50-groups": lambda out: run_executor(spark, schema, fifty, out,
                                                            args.rows_per_file, "executor-50-groups"),
             "executor-demo-like": lambda out: run_executor(spark, schema, demo, out, 2_000,

@@ -24,15 +24,18 @@ one literal array, each group's slice found by its offset (an O(1) lookup by gro
 
 The written order is the UDF's: both compute the same integer for every row
 (``tests/test_curve_keys.py`` checks expression = UDF = numpy on random data with nulls,
-ties, negative numbers, dates, timestamps and decimals). String columns, and a one-column
-curve of more than 31 bits, stay on the UDF (:func:`expressible`).
+ties, negative numbers, dates, timestamps and decimals, at 1 to 5 bits). String columns,
+and a one-column curve of more than 31 bits, stay on the UDF (:func:`expressible`).
+
+**Not the default** (:data:`KEY_FUNCTION`): at 16 bits the chain is about 70 projections
+and Spark runs it far slower than the UDF (round 7, bench/README_executor.md). What would
+make it pay: fewer stages (a JVM binary search for the ranks, e.g. ML's ``Bucketizer``; a
+parallel-prefix 2-D Hilbert in O(log bits) steps), not tried.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from engine.spark.hashing import long_array
 from engine.spark.jobspec import GROUP_COLUMN, KEY_COLUMN, GroupSpec, q
