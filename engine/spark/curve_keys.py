@@ -24,8 +24,8 @@ one literal array, each group's slice found by its offset (an O(1) lookup by gro
 
 The written order is the UDF's: both compute the same integer for every row
 (``tests/test_curve_keys.py`` checks expression = UDF = numpy on random data with nulls,
-ties, negative numbers, dates, timestamps and decimals, at 1 to 5 bits). String columns,
-and a one-column curve of more than 31 bits, stay on the UDF (:func:`expressible`).
+ties, negative numbers, dates and timestamps, at 1 to 5 bits). String and decimal
+columns, and a one-column curve of more than 31 bits, stay on the UDF (:func:`expressible`).
 
 **Not the default** (:data:`KEY_FUNCTION`): at 16 bits the chain is about 70 projections
 and Spark runs it far slower than the UDF (round 7, bench/README_executor.md). What would
@@ -55,8 +55,10 @@ KEY_FUNCTION = "udf"
 KEY_FUNCTIONS = ("expression", "udf")
 #: layouts whose key is a grid curve over ranked columns
 CURVES = ("hilbert", "zorder")
-#: logical types whose encoding is a double computed by Spark exactly as by pyarrow
-NUMERIC_KEYS = ("int", "float", "decimal", "bool", "date", "timestamp")
+#: logical types whose encoding is a double computed by Spark exactly as by pyarrow. Not
+#: decimals: Spark's cast to double and pyarrow's can differ in the last bit (found by the
+#: property test: 28958385.7843 as decimal(14, 4) ranked 0 by Spark, 1 by numpy)
+NUMERIC_KEYS = ("int", "float", "bool", "date", "timestamp")
 _TMP = "__la_ck"  # prefix of the staged helper columns (dropped at the end)
 
 
