@@ -7,7 +7,10 @@ input files), in the same process and Spark session (a warm-up run first, then
 * ``executor-sort``      engine.spark.executor.rewrite: one group, sort on ``l_shipdate``
                          (zonemap cuts, one shuffle, Spark's writer cuts files, one
                          verification aggregate), then the new footers (zonemaps);
-* ``executor-hilbert``   the same, Hilbert over (l_shipdate, l_commitdate) (+1 sample job);
+* ``executor-hilbert``   the same, Hilbert over (l_shipdate, l_commitdate) (+1 sample job),
+                         the key by the default ``curve_keys.KEY_FUNCTION`` (the Arrow UDF);
+* ``executor-hilbert-expression`` the same plan with the key as native Spark expressions
+                         (``KEY_FUNCTION = "expression"``, round 7), beside it in the same run;
 * ``executor-50-groups`` a plan of 50 groups (one input file each, alternating sort keys);
 * ``executor-50-groups-reread`` the same plan verified as rounds 3-5 did above 8 groups:
                          the inputs read again in the verification aggregate
@@ -51,7 +54,7 @@ from engine.core.config import Settings  # noqa: E402
 from engine.policy.base import PlanGroup  # noqa: E402
 from engine.policy.costmodel import RewriteTerms, sized_rewrite_cost  # noqa: E402
 from engine.spark.calibrate import rates_from_points  # noqa: E402
-from engine.spark import footers_parallel, verification  # noqa: E402
+from engine.spark import curve_keys, footers_parallel, verification  # noqa: E402
 from engine.spark.executor import rewrite  # noqa: E402
 from engine.spark.progress import JobMetrics  # noqa: E402
 from engine.spark.session import get_spark  # noqa: E402
@@ -108,6 +111,18 @@ def run_reread(spark, schema, groups, out: str, rows_per_file: int, name: str) -
         run_executor(spark, schema, groups, out, rows_per_file, name)
     finally:
         verification.ALWAYS_REREAD = False
+
+
+def run_key_function(spark, schema, groups, out: str, rows_per_file: int, name: str,
+                     function: str) -> None:
+    """:func:`run_executor` with Hilbert and Z-order keys by ``function`` ("udf" or
+    "expression", :data:`engine.spark.curve_keys.KEY_FUNCTION`)."""
+    old = curve_keys.KEY_FUNCTION
+    curve_keys.KEY_FUNCTION = function
+    try:
+        run_executor(spark, schema, groups, out, rows_per_file, name)
+    finally:
+        curve_keys.KEY_FUNCTION = old
 
 
 def median_phases(runs: list[dict[str, float]], warmup: bool) -> str:
@@ -193,6 +208,7 @@ def main() -> int:
             ("hilbert", ["l_shipdate", "l_commitdate"], demo_parts[38:])]
         plans = {"executor-sort": [("sort", ["l_shipdate"], parts)],
                  "executor-hilbert": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
+                 "executor-hilbert-expression": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-50-groups": fifty, "executor-50-groups-reread": fifty,
                  "executor-demo-like": demo}
         variants = {
@@ -202,6 +218,9 @@ def main() -> int:
             "executor-hilbert": lambda out: run_executor(
                 spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
                 args.rows_per_file, "executor-hilbert"),
+            "executor-hilbert-expression": lambda out: run_key_function(
+                spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
+                args.rows_per_file, "executor-hilbert-expression", "expression"),
             "executor-50-groups": lambda out: run_executor(spark, schema, fifty, out,
                                                            args.rows_per_file, "executor-50-groups"),
             "executor-demo-like": lambda out: run_executor(spark, schema, demo, out, 2_000,

@@ -2,7 +2,8 @@
 
 A fitted group's ordering (:func:`engine.layout.groups.ordering_for_group`) is learned on a
 sample of its rows' key columns (ONE Spark job for all fitted groups of a plan), then its
-key is computed on the executors by ONE scalar Arrow UDF for all groups.
+key is computed on the executors: Hilbert and Z-order keys as native Spark expressions
+(:mod:`engine.spark.curve_keys`), the others by ONE scalar Arrow UDF for all groups.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import numpy as np
 import pyarrow as pa
 
 from engine.core import logical_types
+from engine.core.errors import InvalidParameterError
 from engine.layout.base import ordering_from_json
 from engine.layout.groups import ordering_for_group
+from engine.spark import curve_keys
 from engine.spark.jobspec import FITTED, GROUP_COLUMN, KEY_COLUMN, LEAVES, GroupSpec, q
 
 if TYPE_CHECKING:
@@ -71,11 +74,30 @@ def fit_group(spec: GroupSpec, sample: Any, schema: "TableSchema", rows_per_file
 
 
 def with_key(df: "DataFrame", specs: Sequence[GroupSpec], schema: "TableSchema",
-              dtype: str) -> "DataFrame":
-    """Append the fitted groups' key column, computed on the executors by ONE scalar Arrow
-    UDF that receives the group id and the key columns and dispatches per group (each
-    group's ordering travels as JSON in the closure and is rebuilt once per worker).
-    Rows of other groups get 0: they are ordered by their own columns."""
+              dtype: str, key_function: str | None = None) -> "DataFrame":
+    """Append the fitted groups' key column (rows of other groups get 0: they are ordered
+    by their own columns).
+
+    With ``key_function`` "expression" (default :data:`curve_keys.KEY_FUNCTION`) and every
+    fitted group a Hilbert or Z-order curve the expressions cover
+    (:func:`curve_keys.expressible`), the key is native Spark expressions
+    (:mod:`engine.spark.curve_keys`); otherwise ONE scalar Arrow UDF that receives the
+    group id and the key columns and dispatches per group (each group's ordering travels
+    as JSON in the closure and is rebuilt once per worker). Both give the same integers.
+    """
+    function = key_function or curve_keys.KEY_FUNCTION
+    if function not in curve_keys.KEY_FUNCTIONS:
+        raise InvalidParameterError(f"key_function must be one of "
+                                    f"{', '.join(curve_keys.KEY_FUNCTIONS)}, got {function!r}")
+    fitted = [s for s in specs if s.group.layout in FITTED]
+    if function == "expression" and all(curve_keys.expressible(s, schema) for s in fitted):
+        return curve_keys.with_curve_keys(df, specs, schema)
+    return _with_udf_key(df, specs, schema, dtype)
+
+
+def _with_udf_key(df: "DataFrame", specs: Sequence[GroupSpec], schema: "TableSchema",
+                  dtype: str) -> "DataFrame":
+    """:func:`with_key` by ONE scalar Arrow UDF (round 6's way; Qd-tree, PAW, strings)."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
     from pyspark.sql.functions import ArrowUDFType  # pyspark: costly import, deferred
     from pyspark.sql.types import DoubleType, LongType

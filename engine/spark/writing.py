@@ -118,11 +118,17 @@ def part_column(specs: Sequence[GroupSpec]) -> "Column | None":
     return expr.otherwise(F.lit(""))
 
 
-def sort_columns(specs: Sequence[GroupSpec]) -> list["Column"]:
-    """Sort expressions after (group, partition): per distinct key spec, its columns where
-    the row's group uses that spec and null elsewhere, so each group sorts on its own key."""
-    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+#: how a plan with several key specs sorts (issue 11 section 1, round 7): "columns" computes
+#: each sort key once per row as a column before the sort, one column per key position
+#: where every spec's key there has the same type (the ``CASE`` on the group is evaluated
+#: once per row); "case" puts the ``CASE`` expressions in the sort itself (rounds 3-6),
+#: evaluated on both rows of every comparison: kept for the bench
+SORT_KEYS = "columns"
+SORT_KEY_PREFIX = "__la_sk"  # the precomputed sort keys' columns
 
+
+def _key_specs(specs: Sequence[GroupSpec]) -> dict[tuple[str, ...], list[int]]:
+    """The groups of each distinct sort key spec (columns after group and partition)."""
     by_spec: dict[tuple[str, ...], list[int]] = {}
     for s in specs:
         if s.group.layout == "sort":
@@ -132,6 +138,15 @@ def sort_columns(specs: Sequence[GroupSpec]) -> list["Column"]:
         else:  # ties of a fitted key (a Qd-tree leaf's rank bucket) in the first column's order
             key = (KEY_COLUMN, s.group.columns[0])
         by_spec.setdefault(key, []).append(s.index)
+    return by_spec
+
+
+def sort_columns(specs: Sequence[GroupSpec]) -> list["Column"]:
+    """Sort expressions after (group, partition): per distinct key spec, its columns where
+    the row's group uses that spec and null elsewhere, so each group sorts on its own key."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    by_spec = _key_specs(specs)
     if len(by_spec) == 1:  # every group sorts alike: plain columns (no CASE per compare)
         return [F.col(q(c)) for c in next(iter(by_spec))]
     out = []
@@ -139,6 +154,40 @@ def sort_columns(specs: Sequence[GroupSpec]) -> list["Column"]:
         cond = F.col(GROUP_COLUMN).isin(groups)
         out.extend(F.when(cond, F.col(q(c))) for c in key)
     return out
+
+
+def with_sort_keys(df: "DataFrame", specs: Sequence[GroupSpec]) -> tuple["DataFrame", list["Column"]]:
+    """``df`` with the sort keys after (group, partition) as columns, and the columns to
+    sort by (:data:`SORT_KEYS`).
+
+    Position j's column is, for each row, the j-th key column of its group's spec; specs
+    whose j-th columns differ in type get one column each (null on the other groups' rows,
+    which never compare with them: the sort is by group first). The sort then compares
+    plain fields instead of evaluating a ``CASE`` on both rows of every comparison.
+
+    Example: groups sorted on ``l_shipdate`` and on ``l_commitdate`` (both dates) sort by
+    ONE column, ``CASE WHEN g IN (odd groups) THEN l_shipdate ELSE l_commitdate END``.
+    """
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    by_spec = _key_specs(specs)
+    if len(by_spec) == 1 or SORT_KEYS == "case":
+        return df, sort_columns(specs)
+    types = {f.name: f.dataType for f in df.schema.fields}
+    g = F.col(GROUP_COLUMN)
+    columns: dict[str, "Column"] = {}
+    for j in range(max(len(k) for k in by_spec)):
+        slots: dict[Any, "Column"] = {}  # per Spark type: one CASE over the specs
+        for key, groups in by_spec.items():
+            if j >= len(key):
+                continue
+            kind = types[key[j]].simpleString()
+            branch = (g.isin(groups), F.col(q(key[j])))
+            slots[kind] = (F.when(*branch) if kind not in slots
+                           else slots[kind].when(*branch))
+        for n, expr in enumerate(slots.values()):
+            columns[f"{SORT_KEY_PREFIX}{j}_{n}"] = expr
+    return df.withColumns(columns), [F.col(c) for c in columns]
 
 
 def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: str,
@@ -161,8 +210,8 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
         target = f"{out_dir.rstrip('/')}/{GROUP_COLUMN}={specs[0].index}"
     else:
         partition_cols = [GROUP_COLUMN] + ([PART_COLUMN] if part is not None else [])
-        ordered = shuffled.sortWithinPartitions(*[F.col(c) for c in partition_cols],
-                                                *sort_columns(specs))
+        shuffled, keys = with_sort_keys(shuffled, specs)
+        ordered = shuffled.sortWithinPartitions(*[F.col(c) for c in partition_cols], *keys)
         out = ordered.select(*[F.col(q(c)) for c in data_cols], *partition_cols)
         target = out_dir
     # append: a plan whose groups ask for different file sizes writes once per size into
