@@ -108,3 +108,14 @@ def test_non_ascii_bounds_decode_in_numpy_like_the_object_path(chunks, start) ->
     if len(combined):
         direct, _ = _utf8_array(combined)  # the numpy decoder itself, ASCII or not
         assert direct.tolist() == want.tolist()
+
+
+def test_encode_arrow_takes_int64_beyond_the_exact_doubles() -> None:
+    # 2**53 + 1 has no double: it rounds (monotonically) instead of raising ArrowInvalid
+    from engine.core.logical_types import encode_arrow
+
+    big = [-(2**63), -(2**53) - 1, 0, 2**53 + 1, 2**63 - 1, None]
+    out, valid = encode_arrow("int", pa.array(big, pa.int64()))
+    assert valid.tolist() == [True, True, True, True, True, False]
+    assert out[:5].tolist() == [-2.0**63, -(2.0**53), 0.0, 2.0**53, 2.0**63]
+    assert np.all(np.diff(out[:5]) >= 0)  # the order is kept
