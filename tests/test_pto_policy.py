@@ -97,7 +97,7 @@ def test_pto_policy_proposal_and_stored_plan(settings, table):
     assert "pto" in policy_names()
     assert make_policy("pto", {"top_k": 2, "label": "skip"}).get_params() == \
         {"top_k": 2, "label": "skip", "lightweight": False, "verify_top": 0, "refine_sizes": False,
-         "training_budget": 0, "max_design_rows": None, "seed": 0}
+         "training_budget": 0, "max_design_rows": None, "open_cost_offset": False, "seed": 0}
     out = api.create_plan(settings, "lineitem", policy="pto")
     plan = api.show_plan(settings, out["id"])
     assert plan["status"] == "proposed" and plan["policy"] == "pto"
@@ -211,6 +211,27 @@ def test_max_design_rows_through_api_policy_and_cli(settings, table, capsys):
     # another policy refuses the flag by name
     assert main([*home, "plan", "create", "lineitem", "--policy", "dd", "--max-design-rows", "10"]) == 2
     assert "does not take max_design_rows" in capsys.readouterr().err
+
+
+def test_open_cost_offset_through_api_policy_and_cli(settings, table, capsys):
+    """``open_cost_offset`` (ours, off by default: the paper's model) reaches the design from
+    the API, the policy and both CLI commands, and changes the model's predictions."""
+    paper = api.design_pto(settings, "lineitem")
+    ours = api.design_pto(settings, "lineitem", open_cost_offset=True)
+    assert paper["open_cost_offset"] is False and ours["open_cost_offset"] is True
+    assert [c["predicted"] for c in ours["candidates"]] != [c["predicted"] for c in paper["candidates"]]
+    assert make_policy("pto", {"open_cost_offset": True}).config().open_cost_offset is True
+
+    home = ["--home", str(settings.home)]
+    assert main([*home, "design", "pto", "lineitem", "--open-cost-offset", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["open_cost_offset"] is True and out["choice"] == ours["choice"]
+    assert main([*home, "plan", "create", "lineitem", "--policy", "pto", "--open-cost-offset",
+                 "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["params"]["open_cost_offset"] is True and plan["details"]["choice"] == ours["choice"]
+    assert main([*home, "plan", "create", "lineitem", "--policy", "dd", "--open-cost-offset"]) == 2
+    assert "does not take open_cost_offset" in capsys.readouterr().err
 
 
 def test_a_design_sample_reads_sampled_files_not_every_row(settings, table, monkeypatch):

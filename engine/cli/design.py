@@ -127,6 +127,10 @@ def add_pto_design_rows(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-design-rows", dest="max_design_rows", type=number(integer=True), default=None,
                         metavar="N", help="PTO: design on a random sample of about N of the table's rows "
                                           "(faster on a large table; default 0: every row, the paper's)")
+    parser.add_argument("--open-cost-offset", dest="open_cost_offset", action="store_const", const=True,
+                        default=None, help="PTO (ours): compute the open cost of the files a query opens "
+                                           "when only the partition column prunes, instead of learning it "
+                                           "(default off: the paper's model)")
 
 
 def _mb(n: float) -> str:
@@ -160,4 +164,5 @@ def _pto(args: argparse.Namespace, settings: Any) -> None:
     emit(args, api.design_pto(settings, args.table, top_k=args.top_k, label=args.label,
                               verify_top=args.verify_top, refine_sizes=args.refine_sizes,
                               training_budget=args.training_budget,
-                              max_design_rows=args.max_design_rows), pto_text)
+                              max_design_rows=args.max_design_rows,
+                              open_cost_offset=bool(args.open_cost_offset)), pto_text)

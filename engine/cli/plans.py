@@ -89,7 +89,8 @@ def _create(args: argparse.Namespace, settings: Any) -> int:
               "cost_limit": args.cost_limit, "k_max": args.k_max, "eps": args.eps,
               "min_samples": args.min_samples, "key": args.key,
               "delta": args.delta, "b_min_rows": args.b_min_rows, "psi": args.psi,
-              "n_mbr": args.n_mbr, "refine": args.refine, "max_design_rows": args.max_design_rows}
+              "n_mbr": args.n_mbr, "refine": args.refine, "max_design_rows": args.max_design_rows,
+              "open_cost_offset": args.open_cost_offset}
     if args.actor:  # a named proposer signs in: nobody proposes in someone else's name
         with signed_in(args, settings) as identity:
             result = api.create_plan(settings, args.table, policy=args.policy,
@@ -177,7 +178,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="DBSCAN min_samples")
     p.add_argument("--key", help="clustering key (DD, DD-EP; WAIR: one fixed key)")
     add_paw_args(p, defaults=False)  # --delta, --b-min-rows, --psi, --refine, --n-mbr
-    add_pto_design_rows(p)  # --max-design-rows
+    add_pto_design_rows(p)  # --max-design-rows, --open-cost-offset
     add_identity_args(p, required=False, who="proposer (default: the OS user; a proposer "
                                              "cannot approve the plan): signed in,")
     add_json_flag(p)

@@ -44,7 +44,8 @@ class PtoPolicy(Policy):
 
     def __init__(self, top_k: int = 3, label: str = "cost", lightweight: bool = False,
                  verify_top: int = 0, refine_sizes: bool = False, training_budget: int = 0,
-                 max_design_rows: int | None = None, seed: int = 0) -> None:
+                 max_design_rows: int | None = None, open_cost_offset: bool = False,
+                 seed: int = 0) -> None:
         self.top_k = top_k
         self.label = label
         self.lightweight = lightweight
@@ -52,6 +53,7 @@ class PtoPolicy(Policy):
         self.refine_sizes = refine_sizes
         self.training_budget = training_budget
         self.max_design_rows = max_design_rows
+        self.open_cost_offset = open_cost_offset
         self.seed = seed
         self.run_: PtoRun | None = None
         self.config()  # refuses a bad parameter now (one line), not after reading the table
@@ -65,6 +67,7 @@ class PtoPolicy(Policy):
                          verify_top=int(self.verify_top), refine_sizes=bool(self.refine_sizes),
                          training_budget=int(self.training_budget),
                          max_design_rows=self.max_design_rows,
+                         open_cost_offset=bool(self.open_cost_offset),
                          seed=int(self.seed))
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
@@ -103,6 +106,7 @@ def design_details(run: PtoRun) -> dict[str, Any]:
         "refine_sizes": run.config.refine_sizes,
         "training_budget": run.config.training_budget,
         "max_design_rows": run.config.max_design_rows,
+        "open_cost_offset": run.config.open_cost_offset,
         "design_rows": run.design_rows,
         "tie_tolerance": run.tie_tol,
         "candidates": [c.to_json() for c in run.candidates],
