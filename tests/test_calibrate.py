@@ -301,3 +301,21 @@ def test_stored_terms_load_and_show_and_an_old_file_has_none(tmp_path, capsys, m
     _store(home)  # a calibration from before the terms: all 0, "not calibrated"
     shown = api.show_calibration(load_settings({"home": str(home)}, environ={}))
     assert all(v == {"value": 0.0, "source": "not calibrated"} for v in shown["terms"].values())
+
+
+def test_a_term_fitted_to_zero_shows_as_calibrated(tmp_path, capsys):
+    """The quiet calibration of round 7 fitted no cost per extra group (NNLS: 0 s); --show
+    said "0 (not calibrated)  (not calibrated)". A fitted 0 is calibrated; a term the file
+    lacks is not."""
+    from engine import api
+
+    home = tmp_path / "ws"
+    _store(home, terms={**TERMS, "multi_group_s": 0.88, "group_s": 0.0,
+                        "multi_group_bytes_per_s": 9.8e7})
+    shown = api.show_calibration(load_settings({"home": str(home)}, environ={}))["terms"]
+    assert shown["group_s"] == {"value": 0.0, "source": "calibrated"}
+    assert main(["--home", str(home), "calibrate", "--show"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "per extra group" in x)
+    assert line.split() == ["per", "extra", "group", "0", "(fitted)", "(calibrated)"]
+    assert [x.split()[-1] for x in out.splitlines() if "group" in x] == ["(calibrated)"] * 3

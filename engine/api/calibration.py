@@ -74,12 +74,15 @@ def _terms(stored: dict[str, Any] | None, current: Settings) -> dict[str, Any]:
     """The layout terms plans price with (fitted job, key function, per file; the
     settings' values, ``RewriteTerms.from_settings``) and where each comes from: the
     calibration, a configured value overriding it, or neither (0)."""
-    measured = RewriteTerms.from_mapping((stored or {}).get("terms"))
+    fitted = (stored or {}).get("terms") or {}
+    measured = RewriteTerms.from_mapping(fitted)
     in_plans = RewriteTerms.from_settings(current)
     out = {}
     for key in _calibrate.TERM_KEYS:
         value, used = getattr(measured, key), getattr(in_plans, key)
-        source = ("calibrated" if value and used == value else "configured" if used
+        # a term the calibration fitted to 0 (NNLS: no cost per extra group) is calibrated;
+        # one the file lacks (an older calibration) is not
+        source = ("calibrated" if key in fitted and used == value else "configured" if used
                   else "not calibrated")
         out[key] = {"value": used, "source": source}
     return out

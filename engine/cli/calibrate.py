@@ -22,12 +22,16 @@ _LABELS = {"rewrite_fixed_s": "rewrite job, fixed", "rewrite_read_bytes_per_s": 
            "rewrite_cell_bytes": "size unit, per cell"}
 
 
-def _value(key: str, value: float) -> str:
+def _value(key: str, value: float, source: str = "") -> str:
+    """A term's value; a term the calibration fitted to 0 (e.g. no cost per extra group
+    beyond the plan's once-only term) says so, not "not calibrated" (the source says that)."""
     if key == "rewrite_cell_bytes":
         return f"{value:.2f} B" if value else "- (compressed bytes)"
+    if not value:
+        return "0 (fitted)" if source == "calibrated" else "-"
     if not key.endswith("bytes_per_s"):
-        return format_seconds(value) if value else "0 (not calibrated)"
-    return f"{human_bytes(value)}/s" if value else "- (not calibrated)"
+        return format_seconds(value)
+    return f"{human_bytes(value)}/s"
 
 
 def _text(data: Mapping[str, Any]) -> str:
@@ -36,7 +40,7 @@ def _text(data: Mapping[str, Any]) -> str:
              else "not calibrated yet: run `layout-advisor calibrate`"]
     items = list((data.get("effective") or {}).items()) + list((data.get("terms") or {}).items())
     for key, item in items:
-        lines.append(f"  {_LABELS.get(key, key):<20} {_value(key, item['value']):>16}  "
+        lines.append(f"  {_LABELS.get(key, key):<20} {_value(key, item['value'], item['source']):>16}  "
                      f"({item['source']})")
     for p in (cal or {}).get("points", []):
         lines.append(f"  measured: {p['rows']:>9,} rows, {human_bytes(p['bytes']):>10}: rewrite "
