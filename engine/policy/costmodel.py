@@ -340,10 +340,8 @@ def work_bytes(rows: float, nbytes: float, columns: int, settings: "Settings") -
     >>> work_bytes(1000, 9500, 6, Settings())  # not calibrated: the compressed bytes
     9500.0
     """
-    cell = float(settings.rewrite_cell_bytes)
-    if cell > 0 and rows > 0 and columns > 0:
-        return float(rows) * int(columns) * cell
-    return float(nbytes)
+    return float(work_bytes_array(np.array([rows], dtype=np.float64),
+                                  np.array([nbytes], dtype=np.float64), columns, settings)[0])
 
 
 def work_bytes_array(rows: np.ndarray, nbytes: np.ndarray, columns: int,
@@ -358,11 +356,16 @@ def work_bytes_array(rows: np.ndarray, nbytes: np.ndarray, columns: int,
     [150.0, 300.0]
     >>> work_bytes_array(np.array([10, 20]), np.array([95, 190]), 6, Settings()).tolist()
     [95.0, 190.0]
+    >>> work_bytes_array(np.array([0, 20]), np.array([95, 190]), 6,  # no row count: its bytes
+    ...                  Settings(rewrite_cell_bytes=2.5)).tolist()
+    [95.0, 300.0]
     """
+    r = np.asarray(rows, dtype=np.float64)
+    b = np.asarray(nbytes, dtype=np.float64)
     cell = float(settings.rewrite_cell_bytes)
     if cell > 0 and columns > 0:
-        return np.asarray(rows, dtype=np.float64) * (int(columns) * cell)
-    return np.asarray(nbytes, dtype=np.float64)
+        return np.where(r > 0, r * (int(columns) * cell), b)
+    return b.copy()
 
 
 def sized_rewrite_cost(sizes: Sequence[tuple[float, float]], columns: int,
