@@ -66,7 +66,11 @@ def sidebar_pickers(default_table: str | None = None) -> None:
         st.selectbox("Snapshot", options, key=SNAPSHOT_KEY, format_func=lambda o: labels.get(o, o),
                      help="Read an older version of the table; plans always start from the current one.")
         st.caption(f"Workspace: {views.md_text(services.home())}")
-        sign_in_box()
+        try:
+            sign_in_box()
+        except services.AdvisorError as exc:  # e.g. control.db missing beside reclustered tables
+            st.error("Signing in, approving, running and rolling back are unavailable: "
+                     f"{views.md_text(exc)}")
         glossary_drawer()
 
 
