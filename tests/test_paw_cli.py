@@ -52,6 +52,7 @@ def test_design_paw_refuses_bad_arguments_in_one_line(table, capsys):
     for bad, line in ((["--delta", "-1"], "argument --delta: -1 must be at least 0"),
                       (["--delta", "lots"], "argument --delta: 'lots' is not a number"),
                       (["--delta", "inf"], "argument --delta: 'inf' is not a finite number"),
+                      (["--delta", "1.5"], "argument --delta: 1.5 must be at most 1"),
                       (["--b-min-rows", "0"], "argument --b-min-rows: 0 must be at least 1"),
                       (["--b-min-rows", "1.5"], "argument --b-min-rows: '1.5' is not an integer"),
                       (["--alpha", "1"], "argument --alpha: 1 must be greater than 1"),
@@ -70,6 +71,30 @@ def test_design_paw_refuses_bad_arguments_in_one_line(table, capsys):
     assert _exit_code(["--home", table, "design", "paw", "nosuch"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("layout-advisor: error: no table named 'nosuch' in ") and line.endswith("; tables are: t")
+
+
+def test_delta_above_one_is_refused_at_every_entry(table, capsys):
+    """δ is a fraction of each column's domain: above 1 every q* already covers the whole
+    domain (round 7 accepted 1.5 and answered as for 1). The CLI's two commands, the API and
+    the policy refuse it naming the argument; δ = 1 itself stays accepted."""
+    from engine import api
+    from engine.core.config import load_settings
+    from engine.core.errors import InvalidParameterError
+    from engine.policy.paw import PawPolicy
+
+    assert _exit_code(["--home", table, "plan", "create", "t", "--policy", "paw", "--delta", "1.01"]) == 2
+    err = capsys.readouterr().err  # argparse's usage, then the one error line
+    assert err.strip().splitlines()[-1].endswith("error: argument --delta: 1.01 must be at most 1"), err
+    assert "Traceback" not in err
+    settings = load_settings({"home": table})
+    for entry in (lambda: api.design_paw(settings, "t", delta=1.5),
+                  lambda: api.preview_plan(settings, "t", "paw", {"delta": "2"}),
+                  lambda: PawPolicy(delta=1.5)):
+        with pytest.raises(InvalidParameterError, match=r"^delta must be a fraction of each column's "
+                                                         r"domain, at most 1, got "):
+            entry()
+    assert main(["--home", table, "design", "paw", "t", "--delta", "1", "--b-min-rows", "500", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["design"]["summary"]["delta"] == 1.0
 
 
 def test_refinement_and_alpha_are_reachable_from_the_cli(table, capsys):

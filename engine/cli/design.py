@@ -12,7 +12,7 @@ import argparse
 from typing import Any, Mapping
 
 from engine import api
-from engine.cli.args import non_negative, non_negative_int, number, positive_int
+from engine.cli.args import non_negative_int, number, positive_int
 from engine.cli.output import add_json_flag, aligned, emit
 from engine.core.fmt import JEDEC_UNITS, human_bytes
 
@@ -24,16 +24,25 @@ _METHODS = (("paw", "PAW"), ("qdtree", "Qd-tree"), ("kdtree", "k-d tree"), ("lb_
 
 
 # --- PAW
+#: δ: a fraction of each column's domain
+_fraction = number(low=0, high=1)
+
+
 def paw_delta(text: str) -> float | str:
     """``--delta``: ``auto`` (δ′ from the two halves of the history, PAW §IV-E),
-    ``auto-nearest`` (the one-sided nearest distance, a departure) or a finite fraction >= 0
-    of each column's domain.
+    ``auto-nearest`` (the one-sided nearest distance, a departure) or a fraction in [0, 1]
+    of each column's domain. Above 1 every extended query q* (Lemma 1) already covers the
+    whole domain, so a larger δ would only look different from δ = 1: refused.
 
-    >>> paw_delta("AUTO"), paw_delta("auto-nearest"), paw_delta("0.01")
-    ('auto', 'auto-nearest', 0.01)
+    >>> paw_delta("AUTO"), paw_delta("auto-nearest"), paw_delta("0.01"), paw_delta("1")
+    ('auto', 'auto-nearest', 0.01, 1.0)
+    >>> paw_delta("1.5")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 1.5 must be at most 1
     """
     word = text.strip().lower()
-    return word if word in api.PAW_DELTA_ESTIMATORS else non_negative(text)
+    return word if word in api.PAW_DELTA_ESTIMATORS else _fraction(text)
 
 
 def add_paw_args(parser: argparse.ArgumentParser, defaults: bool) -> None:

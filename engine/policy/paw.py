@@ -41,7 +41,17 @@ from engine.workload.model import ScanFragment
 
 def parse_delta(delta: Any) -> float | str:
     """``"auto"`` (δ′, PAW §IV-E), ``"auto-nearest"`` (the one-sided nearest distance, a
-    departure) or a fraction >= 0 (a CLI string like ``"0.01"`` included)."""
+    departure) or a fraction in [0, 1] (a CLI string like ``"0.01"`` included). Above 1
+    every extended query q* (Lemma 1: ±δ of the domain's length) covers the whole domain,
+    the answer of δ = 1, so a larger value is a mistake and refused.
+
+    >>> parse_delta("0.5"), parse_delta(1), parse_delta("Auto")
+    (0.5, 1.0, 'auto')
+    >>> parse_delta(1.5)
+    Traceback (most recent call last):
+    ...
+    engine.core.errors.InvalidParameterError: delta must be a fraction of each column's domain, at most 1, got 1.5
+    """
     if isinstance(delta, str) and delta.strip().lower() in DELTA_ESTIMATORS:
         return delta.strip().lower()
     try:
@@ -51,6 +61,8 @@ def parse_delta(delta: Any) -> float | str:
                                     f"{', '.join(DELTA_ESTIMATORS)}, got {delta!r}") from None
     if not value >= 0:
         raise InvalidParameterError(f"delta must be >= 0, got {delta!r}")
+    if value > 1:
+        raise InvalidParameterError(f"delta must be a fraction of each column's domain, at most 1, got {delta!r}")
     return value
 
 
