@@ -8,7 +8,6 @@ DuckDB's row-group counters."""
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import numpy as np
 import pyarrow as pa
@@ -23,42 +22,20 @@ from engine.cli import main as cli_main
 from engine.design.paw.descriptors import str_order
 from engine.scan import rowgroups
 from engine.scan.pruning import analyze_fragment, analyze_workload, fragment_summary
-from engine.table.footers import read_partitions
 from engine.table.store import TableStore
-from engine.workload.model import Range, ScanFragment
+from engine.workload.model import ScanFragment
 from engine.workload.store import WorkloadStore
+from rowgroup_helpers import chunk_bytes, rowgroup_table, xy_fragment
 
-
-def _table(settings, name: str, files: list[tuple[pa.Table, int]]):
-    """A managed table of the given files, each written with the given row-group size."""
-    store = TableStore(settings)
-    root = store.managed_location(name)
-    os.makedirs(os.path.join(root, "data"), exist_ok=True)
-    paths = []
-    for i, (data, rg_rows) in enumerate(files):
-        path = os.path.join(root, "data", f"part-{i:05d}.parquet")
-        pq.write_table(data, path, row_group_size=rg_rows)
-        paths.append(path)
-    schema, parts = read_partitions(paths)
-    return store.create(name, schema=schema, partitions=parts, operation="create", target_rows=100)
+_table, _chunk_bytes = rowgroup_table, chunk_bytes
 
 
 def _frag(qid: str, *boxes: dict, table: str = "t") -> ScanFragment:
-    return ScanFragment(query_id=qid, table=table, columns=("x", "y"),
-                        boxes=tuple({c: Range(lo, hi) for c, (lo, hi) in b.items()} for b in boxes))
+    return xy_fragment(qid, *boxes, table=table)
 
 
 def _groups(settings, snap, name="t"):
     return rowgroups.for_snapshot(TableStore(settings), name, snap)
-
-
-def _chunk_bytes(path: str, columns=("x", "y")) -> list[int]:
-    """Per row group of ``path``, the compressed bytes of ``columns``' chunks, read from the
-    footer with pyarrow: what a reader of those columns reads of each row group."""
-    meta = pq.ParquetFile(path.removeprefix("file://")).metadata
-    names = [meta.schema.column(j).name for j in range(meta.num_columns)]
-    return [sum(meta.row_group(g).column(names.index(c)).total_compressed_size for c in columns)
-            for g in range(meta.num_row_groups)]
 
 
 # -- by hand ---------------------------------------------------------------------------------

@@ -205,9 +205,12 @@ st.plotly_chart(charts.binned_histogram(bins["edges"], bins["counts"],
                                         "rows matching in the partition (%)", "partitions (count)",
                                         x_range=(0, 100), color="#ff7f0e"),
                 key="workload_utilization")
+# row-group level (the prune_row_groups setting): what the row groups met cost, as the query table
+row_groups = (f" in {scan.row_groups[0]:,} of the table's {scan.row_groups[1]:,} row groups"
+              if scan.row_groups is not None else "")
 st.caption(f"Estimated from zonemaps (uniform values within a partition). Read "
-           f"{fmt_bytes(scan.bytes_scanned)}; wasted about "
-           f"{fmt_bytes(float((scan.read_bytes * (1 - scan.utilization))[scan.scanned].sum()))}.")
+           f"{fmt_bytes(scan.bytes_scanned)}{row_groups}; wasted about "
+           f"{fmt_bytes(float(scan.waste.sum()))}.")
 
 st.subheader("Queries that cannot prune")
 # the lint parses every stored query again (seconds for hundreds): only when opened

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from engine.core.config import Settings
     from engine.table.model import Snapshot, ZoneMaps
+    from engine.workload.model import ScanFragment
 
 __all__ = ["analyze", "analyze_with_arrays", "predicate_partitions", "ep_metrics", "pruning", "iter_pruning",
            "column_clustering", "pruning_scans", "span_shares", "fragment_scan",
@@ -287,13 +288,28 @@ def span_shares(settings: "Settings", table: str,
 def fragment_scan(settings: "Settings", table: str, query_id: str,
                   snapshot_id: str | None = None) -> FragmentScan:
     """Per-partition outcome (pruned, scanned, fully covered, utilization) of one query of
-    the stored workload over a snapshot's zonemaps."""
+    the stored workload over a snapshot's zonemaps; with ``settings.prune_row_groups``
+    charged by row groups as :func:`pruning` charges it (:func:`one_query_scan`)."""
     snap = _snapshot(settings, table, snapshot_id)
     frags = WorkloadStore(settings).fragments(snap.table or table)
     frag = next((f for f in frags if f.query_id == query_id), None)
     if frag is None:
         raise AdvisorError(f"query {query_id!r} is not in the workload of {table!r}")
-    return analyze_fragment(snap.zonemaps(), frag)
+    return one_query_scan(settings, table, snap, frag)
+
+
+def one_query_scan(settings: "Settings", table: str, snap: "Snapshot",
+                   fragment: "ScanFragment") -> FragmentScan:
+    """One query over ``snap`` at the level the workload's views use: file level, or with
+    ``settings.prune_row_groups`` the files of several row groups charged only the row
+    groups the query meets (:func:`engine.scan.rowgroups.refine`; a file none of whose row
+    groups can match is pruned), so the one-query view agrees with :func:`pruning`'s row."""
+    zm = snap.zonemaps()
+    scan = analyze_fragment(zm, fragment)
+    if not settings.prune_row_groups:
+        return scan
+    groups = rowgroups.for_snapshot(TableStore(settings), snap.table or table, snap)
+    return rowgroups.refine(scan, groups, fragment, zm.rows)
 
 
 def ep_files_holding(settings: "Settings", table: str, paths: Iterable[str],

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from engine.policy.codec import group_from_json
 from engine.policy.impact import plan_impact as _plan_impact
+from engine.scan import rowgroups
 from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
 
@@ -22,7 +23,10 @@ def plan_impact(settings: "Settings", table: str, groups: Sequence[Mapping[str, 
     """For a plan's ``groups`` (as a plan or a preview gives them) on the current snapshot:
     ``queries`` (per query of the last ``window_queries`` fragments: partitions and bytes
     before and after) and ``columns`` (every filtered column's average depth before and
-    after, most filtered first; a rise is a side effect on queries the old order served)."""
+    after, most filtered first; a rise is a side effect on queries the old order served).
+    With ``settings.prune_row_groups`` the bytes are charged by row groups, before on the
+    snapshot's own and after on the row groups the plan would write
+    (:func:`engine.policy.impact.predicted_with_row_groups`)."""
     snap = TableStore(settings).current_snapshot(table)
     fragments = list(WorkloadStore(settings).fragments(snap.table or table))
     if window_queries:
@@ -30,7 +34,10 @@ def plan_impact(settings: "Settings", table: str, groups: Sequence[Mapping[str, 
     counts = Counter(c for f in fragments for c in f.predicated_columns)
     columns = [c for c, _ in counts.most_common() if c in snap.schema.names]
     plan_groups = [group_from_json(g) for g in groups]
-    out = _plan_impact(snap.zonemaps(), plan_groups, fragments, columns)
+    # with prune_row_groups, charged as the scan analysis charges (before and after)
+    level = settings.prune_row_groups
+    groups_now = rowgroups.for_snapshot(TableStore(settings), snap.table or table, snap) if level else None
+    out = _plan_impact(snap.zonemaps(), plan_groups, fragments, columns, groups_now, row_group_level=level)
     for row in out["columns"]:
         row["queries_filtering"] = counts[row["column"]]
     return {"snapshot": snap.id, **out}

@@ -59,11 +59,9 @@ def compare_snapshots(settings: "Settings", before: "Snapshot", after: "Snapshot
         return {"queries": 0, "bytes_before": 0.0, "bytes_after": 0.0, "saving_bytes": 0.0,
                 "saving_cpu_seconds": 0.0, "partitions_scanned_before": 0,
                 "partitions_scanned_after": 0}
-    store = TableStore(settings) if settings.prune_row_groups else None  # row-group level on both sides
-    scans_before = analyze_workload(before.zonemaps(), frags,
-                                    rowgroups.for_snapshot(store, before.table, before) if store else None)
-    scans_after = analyze_workload(after.zonemaps(), frags,
-                                   rowgroups.for_snapshot(store, after.table, after) if store else None)
+    # row-group level on both sides
+    scans_before = analyze_workload(before.zonemaps(), frags, _row_groups(settings, before))
+    scans_after = analyze_workload(after.zonemaps(), frags, _row_groups(settings, after))
     bytes_before = bytes_after = cpu = 0.0
     parts_before = parts_after = 0
     for frag, sb, sa in zip(frags, scans_before, scans_after):
@@ -79,6 +77,14 @@ def compare_snapshots(settings: "Settings", before: "Snapshot", after: "Snapshot
     return {"queries": len(frags), "bytes_before": bytes_before, "bytes_after": bytes_after,
             "saving_bytes": bytes_before - bytes_after, "saving_cpu_seconds": cpu,
             "partitions_scanned_before": parts_before, "partitions_scanned_after": parts_after}
+
+
+def _row_groups(settings: "Settings", snapshot: "Snapshot") -> "rowgroups.RowGroupMaps | None":
+    """``snapshot``'s row groups when ``settings.prune_row_groups`` asks for the row-group
+    scan analysis (as the policies' context and ``pruning`` use it), else None (file level)."""
+    if not settings.prune_row_groups:
+        return None
+    return rowgroups.for_snapshot(TableStore(settings), snapshot.table, snapshot)
 
 
 def window_fragments(fragments: Sequence["ScanFragment"], n: int) -> list["ScanFragment"]:
@@ -126,18 +132,21 @@ def later_report(settings: "Settings", before: "Snapshot", after: "Snapshot",
     report = _report(REALIZED, f"realized: {len(frags)} queries imported after the run, "
                      "scored on the snapshots before and after", measured, predicted, scale,
                      cost_cpu_seconds)
-    report["log"] = measured_against_estimate(after, frags)
+    report["log"] = measured_against_estimate(after, frags, _row_groups(settings, after))
     return report
 
 
-def measured_against_estimate(after: "Snapshot", fragments: Sequence["ScanFragment"]
-                              ) -> dict[str, Any]:
+def measured_against_estimate(after: "Snapshot", fragments: Sequence["ScanFragment"],
+                              row_groups: "rowgroups.RowGroupMaps | None" = None) -> dict[str, Any]:
     """The log's measured ``bytes_scanned`` and ``duration_ms`` of later queries beside the
-    zonemap estimate of the bytes they scan on ``after`` (only queries that carry them)."""
+    zonemap estimate of the bytes they scan on ``after`` (only queries that carry them).
+    With ``row_groups`` (``after``'s, :func:`engine.scan.rowgroups.for_snapshot`) the
+    estimate charges files of several row groups only the row groups each query meets, as
+    an engine reading the files does and as :func:`compare_snapshots` scores the run."""
     with_bytes = [f for f in fragments if f.bytes_scanned is not None]
     estimated = measured_bytes = 0.0
     if with_bytes:
-        for f, scan in zip(with_bytes, analyze_workload(after.zonemaps(), with_bytes)):
+        for f, scan in zip(with_bytes, analyze_workload(after.zonemaps(), with_bytes, row_groups)):
             estimated += float(scan.bytes_scanned)
             measured_bytes += float(f.bytes_scanned or 0)
     timed = [f for f in fragments if f.duration_ms is not None]

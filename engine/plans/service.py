@@ -211,8 +211,10 @@ def _regressions(settings: "Settings", decision: Decision) -> dict[str, Any]:
                           "cpu_seconds": details.get("loss_cpu_s", 0.0),
                           "queries": details.get("loss_queries", 0),
                           "columns": details["regressions"]})
-    return _jsonable(rewrite_losses(decision.snapshot.zonemaps(), decision.proposal.groups,
-                                    decision.window, settings))
+    snap, level = decision.snapshot, settings.prune_row_groups  # charged as the scans are
+    groups = rowgroups.for_snapshot(TableStore(settings), snap.table, snap) if level else None
+    return _jsonable(rewrite_losses(snap.zonemaps(), decision.proposal.groups, decision.window,
+                                    settings, row_groups=groups, row_group_level=level))
 
 
 def create_plan(settings: "Settings", table: str, policy: str = "wair",

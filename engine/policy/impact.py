@@ -19,6 +19,11 @@ The prediction then scores every query of the window on both zonemaps (bytes and
 partitions read before and after) and every filtered column's average depth. String key
 columns keep the union (no interpolation between strings): a conservative prediction.
 
+With row-group pruning on (``settings.prune_row_groups``, :mod:`engine.scan.rowgroups`)
+both sides are charged as the scan analysis charges them: before with the snapshot's row
+groups, after with :func:`predicted_with_row_groups` (untouched files keep theirs; new
+files hold the row groups their group writes).
+
 Example (two partitions of 100 rows, both spanning a = [0, 10]; b = [0, 1] and [2, 3]):
 >>> import numpy as np
 >>> from engine.policy.base import PlanGroup
@@ -36,6 +41,7 @@ Example (two partitions of 100 rows, both spanning a = [0, 10]; b = [0, 1] and [
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -44,6 +50,7 @@ import numpy as np
 from engine.metrics.overlap import column_clustering
 from engine.policy.costmodel import scan_seconds
 from engine.scan.pruning import analyze_workload
+from engine.scan.rowgroups import RowGroupMaps
 from engine.table.model import ColumnZoneMap, ZoneMaps
 
 if TYPE_CHECKING:
@@ -55,37 +62,122 @@ if TYPE_CHECKING:
 def predicted_zonemaps(zm: ZoneMaps, groups: Sequence["PlanGroup"]) -> ZoneMaps:
     """``zm`` with each group's partitions replaced by as many new files, their zonemaps
     predicted as the module docstring says; untouched partitions keep theirs."""
+    return _predict(zm, groups)[0]
+
+
+def predicted_with_row_groups(zm: ZoneMaps, groups: Sequence["PlanGroup"],
+                              row_groups: "RowGroupMaps | None") -> tuple[ZoneMaps, "RowGroupMaps | None"]:
+    """:func:`predicted_zonemaps` and the row groups of its files, for the row-group scan
+    analysis (``settings.prune_row_groups``, :mod:`engine.scan.rowgroups`).
+
+    * an untouched file keeps its own row groups (``row_groups``, the snapshot's, matched
+      by path), so a query that reads only untouched files is charged the same before and
+      after;
+    * a new file holds the row groups its group asks the executor to write: PAW's ``n_mbr``
+      STR row groups (§V-A) or ``ceil(file bytes / row_group_bytes)`` (PTO's row-group
+      size), else one. With several, the file's rows are cut along the group's first key
+      column at equal-row quantiles of the same mixture the files are cut from (the order
+      the executor writes a sorted file in; for a curve or PAW's tree the first key within
+      the file's cell, an approximation); every other column keeps the file's range (the
+      conservative side). A group whose first key cannot be cut (a string) keeps one row
+      group per file.
+    """
+    after, new_rg = _predict(zm, groups, with_row_groups=True)
+    parts: list[ZoneMaps] = []
+    owners: list[np.ndarray] = []
+    if row_groups is not None and len(row_groups):
+        kept = RowGroupMaps.of(after, row_groups.zonemaps)  # new files match no old path
+        if kept is not None:
+            parts.append(kept.zonemaps)
+            owners.append(np.asarray(kept.zonemaps.created_seq, dtype=np.int64))
+    if new_rg:
+        parts.append(_zonemaps_of(zm, new_rg))
+        owners.append(np.array([p["owner"] for p in new_rg], dtype=np.int64))
+    if not parts:
+        return after, None
+    every = parts[0] if len(parts) == 1 else _concat(parts)
+    return after, RowGroupMaps.build(after, every, np.concatenate(owners))
+
+
+def _predict(zm: ZoneMaps, groups: Sequence["PlanGroup"], with_row_groups: bool = False
+             ) -> tuple[ZoneMaps, list[dict[str, Any]]]:
+    """The predicted zonemaps, and (``with_row_groups``) the predicted row groups of the new
+    files, each naming its file's position in them (``owner``)."""
     position = {str(p): i for i, p in enumerate(zm.paths)}
     touched = np.zeros(len(zm), dtype=bool)
     new_parts: list[dict[str, Any]] = []
+    new_rg: list[dict[str, Any]] = []
     for g, group in enumerate(groups):
         idx = np.array([position[p] for p in group.partitions if p in position], dtype=np.int64)
         if idx.size == 0:
             continue
         touched[idx] = True
-        new_parts.extend(_rewrite_group(zm, idx, tuple(group.columns), g))
+        files, rgs = _rewrite_group(zm, idx, tuple(group.columns), g,
+                                    group if with_row_groups else None)
+        for rg in rgs:
+            rg["owner"] += len(new_parts)
+        new_parts.extend(files)
+        new_rg.extend(rgs)
     keep = np.flatnonzero(~touched)
     kept = zm.subset(keep)
     if not new_parts:
-        return kept
-    columns = {}
-    for name, cz in kept.columns.items():
-        columns[name] = ColumnZoneMap(
-            cz.ltype,
-            np.concatenate([cz.lo, np.array([p["lo"][name] for p in new_parts], dtype=cz.lo.dtype)]),
-            np.concatenate([cz.hi, np.array([p["hi"][name] for p in new_parts], dtype=cz.hi.dtype)]),
-            np.concatenate([cz.valid, np.array([p["valid"][name] for p in new_parts])]),
-            np.concatenate([cz.null_count, np.array([p["nulls"][name] for p in new_parts])]),
-            np.concatenate([cz.compressed_bytes, np.array([p["cbytes"][name] for p in new_parts])]))
+        return kept, []
+    for rg in new_rg:
+        rg["owner"] += len(kept)
+    new = _zonemaps_of(zm, new_parts)
     seq = np.concatenate([kept.created_seq, np.full(len(new_parts), kept.created_seq.max(initial=0) + 1)]) \
         if len(kept.created_seq) == len(kept.paths) else kept.created_seq
-    return ZoneMaps(paths=np.concatenate([kept.paths, np.array([p["path"] for p in new_parts], dtype=object)]),
-                    rows=np.concatenate([kept.rows, np.array([p["rows"] for p in new_parts], dtype=np.int64)]),
-                    bytes=np.concatenate([kept.bytes, np.array([p["bytes"] for p in new_parts], dtype=np.int64)]),
-                    columns=columns, created_seq=seq)
+    return dataclasses.replace(_concat([kept, new]), created_seq=seq), new_rg
 
 
-def _rewrite_group(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], g: int) -> list[dict[str, Any]]:
+def _zonemaps_of(zm: ZoneMaps, parts: Sequence[dict[str, Any]]) -> ZoneMaps:
+    """Zonemaps of predicted entries (``path``, ``rows``, ``bytes`` and per column ``lo``,
+    ``hi``, ``valid``, ``nulls``, ``cbytes``), in ``zm``'s columns and types."""
+    columns = {name: ColumnZoneMap(
+        cz.ltype, np.array([p["lo"][name] for p in parts], dtype=cz.lo.dtype),
+        np.array([p["hi"][name] for p in parts], dtype=cz.hi.dtype),
+        np.array([p["valid"][name] for p in parts], dtype=bool),
+        np.array([p["nulls"][name] for p in parts], dtype=np.int64),
+        np.array([p["cbytes"][name] for p in parts], dtype=np.int64)) for name, cz in zm.columns.items()}
+    return ZoneMaps(paths=np.array([p["path"] for p in parts], dtype=object),
+                    rows=np.array([p["rows"] for p in parts], dtype=np.int64),
+                    bytes=np.array([p["bytes"] for p in parts], dtype=np.int64),
+                    columns=columns, created_seq=np.zeros(len(parts), dtype=np.int64))
+
+
+def _concat(parts: Sequence[ZoneMaps]) -> ZoneMaps:
+    """The entries of ``parts`` one after the other (same columns; ``created_seq`` joined
+    where every part has one per entry)."""
+    first = parts[0]
+    columns = {name: ColumnZoneMap(cz.ltype, *(np.concatenate([getattr(p.columns[name], f) for p in parts])
+                                               for f in ("lo", "hi", "valid", "null_count", "compressed_bytes")))
+               for name, cz in first.columns.items()}
+    seqs = [p.created_seq for p in parts]
+    seq = (np.concatenate(seqs) if all(len(q) == len(p.paths) for q, p in zip(seqs, parts))
+           else np.zeros(0, dtype=np.int64))
+    return ZoneMaps(paths=np.concatenate([p.paths for p in parts]),
+                    rows=np.concatenate([p.rows for p in parts]),
+                    bytes=np.concatenate([p.bytes for p in parts]), columns=columns, created_seq=seq)
+
+
+def _row_groups_per_file(group: "PlanGroup", file_bytes: float) -> int:
+    """How many row groups each new file of ``group`` (``file_bytes`` each) will hold:
+    PAW's ``n_mbr`` STR row groups, else ``ceil(file_bytes / row_group_bytes)`` when the
+    group sets a row-group size, else 1."""
+    params = group.layout_params or {}
+    n_mbr = params.get("n_mbr") if group.layout == "paw" else None
+    if isinstance(n_mbr, int) and not isinstance(n_mbr, bool) and n_mbr > 0:
+        return n_mbr
+    rg_bytes = params.get("row_group_bytes")
+    if isinstance(rg_bytes, (int, float)) and not isinstance(rg_bytes, bool) and rg_bytes > 0:
+        return max(1, math.ceil(file_bytes / rg_bytes))
+    return 1
+
+
+def _rewrite_group(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], g: int,
+                   group: "PlanGroup | None" = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The group's new files, and with ``group`` the row groups of its files when each holds
+    several (:func:`predicted_with_row_groups`, :func:`_row_groups_per_file`)."""
     files = len(idx)
     rows, nbytes = zm.rows[idx].astype(np.float64), zm.bytes[idx]
     slices = files if len(keys) == 1 else math.ceil(files ** (1.0 / max(len(keys), 1)))
@@ -117,6 +209,38 @@ def _rewrite_group(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], g: int)
             part["valid"][name] = all_valid
             part["nulls"][name] = -1 if nulls < 0 else int(round(nulls / files))
             part["cbytes"][name] = int(round(cz.compressed_bytes[idx].sum() / files))
+    per_file = _row_groups_per_file(group, out[0]["bytes"]) if group is not None else 1
+    return out, _file_row_groups(zm, idx, keys, cut_of, slices, out, per_file, rows)
+
+
+def _file_row_groups(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], cut_of: dict[str, np.ndarray],
+                     slices: int, files: list[dict[str, Any]], per_file: int,
+                     rows: np.ndarray) -> list[dict[str, Any]]:
+    """The row groups of the new ``files`` when each holds several (``owner``: the file's
+    index in ``files``): the file's rows cut along the first key column at equal-row
+    quantiles (``slices * k`` cuts of the group's mixture, ``k`` per slice), its other
+    columns' ranges kept, its rows and bytes shared equally. Empty when one row group each
+    or the first key cannot be cut."""
+    if not files or not keys or keys[0] not in cut_of:
+        return []
+    file_bytes = files[0]["bytes"]
+    k = min(int(per_file), max(int(files[0]["rows"]), 1))
+    if k <= 1:
+        return []
+    key = keys[0]
+    cz = zm.columns[key]
+    fine = _quantile_cuts(cz.lo[idx], cz.hi[idx], rows, slices * k)
+    out = []
+    for j, f in enumerate(files):
+        s = j % slices  # the first key's slice (keys.index(key) = 0)
+        base_rows, extra = divmod(int(f["rows"]), k)
+        for r in range(k):
+            rg = {"path": f["path"], "owner": j, "rows": base_rows + (1 if r < extra else 0),
+                  "bytes": int(round(file_bytes / k)), "lo": dict(f["lo"]), "hi": dict(f["hi"]),
+                  "valid": dict(f["valid"]), "cbytes": {c: int(round(v / k)) for c, v in f["cbytes"].items()},
+                  "nulls": {c: (-1 if v < 0 else int(round(v / k))) for c, v in f["nulls"].items()}}
+            rg["lo"][key], rg["hi"][key] = fine[s * k + r], fine[s * k + r + 1]
+            out.append(rg)
     return out
 
 
@@ -168,12 +292,24 @@ def _quantile_cuts(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, slices: 
 
 
 def plan_impact(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Sequence["ScanFragment"],
-                columns: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+                columns: Sequence[str], row_groups: "RowGroupMaps | None" = None,
+                row_group_level: bool | None = None) -> dict[str, list[dict[str, Any]]]:
     """Per query (partitions and bytes read before and after) and per column (average depth
-    before and after) for the predicted rewrite; queries in ``fragments`` order."""
-    after = predicted_zonemaps(zm, groups)
+    before and after) for the predicted rewrite; queries in ``fragments`` order.
+
+    ``row_group_level`` (default: whether ``row_groups`` is given) charges each query as the
+    row-group scan analysis does (``settings.prune_row_groups``): before with the snapshot's
+    ``row_groups`` (:func:`engine.scan.rowgroups.for_snapshot`; None when every file holds
+    one), after with :func:`predicted_with_row_groups`. Partitions then count the files a
+    query still reads (a file none of whose row groups can match is pruned)."""
+    level = row_groups is not None if row_group_level is None else row_group_level
+    if level:
+        after, after_rg = predicted_with_row_groups(zm, groups, row_groups)
+    else:
+        after, after_rg, row_groups = predicted_zonemaps(zm, groups), None, None
     queries = []
-    for frag, b, a in zip(fragments, analyze_workload(zm, fragments), analyze_workload(after, fragments)):
+    for frag, b, a in zip(fragments, analyze_workload(zm, fragments, row_groups),
+                          analyze_workload(after, fragments, after_rg)):
         queries.append({"query_id": frag.query_id,
                         "partitions_before": b.scanned_count, "partitions_after": a.scanned_count,
                         "bytes_before": float(b.bytes_scanned), "bytes_after": float(a.bytes_scanned)})
@@ -187,7 +323,8 @@ def plan_impact(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Sequence
 
 def rewrite_losses(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Sequence["ScanFragment"],
                    settings: "Settings", read_sizes: Sequence[float] | None = None,
-                   with_depth: bool = True) -> dict[str, Any]:
+                   with_depth: bool = True, row_groups: "RowGroupMaps | None" = None,
+                   row_group_level: bool | None = None) -> dict[str, Any]:
     """The predicted loss of a rewrite: the queries of ``fragments`` that would read MORE
     bytes after it (a filter on a column whose clustering the rewrite mixes), per query
     and per filtered column ("net of losses", issue 11 section 3; WAIR's equation 3 counts
@@ -200,7 +337,10 @@ def rewrite_losses(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Seque
     ``read_sizes[i]`` (size_read(Q) on the whole table) is given, else the bytes at scan
     rate. A query's loss is split equally over its predicated columns (section 4.4's
     convention). ``with_depth`` adds each losing column's average depth on the whole
-    table before and after.
+    table before and after. ``row_groups`` / ``row_group_level`` as in
+    :func:`plan_impact`: the rewritten files' own row groups before, the predicted ones
+    after (so a file written with several row groups is not taken for a loss when its
+    replacement would be written with as many).
 
     Returns ``{"bytes": total, "cpu_seconds": total, "queries": n, "columns": [{"column",
     "queries", "bytes_lost", "cpu_seconds_lost", "depth_before", "depth_after"}]}``,
@@ -213,12 +353,14 @@ def rewrite_losses(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Seque
     if not touched or not frags:
         return empty
     old = zm.subset(np.asarray(touched, dtype=np.int64))
-    new = predicted_zonemaps(old, groups)
+    level = row_groups is not None if row_group_level is None else row_group_level
+    old_rg = RowGroupMaps.of(old, row_groups.zonemaps) if level and row_groups is not None else None
+    new, new_rg = predicted_with_row_groups(old, groups, None) if level else (predicted_zonemaps(old, groups), None)
     index = {id(f): i for i, f in enumerate(fragments)}
     per_col: dict[str, dict[str, float]] = {}
     total_b = total_s = 0.0
     n = 0
-    for frag, b, a in zip(frags, analyze_workload(old, frags), analyze_workload(new, frags)):
+    for frag, b, a in zip(frags, analyze_workload(old, frags, old_rg), analyze_workload(new, frags, new_rg)):
         lost = float(a.bytes_scanned) - float(b.bytes_scanned)
         if lost <= 0:
             continue
