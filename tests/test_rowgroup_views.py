@@ -177,3 +177,37 @@ def test_the_workload_page_draws_the_query_at_the_row_group_level(tmp_path, monk
     metrics, captions = shown("gap")  # file 0 scanned at file level, pruned by its row groups
     assert (metrics["Scanned"], metrics["Pruned"]) == ("0", "2")
     assert f"Read {fmt_bytes(0.0)} in 0 of the table's 4 row groups" in captions
+
+
+def test_paw_n_mbr_files_are_predicted_with_their_row_groups():
+    """Two files of 100 rows spanning a = [0, 10] rewritten as a PAW group with n_mbr = 2: two
+    new files a = [0, 5] and [5, 10], each of 2 row groups cut at equal rows (2.5 and 7.5),
+    50 rows and half the file's bytes each; b keeps each file's range."""
+    from engine.policy.impact import predicted_with_row_groups
+    from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
+
+    schema = TableSchema((("a", "float"), ("b", "float")))
+    zm = ZoneMaps.from_partitions(schema, [
+        Partition(f"p{i}", 100, 1000, {"a": ColumnStats(0.0, 10.0, compressed_bytes=400),
+                                       "b": ColumnStats(float(i), i + 1.0, compressed_bytes=600)})
+        for i in range(2)])
+    group = PlanGroup(("p0", "p1"), "paw", ("a",), layout_params={"n_mbr": 2})
+    after, groups = predicted_with_row_groups(zm, [group], None)
+    assert list(zip(after.column("a").lo.tolist(), after.column("a").hi.tolist())) == [(0, 5), (5, 10)]
+    assert groups is not None and groups.start.tolist() == [0, 2, 4] and groups.total == 4
+    rg = groups.zonemaps
+    assert list(zip(rg.column("a").lo.tolist(), rg.column("a").hi.tolist())) == [
+        (0, 2.5), (2.5, 5), (5, 7.5), (7.5, 10)]
+    assert rg.rows.tolist() == [50] * 4 and rg.bytes.tolist() == [500] * 4
+    assert rg.column("a").compressed_bytes.tolist() == [200] * 4
+    assert set(zip(rg.column("b").lo.tolist(), rg.column("b").hi.tolist())) == {(0.0, 2.0)}
+    # a query on a in [3, 4] meets one row group: 200 + 300 bytes of a and b, not the file's 1,000
+    from engine.scan.pruning import analyze_workload
+    from engine.workload.model import Range, ScanFragment
+
+    frag = ScanFragment("q", "t", ({"a": Range(3.0, 4.0)},), ("a", "b"))
+    (scan,) = analyze_workload(after, [frag], groups)
+    assert scan.index.tolist() == [0] and scan.bytes_scanned == 500.0
+    # without n_mbr (or for another layout) the files hold one row group
+    assert predicted_with_row_groups(zm, [PlanGroup(("p0", "p1"), "sort", ("a",),
+                                                    layout_params={"n_mbr": 2})], None)[1] is None
