@@ -141,6 +141,15 @@ def test_losses_count_the_row_groups_a_rewrite_gives_up(table):
     got = rewrite_losses(zm, thirds, window, on, row_groups=groups, with_depth=False)
     a_third = round(cx / 3) + round(cy / 3)
     assert got["bytes"] == pytest.approx(max(0, a_third - chunks[1]) + a_third)
+    # the preview's regressions for a policy without its own (plans.service) follow the setting
+    from engine.plans.service import Decision, _regressions
+    from engine.policy.base import CostEstimate, Proposal
+    from engine.policy.registry import make_policy
+
+    proposal = Proposal("greedy", {}, tuple(plain), CostEstimate(0, 0, 0, 0), {})
+    decision = Decision(snap, make_policy("greedy"), proposal, {}, tuple(window))
+    assert _regressions(on, decision)["bytes"] == pytest.approx((cx + cy - chunks[1]) + (cx + cy))
+    assert _regressions(off, decision)["bytes"] == 0.0
 
 
 def test_the_workload_page_draws_the_query_at_the_row_group_level(tmp_path, monkeypatch):
