@@ -332,8 +332,11 @@ def ddep_ep_files(table: str, ep: Mapping[str, Any]) -> set[int]:
 # --------------------------------------------------------------------------- workload
 
 def workload_key(table: str) -> str:
-    """A cheap fingerprint of the table's imported workload (changes when a log is imported)."""
-    return str(api.workload_version(settings(), table))
+    """A cheap fingerprint of the table's imported workload and of how it is scored: it
+    changes when a log is imported, and when ``prune_row_groups`` is switched in the
+    workspace's file (every cache keyed by it holds file-level or row-group answers)."""
+    s = settings()
+    return f"{api.workload_version(s, table)}:{'row-groups' if s.prune_row_groups else 'files'}"
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

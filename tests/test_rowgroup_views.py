@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -186,6 +187,14 @@ def test_the_workload_page_draws_the_query_at_the_row_group_level(tmp_path, monk
     metrics, captions = shown("gap")  # file 0 scanned at file level, pruned by its row groups
     assert (metrics["Scanned"], metrics["Pruned"]) == ("0", "2")
     assert f"Read {fmt_bytes(0.0)} in 0 of the table's 4 row groups" in captions
+    # the setting switched off in the file while the dashboard runs: no cached row-group answer
+    config = home / "layout-advisor.toml"
+    config.write_text("target_rows = 30\nprune_row_groups = false\n")
+    os.utime(config, ns=(config.stat().st_mtime_ns + 10**9,) * 2)
+    at.run()
+    metrics, captions = shown("gap")
+    assert (metrics["Scanned"], metrics["Pruned"]) == ("1", "1")
+    assert f"Read {fmt_bytes(read[0])}; wasted" in captions
 
 
 def test_paw_n_mbr_files_are_predicted_with_their_row_groups():
