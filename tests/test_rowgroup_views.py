@@ -229,3 +229,31 @@ def test_paw_n_mbr_files_are_predicted_with_their_row_groups():
     # without n_mbr (or for another layout) the files hold one row group
     assert predicted_with_row_groups(zm, [PlanGroup(("p0", "p1"), "sort", ("a",),
                                                     layout_params={"n_mbr": 2})], None)[1] is None
+
+
+def test_wair_charges_its_losses_at_the_level_of_its_gains(table, monkeypatch):
+    """WAIR's gains come from the context's scans, which ``prune_row_groups`` charges per row
+    group; its losses (``losses = "net"``, the default) must be charged at the same level, from the row
+    groups the decision's scans used (``PolicyContext.row_groups``), not at file level."""
+    from engine.plans import service
+    from engine.policy.wair.policy import WairParams, WairPolicy
+
+    on, off, snap = table
+    chunks, read, (cx, cy) = _sizes(snap)
+    seen = {}
+
+    def capture(self, ctx):
+        seen[ctx.settings.prune_row_groups] = ctx
+        return None
+
+    monkeypatch.setattr(WairPolicy, "propose", capture)
+    service.decide(on, "t", "wair", {})
+    service.decide(off, "t", "wair", {})
+    assert seen[True].row_groups is not None and seen[False].row_groups is None
+    assert [s.bytes_scanned for s in seen[True].scans] == [chunks[1], 0.0]  # "in", "gap"
+    plain = [PlanGroup((snap.partitions[0].path,), "sort", ("x",))]
+    p = WairParams()
+    got = WairPolicy._losses(p, seen[True], list(seen[True].window), seen[True].scans, plain)
+    assert got["bytes"] == pytest.approx((cx + cy - chunks[1]) + (cx + cy))  # as rewrite_losses
+    assert WairPolicy._losses(p, seen[False], list(seen[False].window), seen[False].scans,
+                              plain)["bytes"] == 0.0  # file level: nothing to lose

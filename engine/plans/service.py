@@ -126,7 +126,8 @@ def decide(settings: "Settings", table: str, policy: str,
               if window and settings.prune_row_groups else None)
     scans = analyze_workload(zonemaps, window, groups) if window else []
     ctx = PolicyContext(table=table, snapshot_id=snapshot.id, zonemaps=zonemaps, window=window,
-                        scans=scans, settings=settings, queries_seen=len(fragments))
+                        scans=scans, settings=settings, queries_seen=len(fragments),
+                        row_groups=groups)
     fitted = _fit_to_format(settings, table, snapshot, pol.propose(ctx))
     if isinstance(fitted, FormatDeclined):
         return Decision(snapshot, pol, None, clean, tuple(window), settled, fitted.reason)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 if TYPE_CHECKING:
     from engine.core.config import Settings
     from engine.scan.pruning import FragmentScan
+    from engine.scan.rowgroups import RowGroupMaps
     from engine.table.model import ZoneMaps
 
 from engine.workload.model import ScanFragment
@@ -93,6 +94,9 @@ class PolicyContext:
     scans: Sequence["FragmentScan"]  # pruning analysis of each window fragment, same order
     settings: "Settings"
     queries_seen: int = 0  # queries since the policy started (for the allowance c * |Q|)
+    #: the row groups ``scans`` were charged with (``prune_row_groups``), None at file level;
+    #: a policy that scores a change (WAIR's losses) scores it at the same level as its gains
+    row_groups: "RowGroupMaps | None" = None
 
 
 @dataclass(frozen=True)

@@ -328,12 +328,15 @@ class WairPolicy(Policy):
     def _losses(p: WairParams, ctx: PolicyContext, window: list, scans: Any,
                 groups: list[PlanGroup]) -> dict[str, Any]:
         """The predicted regressions of the plan over the window (zero unless
-        ``losses`` is "off"); size_read(Q) from the window's scans for eq. 3's pricing."""
+        ``losses`` is "off"); size_read(Q) from the window's scans for eq. 3's pricing. The
+        losses are charged at the level the gains are (``ctx.row_groups``: row groups when
+        the scans were, else whole files)."""
         if p.losses == "off":
             return {"bytes": 0.0, "cpu_seconds": 0.0, "queries": 0, "columns": []}
         timed = any(f.duration_ms for f in window)
         sizes = (_bytes_read(scans) if timed else None)
-        return rewrite_losses(ctx.zonemaps, groups, window, ctx.settings, sizes)
+        return rewrite_losses(ctx.zonemaps, groups, window, ctx.settings, sizes,
+                              row_groups=ctx.row_groups)
 
     def _queries(self, ctx: PolicyContext) -> int:
         """|Q| for the allowance: queries seen, at least the window the policy was shown."""
