@@ -37,7 +37,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.real_replay.replay import form_query_seconds, ranks, replay_scenario  # noqa: E402
+from bench.real_replay.replay import form_query_seconds, ingest_all, ranks, replay_scenario  # noqa: E402
+from engine import api  # noqa: E402
 from engine.api.simulate import SHORT_HISTORY, simulate_scenario  # noqa: E402
 from engine.core.config import load_settings  # noqa: E402
 from engine.policy.registry import LABELS, WAIR_FAMILY  # noqa: E402
@@ -78,6 +79,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="also fit DuckDB's time for the replay's query form on the unmeasured period's "
                          "queries and print the simulator's prediction with it (queries priced in "
                          "the form they run, outside the measured period)")
+    ap.add_argument("--ingest-only", action="store_true",
+                    help="only ingest every batch into --workdir's staging table (Spark), for "
+                         "--calibrate-queries and the replay pieces that follow")
+    ap.add_argument("--calibrate-queries", default=None, metavar="OUT",
+                    help="after --ingest-only: measure calibrate's query terms (engine.api."
+                         "calibrate_queries) on the staging table's files of the unmeasured "
+                         "period and that period's queries (the table's log before the measured "
+                         "period); write --calibration with them to OUT, for --calibration OUT")
     ap.add_argument("--calibration", default=None,
                     help="a workspace's calibration.json (layout-advisor calibrate): the simulator "
                          "and the policies price with it, so the simulated seconds predict the "
@@ -105,6 +114,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"scenario {args.preset}: {summary['rows']:,} rows, {summary['batches']} batches, "
           f"{summary['queries']} queries, target {summary['target_rows']} rows per file", flush=True)
 
+    if args.ingest_only or args.calibrate_queries:  # no simulation: Spark ingestion only
+        spark = get_spark(settings)
+        t0 = time.perf_counter()
+        files = ingest_all(settings, scenario, spark, workdir)
+        print(f"ingested {sum(len(v) for v in files.values())} files in "
+              f"{time.perf_counter() - t0:.1f} s", flush=True)
+        if args.calibrate_queries:
+            early = [b for b in scenario.batches if not b.measured]
+            t0 = time.perf_counter()
+            cal = api.calibrate_queries(settings, paths=[p for b in early for p in files[b.index]],
+                                        fragments=[f for b in early for f in b.fragments],
+                                        out=args.calibrate_queries,
+                                        label=f"the replay's table, batches 1-{len(early)}")
+            print(f"query terms in {time.perf_counter() - t0:.1f} s: "
+                  f"{json.dumps(cal['queries']['rates'])} -> {cal['path']}", flush=True)
+        return 0
     t0 = time.perf_counter()
     sim_runs, tuning = simulated_runs(settings, scenario, simulated, args, workdir)
     sim_seconds = time.perf_counter() - t0

@@ -574,6 +574,14 @@ def replay_scenario(settings: "Settings", scenario: "Scenario", policies: Mappin
     return out
 
 
+def ingest_all(settings: "Settings", scenario: "Scenario", spark: "SparkSession",
+               workdir: str) -> dict[int, list[str]]:
+    """Ingest every batch into the workdir's staging table (each once; reused by every later
+    replay in the workdir, :class:`Staging`): batch index -> its files."""
+    staging = Staging(settings, scenario, spark, workdir)
+    return {b.index: [p.path for p in staging.new_parts(b)] for b in scenario.batches}
+
+
 # --------------------------------------------------------------------------- comparison
 def ranks(values: Mapping[str, float]) -> dict[str, int]:
     """1 for the smallest value (ties share the better rank).
