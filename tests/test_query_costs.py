@@ -128,3 +128,21 @@ def test_queries_on_a_table_without_a_workload_is_one_line_exit_2(tmp_path, caps
     assert main(["--home", str(tmp_path / "ws"), "calibrate", "--queries-on", "lineitem"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--queries-on lineitem" in err[0] and "import" in err[0]
+
+
+def test_wair_prices_an_unmeasured_query_by_the_bill_without_its_fixed_cost():
+    """Equation 3's t_read(Q), when the log has no duration: the query's files and bytes at
+    the calibrated terms (the bill minus query_fixed_s, which no layout changes). By hand:
+    2 files x 10 ms + 100 bytes at 100 B/s = 1.02 s; P0 (u = 0.25, 40 of the 100 bytes)
+    saves 0.75 x 40 / 100 x 1.02 = 0.306 s (0.3 s with bytes alone)."""
+    from engine.policy.wair.savings import savings_breakdown
+    from engine.scan.pruning import FragmentScan
+
+    scan = FragmentScan("q1", np.array([True, True]), np.array([False, True]),
+                        np.array([0.25, 1.0]), np.array([40.0, 60.0]), ("a",))
+    s = Settings(query_fixed_s=5.0, query_file_s=0.01, query_scan_bytes_per_s=100.0)
+    b = savings_breakdown(2, [scan], [None], s)
+    assert b.saving_cpu.tolist() == pytest.approx([0.306, 0.0])
+    assert b.mean_query_seconds == pytest.approx(1.02)
+    assert savings_breakdown(2, [scan], [None], Settings(scan_bytes_per_s=100.0)).saving_cpu.tolist() == \
+        pytest.approx([0.3, 0.0])

@@ -37,7 +37,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.real_replay.replay import form_query_seconds, ingest_all, ranks, replay_scenario  # noqa: E402
+from bench.real_replay.replay import (form_query_seconds, ingest_all, ranks, repeat_queries,  # noqa: E402
+                                     replay_scenario)
 from engine import api  # noqa: E402
 from engine.api.simulate import SHORT_HISTORY, simulate_scenario  # noqa: E402
 from engine.core.config import load_settings  # noqa: E402
@@ -79,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="also fit DuckDB's time for the replay's query form on the unmeasured period's "
                          "queries and print the simulator's prediction with it (queries priced in "
                          "the form they run, outside the measured period)")
+    ap.add_argument("--query-repeat", type=int, default=1, metavar="K",
+                    help="run each batch's queries K times (a table read many times between "
+                         "loads; default 1: the generator's 16 queries per batch)")
     ap.add_argument("--ingest-only", action="store_true",
                     help="only ingest every batch into --workdir's staging table (Spark), for "
                          "--calibrate-queries and the replay pieces that follow")
@@ -104,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.calibration:  # in the replay's workspace: load_settings merges its rates and terms
         os.makedirs(os.path.join(workdir, "home"), exist_ok=True)
         shutil.copy(args.calibration, os.path.join(workdir, "home", "calibration.json"))
-    scenario = build_scenario(args.preset, rows=args.rows, seed=args.seed, overrides=overrides)
+    scenario = repeat_queries(build_scenario(args.preset, rows=args.rows, seed=args.seed,
+                                             overrides=overrides), args.query_repeat)
     # the replayed tables' file size is the scenario's; the policies count a plan's output
     # files (file_s each) with settings.target_rows, so it must be the tables' own
     settings = load_settings({"home": os.path.join(workdir, "home"), "spark_master": "local[2]",
@@ -170,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         real_secs = r["query_wall_seconds"] + r["recluster_wall_seconds"]
         rows.append({
             "preset": args.preset, "rows": scenario.dataset.rows, "periods": args.periods,
+            "query_repeat": args.query_repeat,
             "seed": args.seed, "policy": n, "label": LABELS.get(n, n),
             "params": json.dumps(params.get(n, {})),
             "queries": int(r["queries"]),
@@ -249,7 +255,9 @@ def simulated_runs(settings: Any, scenario: Any, simulated: list[str], args: arg
     cal = Path(args.calibration).read_bytes() if args.calibration else b""
     key = hashlib.sha256(json.dumps([args.preset, args.rows, args.seed, args.periods,
                                      args.batches_per_period, args.recluster_start, simulated,
-                                     int(settings.target_rows)]).encode() + cal).hexdigest()[:16]
+                                     int(settings.target_rows)]
+                                    + ([args.query_repeat] if args.query_repeat > 1 else [])
+                                    ).encode() + cal).hexdigest()[:16]
     path = Path(workdir) / f"sim-{key}.pkl"
     if path.exists():
         with path.open("rb") as fh:

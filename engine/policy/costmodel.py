@@ -184,6 +184,20 @@ def read_rate(settings: "Settings") -> float:
     return float(settings.rewrite_read_bytes_per_s or settings.scan_bytes_per_s)
 
 
+def read_seconds(nbytes: float, files: float, settings: "Settings") -> float:
+    """The part of a query's bill a layout can change: ``query_file_s`` per file scanned and
+    its projected bytes at :func:`query_scan_rate` (:func:`query_seconds` without the
+    per-query fixed cost). WAIR's ``t_read(Q)`` when the log has no duration, and what a
+    later query's saving is measured in, so the saving and the bill are one rule.
+
+    Example (300 files x 0.5 ms + 1 GB at 500 MB/s):
+    >>> from engine.core.config import Settings
+    >>> read_seconds(1e9, 300, Settings(query_file_s=0.0005, query_scan_bytes_per_s=5e8))
+    2.15
+    """
+    return float(files) * float(settings.query_file_s) + scan_seconds(nbytes, settings)
+
+
 def query_seconds(nbytes: float, settings: "Settings", files: float = 0.0) -> float:
     """Seconds of one query scanning ``nbytes`` of projected column chunks in ``files``
     files (those that survive pruning): the calibrated per-query fixed cost, ``query_file_s``
@@ -199,8 +213,7 @@ def query_seconds(nbytes: float, settings: "Settings", files: float = 0.0) -> fl
     ...                             query_scan_bytes_per_s=1e8), files=40)
     0.05
     """
-    return (float(settings.query_fixed_s) + float(files) * float(settings.query_file_s)
-            + scan_seconds(nbytes, settings))
+    return float(settings.query_fixed_s) + read_seconds(nbytes, files, settings)
 
 
 def recluster_seconds_array(total_bytes: np.ndarray, settings: "Settings") -> np.ndarray:
