@@ -198,8 +198,9 @@ def main(argv: list[str] | None = None) -> int:
             "sim_recluster_runs": int(sum(1 for b in sim_runs[n].batches
                                           if b.measured and b.recluster_bytes_read > 0)),
             "sim_vs_real_seconds": round(s["cpu_seconds"] / real_secs - 1, 3) if real_secs else "",
-            # the simulator's prediction with a DuckDB term per file scanned, measured apart
-            # from the measured queries (replay.probe_file_seconds; not in calibrate yet)
+            # round 7's footer-only probe per file scanned added on top (replay.probe_file_seconds);
+            # since round 8 calibrate's query_file_s is already in sim_total_seconds, so this
+            # counts a per-file term twice: kept only beside round 7's figures
             "sim_partitions_scanned": int(sim_scanned[n]),
             "probe_query_file_s": round(real[n].file_probe[1], 6),
             "sim_total_seconds_with_files": round(s["cpu_seconds"] + sim_scanned[n] * real[n].file_probe[1], 2),
@@ -304,7 +305,8 @@ def print_summary(rows: list[dict[str, Any]]) -> None:
               f"{float(err) * 100 if err != '' else 0:+5.0f}% {r['rank_sim']}/{r['rank_real_bytes']}/"
               f"{r['rank_real_duckdb_bytes']}/{r['rank_sim_seconds']}/{r['rank_real_seconds']}")
     if all("rank_sim_seconds_with_files" in r for r in rows):
-        print("with DuckDB's measured seconds per file scanned (probe, not yet calibrated):")
+        print("with round 7's footer probe per file added on top (counts files twice since "
+              "calibrate prices them; for comparison with round 7 only):")
         for r in rows:
             err = r["sim_files_vs_real_seconds"]
             print(f"{r['label']:8} sim s {float(r['sim_total_seconds_with_files']):8.1f} "
