@@ -1,4 +1,4 @@
-"""``layout-advisor calibrate [--show | --history [--table T]] [--rows N,N,N | --max-rows N]``:
+"""``layout-advisor calibrate [--show | --history [--table T] | --queries-on T] [--rows N,N,N | --max-rows N]``:
 measure the cost model's rates, show them, or list every run's predicted rewrite time
 beside the measured one."""
 
@@ -128,7 +128,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "calibrate", help="measure rewrite and query costs on the configured Spark",
         description="Measure a rewrite job's fixed cost, the read and sort-and-write rates "
-                    "(Spark) and a query's fixed cost and scan rate (DuckDB) at a few sizes; "
+                    "(Spark) and a query's fixed cost, cost per file and scan rate per "
+                    "projected byte (DuckDB, on query shapes like the workload's) at a few sizes; "
                     "store them in the workspace. Configured values override them.")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--show", action="store_true", help="print the stored rates, measure nothing")
