@@ -146,3 +146,25 @@ def test_wair_prices_an_unmeasured_query_by_the_bill_without_its_fixed_cost():
     assert b.mean_query_seconds == pytest.approx(1.02)
     assert savings_breakdown(2, [scan], [None], Settings(scan_bytes_per_s=100.0)).saving_cpu.tolist() == \
         pytest.approx([0.3, 0.0])
+
+
+def test_queries_on_a_table_measures_its_files_with_its_imported_queries(tmp_path, capsys):
+    from plan_helpers import make_table
+
+    home = tmp_path / "ws"
+    settings = load_settings({"home": str(home)}, environ={})
+    make_table(settings, "lineitem", n=4000, rows_per_file=250)  # 16 files, ship dates 1995-2001
+    log = tmp_path / "q.jsonl"
+    log.write_text("\n".join(json.dumps({
+        "id": f"q{i}", "ts": f"2024-03-01T08:{i:02d}:00",
+        "sql": f"SELECT sum(l_quantity) FROM lineitem WHERE l_shipdate >= DATE '199{5 + i % 4}-01-01' "
+               f"AND l_shipdate < DATE '199{5 + i % 4}-07-01'"}) for i in range(6)) + "\n")
+    api.import_workload(settings, "lineitem", str(log))
+    assert main(["--home", str(home), "calibrate", "--queries-on", "lineitem", "--repeat", "1"]) == 0
+    data = json.loads((home / CALIBRATION_FILE_NAME).read_text())
+    assert data["queries"]["source"].startswith("table lineitem: 16 files, 6 of its queries")
+    assert set(cq.QUERY_KEYS) <= set(data["rates"])
+    # every query projects l_shipdate and l_quantity, over 1 .. all the files it keeps
+    assert {p["columns"] for p in data["queries"]["points"]} == {2}
+    assert min(p["files"] for p in data["queries"]["points"]) == 1
+    assert "query terms measured on table lineitem" in capsys.readouterr().out
