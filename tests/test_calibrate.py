@@ -160,7 +160,13 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark, 
     monkeypatch.setattr(cal, "ROWS_PER_FILE", 1500)  # 2 and 6 input files: the group runs
     monkeypatch.setattr(cal, "GROUPS_PROBE", 2)  # 2 groups at both sizes, 6 at the largest
     monkeypatch.setattr(cal, "GROUPS_PROBE_MANY", 6)
+    from engine.spark import calibrate_queries
+    monkeypatch.setattr(calibrate_queries, "FILE_ROWS", (500, 2000))  # the query probe, small
+    monkeypatch.setattr(calibrate_queries, "FILE_COUNTS", {500: (1, 6), 2000: (1, 3)})
     result = api.calibrate(settings, rows=[3000, 9000], spark=spark, repeat=1)
+    # the query side: its three terms in the rates, its 12 shapes kept (engine.spark.calibrate_queries)
+    assert len(result["queries"]["points"]) == 12
+    assert all(result["rates"][k] == result["queries"]["rates"][k] for k in calibrate_queries.QUERY_KEYS)
     assert len(result["points"]) == 2 and result["spark_master"] == settings.spark_master
     assert [p["repeat"] for p in result["points"]] == [1, 1]
     assert [p["rows"] for p in result["points"]] == [3000, 9000]

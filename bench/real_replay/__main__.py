@@ -37,7 +37,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.real_replay.replay import form_query_seconds, ranks, replay_scenario  # noqa: E402
+from bench.real_replay.replay import (form_query_seconds, ingest_all, ranks, repeat_queries,  # noqa: E402
+                                     replay_scenario)
+from engine import api  # noqa: E402
 from engine.api.simulate import SHORT_HISTORY, simulate_scenario  # noqa: E402
 from engine.core.config import load_settings  # noqa: E402
 from engine.policy.registry import LABELS, WAIR_FAMILY  # noqa: E402
@@ -78,6 +80,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="also fit DuckDB's time for the replay's query form on the unmeasured period's "
                          "queries and print the simulator's prediction with it (queries priced in "
                          "the form they run, outside the measured period)")
+    ap.add_argument("--query-repeat", type=int, default=1, metavar="K",
+                    help="run each batch's queries K times (a table read many times between "
+                         "loads; default 1: the generator's 16 queries per batch)")
+    ap.add_argument("--ingest-only", action="store_true",
+                    help="only ingest every batch into --workdir's staging table (Spark), for "
+                         "--calibrate-queries and the replay pieces that follow")
+    ap.add_argument("--calibrate-queries", default=None, metavar="OUT",
+                    help="after --ingest-only: measure calibrate's query terms (engine.api."
+                         "calibrate_queries) on the staging table's files of the unmeasured "
+                         "period and that period's queries (the table's log before the measured "
+                         "period); write --calibration with them to OUT, for --calibration OUT")
     ap.add_argument("--calibration", default=None,
                     help="a workspace's calibration.json (layout-advisor calibrate): the simulator "
                          "and the policies price with it, so the simulated seconds predict the "
@@ -95,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.calibration:  # in the replay's workspace: load_settings merges its rates and terms
         os.makedirs(os.path.join(workdir, "home"), exist_ok=True)
         shutil.copy(args.calibration, os.path.join(workdir, "home", "calibration.json"))
-    scenario = build_scenario(args.preset, rows=args.rows, seed=args.seed, overrides=overrides)
+    scenario = repeat_queries(build_scenario(args.preset, rows=args.rows, seed=args.seed,
+                                             overrides=overrides), args.query_repeat)
     # the replayed tables' file size is the scenario's; the policies count a plan's output
     # files (file_s each) with settings.target_rows, so it must be the tables' own
     settings = load_settings({"home": os.path.join(workdir, "home"), "spark_master": "local[2]",
@@ -105,6 +119,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"scenario {args.preset}: {summary['rows']:,} rows, {summary['batches']} batches, "
           f"{summary['queries']} queries, target {summary['target_rows']} rows per file", flush=True)
 
+    if args.ingest_only or args.calibrate_queries:  # no simulation: Spark ingestion only
+        spark = get_spark(settings)
+        t0 = time.perf_counter()
+        files = ingest_all(settings, scenario, spark, workdir)
+        print(f"ingested {sum(len(v) for v in files.values())} files in "
+              f"{time.perf_counter() - t0:.1f} s", flush=True)
+        if args.calibrate_queries:
+            early = [b for b in scenario.batches if not b.measured]
+            t0 = time.perf_counter()
+            cal = api.calibrate_queries(settings, paths=[p for b in early for p in files[b.index]],
+                                        fragments=[f for b in early for f in b.fragments],
+                                        out=args.calibrate_queries,
+                                        label=f"the replay's table, batches 1-{len(early)}")
+            print(f"query terms in {time.perf_counter() - t0:.1f} s: "
+                  f"{json.dumps(cal['queries']['rates'])} -> {cal['path']}", flush=True)
+        return 0
     t0 = time.perf_counter()
     sim_runs, tuning = simulated_runs(settings, scenario, simulated, args, workdir)
     sim_seconds = time.perf_counter() - t0
@@ -145,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         real_secs = r["query_wall_seconds"] + r["recluster_wall_seconds"]
         rows.append({
             "preset": args.preset, "rows": scenario.dataset.rows, "periods": args.periods,
+            "query_repeat": args.query_repeat,
             "seed": args.seed, "policy": n, "label": LABELS.get(n, n),
             "params": json.dumps(params.get(n, {})),
             "queries": int(r["queries"]),
@@ -167,8 +198,9 @@ def main(argv: list[str] | None = None) -> int:
             "sim_recluster_runs": int(sum(1 for b in sim_runs[n].batches
                                           if b.measured and b.recluster_bytes_read > 0)),
             "sim_vs_real_seconds": round(s["cpu_seconds"] / real_secs - 1, 3) if real_secs else "",
-            # the simulator's prediction with a DuckDB term per file scanned, measured apart
-            # from the measured queries (replay.probe_file_seconds; not in calibrate yet)
+            # round 7's footer-only probe per file scanned added on top (replay.probe_file_seconds);
+            # since round 8 calibrate's query_file_s is already in sim_total_seconds, so this
+            # counts a per-file term twice: kept only beside round 7's figures
             "sim_partitions_scanned": int(sim_scanned[n]),
             "probe_query_file_s": round(real[n].file_probe[1], 6),
             "sim_total_seconds_with_files": round(s["cpu_seconds"] + sim_scanned[n] * real[n].file_probe[1], 2),
@@ -224,7 +256,9 @@ def simulated_runs(settings: Any, scenario: Any, simulated: list[str], args: arg
     cal = Path(args.calibration).read_bytes() if args.calibration else b""
     key = hashlib.sha256(json.dumps([args.preset, args.rows, args.seed, args.periods,
                                      args.batches_per_period, args.recluster_start, simulated,
-                                     int(settings.target_rows)]).encode() + cal).hexdigest()[:16]
+                                     int(settings.target_rows)]
+                                    + ([args.query_repeat] if args.query_repeat > 1 else [])
+                                    ).encode() + cal).hexdigest()[:16]
     path = Path(workdir) / f"sim-{key}.pkl"
     if path.exists():
         with path.open("rb") as fh:
@@ -271,7 +305,8 @@ def print_summary(rows: list[dict[str, Any]]) -> None:
               f"{float(err) * 100 if err != '' else 0:+5.0f}% {r['rank_sim']}/{r['rank_real_bytes']}/"
               f"{r['rank_real_duckdb_bytes']}/{r['rank_sim_seconds']}/{r['rank_real_seconds']}")
     if all("rank_sim_seconds_with_files" in r for r in rows):
-        print("with DuckDB's measured seconds per file scanned (probe, not yet calibrated):")
+        print("with round 7's footer probe per file added on top (counts files twice since "
+              "calibrate prices them; for comparison with round 7 only):")
         for r in rows:
             err = r["sim_files_vs_real_seconds"]
             print(f"{r['label']:8} sim s {float(r['sim_total_seconds_with_files']):8.1f} "

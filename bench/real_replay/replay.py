@@ -574,6 +574,37 @@ def replay_scenario(settings: "Settings", scenario: "Scenario", policies: Mappin
     return out
 
 
+def ingest_all(settings: "Settings", scenario: "Scenario", spark: "SparkSession",
+               workdir: str) -> dict[int, list[str]]:
+    """Ingest every batch into the workdir's staging table (each once; reused by every later
+    replay in the workdir, :class:`Staging`): batch index -> its files."""
+    staging = Staging(settings, scenario, spark, workdir)
+    return {b.index: [p.path for p in staging.new_parts(b)] for b in scenario.batches}
+
+
+def repeat_queries(scenario: "Scenario", times: int) -> "Scenario":
+    """``scenario`` with each batch's queries run ``times`` times (copies named ``ID#k``,
+    the same predicate and projection, one after the other as the batch's query mix), so a
+    period carries ``times`` x its queries: a table read by a dashboard or a report many
+    times between loads, where the generator's 16 queries per batch are few
+    (bench/README_real_replay.md, round 8: does rewriting pay back with more queries?).
+
+    Example:
+    >>> from engine.scenarios.presets import build_scenario
+    >>> sc = build_scenario("tpch", rows=20_000, seed=0, overrides={"periods": 2,
+    ...                     "batches_per_period": 2, "recluster_start": 2})
+    >>> r = repeat_queries(sc, 3)
+    >>> len(r.batches[2].fragments) == 3 * len(sc.batches[2].fragments), r.batches[2].fragments[1].query_id
+    (True, 'tpch-b003-global-00-Q1#1')
+    """
+    if int(times) <= 1:
+        return scenario
+    batches = [dataclasses.replace(b, fragments=tuple(
+        f if k == 0 else dataclasses.replace(f, query_id=f"{f.query_id}#{k}")
+        for f in b.fragments for k in range(int(times)))) for b in scenario.batches]
+    return dataclasses.replace(scenario, batches=batches)
+
+
 # --------------------------------------------------------------------------- comparison
 def ranks(values: Mapping[str, float]) -> dict[str, int]:
     """1 for the smallest value (ties share the better rank).

@@ -9,16 +9,25 @@ override calibrated ones; :func:`show_calibration` says which rate is in effect.
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from engine.api.workload import workload_fragments
 from engine.core.config import Settings, load_settings
+from engine.core.errors import InvalidParameterError
 from engine.policy.costmodel import GROUP_TERM_KEYS, RewriteTerms
 from engine.spark import calibrate as _calibrate
+from engine.spark import calibrate_queries as _queries
+from engine.table.store import TableStore
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["calibrate", "missing_terms", "show_calibration"]
+    from engine.workload.model import ScanFragment
+
+__all__ = ["calibrate", "calibrate_queries", "missing_terms", "show_calibration"]
 
 
 def calibrate(settings: Settings, rows: Sequence[int] | None = None,
@@ -32,6 +41,47 @@ def calibrate(settings: Settings, rows: Sequence[int] | None = None,
                                 repeat=repeat or _calibrate.DEFAULT_REPEAT)
     result["path"] = str(_calibrate.save(settings, result))
     return result
+
+
+def calibrate_queries(settings: Settings, table: str | None = None,
+                      paths: Sequence[str] | None = None,
+                      fragments: Sequence["ScanFragment"] | None = None,
+                      repeat: int | None = None, out: str | Path | None = None,
+                      label: str | None = None) -> dict[str, Any]:
+    """Measure the query side on a table's own files and its workload's own queries
+    (:func:`engine.spark.calibrate_queries.measure_fragments`) and store its three terms
+    (``query_fixed_s``, ``query_file_s``, ``query_scan_bytes_per_s``) into the workspace's
+    calibration, or into ``out`` (the rest of the calibration kept); returns the stored
+    calibration. ``table``: its current files and its imported log; else ``paths`` and
+    ``fragments`` (a benchmark's table and queries)."""
+    if table is not None:
+        fragments = workload_fragments(settings, table)
+        if not fragments:
+            raise InvalidParameterError(f"--queries-on {table}: the table has no imported "
+                                        "workload; import its query log first "
+                                        "(`layout-advisor workload import`)")
+        paths = [p.path for p in TableStore(settings).current_snapshot(table).partitions]
+        label = label or f"table {table}"
+    if not paths or not fragments:
+        raise InvalidParameterError("calibrate_queries: name a table, or give files and queries")
+    try:
+        measured = _queries.measure_fragments(list(paths), list(fragments),
+                                              repeat or _calibrate.DEFAULT_REPEAT,
+                                              label=label or "table")
+    except ValueError as exc:
+        raise InvalidParameterError(f"query calibration: {exc}") from None
+    stored = _calibrate.load(settings) or {
+        "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "spark_master": settings.spark_master, "rates": {}, "terms": {}, "points": []}
+    stored.setdefault("rates", {}).update(measured["rates"])
+    stored["queries"] = {**measured, "measured_at": dt.datetime.now(dt.timezone.utc)
+                         .isoformat(timespec="seconds")}
+    if out is None:
+        stored["path"] = str(_calibrate.save(settings, stored))
+    else:
+        Path(out).write_text(json.dumps(stored, indent=2, sort_keys=True))
+        stored["path"] = str(out)
+    return stored
 
 
 def show_calibration(settings: Settings) -> dict[str, Any]:

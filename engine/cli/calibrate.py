@@ -1,4 +1,4 @@
-"""``layout-advisor calibrate [--show | --history [--table T]] [--rows N,N,N | --max-rows N]``:
+"""``layout-advisor calibrate [--show | --history [--table T] | --queries-on T] [--rows N,N,N | --max-rows N]``:
 measure the cost model's rates, show them, or list every run's predicted rewrite time
 beside the measured one."""
 
@@ -19,7 +19,7 @@ _LABELS = {"rewrite_fixed_s": "rewrite job, fixed", "rewrite_read_bytes_per_s": 
            "fitted_key_bytes_per_s": "fitted layout, key", "file_s": "per output file",
            "multi_group_s": "many-group plan", "group_s": "per extra group",
            "multi_group_bytes_per_s": "many-group write",
-           "rewrite_cell_bytes": "size unit, per cell"}
+           "rewrite_cell_bytes": "size unit, per cell", "query_file_s": "query, per file"}
 
 
 def _value(key: str, value: float, source: str = "") -> str:
@@ -29,6 +29,8 @@ def _value(key: str, value: float, source: str = "") -> str:
         return f"{value:.2f} B" if value else "- (compressed bytes)"
     if not value:
         return "0 (fitted)" if source == "calibrated" else "-"
+    if key in ("query_fixed_s", "query_file_s") and value < 0.01:  # fractions of a ms matter
+        return f"{value * 1000:.3f} ms"
     if not key.endswith("bytes_per_s"):
         return format_seconds(value)
     return f"{human_bytes(value)}/s"
@@ -50,6 +52,14 @@ def _text(data: Mapping[str, Any]) -> str:
                      + (f", {p['files_n']} files {p['files_s']:.2f} s" if "files_s" in p else "")
                      + "".join(f", {p[k + '_n']} groups {p[k + '_s']:.2f} s"
                                for k in ("groups", "groups2") if k + "_s" in p))
+    q = (cal or {}).get("queries") or {}
+    if q.get("points"):
+        pts = q["points"]
+        lines.append(f"  query terms measured on {q.get('source', 'the probe')}: {len(pts)} shapes, "
+                     f"{min(p['files'] for p in pts)}-{max(p['files'] for p in pts)} files, "
+                     f"{min(p['seconds'] for p in pts) * 1000:.1f}-"
+                     f"{max(p['seconds'] for p in pts) * 1000:.0f} ms"
+                     + (f" ({q['measured_at']})" if q.get("measured_at") else ""))
     if cal and cal.get("points"):
         top = max(p["rows"] for p in cal["points"])
         lines.append(f"  plans above {top:,} rows are priced by extrapolating these lines "
@@ -105,7 +115,9 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
         return 0
     if args.table:
         raise InvalidParameterError("--table: only with --history")
-    if not args.show:
+    if args.queries_on:
+        api.calibrate_queries(settings, table=args.queries_on, repeat=args.repeat)
+    elif not args.show:
         api.calibrate(settings, rows=_rows(args.rows), repeat=args.repeat,
                       max_rows=args.max_rows)
     emit(args, api.show_calibration(settings), _text)
@@ -116,13 +128,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "calibrate", help="measure rewrite and query costs on the configured Spark",
         description="Measure a rewrite job's fixed cost, the read and sort-and-write rates "
-                    "(Spark) and a query's fixed cost and scan rate (DuckDB) at a few sizes; "
+                    "(Spark) and a query's fixed cost, cost per file and scan rate per "
+                    "projected byte (DuckDB, on query shapes like the workload's) at a few sizes; "
                     "store them in the workspace. Configured values override them.")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--show", action="store_true", help="print the stored rates, measure nothing")
     mode.add_argument("--history", action="store_true",
                       help="every run's predicted rewrite time beside the measured one")
     p.add_argument("--table", help="with --history: only this table's runs")
+    mode.add_argument("--queries-on", metavar="TABLE",
+                      help="measure only the query terms, on TABLE's files and its imported "
+                           "workload's queries (the rest of the calibration is kept)")
     p.add_argument("--repeat", type=positive_int, default=None,
                    help="runs per size, the median kept (default 3)")
     sizes = p.add_mutually_exclusive_group()

@@ -58,7 +58,7 @@ _LOWER_BOUNDS: dict[str, tuple[float, bool]] = {
     "auth_delay_s": (0, True), "runner_timeout_s": (RUNNER_HEARTBEAT_S, False),
     # calibrated costs: 0 = not calibrated, never negative
     "rewrite_fixed_s": (0, True), "rewrite_read_bytes_per_s": (0, True),
-    "query_fixed_s": (0, True), "query_scan_bytes_per_s": (0, True),
+    "query_fixed_s": (0, True), "query_scan_bytes_per_s": (0, True), "query_file_s": (0, True),
     "fitted_job_s": (0, True), "fitted_key_bytes_per_s": (0, True), "file_s": (0, True),
     "multi_group_s": (0, True), "group_s": (0, True), "multi_group_bytes_per_s": (0, True),
     "rewrite_cell_bytes": (0, True),
@@ -100,6 +100,9 @@ class Settings:
     rewrite_read_bytes_per_s: float = 0.0
     query_fixed_s: float = 0.0
     query_scan_bytes_per_s: float = 0.0
+    # ... (round 8, engine.spark.calibrate_queries) a query's seconds per file it scans; the
+    # scan rate above is then per projected byte, measured on the workload's query shapes
+    query_file_s: float = 0.0
     # calibrated layout terms (engine.policy.costmodel.RewriteTerms; 0 = not calibrated):
     # the fitted layouts' sampling job, their key function's rate, seconds per output file
     fitted_job_s: float = 0.0

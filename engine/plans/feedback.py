@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from engine.core.jsonable import plain_json
 from engine.plans.store import ControlStore
 from engine.policy.base import Feedback, Policy
-from engine.policy.costmodel import scan_seconds
+from engine.policy.costmodel import read_seconds
 from engine.policy.registry import make_policy
 from engine.scan import rowgroups
 from engine.scan.pruning import analyze_workload
@@ -72,7 +72,7 @@ def compare_snapshots(settings: "Settings", before: "Snapshot", after: "Snapshot
         parts_after += sa.scanned_count
         if b > 0:
             t_read = (frag.duration_ms / 1000.0 if frag.duration_ms and frag.duration_ms > 0
-                      else scan_seconds(b, settings))
+                      else read_seconds(b, sb.scanned_count, settings))
             cpu += t_read * (b - a) / b
     return {"queries": len(frags), "bytes_before": bytes_before, "bytes_after": bytes_after,
             "saving_bytes": bytes_before - bytes_after, "saving_cpu_seconds": cpu,

@@ -134,10 +134,33 @@ def money(cpu_seconds: float, settings: "Settings") -> float:
     return float(cpu_seconds) / 3600.0 * settings.price_per_cpu_hour
 
 
+def query_scan_rate(settings: "Settings") -> float:
+    """Bytes per second a query scans its projected column chunks at: the calibrated
+    ``query_scan_bytes_per_s`` (``calibrate``, :mod:`engine.spark.calibrate_queries`), else
+    ``scan_bytes_per_s``. The one rate both sides of WAIR's trade use: the bill of a query
+    (:func:`query_seconds`) and the value of the bytes a rewrite saves (:func:`scan_seconds`);
+    before round 8 the saving was valued at ``scan_bytes_per_s`` (200 MB/s) while the bill
+    used the calibrated rate (2.0 GiB/s in round 7's calibration).
+
+    Example:
+    >>> from engine.core.config import Settings
+    >>> query_scan_rate(Settings(scan_bytes_per_s=1e8)), query_scan_rate(Settings(query_scan_bytes_per_s=5e8))
+    (100000000.0, 500000000.0)
+    """
+    return float(settings.query_scan_bytes_per_s or settings.scan_bytes_per_s)
+
+
 def scan_seconds(nbytes: float, settings: "Settings") -> float:
-    """CPU-seconds to scan ``nbytes`` at ``settings.scan_bytes_per_s`` (WAIR's t_read
-    when a query's measured duration is not known)."""
-    return float(nbytes) / settings.scan_bytes_per_s
+    """CPU-seconds to scan ``nbytes`` of projected column chunks (WAIR's t_read when a
+    query's measured duration is not known; the value of bytes a rewrite saves), at
+    :func:`query_scan_rate`, the rate queries are billed at.
+
+    Example:
+    >>> from engine.core.config import Settings
+    >>> scan_seconds(2e6, Settings(scan_bytes_per_s=1e8)), scan_seconds(2e6, Settings(query_scan_bytes_per_s=4e8))
+    (0.02, 0.005)
+    """
+    return float(nbytes) / query_scan_rate(settings)
 
 
 def merge_passes(total_bytes: float, settings: "Settings") -> int:
@@ -161,17 +184,36 @@ def read_rate(settings: "Settings") -> float:
     return float(settings.rewrite_read_bytes_per_s or settings.scan_bytes_per_s)
 
 
-def query_seconds(nbytes: float, settings: "Settings") -> float:
-    """Seconds of one query scanning ``nbytes``: the calibrated per-query fixed cost plus
-    the calibrated scan rate (``scan_bytes_per_s`` until calibrated).
+def read_seconds(nbytes: float, files: float, settings: "Settings") -> float:
+    """The part of a query's bill a layout can change: ``query_file_s`` per file scanned and
+    its projected bytes at :func:`query_scan_rate` (:func:`query_seconds` without the
+    per-query fixed cost). WAIR's ``t_read(Q)`` when the log has no duration, and what a
+    later query's saving is measured in, so the saving and the bill are one rule.
 
-    Example:
+    Example (300 files x 0.5 ms + 1 GB at 500 MB/s):
+    >>> from engine.core.config import Settings
+    >>> read_seconds(1e9, 300, Settings(query_file_s=0.0005, query_scan_bytes_per_s=5e8))
+    2.15
+    """
+    return float(files) * float(settings.query_file_s) + scan_seconds(nbytes, settings)
+
+
+def query_seconds(nbytes: float, settings: "Settings", files: float = 0.0) -> float:
+    """Seconds of one query scanning ``nbytes`` of projected column chunks in ``files``
+    files (those that survive pruning): the calibrated per-query fixed cost, ``query_file_s``
+    per file and the bytes at :func:`query_scan_rate` (:mod:`engine.spark.calibrate_queries`
+    measures the three on the workload's query shapes; 0, 0 and ``scan_bytes_per_s`` until
+    calibrated).
+
+    Example (10 ms + 40 files x 0.5 ms + 2 MB at 100 MB/s):
     >>> from engine.core.config import Settings
     >>> query_seconds(2e6, Settings(query_fixed_s=0.01, query_scan_bytes_per_s=1e8))
     0.03
+    >>> query_seconds(2e6, Settings(query_fixed_s=0.01, query_file_s=0.0005,
+    ...                             query_scan_bytes_per_s=1e8), files=40)
+    0.05
     """
-    rate = float(settings.query_scan_bytes_per_s or settings.scan_bytes_per_s)
-    return float(settings.query_fixed_s) + float(nbytes) / rate
+    return float(settings.query_fixed_s) + read_seconds(nbytes, files, settings)
 
 
 def recluster_seconds_array(total_bytes: np.ndarray, settings: "Settings") -> np.ndarray:

@@ -16,6 +16,10 @@ A rewrite is priced by :func:`rewrite_seconds`, as the engine that runs it pays:
   calibrated layout terms (fitted job, key function, ``file_s`` per output partition). The
   simulator's one difference is the file count: the partitions it actually cut, where the
   policies estimate them with :func:`~engine.policy.costmodel.group_files`.
+* the size of a group is the one plans price (round 8): its rows x columns x
+  ``rewrite_cell_bytes`` once calibrated (:func:`engine.policy.costmodel.work_bytes`), its
+  compressed bytes before; so a Spark calibration's per-cell rates are applied to cells, as
+  in the plan and in WAIR's cut, not to the simulator's modelled compressed bytes.
 * ``fixed_per="group"``: ``rewrite_fixed_s`` per group (one DuckDB ``COPY ... ORDER BY`` per
   group), for the presets' DuckDB-measured economics (:mod:`engine.sim.economics`), which
   measured the fixed cost per statement. Measured in round 4 (bench/README_sim.md): charging
@@ -34,7 +38,8 @@ from engine.core.errors import InvalidParameterError
 from engine.design.paw.descriptors import str_order
 from engine.layout.groups import ordering_for_group
 from engine.policy.base import PlanGroup, RowSampler
-from engine.policy.costmodel import RewriteTerms, layout_seconds, money, plan_rewrite_cost, recluster_cost
+from engine.policy.costmodel import (RewriteTerms, layout_seconds, money, plan_rewrite_cost, recluster_cost,
+                                     work_bytes)
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
@@ -64,7 +69,9 @@ FIXED_PER = ("plan", "group")
 def rewrite_seconds(group_bytes: Sequence[float], layouts: Sequence[str], files: Sequence[int],
                     settings: "Settings", fixed_per: str = "plan") -> float:
     """Seconds of a rewrite of groups of ``group_bytes`` bytes in ``layouts``, written into
-    ``files`` partitions each (module docstring for ``fixed_per``).
+    ``files`` partitions each (module docstring for ``fixed_per``); ``group_bytes`` are the
+    groups' work bytes (:func:`engine.policy.costmodel.work_bytes`, as :func:`apply_groups`
+    passes them).
 
     >>> from engine.core.config import Settings
     >>> s = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, rewrite_fixed_s=2.0, file_s=0.5)
@@ -219,7 +226,10 @@ def apply_groups(table: "SimTable", groups: Sequence["PlanGroup"], settings: "Se
         if n_mbr > 0 and segments is not None:
             ordered, row_groups = str_row_groups(table, ordered, segments, g.columns, n_mbr)
         new = table.replace(pids, ordered, segments, row_groups)
-        priced.append((nbytes, g.layout, len(new)))
+        # priced at the size the policies' plan is priced at (rows x columns x the
+        # calibration's bytes per cell once calibrated, else the compressed bytes)
+        priced.append((work_bytes(len(rows), nbytes, len(table.schema.columns), settings),
+                       g.layout, len(new)))
         res.bytes_read += nbytes
         res.bytes_written += float(table.zonemaps_of(new).bytes.sum())
         res.groups += 1

@@ -37,7 +37,7 @@ import numpy as np
 
 from engine.core.errors import InvalidParameterError
 from engine.policy.base import Feedback, PeriodInfo, Policy, PolicyContext, Proposal
-from engine.policy.costmodel import scan_seconds
+from engine.policy.costmodel import read_seconds
 from engine.sim.scan import CompiledFragment, query_cost
 
 if TYPE_CHECKING:
@@ -88,9 +88,11 @@ class Pending:
 
     def add(self, cf: CompiledFragment, settings: "Settings") -> None:
         """Measure one later query on the old and the new partitions."""
-        before = query_cost(self.old_zm, cf, None, self.old_row_groups).bytes
-        after = query_cost(self.new_zm, cf, None, self.new_row_groups).bytes
-        self.saved_s += scan_seconds(before - after, settings)
+        before = query_cost(self.old_zm, cf, None, self.old_row_groups)
+        after = query_cost(self.new_zm, cf, None, self.new_row_groups)
+        # the bill's rule (files and bytes), as WAIR's t_read prices the prediction
+        self.saved_s += (read_seconds(before.bytes, before.scanned, settings)
+                         - read_seconds(after.bytes, after.scanned, settings))
         self.n += 1
 
     def feedback(self) -> Feedback:

@@ -242,7 +242,8 @@ class SimRun(BatchDriver):
         if not batch.fragments:
             rec.partitions = self.table.n_partitions
         rec.pruning_rate = float(np.mean(self._pruned_share)) if self._pruned_share else 0.0
-        rec.query_cpu_s = batch_query_seconds(rec.queries, rec.query_bytes, self.settings)
+        rec.query_cpu_s = batch_query_seconds(rec.queries, rec.query_bytes, self.settings,
+                                             rec.partitions_scanned)
         rec.money += money(rec.query_cpu_s, self.settings)
 
     def decided(self, seconds: float) -> None:
@@ -275,20 +276,23 @@ class SimRun(BatchDriver):
         return self.run
 
 
-def batch_query_seconds(queries: int, nbytes: float, settings: "Settings") -> float:
-    """CPU-seconds of ``queries`` queries scanning ``nbytes`` in all: each pays the
-    layout-independent ``query_fixed_s`` (joins, aggregation, planning: measured per preset,
-    :data:`engine.scenarios.presets.SIM_CALIBRATION`) and its bytes at the query scan rate
+def batch_query_seconds(queries: int, nbytes: float, settings: "Settings", files: float = 0.0) -> float:
+    """CPU-seconds of ``queries`` queries scanning ``nbytes`` in ``files`` partitions in all:
+    each pays the layout-independent ``query_fixed_s`` (joins, aggregation, planning: measured
+    per preset, :data:`engine.scenarios.presets.SIM_CALIBRATION`, or by ``calibrate``), each
+    partition scanned ``query_file_s`` and the bytes the query scan rate
     (:func:`engine.policy.costmodel.query_seconds`; ``scan_bytes_per_s`` until calibrated).
 
     >>> from engine.core.config import Settings
     >>> round(batch_query_seconds(4, 2e6, Settings(query_fixed_s=0.01, scan_bytes_per_s=1e8)), 6)
     0.06
+    >>> round(batch_query_seconds(4, 2e6, Settings(query_fixed_s=0.01, query_file_s=0.001,
+    ...                                            scan_bytes_per_s=1e8), files=30), 6)
+    0.09
     """
     if queries <= 0:
         return 0.0
-    return queries * float(settings.query_fixed_s) + query_seconds(nbytes, settings) \
-        - float(settings.query_fixed_s)
+    return (queries - 1) * float(settings.query_fixed_s) + query_seconds(nbytes, settings, files)
 
 
 def run_params(policy: Policy) -> dict[str, Any]:

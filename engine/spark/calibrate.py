@@ -54,7 +54,7 @@ from engine.core.config import CALIBRATION_FILE_NAME, Settings
 from engine.core.errors import InvalidParameterError
 from engine.policy.base import PlanGroup
 from engine.policy.costmodel import TERM_KEYS
-from engine.spark import executor, footers_parallel
+from engine.spark import calibrate_queries, executor, footers_parallel
 from engine.spark.session import get_spark
 from engine.table.footers import read_partitions
 
@@ -71,7 +71,7 @@ ROWS_PER_FILE = 50_000
 #: the rates calibration writes (all Settings fields); ``rewrite_cell_bytes`` is the unit
 #: they are in (the calibration table's compressed bytes per row x column)
 RATE_KEYS = ("rewrite_fixed_s", "rewrite_read_bytes_per_s", "sort_bytes_per_s",
-             "query_fixed_s", "query_scan_bytes_per_s", "rewrite_cell_bytes")
+             "query_fixed_s", "query_scan_bytes_per_s", "rewrite_cell_bytes", "query_file_s")
 #: the per-file run writes this many times as many files as the sort run
 FILES_FACTOR = 20
 #: the fitted ordering calibration times (a two-column curve, as the demo's plans use)
@@ -418,13 +418,16 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
         points = [_median_point(n, sum(p.bytes for p in parts), rounds[i],
                                 _duckdb_scan_seconds(paths), len(schema.columns))
                   for i, (n, paths, schema, parts) in enumerate(inputs)]
+        # the query side in the workload's shape (round 8): its three terms replace the
+        # one-form query fit above (engine.spark.calibrate_queries)
+        queries = calibrate_queries.measure(work / "queries", int(repeat))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     terms = terms_from_points(points)
     return {"measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "spark_master": settings.spark_master,
-            "rates": rates_from_points(points, terms["file_s"]), "terms": terms,
-            "points": points}
+            "rates": {**rates_from_points(points, terms["file_s"]), **queries["rates"]},
+            "terms": terms, "points": points, "queries": queries}
 
 
 def save(settings: Settings, calibration: dict[str, Any]) -> Path:

@@ -9,8 +9,10 @@ save (equation 3)::
 ``u`` is P's utilization for Q (from the pruning analysis; only boundary partitions have
 u < 1, so only they can save anything), ``size_read`` is projection-aware
 (``FragmentScan.read_bytes``: the compressed bytes of the columns Q reads, summed over what
-Q scans), and ``t_read(Q)`` is Q's measured duration when the log has it, else
-``scan_seconds(size_read(Q))`` (then the formula reduces to the saved bytes at scan rate).
+Q scans), and ``t_read(Q)`` is Q's measured duration when the log has it, else its priced
+read time ``read_seconds(size_read(Q), files scanned)``: the query's bill without its fixed
+cost, at the calibrated per-file cost and scan rate (round 8; uncalibrated the per-file
+cost is 0 and the formula reduces to the saved bytes at scan rate).
 
 Equation 6 adds ``beta * |d pruned(P | Q)|``: the price a user pays per extra pruned
 partition. We estimate that reclustering a boundary partition of utilization u turns
@@ -47,7 +49,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 import numpy as np
 
 from engine.core.errors import InvalidParameterError
-from engine.policy.costmodel import scan_seconds
+from engine.policy.costmodel import read_seconds as priced_read_seconds
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
@@ -81,11 +83,12 @@ class SavingsBreakdown:
         return self.saving_cpu + self.bonus
 
 
-def _t_read(duration_s: float | None, size_q: float, settings: "Settings") -> float:
-    """Measured read time of a query if known, else its bytes at scan rate."""
+def _t_read(duration_s: float | None, size_q: float, files: int, settings: "Settings") -> float:
+    """Measured read time of a query if known, else its priced read time (its files and
+    bytes, :func:`engine.policy.costmodel.read_seconds`)."""
     if duration_s is not None and duration_s > 0:
         return float(duration_s)
-    return scan_seconds(size_q, settings)
+    return priced_read_seconds(size_q, files, settings)
 
 
 def _distinct(scans: Sequence["FragmentScan"], durations_s: Sequence[float | None]
@@ -137,7 +140,7 @@ def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
         used += len(durs)
         read_s = scan.scanned_bytes  # row groups' share under row-group pruning
         size_q = float(read_s.sum())
-        t_read = sum(_t_read(d, size_q, settings) for d in durs)
+        t_read = sum(_t_read(d, size_q, scan.scanned_count, settings) for d in durs)
         read_total += t_read
         if scan.index.size == 0:
             continue
