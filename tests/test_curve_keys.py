@@ -376,3 +376,10 @@ def test_auto_takes_the_expressions_only_where_they_are_cheap():
         assert curve_keys.chosen([dates2, spec], schema, "auto") == "udf", c
         assert curve_keys.chosen([spec], schema, "expression") == "expression", c
     assert curve_keys.chosen([dates2], schema, "udf") == "udf"
+
+
+def test_long_tables_built_in_the_jvm_hold_the_values(spark):
+    values = [0, -1, 5, 1 << 62, -(1 << 63), (1 << 63) - 1] + list(range(2000))
+    got = spark.range(1).select(curve_keys.long_table(values).alias("t")).collect()[0]["t"]
+    assert got == values
+    assert spark.range(1).select(curve_keys.long_table([]).alias("t")).collect()[0]["t"] == []
