@@ -205,13 +205,16 @@ def _chain(df: "DataFrame", tmp: str, kind: str, d: int, bits: int,
                 F.when(g == s.index, enc) if value is None else value.when(g == s.index, enc))
         inputs[xs[i]] = value
     df = df.withColumns(inputs)
+    looked_up = {}  # every table-ranked dimension in ONE projection
     for i in range(d):
         groups = [(s.index, s.ordering_json["state"]["codecs"][i]["boundaries"]) for s in members]
         ltypes = {schema.type_of(s.ordering_json["columns"][i]) for s in members}
         if RANKS == "lookup" and lookup_fits(ltypes, [b for _, b in groups]):
-            df = _rank_lookup(df, xs[i], f"{tmp}_lo{i}", bits, groups)
+            looked_up[xs[i]] = _rank_lookup(xs[i], bits, groups)
         else:
             df = _rank_scaled(df, xs[i], f"{tmp}_lo{i}", bits, groups)
+    if looked_up:
+        df = df.withColumns(looked_up)
     if kind == "hilbert" and d == 2 and HILBERT_2D == "table":
         return _hilbert_2d(df, xs, bits, f"{tmp}_h")
     if kind == "hilbert":
@@ -248,11 +251,11 @@ def rank_table(boundaries: Sequence[float], bits: int) -> tuple[int, list[int], 
     return lo, [int(v) for v in codec.scaled(values, bits)], top
 
 
-def _rank_lookup(df: "DataFrame", x: str, lo: str, bits: int,
-                 groups: Sequence[tuple[int, Sequence[float]]]) -> "DataFrame":
-    """Replace the encoded value ``x`` (a whole number, or NaN) by its scaled rank, read
+def _rank_lookup(x: str, bits: int, groups: Sequence[tuple[int, Sequence[float]]]) -> "Column":
+    """The scaled rank of the encoded value in column ``x`` (a whole number, or NaN), read
     from the row's group's :func:`rank_table` in ONE literal array: an O(1) lookup instead
-    of :func:`_rank_scaled`'s staged binary search (one projection, not one per bit)."""
+    of :func:`_rank_scaled`'s staged binary search (one projection, not one per bit). The
+    arithmetic is SQL text: a few calls into the JVM, not one per operator."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     offsets, lows, highs, tops, flat = {}, {}, {}, {}, []
@@ -261,13 +264,21 @@ def _rank_lookup(df: "DataFrame", x: str, lo: str, bits: int,
         offsets[gid], lows[gid], tops[gid] = len(flat), low, top
         highs[gid] = low + len(table) - 1
         flat.extend(table)
-    value = F.col(x)
-    low, high, top = _lookup(lows), _lookup(highs), _lookup(tops)
-    at = F.try_element_at(long_table(flat), (value - low + _lookup(offsets) + 1).cast("int")) \
-        if flat else F.lit(0).cast("long")
-    scaled = (F.when(F.isnan(value), top).when(value < low, F.lit(0).cast("long"))
-              .when(value > high, top).otherwise(at))
-    return df.withColumn(x, scaled)
+    v, low, high, top = f"`{x}`", _lookup_sql(lows), _lookup_sql(highs), _lookup_sql(tops)
+    at = (F.try_element_at(long_table(flat), F.expr(
+        f"CAST({v} - {low} + {_lookup_sql(offsets)} + 1 AS INT)")) if flat
+        else F.lit(0).cast("long"))
+    scaled = (F.when(F.expr(f"isnan({v}) OR {v} > {high}"), F.expr(top))
+              .when(F.expr(f"{v} < {low}"), F.lit(0).cast("long")).otherwise(at))
+    return scaled
+
+
+def _lookup_sql(values: Mapping[int, int]) -> str:
+    """:func:`_lookup` as SQL text (a constant when every group has the same value)."""
+    if len(set(values.values())) == 1:
+        return f"CAST('{int(next(iter(values.values())))}' AS BIGINT)"
+    table = ",".join(f"CAST('{int(values.get(i, 0))}' AS BIGINT)" for i in range(max(values) + 1))
+    return f"try_element_at(array({table}), CAST(`{GROUP_COLUMN}` + 1 AS INT))"
 
 
 def long_table(values: Sequence[int]) -> "Column":
@@ -338,23 +349,18 @@ def _hilbert_2d(df: "DataFrame", xs: Sequence[str], bits: int,
     k = HILBERT_CHUNK
     steps = -(-bits // k)
     pad = steps * k - bits
-    table, mask = long_table(hilbert_table(k)), (1 << k) - 1
-    x, y = F.col(xs[0]), F.col(xs[1])
+    table, mask, digits = long_table(hilbert_table(k)), (1 << k) - 1, (1 << 2 * k) - 1
+    x, y = f"`{xs[0]}`", f"`{xs[1]}`"
     names = [f"{tmp}{j}" for j in range(steps)]
-    for j, name in enumerate(names):
+    for j, name in enumerate(names):  # SQL text: a few calls into the JVM per step
         shift = (steps - 1 - j) * k
-        cell = F.shiftleft(F.shiftright(x, shift).bitwiseAND(F.lit(mask)), k) \
-            .bitwiseOR(F.shiftright(y, shift).bitwiseAND(F.lit(mask)))
-        state = (F.lit(pad % 2).cast("long") if j == 0
-                 else F.shiftright(F.col(names[j - 1]), 2 * k))
-        df = df.withColumn(name, F.element_at(
-            table, (F.shiftleft(state, 2 * k).bitwiseOR(cell) + 1).cast("int")))
-    key = None
-    for j, name in enumerate(names):
-        part = F.shiftleft(F.col(name).bitwiseAND(F.lit((1 << 2 * k) - 1)),
-                           2 * k * (steps - 1 - j))
-        key = part if key is None else key.bitwiseOR(part)
-    return df, key.cast("long")
+        state = f"{pad % 2}L" if j == 0 else f"shiftright(`{names[j - 1]}`, {2 * k})"
+        index = (f"CAST((shiftleft({state}, {2 * k}) | shiftleft(shiftright({x}, {shift}) & "
+                 f"{mask}, {k}) | (shiftright({y}, {shift}) & {mask})) + 1 AS INT)")
+        df = df.withColumn(name, F.element_at(table, F.expr(index)))
+    key = " | ".join(f"shiftleft(`{name}` & {digits}, {2 * k * (steps - 1 - j)})"
+                     for j, name in enumerate(names))
+    return df, F.expr(f"CAST({key} AS BIGINT)")
 
 
 def _lookup(values: Mapping[int, int]) -> "Column":
