@@ -225,11 +225,13 @@ def _chain(df: "DataFrame", tmp: str, kind: str, d: int, bits: int,
 def lookup_fits(ltypes: set[str], boundaries: Sequence[Sequence[float]]) -> bool:
     """Can the ranks come from a lookup table (:func:`_rank_lookup`)? Integral columns
     (ints, dates, bools: their encoded doubles are whole numbers) whose fitted boundaries
-    span at most :data:`LOOKUP_SPAN` values, at most ``4 * LOOKUP_SPAN`` for the chain."""
+    span at most :data:`LOOKUP_SPAN` values in every group. A chain's table holds its
+    groups' tables end to end (no cap on the sum: "auto" decides per group, and a chain
+    falling back to the binary search would cost more than a long table)."""
     if not ltypes <= set(INTEGRAL_KEYS):
         return False
     spans = [int(b[-1]) - int(b[0]) + 1 if len(b) else 0 for b in boundaries]
-    return max(spans, default=0) <= LOOKUP_SPAN and sum(spans) <= 4 * LOOKUP_SPAN
+    return max(spans, default=0) <= LOOKUP_SPAN
 
 
 def rank_table(boundaries: Sequence[float], bits: int) -> tuple[int, list[int], int]:
