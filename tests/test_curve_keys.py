@@ -198,7 +198,7 @@ def test_an_unknown_key_function_is_refused(spark, tmp_path):
         fitting.with_key(None, [], TableSchema(()), "long", key_function="jit")
 
 
-def test_the_expression_path_runs_no_python(spark, tmp_path):
+def test_the_expression_path_runs_no_python(spark, tmp_path, monkeypatch):
     """The plan of the expression path holds no Python evaluation (no ArrowEvalPython);
     "auto" neither over integral columns, and takes the UDF over a float."""
     table = pa.table({"row": pa.array(range(6), pa.int64()), "g": pa.array([0] * 6, pa.int32()),
@@ -215,6 +215,7 @@ def test_the_expression_path_runs_no_python(spark, tmp_path):
     dates = GroupSpec(0, PlanGroup((), "hilbert", ("i", "d")), [], 6, 0)  # integral: "auto"
     for s in (spec, dates):
         fitting.fit_group(s, df.toArrow(), schema, 1000)
+    monkeypatch.setattr(curve_keys, "AUTO_MIN_ROWS", 6)  # "auto" as for a large plan
     for s, how, python in ((spec, "expression", False), (spec, "udf", True),
                            (spec, "auto", True), (dates, "auto", False)):
         plan = fitting.with_key(df, [s], schema, "long", key_function=how) \
@@ -344,17 +345,18 @@ def test_tables_and_binary_search_mixed_in_one_chain(spark, tmp_path, monkeypatc
     assert old.tolist() == expected.tolist()
 
 
-def _fitted_spec(layout: str, columns: dict[str, np.ndarray], index: int = 0) -> GroupSpec:
+def _fitted_spec(layout: str, columns: dict[str, np.ndarray], index: int = 0,
+                 rows: int = 1_000_000) -> GroupSpec:
     from engine.layout.base import make_ordering
 
-    spec = GroupSpec(index, PlanGroup((), layout, tuple(columns)), [], 10, 0)
+    spec = GroupSpec(index, PlanGroup((), layout, tuple(columns)), [], rows, 0)
     spec.ordering_json = make_ordering(layout, list(columns)).fit(columns).to_json()
     return spec
 
 
 def test_auto_takes_the_expressions_only_where_they_are_cheap():
     """"auto" (the default): expressions for 2-D Hilbert and Z-order curves over integral
-    columns of narrow range; the UDF for floats, timestamps, wide ints, 3-D Hilbert and any
+    columns of narrow range, in plans of 300k rows or more; the UDF for floats, timestamps, wide ints, 3-D Hilbert and any
     plan with one such group (one key column for the plan); "expression" still takes every
     numeric curve, "udf" none."""
     schema = TableSchema((("d1", "date"), ("d2", "date"), ("d3", "date"), ("f", "float"),
@@ -376,6 +378,13 @@ def test_auto_takes_the_expressions_only_where_they_are_cheap():
         assert curve_keys.chosen([dates2, spec], schema, "auto") == "udf", c
         assert curve_keys.chosen([spec], schema, "expression") == "expression", c
     assert curve_keys.chosen([dates2], schema, "udf") == "udf"
+    # small plans: the UDF (the expressions' plan costs more to build than the rows save)
+    small = [_fitted_spec("hilbert", {"d1": days["d1"], "d2": days["d2"]}, i, rows=100_000)
+             for i in range(2)]
+    assert curve_keys.AUTO_MIN_ROWS == 300_000
+    assert curve_keys.chosen(small, schema, "auto") == "udf"
+    assert curve_keys.chosen(small * 2, schema, "auto") == "expression"  # 400k rows in all
+    assert curve_keys.chosen(small, schema, "expression") == "expression"
 
 
 def test_long_tables_built_in_the_jvm_hold_the_values(spark):

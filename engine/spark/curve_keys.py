@@ -64,11 +64,17 @@ if TYPE_CHECKING:
 #: not cover), "expression" (this module, for every group :func:`expressible` covers) or
 #: "auto" (the default, round 8): the expressions when every fitted group is :func:`cheap`
 #: (ranks from lookup tables, a 2-D Hilbert by table or a Z-order: a handful of
-#: projections), the UDF otherwise. Round 7 measured the general chain at 1M rows: 36.9 s
+#: projections) and they hold :data:`AUTO_MIN_ROWS` rows or more, the UDF otherwise. Round 7 measured the general chain at 1M rows: 36.9 s
 #: of executor CPU against the UDF's 5.5 s (about 70 chained projections for 16 bits: the
 #: binary search's steps and Skilling's); round 8 the cheap chain (bench/README_executor.md)
 KEY_FUNCTION = "auto"
 KEY_FUNCTIONS = ("auto", "expression", "udf")
+#: "auto" takes the expressions only for fitted groups of at least this many rows in all:
+#: building their staged plan costs about 0.4-0.5 s more on the driver than the UDF's (round
+#: 8, load 5), and the UDF's Arrow round trip costs about 1.5 CPU-s more per million rows,
+#: so below ~300k rows the UDF is faster (the demo-like plan, 2 Hilbert groups of 12k rows:
+#: 8.1 s by the expressions against 5.9 s by the UDF, load 6-7)
+AUTO_MIN_ROWS = 300_000
 #: layouts whose key is a grid curve over ranked columns
 CURVES = ("hilbert", "zorder")
 #: logical types whose encoding is a double computed by Spark exactly as by pyarrow. Not
@@ -125,7 +131,8 @@ def chosen(specs: Sequence[GroupSpec], schema: "TableSchema", function: str) -> 
     """"expression" or "udf": what ``function`` (one of :data:`KEY_FUNCTIONS`) computes
     the fitted groups of ``specs`` with; one way for all of them (one key column)."""
     if function == "auto":
-        return "expression" if specs and all(cheap(s, schema) for s in specs) else "udf"
+        big = sum(s.rows for s in specs) >= AUTO_MIN_ROWS
+        return "expression" if specs and big and all(cheap(s, schema) for s in specs) else "udf"
     if function == "expression" and all(expressible(s, schema) for s in specs):
         return "expression"
     return "udf"
