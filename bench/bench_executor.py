@@ -8,9 +8,12 @@ input files), in the same process and Spark session (a warm-up run first, then
                          (zonemap cuts, one shuffle, Spark's writer cuts files, one
                          verification aggregate), then the new footers (zonemaps);
 * ``executor-hilbert``   the same, Hilbert over (l_shipdate, l_commitdate) (+1 sample job),
-                         the key by the default ``curve_keys.KEY_FUNCTION`` (the Arrow UDF);
-* ``executor-hilbert-expression`` the same plan with the key as native Spark expressions
-                         (``KEY_FUNCTION = "expression"``, round 7), beside it in the same run;
+                         the key by the default ``curve_keys.KEY_FUNCTION`` ("auto": for two
+                         dates, native Spark expressions by lookup tables, round 8);
+* ``executor-hilbert-udf`` the same plan with the key by the scalar Arrow UDF (rounds 6-7's
+                         default, ``KEY_FUNCTION = "udf"``), beside it in the same run;
+* ``executor-hilbert-expression`` the same plan with ``KEY_FUNCTION = "expression"`` (round 7's
+                         variant; since round 8 the same chain as "auto" for two dates);
 * ``executor-50-groups`` a plan of 50 groups (one input file each, alternating sort keys);
 * ``executor-50-groups-reread`` the same plan verified as rounds 3-5 did above 8 groups:
                          the inputs read again in the verification aggregate
@@ -115,8 +118,8 @@ def run_reread(spark, schema, groups, out: str, rows_per_file: int, name: str) -
 
 def run_key_function(spark, schema, groups, out: str, rows_per_file: int, name: str,
                      function: str) -> None:
-    """:func:`run_executor` with Hilbert and Z-order keys by ``function`` ("udf" or
-    "expression", :data:`engine.spark.curve_keys.KEY_FUNCTION`)."""
+    """:func:`run_executor` with Hilbert and Z-order keys by ``function`` ("udf",
+    "expression" or "auto", :data:`engine.spark.curve_keys.KEY_FUNCTION`)."""
     old = curve_keys.KEY_FUNCTION
     curve_keys.KEY_FUNCTION = function
     try:
@@ -208,6 +211,7 @@ def main() -> int:
             ("hilbert", ["l_shipdate", "l_commitdate"], demo_parts[38:])]
         plans = {"executor-sort": [("sort", ["l_shipdate"], parts)],
                  "executor-hilbert": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
+                 "executor-hilbert-udf": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-hilbert-expression": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-50-groups": fifty, "executor-50-groups-reread": fifty,
                  "executor-demo-like": demo}
@@ -218,6 +222,9 @@ def main() -> int:
             "executor-hilbert": lambda out: run_executor(
                 spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
                 args.rows_per_file, "executor-hilbert"),
+            "executor-hilbert-udf": lambda out: run_key_function(
+                spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
+                args.rows_per_file, "executor-hilbert-udf", "udf"),
             "executor-hilbert-expression": lambda out: run_key_function(
                 spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
                 args.rows_per_file, "executor-hilbert-expression", "expression"),

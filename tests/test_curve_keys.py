@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from engine.core import logical_types
 from engine.core.errors import InvalidParameterError
-from engine.layout.base import ordering_from_json
+from engine.layout.base import RankCodec, ordering_from_json
+from engine.layout.hilbert import hilbert_encode
 from engine.policy.base import PlanGroup
 from engine.spark import curve_keys, fitting
 from engine.spark.jobspec import GROUP_COLUMN, KEY_COLUMN, GroupSpec
@@ -197,10 +198,12 @@ def test_an_unknown_key_function_is_refused(spark, tmp_path):
         fitting.with_key(None, [], TableSchema(()), "long", key_function="jit")
 
 
-def test_the_expression_path_runs_no_python(spark, tmp_path):
-    """The plan of the expression path holds no Python evaluation (no ArrowEvalPython)."""
+def test_the_expression_path_runs_no_python(spark, tmp_path, monkeypatch):
+    """The plan of the expression path holds no Python evaluation (no ArrowEvalPython);
+    "auto" neither over integral columns, and takes the UDF over a float."""
     table = pa.table({"row": pa.array(range(6), pa.int64()), "g": pa.array([0] * 6, pa.int32()),
                       "x": pa.array([3.0, 1.0, 2.0, 5.0, 4.0, 0.0]),
+                      "i": pa.array([3, 1, 2, 5, 4, 0], pa.int64()),
                       "d": pa.array([EPOCH] * 6, pa.date32()),
                       "m": pa.array([decimal.Decimal("1.25")] * 6, pa.decimal128(5, 2))})
     path = tmp_path / "x.parquet"
@@ -209,8 +212,183 @@ def test_the_expression_path_runs_no_python(spark, tmp_path):
         "pyspark.sql.functions", fromlist=["col"]).col("g"))
     schema = TableSchema(tuple((f.name, _ltype(f.type)) for f in table.schema))
     spec = GroupSpec(0, PlanGroup((), "hilbert", ("x", "d")), [], 6, 0)
-    fitting.fit_group(spec, df.toArrow(), schema, 1000)
-    for how, python in (("expression", False), ("udf", True)):
-        plan = fitting.with_key(df, [spec], schema, "long", key_function=how) \
+    dates = GroupSpec(0, PlanGroup((), "hilbert", ("i", "d")), [], 6, 0)  # integral: "auto"
+    for s in (spec, dates):
+        fitting.fit_group(s, df.toArrow(), schema, 1000)
+    monkeypatch.setattr(curve_keys, "AUTO_MIN_ROWS", 6)  # "auto" as for a large plan
+    for s, how, python in ((spec, "expression", False), (spec, "udf", True),
+                           (spec, "auto", True), (dates, "auto", False)):
+        plan = fitting.with_key(df, [s], schema, "long", key_function=how) \
             ._jdf.queryExecution().executedPlan().toString()
         assert ("ArrowEvalPython" in plan) == python, plan
+
+
+# ---- round 8: rank lookup tables and the table-driven 2-D Hilbert ----------------------
+
+def _table_hilbert(points: np.ndarray, bits: int, chunk: int) -> np.ndarray:
+    """The state machine of :func:`curve_keys.hilbert_table` run in numpy, as
+    ``curve_keys._hilbert_2d`` runs it in Spark (padding included)."""
+    table = np.asarray(curve_keys.hilbert_table(chunk), dtype=np.int64)
+    steps = -(-bits // chunk)
+    x, y = points[:, 0].astype(np.int64), points[:, 1].astype(np.int64)
+    state = np.full(len(x), (steps * chunk - bits) % 2, dtype=np.int64)
+    key = np.zeros(len(x), dtype=np.int64)
+    mask = (1 << chunk) - 1
+    for j in range(steps):
+        shift = (steps - 1 - j) * chunk
+        entry = table[state << 2 * chunk | ((x >> shift) & mask) << chunk | ((y >> shift) & mask)]
+        key = key << 2 * chunk | (entry & ((1 << 2 * chunk) - 1))
+        state = entry >> 2 * chunk
+    return key
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 4])
+def test_the_hilbert_table_is_skillings_curve_at_every_width(chunk):
+    """The chunked state machine gives Skilling's keys (engine/layout/hilbert.py) at 1 to
+    31 bits: every cell of the small grids, 2,000 random cells of the others."""
+    rng = np.random.default_rng(chunk)
+    for bits in range(1, 32):
+        if bits <= 4:
+            side = np.arange(1 << bits)
+            points = np.stack(np.meshgrid(side, side, indexing="ij"), -1).reshape(-1, 2)
+        else:
+            points = rng.integers(0, 1 << bits, size=(2000, 2))
+        want = hilbert_encode(points.astype(np.uint64), bits).astype(np.int64)
+        assert _table_hilbert(points, bits, chunk).tolist() == want.tolist(), bits
+
+
+def test_the_hilbert_table_by_hand():
+    """One bit a step from state 0: (0,0) (0,1) (1,1) (1,0) are digits 0 1 2 3; in the
+    lower-left quadrant the curve is transposed (state 1), in the lower-right also
+    complemented (state 3), elsewhere unchanged."""
+    table = curve_keys.hilbert_table(1)
+    cells = {(0, 0): 0, (0, 1): 1, (1, 0): 2, (1, 1): 3}  # cell index x << 1 | y
+    assert [table[cells[c]] & 3 for c in [(0, 0), (0, 1), (1, 1), (1, 0)]] == [0, 1, 2, 3]
+    assert [table[cells[c]] >> 2 for c in [(0, 0), (0, 1), (1, 1), (1, 0)]] == [1, 0, 0, 3]
+
+
+def test_rank_tables_equal_the_codec_below_inside_and_above():
+    rng = np.random.default_rng(3)
+    for bits in (1, 5, 16):
+        b = np.unique(rng.integers(-300, 300, size=rng.integers(1, 60))).astype(float)
+        lo, table, top = curve_keys.rank_table(b.tolist(), bits)
+        codec = RankCodec(b, False)
+        values = np.arange(-400, 400, dtype=float)
+        want = codec.scaled(values, bits).astype(np.int64)
+        got = [0 if v < lo else top if v > lo + len(table) - 1 else table[int(v) - lo]
+               for v in values]
+        assert got == want.tolist()
+        assert top == int(codec.scaled(np.array([np.nan]), bits)[0])
+    assert curve_keys.rank_table([], 16) == (0, [], 0)
+
+
+def test_which_columns_get_a_lookup_table():
+    span = curve_keys.LOOKUP_SPAN
+    assert curve_keys.lookup_fits({"date"}, [[0.0, 3000.0]])
+    assert curve_keys.lookup_fits({"int", "bool"}, [[-5.0, 5.0], [0.0, 1.0], []])
+    assert not curve_keys.lookup_fits({"date"}, [[0.0, float(span)]])  # span + 1 values
+    assert not curve_keys.lookup_fits({"date", "float"}, [[0.0, 1.0]])
+    assert not curve_keys.lookup_fits({"timestamp"}, [[0.0, 1.0]])
+    assert curve_keys.lookup_fits({"int"}, [[0.0, span - 1.0]] * 5)  # a chain: end to end
+
+
+def _date_table(n: int, seed: int) -> pa.Table:
+    """Two date columns like TPC-H's ship and commit dates, an int column of small range,
+    a float column, NULLs, and rows outside the fitted range (fit on the first half)."""
+    rng = np.random.default_rng(seed)
+    ship = rng.integers(8000, 10600, n)
+    commit = ship + rng.integers(-90, 90, n)
+    ship[n // 2:n // 2 + 20] = rng.integers(5000, 20000, 20)  # beyond the fitted boundaries
+    days = [None if i % 97 == 0 else EPOCH + dt.timedelta(days=int(v)) for i, v in enumerate(ship)]
+    return pa.table({
+        "row": pa.array(range(n), pa.int64()),
+        "g": pa.array(rng.integers(0, 3, n), pa.int32()),
+        "ship": pa.array(days, pa.date32()),
+        "commit": pa.array([EPOCH + dt.timedelta(days=int(v)) for v in commit], pa.date32()),
+        "qty": pa.array([None if i % 89 == 0 else int(v) for i, v in
+                         enumerate(rng.integers(-50, 5000, n))], pa.int64()),
+        "price": pa.array(rng.normal(0, 1e3, n).round(2), pa.float64())})
+
+
+def test_sixteen_bit_hilbert_over_dates_by_tables_equals_the_udf_and_numpy(spark, tmp_path):
+    """The executor's case at the default 16 bits: a 2-D Hilbert over two dates, another
+    over a date and an int and a Z-order over the same, three groups in two chains; every
+    rank from a lookup table (the round-7 binary search took minutes to compile here)."""
+    n = 3000
+    table = _date_table(n, 11)
+    groups = [("hilbert", ("ship", "commit"), None), ("hilbert", ("qty", "ship"), None),
+              ("zorder", ("commit", "qty"), None)]
+    expr, udf, expected, specs, schema = _keys_three_ways(
+        spark, tmp_path, table, groups, [i < n // 2 for i in range(n)])
+    assert all(s.ordering_json["state"]["bits"] == 16 for s in specs)
+    for s in specs:
+        b = [c["boundaries"] for c in s.ordering_json["state"]["codecs"]]
+        types = {schema.type_of(c) for c in s.group.columns}
+        assert curve_keys.lookup_fits(types, b)
+        assert min(len(x) for x in b) > 100  # a real table, not a handful of cells
+    assert len(set(expected.tolist())) > n // 2
+    assert udf.tolist() == expected.tolist()
+    assert expr.tolist() == expected.tolist()
+
+
+def test_tables_and_binary_search_mixed_in_one_chain(spark, tmp_path, monkeypatch):
+    """A date (table) beside a float (binary search) in one 2-D Hilbert at 6 bits, and the
+    same keys with the tables and the chunked curve switched off (round 7's chain)."""
+    n = 800
+    table = _date_table(n, 12)
+    groups = [("hilbert", ("ship", "price"), 6), ("hilbert", ("commit", "price"), 6)]
+    expr, udf, expected, _, _ = _keys_three_ways(spark, tmp_path, table, groups)
+    assert expr.tolist() == udf.tolist() == expected.tolist()
+    monkeypatch.setattr(curve_keys, "RANKS", "search")
+    monkeypatch.setattr(curve_keys, "HILBERT_2D", "skilling")
+    old, _, _, _, _ = _keys_three_ways(spark, tmp_path, table, groups)
+    assert old.tolist() == expected.tolist()
+
+
+def _fitted_spec(layout: str, columns: dict[str, np.ndarray], index: int = 0,
+                 rows: int = 1_000_000) -> GroupSpec:
+    from engine.layout.base import make_ordering
+
+    spec = GroupSpec(index, PlanGroup((), layout, tuple(columns)), [], rows, 0)
+    spec.ordering_json = make_ordering(layout, list(columns)).fit(columns).to_json()
+    return spec
+
+
+def test_auto_takes_the_expressions_only_where_they_are_cheap():
+    """"auto" (the default): expressions for 2-D Hilbert and Z-order curves over integral
+    columns of narrow range, in plans of 300k rows or more; the UDF for floats, timestamps, wide ints, 3-D Hilbert and any
+    plan with one such group (one key column for the plan); "expression" still takes every
+    numeric curve, "udf" none."""
+    schema = TableSchema((("d1", "date"), ("d2", "date"), ("d3", "date"), ("f", "float"),
+                          ("t", "timestamp"), ("wide", "int"), ("s", "string")))
+    rng = np.random.default_rng(5)
+    days = {c: rng.integers(8000, 11000, 500).astype(float) for c in ("d1", "d2", "d3")}
+    other = {"f": rng.normal(size=500), "t": rng.integers(0, 10 ** 15, 500).astype(float),
+             "wide": rng.integers(0, 10 ** 9, 500).astype(float)}
+    dates2 = _fitted_spec("hilbert", {"d1": days["d1"], "d2": days["d2"]})
+    dates3 = _fitted_spec("hilbert", days)
+    zorder3 = _fitted_spec("zorder", days)
+    assert curve_keys.KEY_FUNCTION == "auto"
+    assert curve_keys.chosen([dates2], schema, "auto") == "expression"
+    assert curve_keys.chosen([dates2, zorder3], schema, "auto") == "expression"
+    assert curve_keys.chosen([dates3], schema, "auto") == "udf"
+    for c in other:
+        spec = _fitted_spec("hilbert", {"d1": days["d1"], c: other[c]}, 1)
+        assert curve_keys.chosen([spec], schema, "auto") == "udf", c
+        assert curve_keys.chosen([dates2, spec], schema, "auto") == "udf", c
+        assert curve_keys.chosen([spec], schema, "expression") == "expression", c
+    assert curve_keys.chosen([dates2], schema, "udf") == "udf"
+    # small plans: the UDF (the expressions' plan costs more to build than the rows save)
+    small = [_fitted_spec("hilbert", {"d1": days["d1"], "d2": days["d2"]}, i, rows=100_000)
+             for i in range(2)]
+    assert curve_keys.AUTO_MIN_ROWS == 300_000
+    assert curve_keys.chosen(small, schema, "auto") == "udf"
+    assert curve_keys.chosen(small * 2, schema, "auto") == "expression"  # 400k rows in all
+    assert curve_keys.chosen(small, schema, "expression") == "expression"
+
+
+def test_long_tables_built_in_the_jvm_hold_the_values(spark):
+    values = [0, -1, 5, 1 << 62, -(1 << 63), (1 << 63) - 1] + list(range(2000))
+    got = spark.range(1).select(curve_keys.long_table(values).alias("t")).collect()[0]["t"]
+    assert got == values
+    assert spark.range(1).select(curve_keys.long_table([]).alias("t")).collect()[0]["t"] == []

@@ -10,33 +10,47 @@ whole-stage code generation compiles:
 1. each key column's encoded value (:mod:`engine.core.logical_types`: a double; dates in
    days, timestamps in microseconds, NULL as NaN);
 2. its rank among the fitted boundaries, ``searchsorted(boundaries, x, side="right")``
-   (:class:`~engine.layout.base.RankCodec`), by a branch-free binary search over a literal
-   array (one step per bit of the boundary count), then stretched over ``2**bits`` cells;
-3. the curve: bit interleaving (Z-order, :func:`engine.layout.zorder.interleave_bits`) or
-   Skilling's transform then interleaving (Hilbert, :func:`engine.layout.hilbert.hilbert_encode`,
+   (:class:`~engine.layout.base.RankCodec`), stretched over ``2**bits`` cells: for an
+   integral column (ints, dates, bools) whose boundaries span at most
+   :data:`LOOKUP_SPAN` whole numbers, ONE lookup in a literal table of every value's
+   scaled rank (:func:`rank_table`, computed by ``RankCodec.scaled`` itself; round 8);
+   otherwise a branch-free binary search over a literal array (one step per bit of the
+   boundary count);
+3. the curve: bit interleaving (Z-order, :func:`engine.layout.zorder.interleave_bits`); a
+   2-D Hilbert key by a state machine over :data:`HILBERT_CHUNK` bits of each coordinate
+   per table lookup (:func:`hilbert_table`, four lookups for 16 bits; round 8), any other
+   Hilbert by Skilling's transform then interleaving (:func:`engine.layout.hilbert.hilbert_encode`,
    J. Skilling, AIP Conf. Proc. 707, 2004), step for step as the numpy code does it.
 
 Every step that reads a value twice is its own projection (a column of a staged
 ``withColumns``): Spark does not collapse projections whose non-trivial expressions are
 used twice, so the expression stays linear in the steps instead of doubling at each one.
-Groups with the same curve, column count and bits share one chain: their boundaries lie in
-one literal array, each group's slice found by its offset (an O(1) lookup by group id).
+Groups with the same curve, column count and bits share one chain: their boundaries (or
+rank tables) lie in one literal array, each group's slice found by its offset (an O(1)
+lookup by group id).
 
 The written order is the UDF's: both compute the same integer for every row
 (``tests/test_curve_keys.py`` checks expression = UDF = numpy on random data with nulls,
-ties, negative numbers, dates and timestamps, at 1 to 5 bits). String and decimal
-columns, and a one-column curve of more than 31 bits, stay on the UDF (:func:`expressible`).
+ties, negative numbers, dates and timestamps at 1 to 5 bits, and at the default 16 bits
+over dates and ints; the state machine equals Skilling's curve at 1 to 31 bits). String
+and decimal columns, and a one-column curve of more than 31 bits, stay on the UDF
+(:func:`expressible`).
 
-**Not the default** (:data:`KEY_FUNCTION`): at 16 bits the chain is about 70 projections
-and Spark runs it far slower than the UDF (round 7, bench/README_executor.md). What would
-make it pay: fewer stages (a JVM binary search for the ranks, e.g. ML's ``Bucketizer``; a
-parallel-prefix 2-D Hilbert in O(log bits) steps), not tried.
+**The default is "auto"** (:data:`KEY_FUNCTION`): the expressions where they are a handful
+of projections (:func:`cheap`: ranks by tables, a 2-D Hilbert or a Z-order), the UDF
+elsewhere. Round 7's general chain (binary search and Skilling's steps, about 70
+projections at 16 bits) ran far slower than the UDF; the cheap chain runs without the
+Python worker's Arrow round trip, which is most of the UDF's cost (round 8,
+bench/README_executor.md).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping, Sequence
 
+import numpy as np
+
+from engine.layout.base import RankCodec
 from engine.spark.hashing import long_array
 from engine.spark.jobspec import GROUP_COLUMN, KEY_COLUMN, GroupSpec, q
 
@@ -47,18 +61,41 @@ if TYPE_CHECKING:
 
 #: how the executor computes Hilbert and Z-order keys: "udf" (the scalar Arrow UDF of
 #: :mod:`engine.spark.fitting`, round 6's way, and the path for key types the expressions do
-#: not cover) or "expression" (this module). The default stays "udf": measured at 1M rows
-#: (bench/README_executor.md, round 7) the staged expressions cost 36.9 s of executor CPU
-#: against the UDF's 5.5 s (about 70 chained projections for 16 bits: the binary search's
-#: steps and Skilling's, which Spark does not compile into one tight loop)
-KEY_FUNCTION = "udf"
-KEY_FUNCTIONS = ("expression", "udf")
+#: not cover), "expression" (this module, for every group :func:`expressible` covers) or
+#: "auto" (the default, round 8): the expressions when every fitted group is :func:`cheap`
+#: (ranks from lookup tables, a 2-D Hilbert by table or a Z-order: a handful of
+#: projections) and they hold :data:`AUTO_MIN_ROWS` rows or more, the UDF otherwise. Round 7 measured the general chain at 1M rows: 36.9 s
+#: of executor CPU against the UDF's 5.5 s (about 70 chained projections for 16 bits: the
+#: binary search's steps and Skilling's); round 8 the cheap chain (bench/README_executor.md)
+KEY_FUNCTION = "auto"
+KEY_FUNCTIONS = ("auto", "expression", "udf")
+#: "auto" takes the expressions only for fitted groups of at least this many rows in all:
+#: building their staged plan costs about 0.4-0.5 s more on the driver than the UDF's (round
+#: 8, load 5), and the UDF's Arrow round trip costs about 1.5 CPU-s more per million rows,
+#: so below ~300k rows the UDF is faster (the demo-like plan, 2 Hilbert groups of 12k rows:
+#: 8.1 s by the expressions against 5.9 s by the UDF, load 6-7)
+AUTO_MIN_ROWS = 300_000
 #: layouts whose key is a grid curve over ranked columns
 CURVES = ("hilbert", "zorder")
 #: logical types whose encoding is a double computed by Spark exactly as by pyarrow. Not
 #: decimals: Spark's cast to double and pyarrow's can differ in the last bit (found by the
 #: property test: 28958385.7843 as decimal(14, 4) ranked 0 by Spark, 1 by numpy)
 NUMERIC_KEYS = ("int", "float", "bool", "date", "timestamp")
+#: ranks of integral key columns (ints, dates, bools) with few fitted values between their
+#: first and last boundary: "lookup" (one literal table per column, :func:`_rank_lookup`)
+#: or "search" (round 7's staged binary search, :func:`_rank_scaled`, also the path of
+#: every other column)
+RANKS = "lookup"
+#: logical types whose encoded values are whole numbers (a table can be indexed by them)
+INTEGRAL_KEYS = ("int", "date", "bool")
+#: the most values between a column's first and last boundary that get a lookup table
+#: (a literal array of that many longs; a date column spans a few thousand days)
+LOOKUP_SPAN = 1 << 16
+#: a 2-D Hilbert key: "table" (:func:`_hilbert_2d`, ``bits / HILBERT_CHUNK`` lookups) or
+#: "skilling" (round 7: Skilling's transform step by step, the only way for 3 or more columns)
+HILBERT_2D = "table"
+#: bits of each coordinate per table lookup: the table holds ``4 << 2 * HILBERT_CHUNK`` longs
+HILBERT_CHUNK = 4
 _TMP = "__la_ck"  # prefix of the staged helper columns (dropped at the end)
 
 
@@ -72,6 +109,33 @@ def expressible(spec: GroupSpec, schema: "TableSchema") -> bool:
     if not state or any(schema.type_of(c) not in NUMERIC_KEYS for c in cols):
         return False
     return 2 * int(state["bits"]) <= 62
+
+
+def cheap(spec: GroupSpec, schema: "TableSchema") -> bool:
+    """Is this group's expression chain short (what "auto" asks)? Every key column's ranks
+    come from a lookup table (:func:`lookup_fits`), and the curve is a Z-order (one
+    expression) or a 2-D Hilbert (:func:`_hilbert_2d`). Floats, timestamps, wide ints, and
+    Hilbert curves over 1 or 3+ columns would take the staged binary search or Skilling's
+    steps, which cost more than the UDF."""
+    if not expressible(spec, schema) or RANKS != "lookup":
+        return False
+    cols = spec.ordering_json["columns"]
+    if spec.group.layout == "hilbert" and (len(cols) != 2 or HILBERT_2D != "table"):
+        return False
+    codecs = spec.ordering_json["state"]["codecs"]
+    return all(lookup_fits({schema.type_of(c)}, [codec["boundaries"]])
+               for c, codec in zip(cols, codecs))
+
+
+def chosen(specs: Sequence[GroupSpec], schema: "TableSchema", function: str) -> str:
+    """"expression" or "udf": what ``function`` (one of :data:`KEY_FUNCTIONS`) computes
+    the fitted groups of ``specs`` with; one way for all of them (one key column)."""
+    if function == "auto":
+        big = sum(s.rows for s in specs) >= AUTO_MIN_ROWS
+        return "expression" if specs and big and all(cheap(s, schema) for s in specs) else "udf"
+    if function == "expression" and all(expressible(s, schema) for s in specs):
+        return "expression"
+    return "udf"
 
 
 def encoded(column: str, ltype: str, spark_type: str) -> "Column":
@@ -148,13 +212,164 @@ def _chain(df: "DataFrame", tmp: str, kind: str, d: int, bits: int,
                 F.when(g == s.index, enc) if value is None else value.when(g == s.index, enc))
         inputs[xs[i]] = value
     df = df.withColumns(inputs)
+    looked_up = {}  # every table-ranked dimension in ONE projection
     for i in range(d):
-        df = _rank_scaled(df, xs[i], f"{tmp}_lo{i}", bits,
-                          [(s.index, s.ordering_json["state"]["codecs"][i]["boundaries"])
-                           for s in members])
+        groups = [(s.index, s.ordering_json["state"]["codecs"][i]["boundaries"]) for s in members]
+        ltypes = {schema.type_of(s.ordering_json["columns"][i]) for s in members}
+        if RANKS == "lookup" and lookup_fits(ltypes, [b for _, b in groups]):
+            looked_up[xs[i]] = _rank_lookup(xs[i], bits, groups)
+        else:
+            df = _rank_scaled(df, xs[i], f"{tmp}_lo{i}", bits, groups)
+    if looked_up:
+        df = df.withColumns(looked_up)
+    if kind == "hilbert" and d == 2 and HILBERT_2D == "table":
+        return _hilbert_2d(df, xs, bits, f"{tmp}_h")
     if kind == "hilbert":
         df = _skilling(df, xs, bits)
     return df, _interleave([F.col(x) for x in xs], bits)
+
+
+def lookup_fits(ltypes: set[str], boundaries: Sequence[Sequence[float]]) -> bool:
+    """Can the ranks come from a lookup table (:func:`_rank_lookup`)? Integral columns
+    (ints, dates, bools: their encoded doubles are whole numbers) whose fitted boundaries
+    span at most :data:`LOOKUP_SPAN` values in every group. A chain's table holds its
+    groups' tables end to end (no cap on the sum: "auto" decides per group, and a chain
+    falling back to the binary search would cost more than a long table)."""
+    if not ltypes <= set(INTEGRAL_KEYS):
+        return False
+    spans = [int(b[-1]) - int(b[0]) + 1 if len(b) else 0 for b in boundaries]
+    return max(spans, default=0) <= LOOKUP_SPAN
+
+
+def rank_table(boundaries: Sequence[float], bits: int) -> tuple[int, list[int], int]:
+    """``(lo, table, top)`` of one integral column's fitted boundaries: ``table[v - lo]``
+    is the scaled rank (:meth:`RankCodec.scaled`, computed by it) of each whole number
+    ``v`` from the first boundary to the last; below them the rank is 0, above them (and
+    NaN, NULL) ``top``, the scaled rank of ``len(boundaries)``.
+
+    Example (boundaries 10, 12, 13 on a 2-bit grid: ranks 1 1 2 3, stretched by 4/4):
+    >>> rank_table([10.0, 12.0, 13.0], 2)
+    (10, [1, 1, 2, 3], 3)
+    """
+    codec = RankCodec(np.asarray(boundaries, dtype=np.float64), False)
+    top = int(codec.scaled(np.array([np.nan]), bits)[0])
+    if not len(boundaries):
+        return 0, [], top
+    lo, hi = int(boundaries[0]), int(boundaries[-1])
+    values = np.arange(lo, hi + 1, dtype=np.float64)
+    return lo, [int(v) for v in codec.scaled(values, bits)], top
+
+
+def _rank_lookup(x: str, bits: int, groups: Sequence[tuple[int, Sequence[float]]]) -> "Column":
+    """The scaled rank of the encoded value in column ``x`` (a whole number, or NaN), read
+    from the row's group's :func:`rank_table` in ONE literal array: an O(1) lookup instead
+    of :func:`_rank_scaled`'s staged binary search (one projection, not one per bit). The
+    arithmetic is SQL text: a few calls into the JVM, not one per operator."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    offsets, lows, highs, tops, flat = {}, {}, {}, {}, []
+    for gid, b in groups:
+        low, table, top = rank_table(b, bits)
+        offsets[gid], lows[gid], tops[gid] = len(flat), low, top
+        highs[gid] = low + len(table) - 1
+        flat.extend(table)
+    v, low, high, top = f"`{x}`", _lookup_sql(lows), _lookup_sql(highs), _lookup_sql(tops)
+    at = (F.try_element_at(long_table(flat), F.expr(
+        f"CAST({v} - {low} + {_lookup_sql(offsets)} + 1 AS INT)")) if flat
+        else F.lit(0).cast("long"))
+    scaled = (F.when(F.expr(f"isnan({v}) OR {v} > {high}"), F.expr(top))
+              .when(F.expr(f"{v} < {low}"), F.lit(0).cast("long")).otherwise(at))
+    return scaled
+
+
+def _lookup_sql(values: Mapping[int, int]) -> str:
+    """:func:`_lookup` as SQL text (a constant when every group has the same value)."""
+    if len(set(values.values())) == 1:
+        return f"CAST('{int(next(iter(values.values())))}' AS BIGINT)"
+    table = ",".join(f"CAST('{int(values.get(i, 0))}' AS BIGINT)" for i in range(max(values) + 1))
+    return f"try_element_at(array({table}), CAST(`{GROUP_COLUMN}` + 1 AS INT))"
+
+
+def long_table(values: Sequence[int]) -> "Column":
+    """A literal ``array<bigint>`` built in the JVM as ONE literal (a ``long[]`` sent as
+    bytes, then ``functions.lit``), not parsed from SQL text as :func:`long_array` does:
+    Spark's analyzer and optimizer walk a parsed array's every element, which took about
+    10 s for 65,536 longs against 1 s this way (round 8, warm session). Falls back to
+    :func:`long_array` without a classic SparkContext (Spark Connect)."""
+    from pyspark import SparkContext  # pyspark: costly import, deferred
+
+    sc = SparkContext._active_spark_context
+    if sc is None or not len(values):
+        return long_array(values)
+    from pyspark.sql.classic.column import Column  # pyspark: costly import, deferred
+
+    jvm = sc._jvm
+    array = sc._gateway.new_array(jvm.long, len(values))
+    raw = np.asarray(values, dtype=">i8").tobytes()
+    jvm.java.nio.ByteBuffer.wrap(bytearray(raw)).asLongBuffer().get(array)
+    return Column(jvm.org.apache.spark.sql.functions.lit(array))
+
+
+def hilbert_table(chunk: int) -> list[int]:
+    """The 2-D Hilbert curve as a state machine over ``chunk`` bits of each coordinate at
+    a time: entry ``state << 2*chunk | xbits << chunk | ybits`` holds the chunk's
+    ``2*chunk`` key bits, and above them the next state.
+
+    The curve is the classic "xy2d" one, which is Skilling's transform in two dimensions
+    (:func:`engine.layout.hilbert.hilbert_encode`, dimension 0 = x most significant;
+    ``tests/test_curve_keys.py`` checks them equal at 1 to 31 bits). At each bit level
+    the quadrant's digit is ``3*bx ^ by``; where ``by`` is 0 the rest of the curve is the
+    transposed one, complemented too where ``bx`` is 1. A state is that transform of the
+    original bits: bit 0 transpose, bit 1 complement.
+
+    Example (one bit a step: the 2x2 curve visits (0,0) (0,1) (1,1) (1,0)):
+    >>> [e & 3 for e in hilbert_table(1)[:4]]
+    [0, 1, 3, 2]
+    """
+    mask = (1 << chunk) - 1
+    out = []
+    for state in range(4):
+        for cell in range(1 << 2 * chunk):
+            x, y = cell >> chunk, cell & mask
+            swap, comp, digits = state & 1, state >> 1, 0
+            for level in range(chunk - 1, -1, -1):
+                bx, by = (x >> level) & 1, (y >> level) & 1
+                if swap:
+                    bx, by = by, bx
+                if comp:
+                    bx, by = 1 - bx, 1 - by
+                digits = digits << 2 | ((3 * bx) ^ by)
+                if by == 0:
+                    comp ^= bx
+                    swap ^= 1
+            out.append(digits | (swap | comp << 1) << 2 * chunk)
+    return out
+
+
+def _hilbert_2d(df: "DataFrame", xs: Sequence[str], bits: int,
+                tmp: str) -> tuple["DataFrame", "Column"]:
+    """The 2-D Hilbert key of the grid cells ``xs`` by :func:`hilbert_table`, the
+    top :data:`HILBERT_CHUNK` bits first: ``ceil(bits / chunk)`` staged table lookups
+    instead of Skilling's ``2 * (bits - 1)`` steps and the bit interleave. Leading zero
+    bits that pad ``bits`` to whole chunks transpose the curve once each and add no key
+    bits, so the first state is the transpose when their count is odd."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    k = HILBERT_CHUNK
+    steps = -(-bits // k)
+    pad = steps * k - bits
+    table, mask, digits = long_table(hilbert_table(k)), (1 << k) - 1, (1 << 2 * k) - 1
+    x, y = f"`{xs[0]}`", f"`{xs[1]}`"
+    names = [f"{tmp}{j}" for j in range(steps)]
+    for j, name in enumerate(names):  # SQL text: a few calls into the JVM per step
+        shift = (steps - 1 - j) * k
+        state = f"{pad % 2}L" if j == 0 else f"shiftright(`{names[j - 1]}`, {2 * k})"
+        index = (f"CAST((shiftleft({state}, {2 * k}) | shiftleft(shiftright({x}, {shift}) & "
+                 f"{mask}, {k}) | (shiftright({y}, {shift}) & {mask})) + 1 AS INT)")
+        df = df.withColumn(name, F.element_at(table, F.expr(index)))
+    key = " | ".join(f"shiftleft(`{name}` & {digits}, {2 * k * (steps - 1 - j)})"
+                     for j, name in enumerate(names))
+    return df, F.expr(f"CAST({key} AS BIGINT)")
 
 
 def _lookup(values: Mapping[int, int]) -> "Column":

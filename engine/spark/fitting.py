@@ -2,8 +2,9 @@
 
 A fitted group's ordering (:func:`engine.layout.groups.ordering_for_group`) is learned on a
 sample of its rows' key columns (ONE Spark job for all fitted groups of a plan), then its
-key is computed on the executors: Hilbert and Z-order keys as native Spark expressions
-(:mod:`engine.spark.curve_keys`), the others by ONE scalar Arrow UDF for all groups.
+key is computed on the executors: Hilbert and Z-order keys over integral columns (ints,
+dates) as native Spark expressions (:mod:`engine.spark.curve_keys`), the others by ONE
+scalar Arrow UDF for all groups.
 """
 
 from __future__ import annotations
@@ -78,10 +79,11 @@ def with_key(df: "DataFrame", specs: Sequence[GroupSpec], schema: "TableSchema",
     """Append the fitted groups' key column (rows of other groups get 0: they are ordered
     by their own columns).
 
-    With ``key_function`` "expression" (default :data:`curve_keys.KEY_FUNCTION`) and every
-    fitted group a Hilbert or Z-order curve the expressions cover
-    (:func:`curve_keys.expressible`), the key is native Spark expressions
-    (:mod:`engine.spark.curve_keys`); otherwise ONE scalar Arrow UDF that receives the
+    ``key_function`` (default :data:`curve_keys.KEY_FUNCTION`, "auto") picks the way
+    (:func:`curve_keys.chosen`): native Spark expressions (:mod:`engine.spark.curve_keys`)
+    when every fitted group is a Hilbert or Z-order curve they cover ("expression") or
+    cover cheaply ("auto": integral columns, ranks by lookup tables); otherwise ONE scalar
+    Arrow UDF that receives the
     group id and the key columns and dispatches per group (each group's ordering travels
     as JSON in the closure and is rebuilt once per worker). Both give the same integers.
     """
@@ -90,7 +92,7 @@ def with_key(df: "DataFrame", specs: Sequence[GroupSpec], schema: "TableSchema",
         raise InvalidParameterError(f"key_function must be one of "
                                     f"{', '.join(curve_keys.KEY_FUNCTIONS)}, got {function!r}")
     fitted = [s for s in specs if s.group.layout in FITTED]
-    if function == "expression" and all(curve_keys.expressible(s, schema) for s in fitted):
+    if curve_keys.chosen(fitted, schema, function) == "expression":
         return curve_keys.with_curve_keys(df, specs, schema)
     return _with_udf_key(df, specs, schema, dtype)
 
