@@ -50,6 +50,11 @@ def _text(data: Mapping[str, Any]) -> str:
                      + (f", {p['files_n']} files {p['files_s']:.2f} s" if "files_s" in p else "")
                      + "".join(f", {p[k + '_n']} groups {p[k + '_s']:.2f} s"
                                for k in ("groups", "groups2") if k + "_s" in p))
+    demo = (cal or {}).get("demo_probe")
+    if demo:
+        lines.append(f"  measured, demo-shaped: {demo['rows']:>9,} rows in {demo['files_in']} "
+                     f"files: one group {demo['sort_s']:.2f} s, {demo['groups_n']} groups "
+                     f"{demo['groups_s']:.2f} s ({demo['groups_files']} files)")
     if cal and cal.get("points"):
         top = max(p["rows"] for p in cal["points"])
         lines.append(f"  plans above {top:,} rows are priced by extrapolating these lines "
