@@ -6,7 +6,9 @@ another version of the model, from the bench's plan shapes: how round 7 separate
 model's unit (cells vs compressed bytes) from the calibration's noise
 (bench/README_executor.md, "Round 7: prediction"). Usage:
 ``PYTHONPATH=$PWD python bench/reprice_executor.py H/calibration.json bench/results/X.csv``
-(``--bytes`` prices compressed bytes, the model before round 7).
+(``--bytes`` prices compressed bytes, the model before round 7; ``--refit`` fits the rates
+and layout terms again from the calibration's measured points and demo-shaped probe with
+today's code, e.g. round 8's relative-error weighting on round 7's points).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.core.config import Settings  # noqa: E402
 from engine.policy.costmodel import RewriteTerms, sized_rewrite_cost  # noqa: E402
+from engine.spark.calibrate import rates_from_points, terms_from_points  # noqa: E402
 
 #: the bench's table: 6 columns; its demo-like files (2,000 rows) hold 16.74 B per row
 COLUMNS, DEMO_ROW_BYTES, ROWS_PER_FILE = 6, 16.74, 100_000
@@ -50,13 +53,26 @@ def predict(calibration: dict, groups: list[tuple[str, float, float]], files: in
                               [k for k, _, _ in groups], per, terms).cpu_seconds
 
 
+def refit(calibration: dict) -> dict:
+    """The calibration with its rates and terms fitted again from its own measurements."""
+    terms = terms_from_points(calibration["points"], calibration.get("demo_probe"))
+    return {**calibration, "terms": terms,
+            "rates": rates_from_points(calibration["points"], terms["file_s"])}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("calibration")
     ap.add_argument("results", nargs="+")
     ap.add_argument("--bytes", action="store_true", help="price compressed bytes (before round 7)")
+    ap.add_argument("--refit", action="store_true",
+                    help="fit the calibration's rates and terms again with today's code")
     args = ap.parse_args()
     calibration = json.loads(Path(args.calibration).read_text())
+    if args.refit:
+        calibration = refit(calibration)
+        print("refitted terms: " + ", ".join(f"{k} {v:.4g}" for k, v in
+                                             calibration["terms"].items()))
     for path in args.results:
         for row in csv.DictReader(open(path)):
             shape = shapes(int(row["rows"]), float(row["input_mb"]) * 1e6).get(row["variant"])
