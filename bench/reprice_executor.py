@@ -9,6 +9,12 @@ model's unit (cells vs compressed bytes) from the calibration's noise
 (``--bytes`` prices compressed bytes, the model before round 7; ``--refit`` fits the rates
 and layout terms again from the calibration's measured points and demo-shaped probe with
 today's code, e.g. round 8's relative-error weighting on round 7's points).
+
+``--plan HOME ID`` prices a stored plan of workspace HOME with HOME's calibration (the
+policies' own :func:`engine.policy.costmodel.groups_rewrite_cost` at the table's file target,
+as ``plan create`` would have stored it) beside its measured wall time once it has run: the
+demo's WAIR plan is made before calibrating, because a calibrated WAIR proposes nothing on
+the demo (bench/README_executor.md, round 8).
 """
 
 from __future__ import annotations
@@ -60,14 +66,48 @@ def refit(calibration: dict) -> dict:
             "rates": rates_from_points(calibration["points"], terms["file_s"])}
 
 
+def price_plan(home: str, plan_id: int) -> str:
+    """The calibrated price of a stored plan beside its stored (creation-time) price and
+    its measured wall time."""
+    from engine.core.config import load_settings
+    from engine.plans.plan import PlanBook
+    from engine.policy.costmodel import for_table, groups_rewrite_cost
+    from engine.table.store import TableStore
+
+    settings = load_settings({"home": home})
+    plan = PlanBook(settings).get(plan_id)
+    store = TableStore(settings)
+    info = store.info(plan.table)
+    zm = store.snapshot(plan.table, plan.base_snapshot).zonemaps()
+    cost = groups_rewrite_cost(zm, plan.groups, for_table(settings, info.target_rows,
+                                                          info.target_bytes))
+    index = {str(p): i for i, p in enumerate(zm.paths)}
+    rows = int(sum(zm.rows[index[p]] for p in plan.partitions if p in index))
+    line = (f"plan {plan_id}: {len(plan.partitions)} partitions, {rows:,} rows, groups "
+            f"{', '.join(f'{g.layout} x {len(g.partitions)}' for g in plan.groups)}; "
+            f"calibrated prediction {cost.cpu_seconds:.2f} s (stored at creation "
+            f"{plan.proposal.estimated_cost.cpu_seconds:.2f} s)")
+    seconds = (plan.result or {}).get("seconds")
+    if seconds:
+        line += f"; measured {seconds:.2f} s ({cost.cpu_seconds / seconds - 1:+.0%})"
+    return line
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("calibration")
-    ap.add_argument("results", nargs="+")
+    ap.add_argument("calibration", nargs="?")
+    ap.add_argument("results", nargs="*")
+    ap.add_argument("--plan", nargs=2, metavar=("HOME", "ID"),
+                    help="price stored plan ID of workspace HOME with HOME's calibration")
     ap.add_argument("--bytes", action="store_true", help="price compressed bytes (before round 7)")
     ap.add_argument("--refit", action="store_true",
                     help="fit the calibration's rates and terms again with today's code")
     args = ap.parse_args()
+    if args.plan:
+        print(price_plan(args.plan[0], int(args.plan[1])))
+        return 0
+    if not args.calibration or not args.results:
+        ap.error("give a calibration and one or more results CSVs, or --plan HOME ID")
     calibration = json.loads(Path(args.calibration).read_text())
     if args.refit:
         calibration = refit(calibration)
