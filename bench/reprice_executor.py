@@ -66,9 +66,9 @@ def refit(calibration: dict) -> dict:
             "rates": rates_from_points(calibration["points"], terms["file_s"])}
 
 
-def price_plan(home: str, plan_id: int) -> str:
-    """The calibrated price of a stored plan beside its stored (creation-time) price and
-    its measured wall time."""
+def price_plan(home: str, plan_id: int) -> tuple[float, str]:
+    """The calibrated price (seconds) of a stored plan, and a line with it beside its stored
+    (creation-time) price and its measured wall time."""
     from engine.core.config import load_settings
     from engine.plans.plan import PlanBook
     from engine.policy.costmodel import for_table, groups_rewrite_cost
@@ -90,7 +90,7 @@ def price_plan(home: str, plan_id: int) -> str:
     seconds = (plan.result or {}).get("seconds")
     if seconds:
         line += f"; measured {seconds:.2f} s ({cost.cpu_seconds / seconds - 1:+.0%})"
-    return line
+    return cost.cpu_seconds, line
 
 
 def main() -> int:
@@ -104,7 +104,7 @@ def main() -> int:
                     help="fit the calibration's rates and terms again with today's code")
     args = ap.parse_args()
     if args.plan:
-        print(price_plan(args.plan[0], int(args.plan[1])))
+        print(price_plan(args.plan[0], int(args.plan[1]))[1])
         return 0
     if not args.calibration or not args.results:
         ap.error("give a calibration and one or more results CSVs, or --plan HOME ID")
