@@ -6,7 +6,15 @@ another version of the model, from the bench's plan shapes: how round 7 separate
 model's unit (cells vs compressed bytes) from the calibration's noise
 (bench/README_executor.md, "Round 7: prediction"). Usage:
 ``PYTHONPATH=$PWD python bench/reprice_executor.py H/calibration.json bench/results/X.csv``
-(``--bytes`` prices compressed bytes, the model before round 7).
+(``--bytes`` prices compressed bytes, the model before round 7; ``--refit`` fits the rates
+and layout terms again from the calibration's measured points and demo-shaped probe with
+today's code, e.g. round 8's relative-error weighting on round 7's points).
+
+``--plan HOME ID`` prices a stored plan of workspace HOME with HOME's calibration (the
+policies' own :func:`engine.policy.costmodel.groups_rewrite_cost` at the table's file target,
+as ``plan create`` would have stored it) beside its measured wall time once it has run: the
+demo's WAIR plan is made before calibrating, because a calibrated WAIR proposes nothing on
+the demo (bench/README_executor.md, round 8).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.core.config import Settings  # noqa: E402
 from engine.policy.costmodel import RewriteTerms, sized_rewrite_cost  # noqa: E402
+from engine.spark.calibrate import rates_from_points, terms_from_points  # noqa: E402
 
 #: the bench's table: 6 columns; its demo-like files (2,000 rows) hold 16.74 B per row
 COLUMNS, DEMO_ROW_BYTES, ROWS_PER_FILE = 6, 16.74, 100_000
@@ -50,13 +59,60 @@ def predict(calibration: dict, groups: list[tuple[str, float, float]], files: in
                               [k for k, _, _ in groups], per, terms).cpu_seconds
 
 
+def refit(calibration: dict) -> dict:
+    """The calibration with its rates and terms fitted again from its own measurements."""
+    terms = terms_from_points(calibration["points"], calibration.get("demo_probe"))
+    return {**calibration, "terms": terms,
+            "rates": rates_from_points(calibration["points"], terms["file_s"])}
+
+
+def price_plan(home: str, plan_id: int) -> tuple[float, str]:
+    """The calibrated price (seconds) of a stored plan, and a line with it beside its stored
+    (creation-time) price and its measured wall time."""
+    from engine.core.config import load_settings
+    from engine.plans.plan import PlanBook
+    from engine.policy.costmodel import for_table, groups_rewrite_cost
+    from engine.table.store import TableStore
+
+    settings = load_settings({"home": home})
+    plan = PlanBook(settings).get(plan_id)
+    store = TableStore(settings)
+    info = store.info(plan.table)
+    zm = store.snapshot(plan.table, plan.base_snapshot).zonemaps()
+    cost = groups_rewrite_cost(zm, plan.groups, for_table(settings, info.target_rows,
+                                                          info.target_bytes))
+    index = {str(p): i for i, p in enumerate(zm.paths)}
+    rows = int(sum(zm.rows[index[p]] for p in plan.partitions if p in index))
+    line = (f"plan {plan_id}: {len(plan.partitions)} partitions, {rows:,} rows, groups "
+            f"{', '.join(f'{g.layout} x {len(g.partitions)}' for g in plan.groups)}; "
+            f"calibrated prediction {cost.cpu_seconds:.2f} s (stored at creation "
+            f"{plan.proposal.estimated_cost.cpu_seconds:.2f} s)")
+    seconds = (plan.result or {}).get("seconds")
+    if seconds:
+        line += f"; measured {seconds:.2f} s ({cost.cpu_seconds / seconds - 1:+.0%})"
+    return cost.cpu_seconds, line
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("calibration")
-    ap.add_argument("results", nargs="+")
+    ap.add_argument("calibration", nargs="?")
+    ap.add_argument("results", nargs="*")
+    ap.add_argument("--plan", nargs=2, metavar=("HOME", "ID"),
+                    help="price stored plan ID of workspace HOME with HOME's calibration")
     ap.add_argument("--bytes", action="store_true", help="price compressed bytes (before round 7)")
+    ap.add_argument("--refit", action="store_true",
+                    help="fit the calibration's rates and terms again with today's code")
     args = ap.parse_args()
+    if args.plan:
+        print(price_plan(args.plan[0], int(args.plan[1]))[1])
+        return 0
+    if not args.calibration or not args.results:
+        ap.error("give a calibration and one or more results CSVs, or --plan HOME ID")
     calibration = json.loads(Path(args.calibration).read_text())
+    if args.refit:
+        calibration = refit(calibration)
+        print("refitted terms: " + ", ".join(f"{k} {v:.4g}" for k, v in
+                                             calibration["terms"].items()))
     for path in args.results:
         for row in csv.DictReader(open(path)):
             shape = shapes(int(row["rows"]), float(row["input_mb"]) * 1e6).get(row["variant"])

@@ -119,16 +119,61 @@ def test_group_terms_hand_numbers_from_the_many_group_runs():
 
 def test_a_many_group_overhead_that_does_not_grow_is_paid_once():
     """8 groups cost 1.4 s at 4 MB and 1.3 s more than one at 16 MB: noise, no per-byte
-    part; one group count cannot tell per group from once, and once is kept (the mean);
-    2 more output files in the first run are taken off at file_s (0.1 s) first."""
+    part; one group count cannot tell per group from once, and once is kept: the mean
+    weighted by 1 / the plan's seconds squared (relative errors), (1.4 / 4.6^2 + 1.3 /
+    10.3^2) / (1 / 4.6^2 + 1 / 10.3^2) = 1.3834; 2 more output files in the first run are
+    taken off at file_s (0.1 s) first."""
     pts = [{"bytes": 4e6, "rewrite_s": 3.0, "files": 1, "files_s": 4.0, "files_n": 11,
             "groups_s": 4.6, "groups_n": 8, "groups_files": 3},
            {"bytes": 16e6, "rewrite_s": 9.0, "files": 16, "groups_s": 10.3, "groups_n": 8,
             "groups_files": 16}]
     t = terms_from_points(pts)
     assert t["file_s"] == pytest.approx(0.1)
-    assert t["multi_group_s"] == pytest.approx(1.35)
+    assert t["multi_group_s"] == pytest.approx(
+        (1.4 / 4.6**2 + 1.3 / 10.3**2) / (1 / 4.6**2 + 1 / 10.3**2))
+    assert t["multi_group_s"] == pytest.approx(1.3834, abs=1e-4)
     assert t["group_s"] == 0.0 and t["multi_group_bytes_per_s"] == 0.0
+
+
+def test_the_demo_shaped_probe_joins_the_group_fit_in_cells_and_relative_error():
+    """Round 7's calibration had no small plan: 8 groups of 50,000-row files cost 0.5 s +
+    B / 10 MB/s more than one group (exactly, at 4 and 16 MB; 32 groups at 16 MB the same:
+    nothing per group), which a 2 s demo plan would pay in full (0.6 s). The demo-shaped
+    probe (6 groups of 2,000-row files, 516,000 cells = 1.032 MB at the large runs' 2 B per
+    cell, whatever its own 1.8 MB) costs 0.2 s more than its one group. By hand: the least
+    squares over (once, per byte) of the four differences, each row divided by its plan's
+    seconds (4.9, 12.1, 12.1, 2.0 s), the per-group term at 0."""
+    import numpy as np
+
+    pts = [{"bytes": 4e6, "rewrite_s": 4.0, "files": 4, "groups_s": 4.9, "groups_n": 8,
+            "groups_files": 4, "cells": 2e6},
+           {"bytes": 16e6, "rewrite_s": 10.0, "files": 16, "groups_s": 12.1, "groups_n": 8,
+            "groups_files": 16, "groups2_s": 12.1, "groups2_n": 32, "groups2_files": 16,
+            "cells": 8e6}]
+    alone = terms_from_points(pts)  # without the probe: round 7's fit
+    assert (alone["multi_group_s"], alone["multi_group_bytes_per_s"]) == (
+        pytest.approx(0.5), pytest.approx(1e7))
+    demo = {"rows": 86_000, "cells": 516_000, "bytes": 1.8e6, "sort_s": 1.8, "sort_files": 43,
+            "groups_s": 2.0, "groups_n": 6, "groups_files": 43}
+    t = terms_from_points(pts, demo)
+    rows = np.array([[1, 4e6, 0.9, 4.9], [1, 16e6, 2.1, 12.1], [1, 16e6, 2.1, 12.1],
+                     [1, 1.032e6, 0.2, 2.0]])
+    (once, per_byte), *_ = np.linalg.lstsq(rows[:, :2] / rows[:, 3:], rows[:, 2] / rows[:, 3],
+                                           rcond=None)
+    assert once > 0 and per_byte > 0  # so the unconstrained fit is the NNLS answer
+    assert t["multi_group_s"] == pytest.approx(once, rel=1e-5)
+    assert t["multi_group_bytes_per_s"] == pytest.approx(1 / per_byte, rel=1e-6)
+    assert t["group_s"] == 0.0
+    # the demo's many-group overhead is now priced near its measured 0.2 s, not 0.6 s
+    demo_extra = t["multi_group_s"] + 1.032e6 / t["multi_group_bytes_per_s"]
+    assert demo_extra == pytest.approx(0.2, abs=0.05)
+    # a probe whose groups write 10 more files than its one group (+0.5 s at 50 ms each):
+    # those seconds are the per-file term's, the group terms do not change
+    pts[0].update(files=1, files_s=4.0 + 0.05 * 20, files_n=21)
+    base = terms_from_points(pts, demo)
+    more = terms_from_points(pts, {**demo, "groups_files": 53, "groups_s": 2.5})
+    assert base["file_s"] == pytest.approx(0.05)
+    assert more["multi_group_s"] == pytest.approx(base["multi_group_s"], abs=0.02)
 
 
 def test_points_without_cells_keep_compressed_bytes_as_the_unit():
@@ -160,6 +205,7 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark, 
     monkeypatch.setattr(cal, "ROWS_PER_FILE", 1500)  # 2 and 6 input files: the group runs
     monkeypatch.setattr(cal, "GROUPS_PROBE", 2)  # 2 groups at both sizes, 6 at the largest
     monkeypatch.setattr(cal, "GROUPS_PROBE_MANY", 6)
+    monkeypatch.setattr(cal, "DEMO_PROBE", (3000, 500, 3))  # 6 files of 500 rows, 3 groups
     from engine.spark import calibrate_queries
     monkeypatch.setattr(calibrate_queries, "FILE_ROWS", (500, 2000))  # the query probe, small
     monkeypatch.setattr(calibrate_queries, "FILE_COUNTS", {500: (1, 6), 2000: (1, 3)})
@@ -167,6 +213,15 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark, 
     # the query side: its three terms in the rates, its 12 shapes kept (engine.spark.calibrate_queries)
     assert len(result["queries"]["points"]) == 12
     assert all(result["rates"][k] == result["queries"]["rates"][k] for k in calibrate_queries.QUERY_KEYS)
+    demo = result["demo_probe"]  # the demo-shaped runs: one group, then 3, 500-row files
+    assert (demo["rows"], demo["files_in"], demo["cells"], demo["repeat"]) == (3000, 6, 18000, 1)
+    assert (demo["sort_files"], demo["groups_n"], demo["groups_files"]) == (6, 3, 6)
+    assert demo["sort_s"] > 0 and demo["groups_s"] > 0
+    assert json.loads((settings.home / CALIBRATION_FILE_NAME).read_text())["demo_probe"] == demo
+    from engine.cli.calibrate import _text
+    shown = _text(api.show_calibration(settings))
+    assert (f"measured, demo-shaped:     3,000 rows in 6 files: one group {demo['sort_s']:.2f} s, "
+            f"3 groups {demo['groups_s']:.2f} s (6 files)") in shown
     assert len(result["points"]) == 2 and result["spark_master"] == settings.spark_master
     assert [p["repeat"] for p in result["points"]] == [1, 1]
     assert [p["rows"] for p in result["points"]] == [3000, 9000]

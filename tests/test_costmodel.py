@@ -133,3 +133,66 @@ def test_a_calibrated_cell_size_prices_rows_times_columns_not_compressed_bytes()
     assert est.bytes_read == est.bytes_written == 160
     old = groups_rewrite_cost(zm, groups, Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0))
     assert old.cpu_seconds == pytest.approx(160 / 100 + 160 / 50)
+
+
+def test_partial_progress_pays_the_fixed_terms_once_per_batch() -> None:
+    """5 groups (100, 200, 100, 100, 300 B; Hilbert are the 2nd and 5th) committed 2 at a
+    time run as 3 jobs, [0, 1] [2, 3] [4], as the executor batches them. By hand: the bytes
+    800/100 + 800/50 = 24 s and 5 files + ... 8 files x 0.1 = 0.8 s either way; then
+    per batch: the fixed 2 s x 3 = 6, the fitted job in batches 1 and 3 = 2 x 1 s, the
+    many-group terms in the two 2-group batches = 2 x (0.5 + 1 x 0.25) = 1.5: 34.3 s.
+    As one job: 2 + 1 + (0.5 + 4 x 0.25) = 4.5 on top of 24.8: 29.3 s."""
+    from dataclasses import replace
+
+    s = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, rewrite_fixed_s=2.0)
+    t = RewriteTerms(fitted_job_s=1.0, file_s=0.1, multi_group_s=0.5, group_s=0.25)
+    sizes, files = [100, 200, 100, 100, 300], [1, 2, 1, 1, 3]
+    layouts = ["sort", "hilbert", "sort", "sort", "hilbert"]
+    one_job = plan_rewrite_cost(sizes, s, layouts, files, t)
+    assert one_job.cpu_seconds == pytest.approx(24.0 + 0.8 + 2.0 + 1.0 + 1.5)
+    batched = plan_rewrite_cost(sizes, replace(s, partial_progress_groups=2), layouts, files, t)
+    assert batched.cpu_seconds == pytest.approx(24.0 + 0.8 + 3 * 2.0 + 2 * 1.0 + 2 * 0.75)
+    assert batched.bytes_read == batched.bytes_written == 800
+    # a batch as large as the plan is one job; the policies' pricing goes the same way
+    assert plan_rewrite_cost(sizes, replace(s, partial_progress_groups=5), layouts, files,
+                             t).cpu_seconds == pytest.approx(one_job.cpu_seconds)
+
+
+def test_policies_price_the_batches_of_partial_progress() -> None:
+    """groups_rewrite_cost (what every policy prices with) under ``partial_progress_groups``
+    = 1: three one-file groups of 100 B, the fixed 2 s three times (6 + 3 + 6 + 3 x 0.5)."""
+    from engine.policy.base import PlanGroup
+    from engine.policy.costmodel import groups_rewrite_cost
+    from engine.table.model import ZoneMaps
+
+    zm = ZoneMaps(np.array(["a", "b", "c"], dtype=object), np.array([1, 1, 1]),
+                  np.array([100, 100, 100]), {})
+    groups = [PlanGroup((p,), "sort", ("x",)) for p in ("a", "b", "c")]
+    s = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, rewrite_fixed_s=2.0,
+                 file_s=0.5, partial_progress_groups=1)
+    assert groups_rewrite_cost(zm, groups, s).cpu_seconds == pytest.approx(3 * 2 + 3 + 6 + 1.5)
+    one = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=50.0, rewrite_fixed_s=2.0, file_s=0.5)
+    assert groups_rewrite_cost(zm, groups, one).cpu_seconds == pytest.approx(2 + 3 + 6 + 1.5)
+
+
+def test_a_plan_counts_the_files_the_table_is_cut_into_not_the_workspaces(settings) -> None:
+    """The executor cuts a plan's files at the table's own target (500 rows here), not the
+    workspace's (``target_rows`` = 1,000 in the fixture): with 1 s per output file and every
+    other rate made negligible, a plan's price is its groups' ceil(rows / 500) files."""
+    from dataclasses import replace
+
+    from engine import api
+    from engine.table.store import TableStore
+    from engine.workload.store import WorkloadStore
+    from plan_helpers import make_table, shipdate_fragments
+
+    s = replace(settings, scan_bytes_per_s=1e15, sort_bytes_per_s=1e15, file_s=1.0)
+    snap = make_table(s, "lineitem", n=4000, rows_per_file=500)
+    assert TableStore(s).info("lineitem").target_rows == 500 and s.target_rows == 1000
+    WorkloadStore(s).append("lineitem", shipdate_fragments("lineitem", n=30), snap.schema)
+    plan = api.create_plan(s, "lineitem", "dd", {}, created_by="carol")
+    assert plan["id"] is not None, plan
+    rows = {p.path: p.rows for p in snap.partitions}
+    files = [math.ceil(sum(rows[p] for p in g["partitions"]) / 500) for g in plan["groups"]]
+    assert sum(files) >= 2 and not any(g["layout_params"] for g in plan["groups"])
+    assert plan["estimated_cost"]["cpu_seconds"] == pytest.approx(sum(files), abs=1e-6)

@@ -107,12 +107,14 @@ def test_dd_and_dd_ep_price_their_sort_group_with_the_file_term(make):
     assert prop.estimated_cost.cpu_seconds == pytest.approx(2.0 + 80.0 * k + 0.5 * files)
 
 
-def _hand_cost(s: Settings, snap, group: dict) -> float:
-    """fixed + read + sort of the whole table, 0.5 s per file, the fitted terms if fitted."""
+def _hand_cost(s: Settings, snap, group: dict, table_rows: int) -> float:
+    """fixed + read + sort of the whole table, 0.5 s per file, the fitted terms if fitted;
+    the files are the table's own ``table_rows`` each (what the executor writes), not the
+    workspace's ``target_rows``."""
     nbytes = float(sum(p.bytes for p in snap.partitions))
     rows = sum(p.rows for p in snap.partitions)
     per_file = group["layout_params"].get("target_file_bytes")
-    per = max(1, round(per_file / (nbytes / rows))) if per_file else s.target_rows
+    per = max(1, round(per_file / (nbytes / rows))) if per_file else table_rows
     cost = s.rewrite_fixed_s + nbytes / 100.0 + nbytes / 100.0 + 0.5 * math.ceil(rows / per)
     if group["layout"] in ("hilbert", "zorder", "qdtree", "paw"):
         cost += 3.0 + nbytes / 50.0
@@ -128,4 +130,7 @@ def test_pto_and_paw_proposals_include_the_terms(settings, policy, params):
     plan = api.create_plan(s, "lineitem", policy=policy, params=params, created_by="carol")
     (group,) = plan["groups"]
     got = plan["estimated_cost"]["cpu_seconds"]
-    assert got == pytest.approx(_hand_cost(s, TableStore(s).current_snapshot("lineitem"), group))
+    # the table's files hold 500 rows, the workspace's target is 1,000: 6 files, not 3
+    assert TableStore(s).info("lineitem").target_rows == 500 and s.target_rows == 1000
+    assert got == pytest.approx(_hand_cost(s, TableStore(s).current_snapshot("lineitem"), group,
+                                           500))

@@ -60,6 +60,11 @@ def _text(data: Mapping[str, Any]) -> str:
                      f"{min(p['seconds'] for p in pts) * 1000:.1f}-"
                      f"{max(p['seconds'] for p in pts) * 1000:.0f} ms"
                      + (f" ({q['measured_at']})" if q.get("measured_at") else ""))
+    demo = (cal or {}).get("demo_probe")
+    if demo:
+        lines.append(f"  measured, demo-shaped: {demo['rows']:>9,} rows in {demo['files_in']} "
+                     f"files: one group {demo['sort_s']:.2f} s, {demo['groups_n']} groups "
+                     f"{demo['groups_s']:.2f} s ({demo['groups_files']} files)")
     if cal and cal.get("points"):
         top = max(p["rows"] for p in cal["points"])
         lines.append(f"  plans above {top:,} rows are priced by extrapolating these lines "

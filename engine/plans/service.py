@@ -43,6 +43,7 @@ from engine.plans.plan import ROLLED_BACK, RUNNING, SUCCEEDED, Plan, PlanBook
 from engine.plans.store import ControlStore
 from engine.policy.base import Policy, PolicyContext, Proposal
 from engine.policy.codec import proposal_to_json
+from engine.policy.costmodel import for_table
 from engine.policy.explain import explain_no_action
 from engine.policy.impact import rewrite_losses
 from engine.policy.registry import make_policy, plan_params
@@ -125,8 +126,11 @@ def decide(settings: "Settings", table: str, policy: str,
     groups = (rowgroups.for_snapshot(TableStore(settings), table, snapshot)
               if window and settings.prune_row_groups else None)
     scans = analyze_workload(zonemaps, window, groups) if window else []
+    # priced under the table's own file targets, as the executor will cut its files
+    info = TableStore(settings).info(table)
+    priced = for_table(settings, info.target_rows, info.target_bytes)
     ctx = PolicyContext(table=table, snapshot_id=snapshot.id, zonemaps=zonemaps, window=window,
-                        scans=scans, settings=settings, queries_seen=len(fragments),
+                        scans=scans, settings=priced, queries_seen=len(fragments),
                         row_groups=groups)
     fitted = _fit_to_format(settings, table, snapshot, pol.propose(ctx))
     if isinstance(fitted, FormatDeclined):

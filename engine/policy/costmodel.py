@@ -306,6 +306,47 @@ def group_files(rows: int, nbytes: int, settings: "Settings",
     return max(1, math.ceil(int(rows) / per)) if rows else 1
 
 
+def for_table(settings: "Settings", target_rows: int | None,
+              target_bytes: int | None) -> "Settings":
+    """The settings a table's plans are priced under: the table's own file targets in place
+    of the workspace's (``target_rows`` / ``target_mb``), because the executor cuts a plan's
+    output files with the table's (``engine.spark.executor``: ``info.target_rows``,
+    ``info.target_bytes``), and :func:`group_files` counts them with the settings'. A table
+    with neither target gets one file per group, as the executor writes it.
+
+    Example (a demo table of 2,000-row files in a workspace whose default is 100,000):
+    >>> from engine.core.config import Settings
+    >>> t = for_table(Settings(), 2_000, None)
+    >>> t.target_rows, t.target_mb, group_files(86_000, 3_500_000, t)
+    (2000, 0.0, 43)
+    >>> group_files(86_000, 3_500_000, Settings())  # the workspace's 100,000 rows
+    1
+    >>> group_files(86_000, 3_500_000, for_table(Settings(), None, 2**20))  # 1 MiB files
+    4
+    """
+    from dataclasses import replace  # the one place settings are re-targeted
+
+    return replace(settings, target_rows=int(target_rows or 0),
+                   target_mb=float(target_bytes or 0) / 2**20)
+
+
+def batches(n_groups: int, settings: "Settings") -> list[range]:
+    """The plan's groups as the executor runs them: all in one job, or with
+    ``partial_progress_groups`` = N > 0 in consecutive batches of N, each its own job,
+    verification and commit (``engine.spark.executor._batches``, the same rule).
+
+    Example:
+    >>> from engine.core.config import Settings
+    >>> [list(b) for b in batches(5, Settings(partial_progress_groups=2))]
+    [[0, 1], [2, 3], [4]]
+    >>> [list(b) for b in batches(3, Settings())]
+    [[0, 1, 2]]
+    """
+    step = int(getattr(settings, "partial_progress_groups", 0) or 0)
+    step = n_groups if step <= 0 else step
+    return [range(i, min(n_groups, i + step)) for i in range(0, n_groups, max(1, step))]
+
+
 def layout_seconds(layouts: Sequence[str], group_bytes: Sequence[float],
                    files: Sequence[int], terms: RewriteTerms) -> float:
     """Seconds a plan pays beyond its bytes (module docstring: fitted job, key function,
@@ -342,7 +383,10 @@ def plan_rewrite_cost(group_bytes: Sequence[float], settings: "Settings",
 
     ``layouts`` (default all ``"sort"``) and ``files`` (default :func:`output_files`) per
     group; ``terms`` default to the settings' (all 0 before calibration, when this is
-    exactly :func:`recluster_cost_groups`).
+    exactly :func:`recluster_cost_groups`). With ``partial_progress_groups`` = N > 0 the
+    executor runs every batch of N groups as a job of its own (:func:`batches`), so each
+    batch is priced as a plan and the batches are summed: the fixed cost, the fitted job
+    and the many-group terms are paid once per batch, not once per plan.
 
     Example:
     >>> from engine.core.config import Settings
@@ -352,15 +396,24 @@ def plan_rewrite_cost(group_bytes: Sequence[float], settings: "Settings",
     >>> t = RewriteTerms(fitted_job_s=1.0, fitted_key_bytes_per_s=100.0, file_s=0.5)
     >>> plan_rewrite_cost([100, 200], s, ["sort", "hilbert"], [1, 2], t).cpu_seconds
     15.5
+    >>> from dataclasses import replace  # one group per batch: the fixed cost twice
+    >>> plan_rewrite_cost([100, 200], replace(s, partial_progress_groups=1)).cpu_seconds
+    13.0
     """
     layouts = list(layouts) if layouts is not None else ["sort"] * len(group_bytes)
     if len(layouts) != len(group_bytes):
         raise InvalidParameterError(f"{len(layouts)} layouts for {len(group_bytes)} groups")
     files = list(files) if files is not None else [output_files(b, settings) for b in group_bytes]
     terms = terms if terms is not None else RewriteTerms.from_settings(settings)
-    base = recluster_cost_groups(group_bytes, settings)
-    cpu = base.cpu_seconds + layout_seconds(layouts, group_bytes, files, terms)
-    return CostEstimate(bytes_read=base.bytes_read, bytes_written=base.bytes_written,
+    sizes = [float(b) for b in group_bytes]
+    cpu = 0.0
+    for batch in batches(len(sizes), settings):
+        part = [sizes[i] for i in batch]
+        cpu += (recluster_cost_groups(part, settings).cpu_seconds
+                + layout_seconds([layouts[i] for i in batch], part, [files[i] for i in batch],
+                                 terms))
+    total = float(sum(sizes))
+    return CostEstimate(bytes_read=total, bytes_written=total,
                         cpu_seconds=cpu, money=money(cpu, settings))
 
 

@@ -25,6 +25,15 @@ and at the two largest sizes as ``GROUPS_PROBE`` sort groups of whole input file
 largest also as ``GROUPS_PROBE_MANY`` (minus the sort run: ``multi_group_s + (G - 1)
 group_s + B / multi_group_bytes_per_s``, :func:`_nonnegative_fit`).
 
+The demo-shaped probe (round 8, :data:`DEMO_PROBE`): the terms above were fitted on runs of
+50,000-row files, and the once-per-plan term they gave (880 ms in round 7's quiet
+calibration) was a third of the demo-like plan's 2.35 s, which it over-predicted by 54%.
+So the same many-group difference is also measured on the demo plan's own shape: 86,000
+rows in files of 2,000 rows, as one sort group and as 6 groups writing 2,000-row files
+(:func:`_demo_round`), and fitted together with the large runs, every difference weighted
+by its plan's time (the goal is a relative error: ±30% of a plan's wall time), its size in
+the plans' unit (cells x the calibration table's bytes per cell).
+
 The unit (round 7): B is the calibration table's compressed bytes, and the table's bytes
 per cell (row x column) are stored as ``rewrite_cell_bytes``; plans price a group at rows x
 columns x that (:func:`engine.policy.costmodel.work_bytes`), so a table that compresses
@@ -84,6 +93,9 @@ GROUPS_PROBE = 8
 #: group (round 7, load 10: 8 groups cost 4.5 s more than one, 50 groups 4.3 s)
 GROUPS_PROBE_MANY = 32
 GROUP_KEYS = ("l_shipdate", "l_orderdate")
+#: the demo plan's shape (issue 11: 43 partitions, 86k rows): (rows, rows per input and
+#: output file, groups); its one-group and many-group runs are :func:`_demo_round`'s
+DEMO_PROBE = (86_000, 2_000, 6)
 __all__ = ["DEFAULT_MAX_ROWS", "RATE_KEYS", "TERM_KEYS", "default_rows", "fit_line", "load",
            "measure", "rates_from_points", "save", "terms_from_points"]
 
@@ -126,9 +138,11 @@ def fit_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     return round(max(0.0, float(a)), 6), float(b)
 
 
-def terms_from_points(points: Sequence[dict[str, float]]) -> dict[str, float]:
+def terms_from_points(points: Sequence[dict[str, float]],
+                      demo: dict[str, float] | None = None) -> dict[str, float]:
     """The layout terms from the points that carry a many-files run (``files_s``,
-    ``files_n`` against ``rewrite_s``, ``files``) and a Hilbert run (``fitted_s``).
+    ``files_n`` against ``rewrite_s``, ``files``) and a Hilbert run (``fitted_s``), and the
+    demo-shaped probe ``demo`` (its one-group ``sort_s`` and many-group ``groups_s``).
 
     ``file_s`` is the mean extra seconds per extra file (clamped at 0). The Hilbert
     overheads are a line over bytes; a slope lost in noise (<= 0) leaves the key rate at 0
@@ -151,10 +165,23 @@ def terms_from_points(points: Sequence[dict[str, float]]) -> dict[str, float]:
     # bytes at the extra rate of a write partitioned by group
     grouped = [(1.0, p[f"{k}_n"] - 1, p["bytes"],
                 p[f"{k}_s"] - p["rewrite_s"]
-                - file_s * (p.get(f"{k}_files", p["files"]) - p["files"]))
+                - file_s * (p.get(f"{k}_files", p["files"]) - p["files"]), p[f"{k}_s"])
                for p in points for k in ("groups", "groups2")
                if f"{k}_s" in p and p[f"{k}_n"] > 1]
-    once, group_s, multi_per_byte = _nonnegative_fit(grouped)
+    if demo and demo.get("groups_n", 0) > 1:
+        # in the plans' unit: cells x the calibration table's bytes per cell (the demo's
+        # small files hold more compressed bytes per cell than the large runs' files)
+        cell = (sum(p["bytes"] for p in points) / sum(p["cells"] for p in points)
+                if points and all(p.get("cells") for p in points) else 0.0)
+        size = demo["cells"] * cell if cell else demo["bytes"]
+        grouped.append((1.0, demo["groups_n"] - 1, size,
+                        demo["groups_s"] - demo["sort_s"]
+                        - file_s * (demo["groups_files"] - demo["sort_files"]),
+                        demo["groups_s"]))
+    # weighted by 1 / the plan's seconds: the fit minimises errors relative to each plan's
+    # time, so a 2 s demo plan counts as much as a 7 s large one
+    once, group_s, multi_per_byte = _nonnegative_fit(
+        [tuple(v / max(r[-1], 1e-9) for v in r[:-1]) for r in grouped])
     return {"fitted_job_s": round(job, 6), "fitted_key_bytes_per_s": key_rate,
             "file_s": round(file_s, 6), "multi_group_s": round(once, 6),
             "group_s": round(group_s, 6),
@@ -254,9 +281,10 @@ def rates_from_points(points: Sequence[dict[str, float]],
                                    if cells and all("cells" in p for p in points) else 0.0)}
 
 
-def _make_files(spark: "SparkSession", root: str, rows: int) -> list[str]:
+def _make_files(spark: "SparkSession", root: str, rows: int,
+                rows_per_file: int = 0) -> list[str]:
     """Lineitem-like rows in ingestion order (dates wander, quantities random), written
-    by Spark into files of ROWS_PER_FILE rows."""
+    by Spark into files of ``rows_per_file`` (default ROWS_PER_FILE) rows."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     df = spark.range(rows).select(
@@ -268,7 +296,8 @@ def _make_files(spark: "SparkSession", root: str, rows: int) -> list[str]:
         (F.rand(11) * 50).cast("decimal(12,2)").alias("l_quantity"),
         (F.rand(13) * 100000).alias("l_extendedprice"),
         F.concat(F.lit("note "), (F.rand(17) * 1000).cast("int").cast("string")).alias("l_comment"))
-    df.coalesce(1).write.mode("overwrite").option("maxRecordsPerFile", ROWS_PER_FILE).parquet(root)
+    df.coalesce(1).write.mode("overwrite").option(
+        "maxRecordsPerFile", rows_per_file or ROWS_PER_FILE).parquet(root)
     return executor.list_data_files(spark, root)
 
 
@@ -316,7 +345,7 @@ def _measure_once(spark: "SparkSession", schema: Any, parts: Sequence[Any],
 
 
 def _rewrite_groups(spark: "SparkSession", schema: Any, parts: Sequence[Any], out: str,
-                    n_groups: int) -> tuple[float, int, int]:
+                    n_groups: int, rows_per_file: int = 0) -> tuple[float, int, int]:
     """(wall s, groups, output files) of a plan of ``n_groups`` sort groups of whole input
     files (keys alternating over ``GROUP_KEYS``) in one job, with the new footers."""
     n_groups = max(1, min(n_groups, len(parts)))
@@ -325,12 +354,26 @@ def _rewrite_groups(spark: "SparkSession", schema: Any, parts: Sequence[Any], ou
                         (GROUP_KEYS[i % len(GROUP_KEYS)],)), list(parts[a:b]))
              for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
     t = time.perf_counter()
-    run = executor.rewrite(spark, schema, pairs, out, ROWS_PER_FILE, None)
+    run = executor.rewrite(spark, schema, pairs, out, rows_per_file or ROWS_PER_FILE, None)
     for g in run.groups:
         footers_parallel.read_partitions(spark, g.files, schema=schema)
     wall = time.perf_counter() - t
     shutil.rmtree(out, ignore_errors=True)
     return wall, len(pairs), sum(g.outputs for g in run.groups)
+
+
+def _demo_round(spark: "SparkSession", schema: Any, parts: Sequence[Any],
+                out: str) -> dict[str, float]:
+    """One repetition of the demo-shaped probe (:data:`DEMO_PROBE`): its rows as one sort
+    group, then as its groups (keys alternating), both into files of its file size, one
+    right after the other."""
+    _, per_file, n_groups = DEMO_PROBE
+    sort_s, _, sort_files = _rewrite_once(spark, schema, parts, f"{out}-sort",
+                                          rows_per_file=per_file)
+    groups_s, groups_n, groups_files = _rewrite_groups(spark, schema, parts, f"{out}-groups",
+                                                       n_groups, per_file)
+    return {"sort_s": sort_s, "sort_files": sort_files, "groups_s": groups_s,
+            "groups_n": groups_n, "groups_files": groups_files}
 
 
 def _round_of(spark: "SparkSession", schema: Any, parts: Sequence[Any], paths: Sequence[str],
@@ -405,8 +448,14 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
         n, paths, schema, parts = inputs[0]
         _round_of(spark, schema, parts, paths, n, str(work / "warm"), True, False,
                   GROUPS_PROBE)
+        demo_rows, demo_per_file, _ = DEMO_PROBE
+        demo_paths = _make_files(spark, str(work / "in-demo"), demo_rows, demo_per_file)
+        demo_schema, demo_parts = read_partitions(demo_paths)
+        demo_rounds = []
         rounds: list[list[dict[str, float]]] = [[] for _ in inputs]
         for k in range(int(repeat)):
+            demo_rounds.append(_demo_round(spark, demo_schema, demo_parts,
+                                           str(work / f"out-demo-{k}")))
             for i, (n, paths, schema, parts) in enumerate(inputs):
                 rounds[i].append(_round_of(spark, schema, parts, paths, n,
                                            str(work / f"out-{i}-{k}"),
@@ -421,13 +470,19 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
         # the query side in the workload's shape (round 8): its three terms replace the
         # one-form query fit above (engine.spark.calibrate_queries)
         queries = calibrate_queries.measure(work / "queries", int(repeat))
+        demo = {"rows": demo_rows, "bytes": sum(p.bytes for p in demo_parts),
+                "cells": demo_rows * len(demo_schema.columns), "files_in": len(demo_parts),
+                "repeat": len(demo_rounds),
+                **{k: round(statistics.median(r[k] for r in demo_rounds), 4)
+                   for k in ("sort_s", "groups_s")},
+                **{k: demo_rounds[0][k] for k in ("sort_files", "groups_n", "groups_files")}}
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    terms = terms_from_points(points)
+    terms = terms_from_points(points, demo)
     return {"measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "spark_master": settings.spark_master,
             "rates": {**rates_from_points(points, terms["file_s"]), **queries["rates"]},
-            "terms": terms, "points": points, "queries": queries}
+            "terms": terms, "points": points, "queries": queries, "demo_probe": demo}
 
 
 def save(settings: Settings, calibration: dict[str, Any]) -> Path:
