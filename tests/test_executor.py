@@ -240,3 +240,31 @@ def test_a_run_makes_partitions_of_its_inputs_only(settings, spark, monkeypatch)
     after = TableStore(settings).current_snapshot("lineitem")
     assert not set(chosen) & {p.path for p in after.partitions}
     assert len(after.partitions) == 17 + result["partitions_added"]
+
+
+@pytest.mark.parametrize("mode", ["tasks", "partition_by"])
+def test_many_groups_each_keep_their_rows_in_order_in_either_write(settings, spark,
+                                                                    monkeypatch, mode):
+    """A plan of four groups, one cut into two key ranges, written one group per task
+    (round 8: ``writing.GROUP_WRITE = "tasks"``, each task sorting on its group's key
+    alone) or several per task with ``partitionBy`` (rounds 3-7): every group's files hold
+    exactly its input rows, each file in its group's key order."""
+    from engine.spark import writing
+
+    monkeypatch.setattr(writing, "GROUP_WRITE", mode)
+    base = make_table(settings, n=4000, rows_per_file=250)  # 16 files
+    paths = [p.path for p in base.partitions]
+    keys = ["l_shipdate", "l_commitdate", "l_shipdate", "l_commitdate"]
+    spans = [paths[:10], paths[10:11], paths[11:14], paths[14:]]
+    pid = _approved(settings, base, [PlanGroup(tuple(s), "sort", (k,))
+                                     for s, k in zip(spans, keys)])
+    result = api.run_plan(settings, pid, spark=spark, actor=sign_in(settings, "alice"))
+    assert [g["rows"] for g in result["groups"]] == [2500, 250, 750, 500]
+    for group, span, key in zip(result["groups"], spans, keys):
+        assert rows_of(group["files"]).equals(rows_of(span)), group["index"]
+        for f in group["files"]:
+            values = pq.read_table(f, columns=[key]).column(0).to_pylist()
+            assert values == sorted(values), f
+    assert 10 <= len(result["groups"][0]["files"]) <= 11  # 2,500 rows in files of 250, 2 ranges
+    after = TableStore(settings).current_snapshot("lineitem")
+    assert {p.path for p in after.partitions} == {f for g in result["groups"] for f in g["files"]}
