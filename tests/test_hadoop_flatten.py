@@ -67,3 +67,34 @@ def test_local_flatten_refuses_to_replace_a_file(spark, tmp_path):
                 os.path.join(root, "g0-00000-part-00000-b.c000.snappy.parquet"))
     with pytest.raises(Exception, match="could not move .* the target exists"):
         hadoop_files.flatten(spark, root)
+
+
+@pytest.mark.parametrize("way", ["os", "hadoop"])
+def test_task_files_move_into_their_groups_folders(spark, tmp_path, monkeypatch, way):
+    """One group per write task (``writing.GROUP_WRITE = "tasks"``): each ``part-<task>-``
+    file goes to its task's group's folder, then flattens as a ``partitionBy`` tree does;
+    a file of no known task is refused."""
+    if way == "hadoop":
+        monkeypatch.setattr(hadoop_files, "local_dir", lambda path: None)
+    out = str(tmp_path / "out")
+    staging = f"{out}/__la_t"
+    names = ["part-00000-j.c000.snappy.parquet", "part-00001-j.c000.snappy.parquet",
+             "part-00001-j.c001.snappy.parquet", "part-00002-j.c000.snappy.parquet"]
+    os.makedirs(staging)
+    for name in names + ["_SUCCESS", ".part-00000-j.c000.snappy.parquet.crc"]:
+        with open(f"{staging}/{name}", "wb") as handle:
+            handle.write(name.encode())
+    hadoop_files.move_task_files(spark, staging, out, {0: 7, 1: 3, 2: 7}, "__la_g")
+    assert not os.path.exists(staging)
+    files = hadoop_files.flatten(spark, out)
+    assert [os.path.basename(f) for f in files] == [
+        "g3-00000-part-00001-j.c000.snappy.parquet", "g3-00001-part-00001-j.c001.snappy.parquet",
+        "g7-00002-part-00000-j.c000.snappy.parquet", "g7-00003-part-00002-j.c000.snappy.parquet"]
+    assert [hadoop_files.group_of_file(f) for f in files] == [3, 3, 7, 7]
+    with open(files[2], "rb") as handle:
+        assert handle.read() == b"part-00000-j.c000.snappy.parquet"
+    os.makedirs(staging)
+    with open(f"{staging}/part-00009-j.c000.snappy.parquet", "wb") as handle:
+        handle.write(b"x")
+    with pytest.raises(Exception, match="a file of no write task of the plan"):
+        hadoop_files.move_task_files(spark, staging, out, {0: 7}, "__la_g")
