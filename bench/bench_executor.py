@@ -15,10 +15,11 @@ input files), in the same process and Spark session (a warm-up run first, then
 * ``executor-50-groups-reread`` the same plan verified as rounds 3-5 did above 8 groups:
                          the inputs read again in the verification aggregate
                          (``verification.ALWAYS_REREAD``), for a side-by-side comparison;
-* ``executor-50-groups-partition-by`` the same plan written as rounds 3-7 did: several
-                         groups per task, ``partitionBy(group)``, sorted by (group, key)
-                         (``writing.GROUP_WRITE = "partition_by"``; round 8 gives each task
-                         one group and sorts on its key alone), for a side-by-side comparison;
+* ``executor-50-groups-tasks`` the same plan written one group per task, each sorted on
+                         its group's key alone, without ``partitionBy``
+                         (``writing.GROUP_WRITE = "tasks"``, round 8; the default packs several
+                         groups per task, ``partitionBy(group)``, sorted by (group, key)), for a
+                         side-by-side comparison;
 * ``executor-demo-like`` the demo plan's shape: 43 files of 2,000 rows in 6 groups (4 sort,
                          2 Hilbert), as many output files;
 * ``spark-orderby``      spark.read.parquet(...).orderBy(l_shipdate).write.parquet (shuffle
@@ -112,8 +113,8 @@ def run_with(module, attr: str, value, spark, schema, groups, out: str, rows_per
     """:func:`run_executor` with ``module.attr = value`` for the run: one of the executor's
     selectable ways beside the default, e.g. ``verification.ALWAYS_REREAD = True`` (rounds
     3-5's verification above 8 groups), ``curve_keys.KEY_FUNCTION = "expression"`` (round
-    7's Spark-expression keys), ``writing.GROUP_WRITE = "partition_by"`` (rounds 3-7's
-    many-group write)."""
+    7's Spark-expression keys), ``writing.GROUP_WRITE = "tasks"`` (round 8's many-group
+    write, one group per task)."""
     old = getattr(module, attr)
     setattr(module, attr, value)
     try:
@@ -207,7 +208,7 @@ def main() -> int:
                  "executor-hilbert": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-hilbert-expression": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-50-groups": fifty, "executor-50-groups-reread": fifty,
-                 "executor-50-groups-partition-by": fifty,
+                 "executor-50-groups-tasks": fifty,
                  "executor-demo-like": demo}
         variants = {
             "executor-sort": lambda out: run_executor(
@@ -222,9 +223,9 @@ def main() -> int:
                 args.rows_per_file, "executor-hilbert-expression"),
             "executor-50-groups": lambda out: run_executor(spark, schema, fifty, out,
                                                            args.rows_per_file, "executor-50-groups"),
-            "executor-50-groups-partition-by": lambda out: run_with(
-                writing, "GROUP_WRITE", "partition_by", spark, schema, fifty, out,
-                args.rows_per_file, "executor-50-groups-partition-by"),
+            "executor-50-groups-tasks": lambda out: run_with(
+                writing, "GROUP_WRITE", "tasks", spark, schema, fifty, out,
+                args.rows_per_file, "executor-50-groups-tasks"),
             "executor-demo-like": lambda out: run_executor(spark, schema, demo, out, 2_000,
                                                            "executor-demo-like"),
             "executor-50-groups-reread": lambda out: run_with(

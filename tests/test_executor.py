@@ -155,9 +155,14 @@ def test_checksum_mismatch_fails_commits_nothing_and_removes_written_files(
     assert shown["audit"][-1]["action"] == "fail"
 
 
-def test_a_row_moved_to_another_group_is_refused(settings, spark, monkeypatch):
+@pytest.mark.parametrize("mode", ["partition_by", "tasks"])
+def test_a_row_moved_to_another_group_is_refused(settings, spark, monkeypatch, mode):
     """``swap-rows`` keeps every group's row count and the plan's checksum: only the tagged
-    checksum sees it (engine.spark.verification); the second read names group 0."""
+    checksum sees it (engine.spark.verification); the second read names group 0. In both
+    many-group writes (``writing.GROUP_WRITE``)."""
+    from engine.spark import writing
+
+    monkeypatch.setattr(writing, "GROUP_WRITE", mode)
     base = make_table(settings, n=2000, rows_per_file=200)  # 10 files, 10 groups
     root = TableStore(settings).info("lineitem").data_root
     dirs_before = set(os.listdir(root))

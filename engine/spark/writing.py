@@ -191,15 +191,18 @@ def with_sort_keys(df: "DataFrame", specs: Sequence[GroupSpec]) -> tuple["DataFr
     return df.withColumns(columns), [F.col(c) for c in columns]
 
 
-#: how a plan of several groups (and no physical partition) is written (round 8): "tasks"
-#: gives every write task the rows of one group only (each slice its own task) and writes
-#: without ``partitionBy``, so a task sorts on its group's key alone: one sort key, whose
-#: prefix Spark's sort compares (a radix sort for a date); "partition_by" (rounds 3-7)
-#: packs several groups per task and sorts by (group, key), where every comparison inside
-#: a group ties on the group prefix and reads both rows: 1.32 against 0.36 executor CPU-s
-#: for 1M rows in 50 groups (bench/README_executor.md "Round 8"). Above
-#: :data:`GROUP_TASKS_MAX` slices a plan keeps "partition_by" (a task costs a few ms).
-GROUP_WRITE = "tasks"
+#: how a plan of several groups (and no physical partition) is written (round 8):
+#: "partition_by" (rounds 3-7, the default) packs several groups per task and sorts by
+#: (group, key) for Spark's ``partitionBy`` writer, so every comparison inside a group ties
+#: on the group prefix and reads both rows (1.32 against 0.36 executor CPU-s for 1M rows in
+#: 50 groups, the sort alone); "tasks" gives every write task the rows of one group only
+#: (each slice its own task) and writes without ``partitionBy``, so a task sorts on its
+#: group's key alone. Measured (bench/README_executor.md "Round 8", load 4-6): "tasks" cut
+#: the 1M 50-group plan's executor CPU 4.74 -> 3.82 s but not its wall time (5.12 against
+#: 4.80 s), and at 10M it took 55.1 against 26.1 s in one run (34.4 against 30.6 CPU-s):
+#: 50 write tasks instead of 4 cost more than the sort saves, so it is not the default.
+#: Above :data:`GROUP_TASKS_MAX` slices a plan always takes "partition_by".
+GROUP_WRITE = "partition_by"
 GROUP_TASKS_MAX = 256
 _TASK_DIR = "__la_t"  # the one-group-per-task write's folder, emptied into the groups'
 
