@@ -197,10 +197,10 @@ def with_sort_keys(df: "DataFrame", specs: Sequence[GroupSpec]) -> tuple["DataFr
 #: on the group prefix and reads both rows (1.32 against 0.36 executor CPU-s for 1M rows in
 #: 50 groups, the sort alone); "tasks" gives every write task the rows of one group only
 #: (each slice its own task) and writes without ``partitionBy``, so a task sorts on its
-#: group's key alone. Measured (bench/README_executor.md "Round 8", load 4-6): "tasks" cut
-#: the 1M 50-group plan's executor CPU 4.74 -> 3.82 s but not its wall time (5.12 against
-#: 4.80 s), and at 10M it took 55.1 against 26.1 s in one run (34.4 against 30.6 CPU-s):
-#: 50 write tasks instead of 4 cost more than the sort saves, so it is not the default.
+#: group's key alone. Measured (bench/README_executor.md "Round 8", loaded machine): "tasks"
+#: cut the 1M 50-group plan's executor CPU by 19% in two runs but not clearly its wall time
+#: (+0.32 s, -0.22 s), and the two 10M runs (no warm-up) contradict each other, so it is
+#: not the default until a quiet run says so.
 #: Above :data:`GROUP_TASKS_MAX` slices a plan always takes "partition_by".
 GROUP_WRITE = "partition_by"
 GROUP_TASKS_MAX = 256
