@@ -18,6 +18,11 @@ input files), in the same process and Spark session (a warm-up run first, then
 * ``executor-50-groups-reread`` the same plan verified as rounds 3-5 did above 8 groups:
                          the inputs read again in the verification aggregate
                          (``verification.ALWAYS_REREAD``), for a side-by-side comparison;
+* ``executor-50-groups-tasks`` the same plan written one group per task, each sorted on
+                         its group's key alone, without ``partitionBy``
+                         (``writing.GROUP_WRITE = "tasks"``, round 8; the default packs several
+                         groups per task, ``partitionBy(group)``, sorted by (group, key)), for a
+                         side-by-side comparison;
 * ``executor-demo-like`` the demo plan's shape: 43 files of 2,000 rows in 6 groups (4 sort,
                          2 Hilbert), as many output files;
 * ``spark-orderby``      spark.read.parquet(...).orderBy(l_shipdate).write.parquet (shuffle
@@ -57,7 +62,7 @@ from engine.core.config import Settings  # noqa: E402
 from engine.policy.base import PlanGroup  # noqa: E402
 from engine.policy.costmodel import RewriteTerms, sized_rewrite_cost  # noqa: E402
 from engine.spark.calibrate import rates_from_points  # noqa: E402
-from engine.spark import curve_keys, footers_parallel, verification  # noqa: E402
+from engine.spark import curve_keys, footers_parallel, verification, writing  # noqa: E402
 from engine.spark.executor import rewrite  # noqa: E402
 from engine.spark.progress import JobMetrics  # noqa: E402
 from engine.spark.session import get_spark  # noqa: E402
@@ -106,26 +111,19 @@ def run_executor(spark, schema, groups, out: str, rows_per_file: int, name: str 
     PHASES.setdefault(name, []).append(laps)
 
 
-def run_reread(spark, schema, groups, out: str, rows_per_file: int, name: str) -> None:
-    """:func:`run_executor` with the inputs read again in the verification (rounds 3-5's
-    design above 8 groups) instead of observed while writing."""
-    verification.ALWAYS_REREAD = True
+def run_with(module, attr: str, value, spark, schema, groups, out: str, rows_per_file: int,
+             name: str) -> None:
+    """:func:`run_executor` with ``module.attr = value`` for the run: one of the executor's
+    selectable ways beside the default, e.g. ``verification.ALWAYS_REREAD = True`` (rounds
+    3-5's verification above 8 groups), ``curve_keys.KEY_FUNCTION = "expression"`` (round
+    7's Spark-expression keys), ``writing.GROUP_WRITE = "tasks"`` (round 8's many-group
+    write, one group per task)."""
+    old = getattr(module, attr)
+    setattr(module, attr, value)
     try:
         run_executor(spark, schema, groups, out, rows_per_file, name)
     finally:
-        verification.ALWAYS_REREAD = False
-
-
-def run_key_function(spark, schema, groups, out: str, rows_per_file: int, name: str,
-                     function: str) -> None:
-    """:func:`run_executor` with Hilbert and Z-order keys by ``function`` ("udf",
-    "expression" or "auto", :data:`engine.spark.curve_keys.KEY_FUNCTION`)."""
-    old = curve_keys.KEY_FUNCTION
-    curve_keys.KEY_FUNCTION = function
-    try:
-        run_executor(spark, schema, groups, out, rows_per_file, name)
-    finally:
-        curve_keys.KEY_FUNCTION = old
+        setattr(module, attr, old)
 
 
 def median_phases(runs: list[dict[str, float]], warmup: bool) -> str:
@@ -214,6 +212,7 @@ def main() -> int:
                  "executor-hilbert-udf": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-hilbert-expression": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-50-groups": fifty, "executor-50-groups-reread": fifty,
+                 "executor-50-groups-tasks": fifty,
                  "executor-demo-like": demo}
         variants = {
             "executor-sort": lambda out: run_executor(
@@ -222,18 +221,24 @@ def main() -> int:
             "executor-hilbert": lambda out: run_executor(
                 spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
                 args.rows_per_file, "executor-hilbert"),
-            "executor-hilbert-udf": lambda out: run_key_function(
-                spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
-                args.rows_per_file, "executor-hilbert-udf", "udf"),
-            "executor-hilbert-expression": lambda out: run_key_function(
-                spark, schema, [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
-                args.rows_per_file, "executor-hilbert-expression", "expression"),
+            "executor-hilbert-udf": lambda out: run_with(
+                curve_keys, "KEY_FUNCTION", "udf", spark, schema,
+                [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
+                args.rows_per_file, "executor-hilbert-udf"),
+            "executor-hilbert-expression": lambda out: run_with(
+                curve_keys, "KEY_FUNCTION", "expression", spark, schema,
+                [("hilbert", ["l_shipdate", "l_commitdate"], parts)], out,
+                args.rows_per_file, "executor-hilbert-expression"),
             "executor-50-groups": lambda out: run_executor(spark, schema, fifty, out,
                                                            args.rows_per_file, "executor-50-groups"),
+            "executor-50-groups-tasks": lambda out: run_with(
+                writing, "GROUP_WRITE", "tasks", spark, schema, fifty, out,
+                args.rows_per_file, "executor-50-groups-tasks"),
             "executor-demo-like": lambda out: run_executor(spark, schema, demo, out, 2_000,
                                                            "executor-demo-like"),
-            "executor-50-groups-reread": lambda out: run_reread(
-                spark, schema, fifty, out, args.rows_per_file, "executor-50-groups-reread"),
+            "executor-50-groups-reread": lambda out: run_with(
+                verification, "ALWAYS_REREAD", True, spark, schema, fifty, out,
+                args.rows_per_file, "executor-50-groups-reread"),
             "spark-orderby": lambda out: run_orderby(spark, paths, n_out, out),
             "duckdb-sort": lambda out: run_duckdb(paths, out),
         }

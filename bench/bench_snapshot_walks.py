@@ -11,6 +11,9 @@ commands a user waits on that did such a walk:
   the default steps);
 * ``commit``: ``TableStore.commit`` removing ``--remove`` partitions and adding one real
   file (what Approve and run ends with), then a rollback to the base, untimed;
+* ``inputs``: the Spark executor's look-up of a plan's ``--remove`` input partitions
+  (``engine.spark.executor.plan_inputs`` since round 8; before, a dict over every
+  partition), and their rows and bytes as the job's group specs sum them;
 * ``rollback``: ``TableStore.rollback`` to the first snapshot, with ``fs.exists`` answering
   True (the bench's table is metadata only; the one ``exists`` per file is the same I/O
   before and after and is not what is measured), then a commit back to where it was, untimed.
@@ -78,6 +81,18 @@ elif step == "commit":
     out = {"s": time.perf_counter() - t, "cpu_s": cpu() - c, "partitions": len(snap.zonemaps())}
     fs.exists = lambda path: True  # metadata only: the base's files do not exist
     store.rollback(table, base.id)
+elif step == "inputs":  # the executor's look-up of a plan's --remove input partitions
+    snap = store.current_snapshot(table)
+    paths = snap.zonemaps().paths[len(snap.zonemaps()) // 2:][:int(remove)].tolist()
+    c, t = cpu(), time.perf_counter()
+    try:
+        from engine.spark.executor import plan_inputs  # round 8
+        by_path = plan_inputs(snap, paths)
+    except ImportError:  # before: one Partition per file of the table
+        by_path = {p.path: p for p in snap.partitions}
+    parts = [by_path[p] for p in paths]
+    sizes = (sum(p.rows for p in parts), sum(p.bytes for p in parts))  # as group_specs
+    out = {"s": time.perf_counter() - t, "cpu_s": cpu() - c, "partitions": len(parts)}
 elif step == "rollback":
     first = store.history(table)[0]["id"]
     here = store.current_snapshot(table).id

@@ -155,9 +155,14 @@ def test_checksum_mismatch_fails_commits_nothing_and_removes_written_files(
     assert shown["audit"][-1]["action"] == "fail"
 
 
-def test_a_row_moved_to_another_group_is_refused(settings, spark, monkeypatch):
+@pytest.mark.parametrize("mode", ["partition_by", "tasks"])
+def test_a_row_moved_to_another_group_is_refused(settings, spark, monkeypatch, mode):
     """``swap-rows`` keeps every group's row count and the plan's checksum: only the tagged
-    checksum sees it (engine.spark.verification); the second read names group 0."""
+    checksum sees it (engine.spark.verification); the second read names group 0. In both
+    many-group writes (``writing.GROUP_WRITE``)."""
+    from engine.spark import writing
+
+    monkeypatch.setattr(writing, "GROUP_WRITE", mode)
     base = make_table(settings, n=2000, rows_per_file=200)  # 10 files, 10 groups
     root = TableStore(settings).info("lineitem").data_root
     dirs_before = set(os.listdir(root))
@@ -205,3 +210,66 @@ def test_driver_side_ranges_land_one_per_partition(spark):
     assert [(r["p"], r["lo"], r["hi"], r["n"]) for r in spans] == [
         (0, 0, 199, 200), (1, 200, 399, 200), (2, 400, 599, 200), (3, 600, 799, 200),
         (4, 800, 999, 200)]
+
+
+def test_a_run_makes_partitions_of_its_inputs_only(settings, spark, monkeypatch):
+    """On a zonemap-cache hit the executor makes a ``Partition`` for the plan's inputs only
+    (:func:`engine.spark.executor.plan_inputs`), not one per file of the table: at
+    1,000,000 files the old walk (``{p.path: p for p in current.partitions}``) cost about 5
+    CPU-s per run. The run still rewrites exactly those inputs."""
+    from engine.spark.executor import execute_plan
+    from engine.plans.plan import Plan
+    from engine.plans.store import ControlStore
+    from engine.table import store as store_mod
+    from engine.table.manifest import ManifestPartitions
+
+    base = make_table(settings, n=2000, rows_per_file=100)  # 20 files
+    chosen = [p.path for p in base.partitions[5:8]]
+    pid = insert_plan(settings, base, [PlanGroup(tuple(chosen), "sort", ("l_shipdate",))])
+    plan = Plan.from_row(ControlStore(settings).get_plan(pid))
+    store_mod._SNAPSHOT_CACHE.clear()
+    TableStore(settings).current_snapshot("lineitem")  # writes the zonemap-cache entry
+    store_mod._SNAPSHOT_CACHE.clear()  # a fresh process: the cache is hit
+    made: list[int] = []
+    one = ManifestPartitions._one
+
+    def counted(self, i):
+        made.append(i)
+        return one(self, i)
+
+    monkeypatch.setattr(ManifestPartitions, "_one", counted)
+    result = execute_plan(settings, plan, spark=spark)
+    monkeypatch.undo()
+    assert sorted(made) == [5, 6, 7]  # the old walk made all 20
+    assert result["partitions_removed"] == 3 and result["rows"] == 300
+    after = TableStore(settings).current_snapshot("lineitem")
+    assert not set(chosen) & {p.path for p in after.partitions}
+    assert len(after.partitions) == 17 + result["partitions_added"]
+
+
+@pytest.mark.parametrize("mode", ["tasks", "partition_by"])
+def test_many_groups_each_keep_their_rows_in_order_in_either_write(settings, spark,
+                                                                    monkeypatch, mode):
+    """A plan of four groups, one cut into two key ranges, written one group per task
+    (round 8: ``writing.GROUP_WRITE = "tasks"``, each task sorting on its group's key
+    alone) or several per task with ``partitionBy`` (rounds 3-7): every group's files hold
+    exactly its input rows, each file in its group's key order."""
+    from engine.spark import writing
+
+    monkeypatch.setattr(writing, "GROUP_WRITE", mode)
+    base = make_table(settings, n=4000, rows_per_file=250)  # 16 files
+    paths = [p.path for p in base.partitions]
+    keys = ["l_shipdate", "l_commitdate", "l_shipdate", "l_commitdate"]
+    spans = [paths[:10], paths[10:11], paths[11:14], paths[14:]]
+    pid = _approved(settings, base, [PlanGroup(tuple(s), "sort", (k,))
+                                     for s, k in zip(spans, keys)])
+    result = api.run_plan(settings, pid, spark=spark, actor=sign_in(settings, "alice"))
+    assert [g["rows"] for g in result["groups"]] == [2500, 250, 750, 500]
+    for group, span, key in zip(result["groups"], spans, keys):
+        assert rows_of(group["files"]).equals(rows_of(span)), group["index"]
+        for f in group["files"]:
+            values = pq.read_table(f, columns=[key]).column(0).to_pylist()
+            assert values == sorted(values), f
+    assert 10 <= len(result["groups"][0]["files"]) <= 11  # 2,500 rows in files of 250, 2 ranges
+    after = TableStore(settings).current_snapshot("lineitem")
+    assert {p.path for p in after.partitions} == {f for g in result["groups"] for f in g["files"]}

@@ -60,6 +60,29 @@ __all__ = ["JOB_CONF", "GroupResult", "RewriteResult", "boundaries",
 ProgressFn = Callable[[Mapping[str, Any]], None]
 
 
+def plan_inputs(snapshot: "Snapshot", paths: Sequence[str]) -> dict[str, "Partition"]:
+    """The snapshot's :class:`Partition` of each of ``paths`` it holds (a path it lacks is
+    left out: the plan is stale), made for these paths only.
+
+    The snapshot's paths are read from its zonemap arrays, in snapshot order, and only the
+    plan's rows of ``snapshot.partitions`` are made into objects: a dict over every
+    partition made one ``Partition`` per file of the table on every run (about 5 CPU-s at
+    1,000,000 files, and on a zonemap-cache hit a read of the manifest; round 7's audit,
+    bench/README_planning.md).
+
+    Example (a snapshot of three partitions, a plan naming two and one it lacks):
+    >>> from engine.table.model import Partition, Snapshot, TableSchema
+    >>> parts = tuple(Partition(f"/t/p{i}.parquet", 10, 100, {}) for i in range(3))
+    >>> snap = Snapshot("1", None, "", "create", "t", TableSchema((("i", "int"),)), parts)
+    >>> sorted(plan_inputs(snap, ["/t/p2.parquet", "/t/p0.parquet", "/t/gone.parquet"]))
+    ['/t/p0.parquet', '/t/p2.parquet']
+    """
+    wanted = set(paths)
+    rows = [i for i, p in enumerate(snapshot.zonemaps().paths.tolist()) if p in wanted]
+    parts = snapshot.partitions
+    return {p.path: p for p in (parts[i] for i in rows)}
+
+
 def _validate_groups(plan: "Plan", by_path: Mapping[str, "Partition"]) -> None:
     seen: set[str] = set()
     for i, group in enumerate(plan.groups):
@@ -115,7 +138,7 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
     if current.id != plan.base_snapshot:
         raise StalePlanError(f"plan {plan.id} is based on snapshot {plan.base_snapshot} but "
                              f"table {plan.table} is at {current.id}; create a new plan")
-    by_path = {p.path: p for p in current.partitions}
+    by_path = plan_inputs(current, plan.partitions)  # the plan's inputs only
     _validate_groups(plan, by_path)
     # before anything is written (not even the run's folder) or Spark started:
     arrow_types.refuse_unsupported(reading.check_inputs(list(plan.partitions)),

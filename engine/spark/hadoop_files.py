@@ -6,7 +6,9 @@ location: files are listed, moved and removed through the FileSystem the executo
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from typing import TYPE_CHECKING, Any
 
 from engine.core.errors import ExecutionError
@@ -71,6 +73,9 @@ def flatten(spark: "SparkSession", out_dir: str) -> list[str]:
     the helper columns to the table when they read the files. A rename is a metadata
     operation on local disks and HDFS (a copy on object stores).
     """
+    local = local_dir(out_dir)
+    if local is not None:
+        return _flatten_local(out_dir, local)
     fs, _ = _hadoop_fs(spark, out_dir)
     jvm = spark.sparkContext._jvm
     moved = []
@@ -86,6 +91,86 @@ def flatten(spark: "SparkSession", out_dir: str) -> list[str]:
     for st in fs.listStatus(jvm.org.apache.hadoop.fs.Path(out_dir)):
         if st.isDirectory() and str(st.getPath().getName()).startswith("__la_g"):
             fs.delete(st.getPath(), True)
+    return sorted(moved)
+
+
+#: Spark's name of a write task's file: ``part-<task, 5 digits>-<job>.c<n>...``
+_TASK_FILE = re.compile(r"^part-(\d+)-")
+
+
+def move_task_files(spark: "SparkSession", staging: str, out_dir: str,
+                    group_of_task: dict[int, int], group_column: str) -> None:
+    """Move each data file Spark wrote into ``staging`` to ``out_dir/<group_column>=<g>/``,
+    ``g`` the group of the task that wrote it (from the file's name), and remove
+    ``staging``: the layout ``partitionBy`` leaves, which :func:`flatten` takes. A file of
+    no known task is refused."""
+    local = local_dir(staging)
+    names = ([n for n in os.listdir(local) if n.endswith(".parquet") and not n.startswith(("_", "."))]
+             if local is not None else
+             [p.rsplit("/", 1)[1] for p in list_data_files(spark, staging)])
+    if local is None:
+        fs, _ = _hadoop_fs(spark, out_dir)
+        path_class = spark.sparkContext._jvm.org.apache.hadoop.fs.Path
+    for name in sorted(names):
+        m = _TASK_FILE.match(name)
+        group = group_of_task.get(int(m.group(1))) if m else None
+        if group is None:
+            raise ExecutionError(f"{staging}/{name}: a file of no write task of the plan")
+        folder = f"{out_dir.rstrip('/')}/{group_column}={group}"
+        if local is not None:
+            target = f"{local_dir(folder)}/{name}"
+            os.makedirs(local_dir(folder), exist_ok=True)
+            if os.path.lexists(target):
+                raise ExecutionError(f"could not move {staging}/{name} to {folder}: the target exists")
+            os.rename(f"{local}/{name}", target)
+        elif not fs.rename(path_class(f"{staging}/{name}"), path_class(f"{folder}/{name}")):
+            raise ExecutionError(f"could not move {staging}/{name} to {folder}")
+    if local is not None:
+        shutil.rmtree(local)
+    else:
+        remove_dir(spark, staging)
+
+
+def local_dir(path: str) -> str | None:
+    """The local file system path of ``path`` (a plain path or a ``file://`` URI), None
+    for any other file system (``hdfs:``, ``s3a:``; ``file:/x`` is left to Hadoop too).
+
+    >>> local_dir("/t/d"), local_dir("file:///t/d"), local_dir("s3a://b/d"), local_dir("file:/t")
+    ('/t/d', '/t/d', None, None)
+    """
+    if path.startswith("file://"):
+        return path[len("file://"):]
+    return None if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", path) else path
+
+
+def _flatten_local(out_dir: str, root: str) -> list[str]:
+    """:func:`flatten` on a local disk (``root`` is ``out_dir``'s local path), by the
+    operating system: the same files, names and order, without the ~15 calls into the
+    JVM per file that Hadoop's listing and rename take through py4j (round 8: about 1.5-2 s
+    for a 50-group plan's 50 files at load 10, against 0.08 s for a one-group plan's 10).
+    Spark's own ``.crc`` files stay in the group directories, which are removed."""
+    root = root.rstrip("/")
+    base = out_dir.rstrip("/")
+    found = []
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            if name.endswith(".parquet") and not name.startswith(("_", ".")):
+                found.append(base + os.path.join(dirpath, name)[len(root):])
+    moved = []
+    for n, path in enumerate(sorted(found)):
+        m = _GROUP_DIR.search(path)
+        if not m:
+            moved.append(path)
+            continue
+        target = group_file_name(out_dir, int(m.group(1)), n, path.rsplit("/", 1)[1])
+        source_local, target_local = root + path[len(base):], root + target[len(base):]
+        if os.path.lexists(target_local):  # os.rename would replace it silently
+            raise ExecutionError(f"could not move {path} to {target}: the target exists")
+        os.rename(source_local, target_local)
+        moved.append(target)
+    for entry in os.scandir(root):
+        if entry.is_dir(follow_symlinks=False) and entry.name.startswith("__la_g"):
+            shutil.rmtree(entry.path)
     return sorted(moved)
 
 

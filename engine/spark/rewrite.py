@@ -155,6 +155,8 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
         n_tasks = max(1, min(math.ceil(sum(s.rows for s in batch) / max_rows),
                              TASKS_PER_CORE * cores))
         n_buckets = slicing.plan_slices(batch, schema, n_tasks, max_rows)
+        if writing.one_group_per_task(batch):  # each slice its own task (writing.GROUP_WRITE)
+            n_buckets = writing.separate_buckets(batch)
         subset = df if len(batch) == len(specs) else df.where(
             df[GROUP_COLUMN].isin([s.index for s in batch]))
         keep = writing.drop_row_filter(subset, data_cols) if injected("drop-row") else None
@@ -166,7 +168,8 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
         if swap is not None:
             subset = subset.withColumn(GROUP_COLUMN, swap)
         with WriteWatcher(spark, progress or (lambda *_: None)), crash_when("mid_write", wrote):
-            writing.write(subset, batch, n_buckets, out_dir, max_rows, rg_bytes, data_cols)
+            writing.write(subset, batch, n_buckets, out_dir, max_rows, rg_bytes, data_cols,
+                          spark)
         if observe:
             seen = seen + verification.observed(observation)
     laps.lap("order_write")

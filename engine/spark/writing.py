@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
+from engine.spark.hadoop_files import move_task_files
 from engine.spark.hashing import hash_targets, long_array
 from engine.table import fs as table_fs
 from engine.spark.jobspec import (
@@ -192,8 +193,48 @@ def with_sort_keys(df: "DataFrame", specs: Sequence[GroupSpec]) -> tuple["DataFr
     return df.withColumns(columns), [F.col(c) for c in columns]
 
 
+#: how a plan of several groups (and no physical partition) is written (round 8):
+#: "partition_by" (rounds 3-7, the default) packs several groups per task and sorts by
+#: (group, key) for Spark's ``partitionBy`` writer, so every comparison inside a group ties
+#: on the group prefix and reads both rows (1.32 against 0.36 executor CPU-s for 1M rows in
+#: 50 groups, the sort alone); "tasks" gives every write task the rows of one group only
+#: (each slice its own task) and writes without ``partitionBy``, so a task sorts on its
+#: group's key alone. Measured (bench/README_executor.md "Round 8", loaded machine): "tasks"
+#: cut the 1M 50-group plan's executor CPU by 19% in two runs but not clearly its wall time
+#: (+0.32 s, -0.22 s), and the two 10M runs (no warm-up) contradict each other, so it is
+#: not the default until a quiet run says so.
+#: Above :data:`GROUP_TASKS_MAX` slices a plan always takes "partition_by".
+GROUP_WRITE = "partition_by"
+GROUP_TASKS_MAX = 256
+_TASK_DIR = "__la_t"  # the one-group-per-task write's folder, emptied into the groups'
+
+
+def one_group_per_task(specs: Sequence[GroupSpec]) -> bool:
+    """Does this write give each task one group's rows (:data:`GROUP_WRITE`)?"""
+    return (GROUP_WRITE == "tasks" and len(specs) > 1 and part_column(specs) is None
+            and sum(len(s.buckets) for s in specs) <= GROUP_TASKS_MAX)
+
+
+def separate_buckets(specs: Sequence[GroupSpec]) -> int:
+    """Give every slice of every group a bucket of its own (after
+    :func:`engine.spark.slicing.plan_slices` packed them); returns the buckets.
+
+    Example (two groups of 2 and 1 slices, packed into buckets 0 and 1):
+    >>> from types import SimpleNamespace as S
+    >>> a, b = S(buckets=[0, 1]), S(buckets=[1])
+    >>> separate_buckets([a, b]), a.buckets, b.buckets
+    (3, [0, 1], [2])
+    """
+    n = 0
+    for s in specs:
+        s.buckets = list(range(n, n + len(s.buckets)))
+        n += len(s.buckets)
+    return n
+
+
 def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: str,
-           max_rows: int, row_group_bytes: int | None, data_cols: Sequence[str]) -> None:
+           max_rows: int, row_group_bytes: int | None, data_cols: Sequence[str],
+           spark: "SparkSession | None" = None) -> None:
     """The one shuffle, sort and write (Spark's writer cuts files per group, partition
     and ``max_rows``)."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
@@ -203,6 +244,10 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
         df = df.withColumn(PART_COLUMN, part)
     df = df.withColumn(PID_COLUMN, pid_column(specs, n_buckets))
     shuffled = df.repartition(n_buckets, F.col(PID_COLUMN))
+    if spark is not None and one_group_per_task(specs):
+        _write_group_tasks(spark, shuffled, specs, out_dir, max_rows, row_group_bytes,
+                           data_cols)
+        return
     if len(specs) == 1 and part is None:
         # one group, no physical partition: no partitionBy (its required sort by the group,
         # a constant, would come first and leave Spark's sort a useless prefix and no radix
@@ -224,6 +269,29 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
         writer = writer.option("parquet.block.size", int(row_group_bytes))
     writer.parquet(target)
 
+
+
+def _write_group_tasks(spark: "SparkSession", shuffled: "DataFrame", specs: Sequence[GroupSpec],
+                       out_dir: str, max_rows: int, row_group_bytes: int | None,
+                       data_cols: Sequence[str]) -> None:
+    """:func:`write` when each task holds one group (:func:`one_group_per_task`): sort on
+    the group's key alone, write without ``partitionBy`` into a folder of its own, then
+    move each task's files (Spark names them ``part-<task>-...``) into its group's folder,
+    where :func:`engine.spark.hadoop_files.flatten` finds them as after a ``partitionBy``.
+    A file put in the wrong group is caught by the verification (rows per group and the
+    tagged checksum), as any other misplaced row."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    shuffled, keys = with_sort_keys(shuffled, specs)
+    ordered = shuffled.sortWithinPartitions(*keys)
+    out = ordered.select(*[F.col(q(c)) for c in data_cols])
+    staging = f"{out_dir.rstrip('/')}/{_TASK_DIR}"
+    writer = out.write.mode("append").option("maxRecordsPerFile", int(max_rows))
+    if row_group_bytes:
+        writer = writer.option("parquet.block.size", int(row_group_bytes))
+    writer.parquet(staging)
+    group_of_task = {b: s.index for s in specs for b in s.buckets}
+    move_task_files(spark, staging, out_dir, group_of_task, GROUP_COLUMN)
 
 
 def drop_checksums(files: Sequence[str]) -> None:
