@@ -746,7 +746,8 @@ def prediction_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
              "predicted time": fmt_seconds(r.get("predicted_seconds")),
              "measured time": fmt_seconds(r.get("measured_seconds")),
              "error": "–" if r.get("error") is None else f"{float(r['error']) * 100:+.0f} %",
-             "calibrated": "yes" if r.get("calibrated") else "no"}
+             "calibrated": ("?" if r.get("calibrated") is None  # priced before round 8
+                            else "yes" if r["calibrated"] else "no")}
             for r in reversed(list(runs))]
     return pd.DataFrame(rows, columns=["plan", "policy", "ran", "partitions", "bytes read",
                                        "predicted time", "measured time", "error",

@@ -119,3 +119,29 @@ def test_cli_plan_create_show_list_json(settings, spark, lineitem, capsys, tmp_p
     assert [p["id"] for p in listed] == [created["id"]]
     assert main(["--home", home, "plan", "create", "lineitem", "--alpha", "-1"]) == 2
     assert "alpha must be > 0" in capsys.readouterr().err
+
+
+def test_a_plan_records_whether_its_cost_was_priced_with_a_calibration(settings, lineitem):
+    """``calibrate --history``'s "calibrated" column tells how the PLAN was priced: a plan
+    made before the workspace was calibrated stays "no" when it runs after the calibration
+    (round 7 read the workspace at run time and said "yes"); a plan stored before the flag
+    existed says "?"."""
+    import dataclasses
+
+    from engine.cli.calibrate import _yes_no
+    from engine.plans.plan import PlanBook
+    from engine.plans.service import cost_check, decide
+
+    calibrated = dataclasses.replace(settings, rewrite_fixed_s=1e-6)  # small: WAIR still acts
+    plain = api.create_plan(settings, "lineitem", "wair", {"window": 24, "alpha": 1.0})
+    assert plain["id"] is not None, plain.get("status")
+    plan = PlanBook(settings).get(plain["id"])
+    ran = {"measured": {"wall_seconds": 2.0}}
+    assert cost_check(calibrated, plan, ran)["calibrated"] is False  # calibrated since: still no
+    proposal = decide(calibrated, "lineitem", "wair", {"window": 24, "alpha": 1.0}).proposal
+    assert proposal is not None and proposal.details["priced_with_calibration"] is True
+    assert cost_check(settings, dataclasses.replace(plan, proposal=proposal), ran)["calibrated"] is True
+    details = {k: v for k, v in plan.proposal.details.items() if k != "priced_with_calibration"}
+    old = dataclasses.replace(plan, proposal=dataclasses.replace(plan.proposal, details=details))
+    assert cost_check(calibrated, old, ran)["calibrated"] is None
+    assert [_yes_no(f) for f in (True, False, None)] == ["yes", "no", "?"]

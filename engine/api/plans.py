@@ -162,7 +162,7 @@ def prediction_history(settings: "Settings", table: str | None = None) -> dict[s
                      "measured_seconds": float(check.get("measured_wall_seconds", 0.0) or 0.0),
                      "measured_cpu_seconds": float(check.get("measured_cpu_seconds", 0.0) or 0.0),
                      "spark_jobs": int(check.get("spark_jobs", 0) or 0),
-                     "calibrated": bool(check.get("calibrated")), "error": check.get("error")})
+                     "calibrated": check.get("calibrated"), "error": check.get("error")})
     errors = sorted(abs(float(r["error"])) for r in runs if r["error"] is not None)
     summary = {"runs": len(runs), "with_error": len(errors),
                "median_abs_error": errors[len(errors) // 2] if errors else None,

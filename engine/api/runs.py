@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from engine.core.errors import ApprovalError, PlanError
 from engine.plans import gate
 from engine.plans.plan import CANCELLED, FAILED, RUNNING, SUCCEEDED, PlanBook
+from engine.plans.service import priced_with_calibration
 from engine.spark.progress import (
     RunCancelled, clear_cancel_request, parse_write_message, read_cancel_request, request_cancel,
 )
@@ -110,7 +111,7 @@ def run_eta(settings: "Settings", id: int) -> dict[str, Any]:
             "rows_written": int(rows_written), "rows_total": int(rows_total),
             "fraction": float(fraction), "elapsed_s": elapsed, "predicted_s": predicted,
             "eta_s": eta_seconds(elapsed, predicted, fraction) if plan.status == RUNNING else 0.0,
-            "calibrated": bool(settings.rewrite_fixed_s), "message": prog.get("message") or ""}
+            "calibrated": bool(priced_with_calibration(plan)), "message": prog.get("message") or ""}
 
 
 def cancel_plan(settings: "Settings", id: int, actor: object, reason: str | None = None,

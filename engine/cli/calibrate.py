@@ -83,6 +83,11 @@ def _error(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:+.0f}%"
 
 
+def _yes_no(flag: bool | None) -> str:
+    """A run's "calibrated" column: "?" for a plan priced before it was recorded."""
+    return "?" if flag is None else "yes" if flag else "no"
+
+
 def _history_text(data: Mapping[str, Any]) -> str:
     """Predicted vs measured rewrite wall time per run, side by side, then a summary."""
     runs = data.get("runs") or []
@@ -94,7 +99,7 @@ def _history_text(data: Mapping[str, Any]) -> str:
         lines.append(f"{r['plan_id']:>5}  {r['table']:<14} {r['groups']:>6} "
                      f"{human_bytes(r['bytes']):>10} {format_seconds(r['predicted_seconds']):>10} "
                      f"{format_seconds(r['measured_seconds']):>10} {_error(r['error']):>7}  "
-                     f"{r['spark_jobs']:>4}  {'yes' if r['calibrated'] else 'no':<10}  "
+                     f"{r['spark_jobs']:>4}  {_yes_no(r['calibrated']):<10}  "
                      f"{r['ran_at']}")
     sm = data.get("summary") or {}
     if sm.get("with_error"):

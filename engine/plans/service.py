@@ -135,7 +135,18 @@ def decide(settings: "Settings", table: str, policy: str,
     fitted = _fit_to_format(settings, table, snapshot, pol.propose(ctx))
     if isinstance(fitted, FormatDeclined):
         return Decision(snapshot, pol, None, clean, tuple(window), settled, fitted.reason)
-    return Decision(snapshot, pol, fitted, clean, tuple(window), settled)
+    return Decision(snapshot, pol, _priced_with(fitted, priced), clean, tuple(window), settled)
+
+
+def _priced_with(proposal: Proposal | None, priced: "Settings") -> Proposal | None:
+    """The proposal marked with whether its rewrite cost was priced with a calibration
+    (``details["priced_with_calibration"]``): the history of prediction errors
+    (:func:`cost_check`) must tell a calibrated prediction from the default rates by how the
+    plan was priced, not by whether a calibration exists when it runs."""
+    if proposal is None:
+        return None
+    details = {**proposal.details, "priced_with_calibration": bool(priced.rewrite_fixed_s)}
+    return replace(proposal, details=details)
 
 
 @dataclass(frozen=True)
@@ -335,8 +346,15 @@ def cost_check(settings: "Settings", plan: Plan, result: Mapping[str, Any]) -> d
             "measured_bytes_written": int(measured.get("bytes_written", 0) or 0),
             "measured_money": cpu / 3600.0 * settings.price_per_cpu_hour,
             "spark_jobs": int(measured.get("spark_jobs", 0) or 0),
-            "calibrated": bool(settings.rewrite_fixed_s),
+            "calibrated": priced_with_calibration(plan),
             "error": (predicted - wall) / wall if wall > 0 else None}
+
+
+def priced_with_calibration(plan: Plan) -> bool | None:
+    """Whether the plan's predicted cost came from a calibration (None: a plan created
+    before round 8, which did not record it)."""
+    flag = plan.proposal.details.get("priced_with_calibration")
+    return None if flag is None else bool(flag)
 
 
 def _re_estimated(settings: "Settings", plan: Plan, snapshot_id: str) -> dict[str, Any]:

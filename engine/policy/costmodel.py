@@ -333,7 +333,8 @@ def for_table(settings: "Settings", target_rows: int | None,
 def batches(n_groups: int, settings: "Settings") -> list[range]:
     """The plan's groups as the executor runs them: all in one job, or with
     ``partial_progress_groups`` = N > 0 in consecutive batches of N, each its own job,
-    verification and commit (``engine.spark.executor._batches``, the same rule).
+    verification and commit. The executor runs exactly these (``engine.spark.executor``), so
+    the model and the run cannot disagree on where the fixed costs fall.
 
     Example:
     >>> from engine.core.config import Settings

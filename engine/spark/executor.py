@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from engine.core.errors import DataFileError, ExecutionError, PlanError, StalePlanError
 from engine.core.faults import crash_point, injected
+from engine.policy.costmodel import batches
 from engine.spark import arrow_types, footers_parallel, reading
 from engine.spark.checksum import content_checksum
 from engine.spark.hadoop_files import list_data_files, remove_dir
@@ -106,17 +107,6 @@ def _commit(store: TableStore, table: str, base_snapshot: str, removed: Sequence
                                               dict(summary))
 
 
-def _batches(n: int, size: int) -> list[range]:
-    """Group indices per commit: all at once, or ``size`` at a time (partial progress).
-
-    Example:
-    >>> [list(b) for b in _batches(5, 2)], [list(b) for b in _batches(3, 0)]
-    ([[0, 1], [2, 3], [4]], [[0, 1, 2]])
-    """
-    step = n if size <= 0 else size
-    return [range(i, min(n, i + step)) for i in range(0, n, max(1, step))]
-
-
 def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None" = None,
                  progress: ProgressFn | None = None,
                  approvers: Sequence[str] = (),
@@ -162,7 +152,7 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
         measured: list[dict[str, Any]] = []
         base_id = plan.base_snapshot
         report(f"rewriting {len(plan.partitions)} partitions in {total} groups")
-        for batch in _batches(total, int(getattr(settings, "partial_progress_groups", 0) or 0)):
+        for batch in batches(total, settings):  # the batches the plan was priced by
             inputs = [p for i in batch for p in plan.groups[i].partitions]
             out_dir = store.new_data_dir(plan.table, f"plan{plan.id}-b{batch.start}")
             committed = False
