@@ -118,11 +118,9 @@ def move_task_files(spark: "SparkSession", staging: str, out_dir: str,
             raise ExecutionError(f"{staging}/{name}: a file of no write task of the plan")
         folder = f"{out_dir.rstrip('/')}/{group_column}={group}"
         if local is not None:
-            target = f"{local_dir(folder)}/{name}"
             os.makedirs(local_dir(folder), exist_ok=True)
-            if os.path.lexists(target):
-                raise ExecutionError(f"could not move {staging}/{name} to {folder}: the target exists")
-            os.rename(f"{local}/{name}", target)
+            _rename_local(f"{local}/{name}", f"{local_dir(folder)}/{name}",
+                          f"{staging}/{name}", folder)
         elif not fs.rename(path_class(f"{staging}/{name}"), path_class(f"{folder}/{name}")):
             raise ExecutionError(f"could not move {staging}/{name} to {folder}")
     if local is not None:
@@ -163,15 +161,21 @@ def _flatten_local(out_dir: str, root: str) -> list[str]:
             moved.append(path)
             continue
         target = group_file_name(out_dir, int(m.group(1)), n, path.rsplit("/", 1)[1])
-        source_local, target_local = root + path[len(base):], root + target[len(base):]
-        if os.path.lexists(target_local):  # os.rename would replace it silently
-            raise ExecutionError(f"could not move {path} to {target}: the target exists")
-        os.rename(source_local, target_local)
+        _rename_local(root + path[len(base):], root + target[len(base):], path, target)
         moved.append(target)
     for entry in os.scandir(root):
         if entry.is_dir(follow_symlinks=False) and entry.name.startswith("__la_g"):
             shutil.rmtree(entry.path)
     return sorted(moved)
+
+
+def _rename_local(source: str, target: str, shown_source: str, shown_target: str) -> None:
+    """Rename ``source`` to ``target`` on the local disk, refusing an existing target
+    (``os.rename`` would replace it silently); the error names the paths as the user gave
+    them (``shown_*``)."""
+    if os.path.lexists(target):
+        raise ExecutionError(f"could not move {shown_source} to {shown_target}: the target exists")
+    os.rename(source, target)
 
 
 def group_of_file(path: str) -> int | None:
