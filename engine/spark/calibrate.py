@@ -309,14 +309,9 @@ def _duckdb_scan_seconds(paths: Sequence[str], repeat: int = 3) -> float:
     con.execute("SET threads = 1")
     query = (f"SELECT count(*), sum(l_extendedprice) FROM read_parquet([{files}]) "
              "WHERE l_shipdate >= DATE '1995-01-01'")
-    con.execute(query).fetchall()  # untimed: the first run reads the files from disk
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        con.execute(query).fetchall()
-        times.append(time.perf_counter() - t)
+    seconds = calibrate_queries.timed_median(con, query, repeat)  # after one untimed read
     con.close()
-    return statistics.median(times)
+    return seconds
 
 
 def _rewrite_once(spark: "SparkSession", schema: Any, parts: Sequence[Any], out: str,

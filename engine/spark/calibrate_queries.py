@@ -142,7 +142,7 @@ def fit_query_terms(points: Sequence[dict[str, float]]) -> dict[str, float]:
             "query_scan_bytes_per_s": 1.0 / float(per_byte) if per_byte > 1e-15 else 0.0}
 
 
-def _timed(con: Any, sql: str, repeat: int) -> float:
+def timed_median(con: Any, sql: str, repeat: int) -> float:
     """Median seconds of ``sql`` over ``repeat`` runs after one untimed run (files cached)."""
     con.execute(sql).fetchall()
     times = []
@@ -179,7 +179,7 @@ def _probe(con: Any, points: list[dict[str, Any]], paths: Sequence[str], parts: 
         for cols in projections:
             nbytes = sum(p.columns[c].compressed_bytes for p in parts[:n] for c in cols
                          if c in p.columns)
-            secs = _timed(con, query_sql(paths[:n], cols, numeric, where(cols)), repeat)
+            secs = timed_median(con, query_sql(paths[:n], cols, numeric, where(cols)), repeat)
             points.append({"file_rows": label, "files": n, "columns": len(cols),
                            "bytes": int(nbytes), "seconds": round(secs, 6)})
 
