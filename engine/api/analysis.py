@@ -258,8 +258,7 @@ def pruning_summaries(settings: "Settings", table: str,
     snap = _snapshot(settings, table, snapshot_id)
     fragments = list(WorkloadStore(settings).fragments(snap.table or table))
     zonemaps = snap.zonemaps()
-    groups = (rowgroups.for_snapshot(TableStore(settings), snap.table or table, snap)
-              if settings.prune_row_groups else None)
+    groups = rowgroups.if_enabled(settings, snap.table or table, snap)
     # the one-range fast path is file-level: with row groups every query takes the evaluator
     fast = (one_range_summaries(zonemaps, fragments, selectivity=True) if groups is None
             else [None] * len(fragments))
@@ -305,11 +304,8 @@ def one_query_scan(settings: "Settings", table: str, snap: "Snapshot",
     groups the query meets (:func:`engine.scan.rowgroups.refine`; a file none of whose row
     groups can match is pruned), so the one-query view agrees with :func:`pruning`'s row."""
     zm = snap.zonemaps()
-    scan = analyze_fragment(zm, fragment)
-    if not settings.prune_row_groups:
-        return scan
-    groups = rowgroups.for_snapshot(TableStore(settings), snap.table or table, snap)
-    return rowgroups.refine(scan, groups, fragment, zm.rows)
+    groups = rowgroups.if_enabled(settings, snap.table or table, snap)
+    return rowgroups.refine(analyze_fragment(zm, fragment), groups, fragment, zm.rows)
 
 
 def ep_files_holding(settings: "Settings", table: str, paths: Iterable[str],

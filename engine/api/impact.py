@@ -36,7 +36,7 @@ def plan_impact(settings: "Settings", table: str, groups: Sequence[Mapping[str, 
     plan_groups = [group_from_json(g) for g in groups]
     # with prune_row_groups, charged as the scan analysis charges (before and after)
     level = settings.prune_row_groups
-    groups_now = rowgroups.for_snapshot(TableStore(settings), snap.table or table, snap) if level else None
+    groups_now = rowgroups.if_enabled(settings, snap.table or table, snap)
     out = _plan_impact(snap.zonemaps(), plan_groups, fragments, columns, groups_now, row_group_level=level)
     for row in out["columns"]:
         row["queries_filtering"] = counts[row["column"]]

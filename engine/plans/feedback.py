@@ -37,7 +37,6 @@ from engine.policy.costmodel import read_seconds
 from engine.policy.registry import make_policy
 from engine.scan import rowgroups
 from engine.scan.pruning import analyze_workload
-from engine.table.store import TableStore
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
@@ -60,8 +59,8 @@ def compare_snapshots(settings: "Settings", before: "Snapshot", after: "Snapshot
                 "saving_cpu_seconds": 0.0, "partitions_scanned_before": 0,
                 "partitions_scanned_after": 0}
     # row-group level on both sides
-    scans_before = analyze_workload(before.zonemaps(), frags, _row_groups(settings, before))
-    scans_after = analyze_workload(after.zonemaps(), frags, _row_groups(settings, after))
+    scans_before = analyze_workload(before.zonemaps(), frags, rowgroups.if_enabled(settings, before.table, before))
+    scans_after = analyze_workload(after.zonemaps(), frags, rowgroups.if_enabled(settings, after.table, after))
     bytes_before = bytes_after = cpu = 0.0
     parts_before = parts_after = 0
     for frag, sb, sa in zip(frags, scans_before, scans_after):
@@ -77,14 +76,6 @@ def compare_snapshots(settings: "Settings", before: "Snapshot", after: "Snapshot
     return {"queries": len(frags), "bytes_before": bytes_before, "bytes_after": bytes_after,
             "saving_bytes": bytes_before - bytes_after, "saving_cpu_seconds": cpu,
             "partitions_scanned_before": parts_before, "partitions_scanned_after": parts_after}
-
-
-def _row_groups(settings: "Settings", snapshot: "Snapshot") -> "rowgroups.RowGroupMaps | None":
-    """``snapshot``'s row groups when ``settings.prune_row_groups`` asks for the row-group
-    scan analysis (as the policies' context and ``pruning`` use it), else None (file level)."""
-    if not settings.prune_row_groups:
-        return None
-    return rowgroups.for_snapshot(TableStore(settings), snapshot.table, snapshot)
 
 
 def window_fragments(fragments: Sequence["ScanFragment"], n: int) -> list["ScanFragment"]:
@@ -132,7 +123,7 @@ def later_report(settings: "Settings", before: "Snapshot", after: "Snapshot",
     report = _report(REALIZED, f"realized: {len(frags)} queries imported after the run, "
                      "scored on the snapshots before and after", measured, predicted, scale,
                      cost_cpu_seconds)
-    report["log"] = measured_against_estimate(after, frags, _row_groups(settings, after))
+    report["log"] = measured_against_estimate(after, frags, rowgroups.if_enabled(settings, after.table, after))
     return report
 
 

@@ -123,8 +123,7 @@ def decide(settings: "Settings", table: str, policy: str,
     settled = _settle(settings, control, table, pol, fragments)
     window = fragments[-window_size(pol, clean.get("window"), control, table, len(fragments)):]
     zonemaps = snapshot.zonemaps()
-    groups = (rowgroups.for_snapshot(TableStore(settings), table, snapshot)
-              if window and settings.prune_row_groups else None)
+    groups = rowgroups.if_enabled(settings, table, snapshot) if window else None
     scans = analyze_workload(zonemaps, window, groups) if window else []
     # priced under the table's own file targets, as the executor will cut its files
     info = TableStore(settings).info(table)
@@ -228,7 +227,7 @@ def _regressions(settings: "Settings", decision: Decision) -> dict[str, Any]:
                           "queries": details.get("loss_queries", 0),
                           "columns": details["regressions"]})
     snap, level = decision.snapshot, settings.prune_row_groups  # charged as the scans are
-    groups = rowgroups.for_snapshot(TableStore(settings), snap.table, snap) if level else None
+    groups = rowgroups.if_enabled(settings, snap.table, snap)
     return _jsonable(rewrite_losses(snap.zonemaps(), decision.proposal.groups, decision.window,
                                     settings, row_groups=groups, row_group_level=level))
 

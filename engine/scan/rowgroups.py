@@ -51,6 +51,7 @@ from engine.table import footers, manifest, zonemap_cache
 from engine.table.model import ZoneMaps
 
 if TYPE_CHECKING:
+    from engine.core.config import Settings
     from engine.table.model import Snapshot, TableSchema
     from engine.table.store import TableStore
     from engine.workload.model import ScanFragment
@@ -174,6 +175,17 @@ MAX_FOOTER_FILES = 10_000
 
 #: bumped whenever what a row-group cache entry holds changes (part of its key)
 CACHE_VERSION = 1
+
+
+def if_enabled(settings: "Settings", table: str, snapshot: "Snapshot") -> RowGroupMaps | None:
+    """``snapshot``'s row groups (:func:`for_snapshot`) when ``settings.prune_row_groups``
+    asks for the row-group scan analysis, else None (file level): the one switch every
+    view, plan and report charges its scans by."""
+    if not settings.prune_row_groups:
+        return None
+    from engine.table.store import TableStore  # the store is only needed when enabled
+
+    return for_snapshot(TableStore(settings), table, snapshot)
 
 
 def for_snapshot(store: "TableStore", table: str, snapshot: "Snapshot",
