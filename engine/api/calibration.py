@@ -60,7 +60,8 @@ def calibrate_queries(settings: Settings, table: str | None = None,
             raise InvalidParameterError(f"--queries-on {table}: the table has no imported "
                                         "workload; import its query log first "
                                         "(`layout-advisor workload import`)")
-        paths = [p.path for p in TableStore(settings).current_snapshot(table).partitions]
+        # the cached paths, not one Partition object per file (round 7's audit)
+        paths = TableStore(settings).current_snapshot(table).zonemaps().paths.tolist()
         label = label or f"table {table}"
     if not paths or not fragments:
         raise InvalidParameterError("calibrate_queries: name a table, or give files and queries")
