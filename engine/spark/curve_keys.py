@@ -373,13 +373,11 @@ def _hilbert_2d(df: "DataFrame", xs: Sequence[str], bits: int,
 
 
 def _lookup(values: Mapping[int, int]) -> "Column":
-    """``values[group]`` of the row's group as a long (an O(1) literal-array lookup)."""
+    """``values[group]`` of the row's group as a long (an O(1) literal-array lookup):
+    :func:`_lookup_sql` as a Column."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
-    if len(set(values.values())) == 1:
-        return F.lit(next(iter(values.values()))).cast("long")
-    table = long_array([values.get(i, 0) for i in range(max(values) + 1)])
-    return F.try_element_at(table, (F.col(GROUP_COLUMN) + 1).cast("int"))
+    return F.expr(_lookup_sql(values))
 
 
 def _rank_scaled(df: "DataFrame", x: str, lo: str, bits: int,
