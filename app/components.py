@@ -336,3 +336,34 @@ def realized_later(plan: Any) -> None:
             st.dataframe(log, hide_index=True, key="plan_realized_log")
             st.caption("Where the imported log carries measured bytes scanned and durations, "
                        "they stand beside the zonemap estimate for the new snapshot.")
+
+
+def declined_panel(table: str, rec: Any, params: Any = None, key: str = "declined") -> None:
+    """A policy that proposes nothing, in plain words: its cost, saving, net and break-even
+    (the engine's explanation), what would change it, and for WAIR a button for the
+    busier-workload what-if (how many runs of each query it takes to propose, and what)."""
+    explanation = rec.get("explanation") or {}
+    refused = views.refused_net_of_losses(rec)
+    who = str(rec.get("policy") or "wair").upper()
+    head = (f"{who} refused a plan: net of the losses it predicts for other queries, its saving "
+            "is not positive." if refused else f"{who} proposes nothing right now.")
+    st.info(f"**{head}** {views.md_text(explanation.get('why', ''))}\n\n"
+            f"**What would change it:** {views.md_text(explanation.get('what_would_change', ''))}")
+    if refused:
+        losses = views.regressions_frame((rec.get("details") or {}).get("regressions"))
+        if not losses.empty:
+            st.dataframe(losses, hide_index=True, key=f"{key}_refused_regressions")
+            st.caption("The predicted losses that outweighed the saving, per column the "
+                       "refused plan would disorder.")
+    st.caption(f"Technical reason: {views.md_text(rec.get('reason'))}")
+    if str(rec.get("policy") or "wair").lower() != "wair":
+        return
+    if st.button("What if the workload were busier?", key=f"{key}_busier",
+                 help="Previews WAIR as if each query of its window ran k times (equation "
+                      "4 at alpha / k), stepping up from the break-even until it proposes. "
+                      "Nothing is stored."):
+        with guard(stop=False), st.spinner("Previewing WAIR at busier rates..."):
+            st.session_state[f"{key}_busier_out"] = services.busier_preview(table, params)
+    out = st.session_state.get(f"{key}_busier_out")
+    if out:
+        st.markdown(views.busier_text(out))  # the engine's numbers, no user text

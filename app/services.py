@@ -430,6 +430,19 @@ def preview_plan(table: str, policy: str, params: Mapping[str, Any] | None = Non
     return _preview(home(), table, policy, key, current_snapshot_id(table), workload_key(table))
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def _busier(home_: str, table: str, params: tuple[tuple[str, Any], ...], snapshot_id: str,
+            wkey: str) -> dict[str, Any]:
+    return dict(api.busier_preview(settings(), table, dict(params)))
+
+
+def busier_preview(table: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The busier-workload what-if: how many times as often the same queries must arrive
+    before WAIR proposes a plan, and that plan (:func:`engine.api.busier_preview`)."""
+    key = tuple(sorted((k, v) for k, v in (params or {}).items() if v is not None))
+    return _busier(home(), table, key, current_snapshot_id(table), workload_key(table))
+
+
 def signature_points(rec: Mapping[str, Any]) -> tuple | None:
     """The savings-signature scatter of a preview, projected to 2-D by the engine; the
     arguments of :func:`app.charts.signatures`, or None when there is nothing to draw."""

@@ -934,3 +934,24 @@ def pto_candidates_frame(result: Mapping[str, Any], limit: int = 15) -> pd.DataF
     for c in sorted(result.get("candidates") or [], key=lambda c: c.get("predicted", 0.0))[:limit]:
         rows.append({k: v for k, v in c.items() if not isinstance(v, (list, dict))})
     return pd.DataFrame(rows)
+
+
+def busier_text(out: Mapping[str, Any]) -> str:
+    """The busier-workload what-if in one paragraph: the factor, the plan WAIR would then
+    propose (partitions, cost, saving per window) and how to store it."""
+    tried = ", ".join(f"{float(s['factor']):.3g}x" for s in out.get("steps") or [])
+    plan = out.get("plan")
+    if plan is None:
+        return (f"Even if each query of the window ran {float(out['factor']):.3g} times, "
+                f"WAIR proposes nothing (tried {tried}).")
+    cost, saving = plan.get("estimated_cost") or {}, plan.get("predicted_saving") or {}
+    what = (f"{int(plan.get('partition_count') or 0):,} partitions in "
+            f"{len(plan.get('groups') or [])} group(s), costing {fmt_seconds(cost.get('cpu_seconds'))} "
+            f"CPU and saving {fmt_seconds(saving.get('cpu_seconds'))} CPU per "
+            f"{int(saving.get('window_queries') or 0)} queries each run once")
+    if not out.get("steps"):
+        return f"WAIR proposes a plan on the window as it is: {what}."
+    return (f"**If each query of the window ran {float(out['factor']):.3g} times**, WAIR "
+            f"would propose {what} (it declined at {tried}). Equation 4 then weighs each saving "
+            f"{float(out['factor']):.3g} times: preview it on **Recommendation** with alpha "
+            f"{float(out['alpha']):.3g}, or `layout-advisor plan preview --busier`.")

@@ -64,9 +64,13 @@ def test_preview_explains_a_decline_with_its_own_numbers(tmp_path, spark):
     assert rec["status"] == "no-action", rec
     d, e = rec["details"], rec["explanation"]
     assert rec["reason"].startswith("best cut")
-    expected = math.ceil(d["alpha"] * d["cut_cost_cpu_s"] / d["cut_saving_cpu_s"] * d["window_queries"])
-    shown = int(re.search(r"after about ([\d,]+) queries", e["what_would_change"]).group(1)
-                .replace(",", ""))
-    assert shown == expected
+    # the break-even is the cut that pays first as the workload gets busier: never later
+    # than Algorithm 2's own cut (its cost over its saving)
+    be = d["break_even"]
+    shown = int(re.search(r"([\d,]+) queries like these per window", e["what_would_change"])
+                .group(1).replace(",", ""))
+    assert shown == be["queries"] == math.floor(be["factor"] * d["window_queries"]) + 1
+    assert be["factor"] <= d["alpha"] * d["cut_cost_cpu_s"] / d["cut_saving_cpu_s"] * (1 + 1e-12)
+    assert math.isclose(be["factor"], d["alpha"] * be["cost_cpu_s"] / be["saving_cpu_s"])
     assert math.isclose(d["cut_cost_cpu_s"] - d["cut_saving_cpu_s"] / d["alpha"], d["net_cpu_s"],
                         rel_tol=1e-9)

@@ -89,6 +89,13 @@ if plans.empty:
     st.info("No plan for this table yet. Open **Recommendation**, preview WAIR's proposal and "
             "press *Store as proposed plan* (or run `layout-advisor plan create "
             f"{table}`).")
+    with guard(stop=False):
+        rec = services.preview_plan(table, "wair")
+        if rec.get("status") == "no-action":
+            components.declined_panel(table, rec, key="plans")
+        else:
+            st.success(f"WAIR proposes a plan now ({rec.get('partition_count', 0):,} partitions): "
+                       "store it from **Recommendation**.")
 else:
     st.dataframe(views.plans_frame(plans), hide_index=True, key="plans_table")
     ids = [int(i) for i in plans["id"]]

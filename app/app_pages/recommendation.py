@@ -78,19 +78,7 @@ with guard():
 components.wair_state_panel(table)
 
 if rec.get("status") == "no-action":
-    explanation = rec.get("explanation") or {}
-    refused = views.refused_net_of_losses(rec)
-    head = ("WAIR refused a plan: net of the losses it predicts for other queries, its saving "
-            "is not positive." if refused else "WAIR proposes nothing right now.")
-    st.info(f"**{head}** {views.md_text(explanation.get('why', ''))}\n\n"
-            f"**What would change it:** {views.md_text(explanation.get('what_would_change', ''))}")
-    if refused:
-        losses = views.regressions_frame((rec.get("details") or {}).get("regressions"))
-        if not losses.empty:
-            st.dataframe(losses, hide_index=True, key="rec_refused_regressions")
-            st.caption("The predicted losses that outweighed the saving, per column the "
-                       "refused plan would disorder.")
-    st.caption(f"Technical reason: {views.md_text(rec.get('reason'))}")
+    components.declined_panel(table, rec, engine_params, key="rec")
 else:
     cost, saving = rec["estimated_cost"], rec["predicted_saving"]
     st.subheader("Cost against saving")

@@ -15,15 +15,31 @@ from engine.cli.output import add_json_flag, emit
 from engine.core.fmt import format_money, format_seconds, human_bytes
 
 
+def _declined_text(p: Mapping[str, Any]) -> str:
+    """A policy that proposes nothing: why, in plain words with its numbers (cost, saving,
+    net, break-even), what would change it, and the policy's own reason."""
+    e = p.get("explanation") or {}
+    lines = [f"no plan for {p.get('table')} ({p.get('policy')}): "
+             f"{e.get('why') or p.get('reason')}"]
+    if e.get("what_would_change"):
+        lines.append(f"  {e['what_would_change']}")
+    if e.get("why"):
+        lines.append(f"  (the policy's reason: {p.get('reason')})")
+    return "\n".join(lines)
+
+
 def _plan_text(p: Mapping[str, Any]) -> str:
-    if p.get("id") is None:
-        return (f"no plan for {p.get('table')} ({p.get('policy')}): {p.get('reason')}")
+    if p.get("status") == "no-action" or (p.get("id") is None and "groups" not in p):
+        return _declined_text(p)
     cost = p.get("estimated_cost") or {}
     saving = p.get("predicted_saving") or {}
+    head = (f"plan {p['id']}  [{p['status']}]" if p.get("id") is not None
+            else "preview (nothing stored)")
     lines = [
-        f"plan {p['id']}  [{p['status']}]  table {p['table']}  policy {p['policy']}  "
+        f"{head}  table {p['table']}  policy {p['policy']}  "
         f"base snapshot {p['base_snapshot']}",
-        f"  created {p.get('created_at')} by {p.get('created_by')}",
+        f"  created {p.get('created_at')} by {p.get('created_by')}" if p.get("id") is not None
+        else "  `plan create` with the same options stores it as proposed",
         f"  {p.get('partition_count', 0)} partitions in {len(p.get('groups', []))} groups",
         f"  estimated cost: read {human_bytes(cost.get('bytes_read'))}, write "
         f"{human_bytes(cost.get('bytes_written'))}, {format_seconds(cost.get('cpu_seconds'))}, "
@@ -84,13 +100,46 @@ def _list_text(rows: list[Mapping[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def _create(args: argparse.Namespace, settings: Any) -> int:
-    params = {"window": args.window, "alpha": args.alpha, "beta": args.beta,
+def _busier_text(out: Mapping[str, Any]) -> str:
+    """``plan preview --busier``: the factor at which WAIR proposes, and that plan."""
+    steps = ", ".join(f"x{s['factor']:.3g}" for s in out.get("steps") or [])
+    if out.get("plan") is None:
+        return (f"WAIR proposes nothing even if each query of its window ran {out['factor']:.3g} "
+                f"times (tried {steps})")
+    if not out.get("steps"):
+        return "WAIR proposes a plan on the window as it is:\n" + _plan_text(out["plan"])
+    plan = out["plan"]
+    return (f"WAIR proposes this plan if each query of its window runs {out['factor']:.3g} "
+            f"times (equation 4 at alpha {out['alpha']:.3g}; declined at {steps}):\n"
+            + _plan_text(plan) + f"\n  store it with `layout-advisor plan create {plan['table']} "
+            f"--alpha {out['alpha']:.3g}` (the other parameters as given here)")
+
+
+def _params(args: argparse.Namespace) -> dict[str, Any]:
+    return {"window": args.window, "alpha": args.alpha, "beta": args.beta,
               "cost_limit": args.cost_limit, "k_max": args.k_max, "eps": args.eps,
               "min_samples": args.min_samples, "key": args.key,
               "delta": args.delta, "b_min_rows": args.b_min_rows, "psi": args.psi,
               "n_mbr": args.n_mbr, "refine": args.refine, "max_design_rows": args.max_design_rows,
               "open_cost_offset": args.open_cost_offset}
+
+
+def _preview(args: argparse.Namespace, settings: Any) -> int:
+    """``plan preview``: what ``plan create`` would store, nothing stored; ``--busier``:
+    the busier-workload what-if (WAIR only)."""
+    if args.busier:
+        if args.policy != "wair":
+            print("layout-advisor: error: --busier: the busier-workload what-if is WAIR's "
+                  f"(equation 4), not {args.policy}'s", file=sys.stderr)
+            return 2
+        emit(args, api.busier_preview(settings, args.table, _params(args)), _busier_text)
+    else:
+        emit(args, api.preview_plan(settings, args.table, args.policy, _params(args)), _plan_text)
+    return 0
+
+
+def _create(args: argparse.Namespace, settings: Any) -> int:
+    params = _params(args)
     if args.actor:  # a named proposer signs in: nobody proposes in someone else's name
         with signed_in(args, settings) as identity:
             result = api.create_plan(settings, args.table, policy=args.policy,
@@ -157,12 +206,8 @@ def _decision_text(plan: Mapping[str, Any], action: str, name: str) -> str:
     return f"plan {plan['id']} {_DECISIONS[action]} by {name}"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    plan = subparsers.add_parser("plan", help="reclustering plans: create, approve, run")
-    sub = plan.add_subparsers(dest="plan_command", metavar="ACTION")
-    sub.required = True
-
-    p = sub.add_parser("create", help="ask a policy for a plan and store it as proposed")
+def _policy_args(p: argparse.ArgumentParser) -> None:
+    """The table, the policy and its parameters: ``plan create`` and ``plan preview``."""
     p.add_argument("table")
     p.add_argument("--policy", default="wair", choices=api.policy_names())
     p.add_argument("--window", type=positive_int, help="queries in the sliding window")
@@ -179,10 +224,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--key", help="clustering key (DD, DD-EP; WAIR: one fixed key)")
     add_paw_args(p, defaults=False)  # --delta, --b-min-rows, --psi, --refine, --n-mbr
     add_pto_design_rows(p)  # --max-design-rows, --open-cost-offset
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    plan = subparsers.add_parser("plan", help="reclustering plans: create, approve, run")
+    sub = plan.add_subparsers(dest="plan_command", metavar="ACTION")
+    sub.required = True
+
+    p = sub.add_parser("create", help="ask a policy for a plan and store it as proposed")
+    _policy_args(p)
     add_identity_args(p, required=False, who="proposer (default: the OS user; a proposer "
                                              "cannot approve the plan): signed in,")
     add_json_flag(p)
     p.set_defaults(func=_create)
+
+    p = sub.add_parser("preview", help="what `plan create` would store; nothing is stored")
+    _policy_args(p)
+    p.add_argument("--busier", action="store_true",
+                   help="WAIR: how many times each query of its window must run before it "
+                        "proposes a plan, and that plan (equation 4 at alpha / k)")
+    add_json_flag(p)
+    p.set_defaults(func=_preview)
 
     p = sub.add_parser("list", help="list plans")
     p.add_argument("--table")

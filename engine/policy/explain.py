@@ -10,7 +10,7 @@ Example:
 ...     "window_size": 50, "window_queries": 50, "candidates": 12, "cut": 3,
 ...     "net_cpu_s": 0.5, "cut_saving_cpu_s": 1.5, "cut_cost_cpu_s": 2.0, "alpha": 1.0})
 >>> print(e["why"])
-Rewriting the 3 most useful partitions would cost 2 CPU-s but save only 1.5 CPU-s over the last 50 queries (75% of its cost).
+Rewriting the 3 most useful partitions would cost 2 CPU-s and save 1.5 CPU-s over the last 50 queries (75% of its cost): a net cost of +0.5 CPU-s, the smallest of any cut over this window.
 >>> print(e["what_would_change"])
 It pays off after about 67 queries like these: WAIR doubles its window after a quiet window, so it will look that far back; or set alpha below 1 to act on smaller gains.
 """
@@ -42,10 +42,7 @@ def explain_no_action(policy: str, decision: Mapping[str, Any]) -> dict[str, str
                 "what_would_change": "Queries whose boundaries fall inside overlapping "
                                      "partitions, e.g. after new data is ingested."}
     if reason.startswith("after grouping"):
-        return {"why": "Once the partitions are grouped by layout, the rewrite costs more than "
-                       f"alpha times what it would save over the last {queries} queries (eq. 4).",
-                "what_would_change": "More queries that read these partitions, or a lower "
-                                     "alpha."}
+        return _grouped(decision, queries)
     if reason.startswith("cost limit"):
         return {"why": "Earlier rewrites have not yet paid back their cost, and this one would "
                        "push the unpaid total over the cost limit (eq. 2).",
@@ -71,15 +68,37 @@ def _no_candidates(queries: int) -> dict[str, str]:
 
 
 def _not_worth_it(decision: Mapping[str, Any], queries: int) -> dict[str, str]:
+    """Algorithm 2's best cut costs more than it saves: its numbers, and the break-even of
+    the cut that pays first as each query of the window runs more times (:mod:`engine.policy.breakeven`)."""
     cut = int(decision.get("cut") or 0)
     cost = float(decision["cut_cost_cpu_s"])
     saving = float(decision.get("cut_saving_cpu_s") or 0.0)
     alpha = float(decision.get("alpha") or 1.0)
+    net = cost - saving / alpha
+    bar = f" (alpha {alpha:g}: the saving must exceed {alpha:g} x the cost)" if alpha != 1 else ""
     share = f" ({saving / cost:.0%} of its cost)" if cost > 0 else ""
-    why = (f"Rewriting the {cut} most useful partition{'s' if cut != 1 else ''} would cost "
-           f"{cost:.3g} CPU-s but save only {saving:.3g} CPU-s over the last {queries} "
-           f"queries{share}.")
-    if saving > 0 and queries > 0:
+    why = (f"Rewriting the {_partitions(cut)} would cost {cost:.3g} CPU-s and save "
+           f"{saving:.3g} CPU-s over the last {queries} queries{share}: a net cost of "
+           f"{net:+.3g} CPU-s"
+           f"{bar}, the smallest of any cut over this window.")
+    be = decision.get("break_even")
+    if be and int(be["cut"]) != cut:
+        why += (f" The rewrite closest to paying off, the {_partitions(int(be['cut']))}, "
+                f"would cost {float(be['cost_cpu_s']):.3g} CPU-s and save "
+                f"{float(be['saving_cpu_s']):.3g} CPU-s over those queries "
+                f"({float(be['saving_cpu_s']) / float(be['cost_cpu_s']):.0%} of its cost).")
+    if be and be.get("queries") and queries > 0:
+        k = float(be["factor"])
+        lower = _round_down(alpha / k)
+        change = (f"Break-even: it would pay if each of these queries ran at least {k:.3g} "
+                  f"times, {int(be['queries']):,} queries like these per window instead of "
+                  f"{queries} (at least: this prices the cut as one sort; grouped by layout a "
+                  f"plan can cost more). To see that plan: preview with alpha {lower:g} "
+                  f"(equation 4 then weighs each saving {alpha / lower:.3g} times, as a workload "
+                  f"that much busier would), or with a window of {int(be['queries']):,} queries "
+                  "if the log holds that many; WAIR doubles its window after a quiet window, so "
+                  f"it looks that far back by itself. {_OTHERS}")
+    elif saving > 0 and queries > 0:
         needed = math.ceil(alpha * cost / saving * queries)
         change = (f"It pays off after about {needed:,} queries like these: WAIR doubles its "
                   "window after a quiet window, so it will look that far back; or set alpha "
@@ -87,6 +106,48 @@ def _not_worth_it(decision: Mapping[str, Any], queries: int) -> dict[str, str]:
     else:
         change = "Queries that read these partitions; or set alpha below 1."
     return {"why": why, "what_would_change": change}
+
+
+_OTHERS = ("DD or PAW (policy dd, paw) recluster by their own rule, without weighing cost "
+           "against saving.")
+
+
+def _grouped(decision: Mapping[str, Any], queries: int) -> dict[str, str]:
+    """Algorithm 2's cut paid as one sort, but grouped by layout (each group its own job)
+    the plan costs more than alpha times its saving (eq. 4)."""
+    cost = decision.get("grouped_cost_cpu_s")
+    saving = decision.get("grouped_saving_cpu_s")
+    alpha = float(decision.get("alpha") or 1.0)
+    if cost is None or saving is None or not float(saving) > 0:
+        return {"why": "Once the partitions are grouped by layout, the rewrite costs more than "
+                       f"alpha times what it would save over the last {queries} queries (eq. 4).",
+                "what_would_change": "More queries that read these partitions, or a lower "
+                                     f"alpha. {_OTHERS}"}
+    cost, saving = float(cost), float(saving)
+    k = alpha * cost / saving
+    parts = int(decision.get("cut") or 0)
+    why = (f"Grouped by layout, rewriting the {_partitions(parts)} would cost {cost:.3g} CPU-s "
+           f"and save {saving:.3g} CPU-s over the last {queries} queries: a net cost of "
+           f"{cost - saving / alpha:+.3g} CPU-s" + (f" at alpha {alpha:g}" if alpha != 1 else "")
+           + " (eq. 4).")
+    lower = _round_down(alpha / k)
+    change = (f"Break-even: this plan would pay if each of these queries ran {k:.3g} times, "
+              f"{math.floor(k * queries) + 1:,} queries like these per window "
+              f"instead of {queries}. Preview with alpha {lower:g} to see the plan WAIR then "
+              f"picks (its cut can grow, and with it the cost). {_OTHERS}")
+    return {"why": why, "what_would_change": change}
+
+
+def _round_down(x: float) -> float:
+    """``x`` rounded down to two significant figures, strictly below ``x``: an alpha at
+    which the cut's net cost is negative, not zero."""
+    step = 10.0 ** (math.floor(math.log10(x)) - 1)
+    down = math.floor(x / step) * step
+    return round(down - step if down >= x else down, 12)
+
+
+def _partitions(n: int) -> str:
+    return f"{n} most useful partition{'s' if n != 1 else ''}"
 
 
 def _losses(decision: Mapping[str, Any], queries: int) -> dict[str, str]:

@@ -58,6 +58,7 @@ import numpy as np
 
 from engine.core.errors import InvalidParameterError
 from engine.core.jsonable import finite_or_none
+from engine.policy.breakeven import break_even
 from engine.policy.base import Feedback, PlanGroup, Policy, PolicyContext, Proposal
 from engine.policy.costmodel import groups_rewrite_cost, money, work_bytes_array
 from engine.policy.impact import rewrite_losses
@@ -255,13 +256,16 @@ class WairPolicy(Policy):
                               {**base, "cut": cut, "net_cpu_s": best_net,
                                "cut_saving_cpu_s": cut_saving,
                                "cut_cost_cpu_s": best_net + cut_saving / p.alpha,
-                               "alpha": p.alpha}, curve)
+                               "alpha": p.alpha,
+                               "break_even": break_even([v for _, v in curve],
+                                                        total[candidates][order], p.alpha,
+                                                        br.queries)}, curve)
         selected = candidates[order[:cut]]
 
         assignment = _assign(p, br.per_column[selected], br.columns)
         groups, _, kept = _groups(ctx, k_max, window, br, selected, assignment)
         details = {**base, "cut": cut, "net_cpu_s": best_net,
-                   "dropped_unchangeable": int(selected.size - kept.size)}
+                   "dropped_unchangeable": int(selected.size - kept.size), "alpha": p.alpha}
         if not groups:
             return self._none(
                 f"none of the {selected.size} selected partitions can change a zonemap when "
@@ -270,6 +274,7 @@ class WairPolicy(Policy):
         cost = groups_rewrite_cost(zm, groups, ctx.settings)
         saving_total = float(total[kept].sum())
         details["grouped_cost_cpu_s"] = cost.cpu_seconds
+        details["grouped_saving_cpu_s"] = saving_total
         loss = self._losses(p, ctx, window, scans, groups)
         details["loss_cpu_s"] = loss["cpu_seconds"]
         if p.losses != "off":
