@@ -44,11 +44,16 @@ def dist_box(a: DBox, b: DBox, domain: Domain | None = None) -> float:
 def extend(q: DBox, delta: float, domain: Domain | None = None) -> DBox:
     """The extended query q* (Lemma 1): ±δ·len on every *constrained* dimension; ±inf stays.
 
+    With a ``domain`` δ is a fraction of it, at most 1 (q* then covers the whole domain);
+    without one it is in the data's own units (raw distances), so any δ >= 0 is allowed.
+
     >>> extend(DBox.closed([10, -math.inf], [19, 19]), 2).lo.tolist()
     [8.0, -inf]
     """
-    if delta < 0:
+    if not delta >= 0:
         raise InvalidParameterError(f"delta must be >= 0, got {delta}")
+    if domain is not None and delta > 1:  # a fraction of the domain: q* covers it all at 1
+        raise InvalidParameterError(f"delta must be a fraction of the domain, at most 1, got {delta}")
     _, _, length = _clipped(q, domain)
     step = delta * length
     lo = np.where(np.isinf(q.lo), q.lo, q.lo - step)

@@ -95,9 +95,12 @@ class PawTree:
             raise InvalidParameterError(f"psi must be one of {', '.join(PSI)}, got {self.psi!r}")
         if float(self.alpha) <= 1:
             raise InvalidParameterError(f"alpha must be > 1, got {self.alpha}")
-        if self.delta not in DELTA_ESTIMATORS and (isinstance(self.delta, str) or float(self.delta) < 0):
-            raise InvalidParameterError(f"delta must be a fraction >= 0 or one of {', '.join(DELTA_ESTIMATORS)}, "
-                                        f"got {self.delta!r}")
+        if self.delta not in DELTA_ESTIMATORS and (isinstance(self.delta, str)
+                                                    or not 0 <= float(self.delta) <= 1):
+            # δ is a fraction of each column's domain: above 1 every q* (Lemma 1) already
+            # covers the whole domain, so a larger δ is a mistake (as policy.paw.parse_delta)
+            raise InvalidParameterError(f"delta must be a fraction in [0, 1] or one of "
+                                        f"{', '.join(DELTA_ESTIMATORS)}, got {self.delta!r}")
 
     def fit(self, data: Mapping[str, np.ndarray], queries: Sequence[Mapping[str, Any] | DBox]) -> "PawTree":
         """Build the tree on ``data`` (column -> numeric array) for the history ``queries``.
