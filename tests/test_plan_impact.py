@@ -141,3 +141,21 @@ def test_a_column_correlated_with_the_key_keeps_its_order():
     b_lo, b_hi = after.column("b").lo.tolist(), after.column("b").hi.tolist()
     assert b_lo[0] == 100 and b_hi[0] < 125  # not the union [100, 125]
     assert b_lo[-1] > 100 and b_hi[-1] == 125
+
+
+def test_new_files_are_created_after_every_kept_one():
+    # p0..p2 created at 0, 1, 2; p0 and p1 rewritten: p2 keeps 2, the new files get 3
+    zm = ZoneMaps.from_partitions(SCHEMA, [
+        Partition(f"p{i}", rows, rows * 10, {"a": ColumnStats(alo, ahi), "b": ColumnStats(0.0, 1.0)},
+                  created_seq=i)
+        for i, (alo, ahi, rows) in enumerate([(0, 10, 100), (0, 10, 100), (20, 30, 50)])])
+    assert zm.created_seq.tolist() == [0, 1, 2]
+    after = predicted_zonemaps(zm, [PlanGroup(("p0", "p1"), "sort", ("a",))])
+    assert after.paths[0] == "p2" and after.created_seq.tolist() == [2] + [3] * (len(after) - 1)
+    # every partition rewritten: the new files start at 1, after the empty rest
+    after = predicted_zonemaps(zm, [PlanGroup(("p0", "p1", "p2"), "sort", ("a",))])
+    assert after.created_seq.tolist() == [1] * len(after)
+    # zonemaps without a per-file creation order keep none
+    bare = ZoneMaps(zm.paths, zm.rows, zm.bytes, zm.columns, created_seq=np.zeros(0, dtype=np.int64))
+    after = predicted_zonemaps(bare, [PlanGroup(("p0", "p1"), "sort", ("a",))])
+    assert after.created_seq.size == 0 and len(after) >= 2

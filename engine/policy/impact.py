@@ -41,7 +41,6 @@ Example (two partitions of 100 rows, both spanning a = [0, 10]; b = [0, 1] and [
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -124,15 +123,16 @@ def _predict(zm: ZoneMaps, groups: Sequence["PlanGroup"], with_row_groups: bool 
         return kept, []
     for rg in new_rg:
         rg["owner"] += len(kept)
-    new = _zonemaps_of(zm, new_parts)
-    seq = np.concatenate([kept.created_seq, np.full(len(new_parts), kept.created_seq.max(initial=0) + 1)]) \
-        if len(kept.created_seq) == len(kept.paths) else kept.created_seq
-    return dataclasses.replace(_concat([kept, new]), created_seq=seq), new_rg
+    # the new files come after every kept one (_concat keeps the order only where every
+    # part has one per entry, as before the rewrite)
+    new = _zonemaps_of(zm, new_parts, seq=int(kept.created_seq.max(initial=0)) + 1)
+    return _concat([kept, new]), new_rg
 
 
-def _zonemaps_of(zm: ZoneMaps, parts: Sequence[dict[str, Any]]) -> ZoneMaps:
+def _zonemaps_of(zm: ZoneMaps, parts: Sequence[dict[str, Any]], seq: int = 0) -> ZoneMaps:
     """Zonemaps of predicted entries (``path``, ``rows``, ``bytes`` and per column ``lo``,
-    ``hi``, ``valid``, ``nulls``, ``cbytes``), in ``zm``'s columns and types."""
+    ``hi``, ``valid``, ``nulls``, ``cbytes``), in ``zm``'s columns and types, each created
+    at ``seq``."""
     columns = {name: ColumnZoneMap(
         cz.ltype, np.array([p["lo"][name] for p in parts], dtype=cz.lo.dtype),
         np.array([p["hi"][name] for p in parts], dtype=cz.hi.dtype),
@@ -142,7 +142,7 @@ def _zonemaps_of(zm: ZoneMaps, parts: Sequence[dict[str, Any]]) -> ZoneMaps:
     return ZoneMaps(paths=np.array([p["path"] for p in parts], dtype=object),
                     rows=np.array([p["rows"] for p in parts], dtype=np.int64),
                     bytes=np.array([p["bytes"] for p in parts], dtype=np.int64),
-                    columns=columns, created_seq=np.zeros(len(parts), dtype=np.int64))
+                    columns=columns, created_seq=np.full(len(parts), seq, dtype=np.int64))
 
 
 def _concat(parts: Sequence[ZoneMaps]) -> ZoneMaps:
