@@ -14,8 +14,10 @@ whole-stage code generation compiles:
    integral column (ints, dates, bools) whose boundaries span at most
    :data:`LOOKUP_SPAN` whole numbers, ONE lookup in a literal table of every value's
    scaled rank (:func:`rank_table`, computed by ``RankCodec.scaled`` itself; round 8);
-   otherwise a branch-free binary search over a literal array (one step per bit of the
-   boundary count);
+   for timestamps, floats and wide ints, a bucket table (:func:`bucket_table`, round 9:
+   the value's bucket among equal-width buckets gives the boundaries below it and at
+   most :data:`BUCKET_MAX` to compare, exact); otherwise a branch-free binary search over
+   a literal array (one step per bit of the boundary count);
 3. the curve: bit interleaving (Z-order, :func:`engine.layout.zorder.interleave_bits`); a
    2-D Hilbert key by a state machine over :data:`HILBERT_CHUNK` bits of each coordinate
    per table lookup (:func:`hilbert_table`, four lookups for 16 bits; round 8), any other
@@ -91,6 +93,18 @@ INTEGRAL_KEYS = ("int", "date", "bool")
 #: the most values between a column's first and last boundary that get a lookup table
 #: (a literal array of that many longs; a date column spans a few thousand days)
 LOOKUP_SPAN = 1 << 16
+#: ranks of every other numeric key column (timestamps, floats, wide ints; round 9):
+#: "bucketed" cuts the first-to-last boundary range into :data:`BUCKETS` equal buckets
+#: (:func:`bucket_table`); a row's bucket, computed by the same IEEE double arithmetic as
+#: numpy, gives the boundaries before it and the few inside it, compared one by one in ONE
+#: projection (exact: a bucket index that never decreases with the value sorts every
+#: boundary of an earlier bucket below the row and of a later one above it). Used where no
+#: bucket holds more than :data:`BUCKET_MAX` boundaries, else the staged binary search
+BUCKETED = True
+#: buckets per column (a literal table of ``BUCKETS + 2`` longs)
+BUCKETS = 1 << 16
+#: the most boundaries one bucket may hold for :func:`bucket_fits` (comparisons per row)
+BUCKET_MAX = 8
 #: a 2-D Hilbert key: "table" (:func:`_hilbert_2d`, ``bits / HILBERT_CHUNK`` lookups) or
 #: "skilling" (round 7: Skilling's transform step by step, the only way for 3 or more columns)
 HILBERT_2D = "table"
@@ -113,10 +127,11 @@ def expressible(spec: GroupSpec, schema: "TableSchema") -> bool:
 
 def cheap(spec: GroupSpec, schema: "TableSchema") -> bool:
     """Is this group's expression chain short (what "auto" asks)? Every key column's ranks
-    come from a lookup table (:func:`lookup_fits`), and the curve is a Z-order (one
-    expression) or a 2-D Hilbert (:func:`_hilbert_2d`). Floats, timestamps, wide ints, and
-    Hilbert curves over 1 or 3+ columns would take the staged binary search or Skilling's
-    steps, which cost more than the UDF."""
+    come from a lookup table (:func:`lookup_fits`) or a bucket table (:func:`bucket_fits`:
+    timestamps, floats, wide ints; round 9, not yet timed against the UDF on a quiet
+    machine), and the curve is a Z-order (one expression) or a 2-D Hilbert
+    (:func:`_hilbert_2d`). Crowded buckets and Hilbert curves over 1 or 3+ columns would
+    take the staged binary search or Skilling's steps, which cost more than the UDF."""
     if not expressible(spec, schema) or RANKS != "lookup":
         return False
     cols = spec.ordering_json["columns"]
@@ -124,7 +139,7 @@ def cheap(spec: GroupSpec, schema: "TableSchema") -> bool:
         return False
     codecs = spec.ordering_json["state"]["codecs"]
     return all(lookup_fits({schema.type_of(c)}, [codec["boundaries"]])
-               for c, codec in zip(cols, codecs))
+               or bucket_fits([codec["boundaries"]]) for c, codec in zip(cols, codecs))
 
 
 def chosen(specs: Sequence[GroupSpec], schema: "TableSchema", function: str) -> str:
@@ -218,6 +233,8 @@ def _chain(df: "DataFrame", tmp: str, kind: str, d: int, bits: int,
         ltypes = {schema.type_of(s.ordering_json["columns"][i]) for s in members}
         if RANKS == "lookup" and lookup_fits(ltypes, [b for _, b in groups]):
             looked_up[xs[i]] = _rank_lookup(xs[i], bits, groups)
+        elif RANKS == "lookup" and bucket_fits([b for _, b in groups]):
+            df = _rank_bucketed(df, xs[i], f"{tmp}_k{i}", bits, groups)
         else:
             df = _rank_scaled(df, xs[i], f"{tmp}_lo{i}", bits, groups)
     if looked_up:
@@ -282,6 +299,95 @@ def _rank_lookup(x: str, bits: int, groups: Sequence[tuple[int, Sequence[float]]
     return scaled
 
 
+def bucket_table(boundaries: Sequence[float]) -> tuple[float, float, list[int]]:
+    """``(lo, scale, starts)`` of one column's fitted (sorted, distinct) boundaries: a value
+    ``x`` in ``[lo, last boundary]`` falls in bucket ``k = floor((x - lo) * scale)`` (0 to
+    :data:`BUCKETS`), and the boundaries of bucket ``k`` are ``starts[k]`` to
+    ``starts[k + 1] - 1``. ``(x - lo) * scale`` is one IEEE subtraction and one
+    multiplication, the same double in numpy and in the JVM.
+
+    Example (boundaries 0, 1, 3 over 4 buckets of 3/4: ids 0, 1, 4):
+    >>> import engine.spark.curve_keys as ck
+    >>> ck.BUCKETS, saved = 4, ck.BUCKETS
+    >>> bucket_table([0.0, 1.0, 3.0])
+    (0.0, 1.3333333333333333, [0, 1, 2, 2, 2, 3])
+    >>> ck.BUCKETS = 1 << 16
+    """
+    b = np.asarray(boundaries, dtype=np.float64)
+    if not len(b):
+        return 0.0, 0.0, [0]
+    lo, span = float(b[0]), float(b[-1] - b[0])
+    scale = BUCKETS / span if span > 0 else 0.0
+    ids = np.minimum(np.floor((b - lo) * scale), BUCKETS).astype(np.int64)
+    starts = np.searchsorted(ids, np.arange(BUCKETS + 2), side="left")
+    return lo, scale, [int(v) for v in starts]
+
+
+def bucket_fits(boundaries: Sequence[Sequence[float]]) -> bool:
+    """Can the ranks come from :func:`_rank_bucketed`? Every group has boundaries (finite:
+    RankCodec keeps finite values) and no bucket holds more than :data:`BUCKET_MAX`."""
+    if not BUCKETED:
+        return False
+    for b in boundaries:
+        if not len(b):  # nothing to bucket: the binary search's one step
+            return False
+        span = float(b[-1]) - float(b[0])
+        if not (np.isfinite(span) and np.isfinite(BUCKETS / span if span > 0 else 0.0)):
+            return False  # (x - lo) * scale could overflow to inf or NaN
+        starts = np.asarray(bucket_table(b)[2])
+        if len(starts) > 1 and int(np.max(np.diff(starts))) > BUCKET_MAX:
+            return False
+    return True
+
+
+def _rank_bucketed(df: "DataFrame", x: str, k: str, bits: int,
+                   groups: Sequence[tuple[int, Sequence[float]]]) -> "DataFrame":
+    """Replace the encoded value ``x`` by its scaled rank (:meth:`RankCodec.scaled`) from
+    :func:`bucket_table`: the row's bucket gives the boundaries below it (``starts[k]``)
+    and at most :data:`BUCKET_MAX` candidates, each compared once; two projections."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    los, scales, counts, s_off, b_off, starts, flat = {}, {}, {}, {}, {}, [], []
+    for gid, b in groups:
+        lo, scale, st = bucket_table(b)
+        los[gid], scales[gid], counts[gid] = lo, scale, len(b)
+        s_off[gid], b_off[gid] = len(starts), len(flat)
+        starts.extend(st)
+        flat.extend(float(v) for v in b)
+    v, n = f"`{x}`", _lookup_sql(counts)
+    lo, scale = _double_sql(los), _double_sql(scales)
+    hi = _double_sql({g: float(b[-1]) for g, b in groups})
+    # NaN, NULL and values outside [lo, hi] never reach FLOOR (ANSI mode would refuse to
+    # cast NaN); their rank comes from the bounds below
+    bucket = (f"CAST(CASE WHEN {v} >= {lo} AND {v} <= {hi} THEN LEAST(FLOOR(({v} - {lo}) * "
+              f"{scale}), {BUCKETS}) ELSE 0 END + {_lookup_sql(s_off)} + 1 AS INT)")
+    table = long_table(starts)
+    df = df.withColumns({f"{k}_s": F.try_element_at(table, F.expr(bucket)),
+                         f"{k}_e": F.try_element_at(table, F.expr(bucket) + F.lit(1)),
+                         f"{k}_b": double_table(flat)})
+    first, end, tab = F.col(f"{k}_s"), F.col(f"{k}_e"), F.col(f"{k}_b")
+    rank = first
+    for j in range(BUCKET_MAX):  # the bucket's boundaries <= x, each compared once
+        at = (first + j + F.expr(_lookup_sql(b_off)) + 1).cast("int")
+        hit = (first + j < end) & (F.try_element_at(tab, at) <= F.col(x))
+        rank = rank + F.when(hit, 1).otherwise(0)
+    value = F.col(x)
+    rank = (F.when(F.isnan(value) | (value > F.expr(hi)), F.expr(n))
+        .when(value < F.expr(lo), F.lit(0).cast("long")).otherwise(rank))
+    df = df.withColumn(f"{k}_r", rank.cast("long"))
+    return df.withColumn(x, F.expr(f"shiftleft(`{k}_r`, {bits}) div ({n} + 1)")) \
+        .drop(f"{k}_s", f"{k}_e", f"{k}_b", f"{k}_r")
+
+
+def _double_sql(values: Mapping[int, float]) -> str:
+    """:func:`_lookup_sql` for doubles (shortest round-trip decimal text, parsed by the JVM
+    to the same double)."""
+    if len(set(values.values())) == 1:
+        return f"{float(next(iter(values.values())))!r}D"
+    table = ",".join(f"{float(values.get(i, 0.0))!r}D" for i in range(max(values) + 1))
+    return f"try_element_at(array({table}), CAST(`{GROUP_COLUMN}` + 1 AS INT))"
+
+
 def _lookup_sql(values: Mapping[int, int]) -> str:
     """:func:`_lookup` as SQL text (a constant when every group has the same value)."""
     if len(set(values.values())) == 1:
@@ -296,17 +402,30 @@ def long_table(values: Sequence[int]) -> "Column":
     Spark's analyzer and optimizer walk a parsed array's every element, which took about
     10 s for 65,536 longs against 1 s this way (round 8, warm session). Falls back to
     :func:`long_array` without a classic SparkContext (Spark Connect)."""
+    return _jvm_literal(values, "long", long_array)
+
+
+def double_table(values: Sequence[float]) -> "Column":
+    """:func:`long_table` for doubles: a literal ``array<double>`` built in the JVM as ONE
+    literal (exact bits); :func:`double_array` (SQL text) without a classic SparkContext."""
+    return _jvm_literal(values, "double", double_array)
+
+
+def _jvm_literal(values: Sequence[float], kind: str, fallback) -> "Column":
+    """ONE literal array of ``kind`` ("long" or "double") built in the JVM from the values'
+    big-endian bytes; ``fallback(values)`` (SQL text) without a classic SparkContext."""
     from pyspark import SparkContext  # pyspark: costly import, deferred
 
     sc = SparkContext._active_spark_context
     if sc is None or not len(values):
-        return long_array(values)
+        return fallback(values)
     from pyspark.sql.classic.column import Column  # pyspark: costly import, deferred
 
     jvm = sc._jvm
-    array = sc._gateway.new_array(jvm.long, len(values))
-    raw = np.asarray(values, dtype=">i8").tobytes()
-    jvm.java.nio.ByteBuffer.wrap(bytearray(raw)).asLongBuffer().get(array)
+    array = sc._gateway.new_array(getattr(jvm, kind), len(values))
+    raw = np.asarray(values, dtype=">i8" if kind == "long" else ">f8").tobytes()
+    buffer = jvm.java.nio.ByteBuffer.wrap(bytearray(raw))
+    (buffer.asLongBuffer() if kind == "long" else buffer.asDoubleBuffer()).get(array)
     return Column(jvm.org.apache.spark.sql.functions.lit(array))
 
 
