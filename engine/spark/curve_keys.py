@@ -100,7 +100,7 @@ LOOKUP_SPAN = 1 << 16
 #: projection (exact: a bucket index that never decreases with the value sorts every
 #: boundary of an earlier bucket below the row and of a later one above it). Used where no
 #: bucket holds more than :data:`BUCKET_MAX` boundaries, else the staged binary search
-BUCKETED = True
+BUCKETED = True  # "expression" only: "auto" keeps these columns on the UDF (see cheap)
 #: buckets per column (a literal table of ``BUCKETS + 2`` longs)
 BUCKETS = 1 << 16
 #: the most boundaries one bucket may hold for :func:`bucket_fits` (comparisons per row)
@@ -127,11 +127,13 @@ def expressible(spec: GroupSpec, schema: "TableSchema") -> bool:
 
 def cheap(spec: GroupSpec, schema: "TableSchema") -> bool:
     """Is this group's expression chain short (what "auto" asks)? Every key column's ranks
-    come from a lookup table (:func:`lookup_fits`) or a bucket table (:func:`bucket_fits`:
-    timestamps, floats, wide ints; round 9, not yet timed against the UDF on a quiet
-    machine), and the curve is a Z-order (one expression) or a 2-D Hilbert
-    (:func:`_hilbert_2d`). Crowded buckets and Hilbert curves over 1 or 3+ columns would
-    take the staged binary search or Skilling's steps, which cost more than the UDF."""
+    come from a lookup table (:func:`lookup_fits`), and the curve is a Z-order (one
+    expression) or a 2-D Hilbert (:func:`_hilbert_2d`). Timestamps, floats and wide ints
+    take bucket tables (:func:`bucket_fits`, round 9), which are exact and beat the binary
+    search but not the UDF: a 2-D Hilbert over a timestamp and a float at 500k rows, warm,
+    load 6, ran 8.9 s by buckets, 13.6 s by the binary search, 1.6 s by the UDF (``noop``
+    write; /tmp/review9/keybench.py); Hilbert curves over 1 or 3+ columns take Skilling's
+    steps. All of these stay on the UDF under "auto"."""
     if not expressible(spec, schema) or RANKS != "lookup":
         return False
     cols = spec.ordering_json["columns"]
@@ -139,7 +141,7 @@ def cheap(spec: GroupSpec, schema: "TableSchema") -> bool:
         return False
     codecs = spec.ordering_json["state"]["codecs"]
     return all(lookup_fits({schema.type_of(c)}, [codec["boundaries"]])
-               or bucket_fits([codec["boundaries"]]) for c, codec in zip(cols, codecs))
+               for c, codec in zip(cols, codecs))
 
 
 def chosen(specs: Sequence[GroupSpec], schema: "TableSchema", function: str) -> str:
@@ -363,9 +365,10 @@ def _rank_bucketed(df: "DataFrame", x: str, k: str, bits: int,
               f"{scale}), {BUCKETS}) ELSE 0 END + {_lookup_sql(s_off)} + 1 AS INT)")
     table = long_table(starts)
     df = df.withColumns({f"{k}_s": F.try_element_at(table, F.expr(bucket)),
-                         f"{k}_e": F.try_element_at(table, F.expr(bucket) + F.lit(1)),
-                         f"{k}_b": double_table(flat)})
-    first, end, tab = F.col(f"{k}_s"), F.col(f"{k}_e"), F.col(f"{k}_b")
+                         f"{k}_e": F.try_element_at(table, F.expr(bucket) + F.lit(1))})
+    # the boundaries stay a literal inside each comparison: as a projected column every
+    # row would carry a copy of the whole array (5.6x the UDF's time at 500k rows)
+    first, end, tab = F.col(f"{k}_s"), F.col(f"{k}_e"), double_table(flat)
     rank = first
     for j in range(BUCKET_MAX):  # the bucket's boundaries <= x, each compared once
         at = (first + j + F.expr(_lookup_sql(b_off)) + 1).cast("int")
@@ -376,7 +379,7 @@ def _rank_bucketed(df: "DataFrame", x: str, k: str, bits: int,
         .when(value < F.expr(lo), F.lit(0).cast("long")).otherwise(rank))
     df = df.withColumn(f"{k}_r", rank.cast("long"))
     return df.withColumn(x, F.expr(f"shiftleft(`{k}_r`, {bits}) div ({n} + 1)")) \
-        .drop(f"{k}_s", f"{k}_e", f"{k}_b", f"{k}_r")
+        .drop(f"{k}_s", f"{k}_e", f"{k}_r")
 
 
 def _double_sql(values: Mapping[int, float]) -> str:
