@@ -132,7 +132,7 @@ def cheap(spec: GroupSpec, schema: "TableSchema") -> bool:
     take bucket tables (:func:`bucket_fits`, round 9), which are exact and beat the binary
     search but not the UDF: a 2-D Hilbert over a timestamp and a float at 500k rows, warm,
     load 6, ran 8.9 s by buckets, 13.6 s by the binary search, 1.6 s by the UDF (``noop``
-    write; /tmp/review9/keybench.py); Hilbert curves over 1 or 3+ columns take Skilling's
+    write; ``bench/bench_curve_keys.py``); Hilbert curves over 1 or 3+ columns take Skilling's
     steps. All of these stay on the UDF under "auto"."""
     if not expressible(spec, schema) or RANKS != "lookup":
         return False
