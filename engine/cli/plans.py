@@ -28,7 +28,7 @@ def _plan_text(p: Mapping[str, Any]) -> str:
         f"  estimated cost: read {human_bytes(cost.get('bytes_read'))}, write "
         f"{human_bytes(cost.get('bytes_written'))}, {format_seconds(cost.get('cpu_seconds'))}, "
         f"{format_money(cost.get('money'), p.get('currency', '$'))}",
-        *_cold_line(p.get("details") or {}, cost),
+        *_cold_line(p.get("predicted_rewrite_seconds") or {}),
         f"  predicted saving per window ({saving.get('window_queries', '?')} queries): "
         f"{human_bytes(saving.get('bytes'))}, {float(saving.get('cpu_seconds', 0) or 0):.3g} CPU-s",
         f"  break-even after {p['break_even_queries']:.1f} queries"
@@ -76,22 +76,22 @@ def _plan_text(p: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _cold_line(details: Mapping[str, Any], cost: Mapping[str, Any]) -> list[str]:
-    """The predicted rewrite time warm and in a fresh Spark session, when the plan was
-    priced with a calibrated cold start (round 9); no line otherwise.
+def _cold_line(predicted: Mapping[str, Any]) -> list[str]:
+    """The predicted rewrite time warm and in a fresh Spark session (``show_plan``'s
+    ``predicted_rewrite_seconds``), when the plan was priced with a calibrated cold start
+    (round 9); no line otherwise.
 
-    >>> _cold_line({"cold_start_s": 7.5}, {"cpu_seconds": 2.0})
+    >>> _cold_line({"warm": 2.0, "cold": 9.5, "cold_start_s": 7.5})
     ['  predicted rewrite time: 2 s in a warm session (the dashboard after its first run), 9.5 s in a fresh one (`plan run` from the CLI: +7.5 s cold start)']
-    >>> _cold_line({}, {"cpu_seconds": 2.0})
+    >>> _cold_line({"warm": 2.0, "cold": None, "cold_start_s": 0.0})
     []
     """
-    start = float(details.get("cold_start_s") or 0.0)
-    if start <= 0:
+    if not predicted.get("cold"):
         return []
-    warm = float(cost.get("cpu_seconds") or 0.0)
-    return [f"  predicted rewrite time: {format_seconds(warm)} in a warm session (the dashboard "
-            f"after its first run), {format_seconds(warm + start)} in a fresh one (`plan run` "
-            f"from the CLI: +{format_seconds(start)} cold start)"]
+    return [f"  predicted rewrite time: {format_seconds(predicted['warm'])} in a warm session "
+            f"(the dashboard after its first run), {format_seconds(predicted['cold'])} in a "
+            f"fresh one (`plan run` from the CLI: +{format_seconds(predicted['cold_start_s'])} "
+            "cold start)"]
 
 
 def _list_text(rows: list[Mapping[str, Any]]) -> str:

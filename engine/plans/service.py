@@ -499,6 +499,7 @@ def show_plan(settings: "Settings", id: int) -> dict[str, Any]:
     book = PlanBook(settings)
     plan = book.get(int(id))
     data = plan.to_json()
+    data["predicted_rewrite_seconds"] = predicted_seconds(plan)  # warm and fresh session
     data["audit"] = book.control.audit(plan.id)
     data["progress"] = book.control.progress(plan.id)
     return data
