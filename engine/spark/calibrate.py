@@ -40,6 +40,19 @@ columns x that (:func:`engine.policy.costmodel.work_bytes`), so a table that com
 better or worse than the synthetic one is priced by its work, not by its file sizes
 (bench/README_executor.md, round 7: most of round 6's 10M-row miss was this).
 
+The cold probe (round 9, :func:`cold_start`): a CLI ``plan run`` starts its own Spark
+session, and its first rewrite job pays the JIT and the Python workers' start-up, which the
+warm runs above never see (round 8, quiet: the sample demo plan 10.8 s from the CLI against
+2.4 s warm). So the session's FIRST job is a rewrite of the demo-shaped rows in files the
+driver wrote (:func:`_arrow_files`: no Spark job before it), and every repetition rewrites
+the same files warm; the first less the warm median is ``cold_start_s`` (a rate, shown by
+``calibrate --show``; plans state their price warm and with it: a fresh session's).
+A session that had already rewritten (``executor.session_fresh``) measures none.
+
+The calibration table (round 9): every column nullable, as Spark writes a rewrite's files,
+so that no calibration run pays the executor's type-restoring pass that plans on nullable
+tables never pay (:func:`_make_files`).
+
 The result is stored in the workspace (``calibration.json``: the rates, the layout terms,
 the points they were fitted on, the date and the Spark master); the rates are read by
 :func:`engine.core.config.load_settings` under the configured values, which override them.
