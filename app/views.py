@@ -497,7 +497,8 @@ def cost_check_frame(check: Mapping[str, Any]) -> pd.DataFrame:
     ['4.7 s (7.0 s CPU)', '$0.02', '3.5 MB']
     """
     return pd.DataFrame([
-        {"": "rewrite time", "predicted": fmt_seconds(check.get("predicted_seconds")),
+        {"": "rewrite time" + (" (fresh session)" if check.get("compared_with") == "cold" else ""),
+         "predicted": fmt_seconds(check.get("predicted_seconds")),
          "measured": f"{fmt_seconds(check.get('measured_wall_seconds'))} "
                      f"({fmt_seconds(check.get('measured_cpu_seconds'))} CPU)",
          "error": "–" if check.get("error") is None else f"{check['error'] * 100:+.0f} %"},

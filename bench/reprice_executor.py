@@ -67,8 +67,11 @@ def refit(calibration: dict) -> dict:
 
 
 def price_plan(home: str, plan_id: int) -> tuple[float, str]:
-    """The calibrated price (seconds) of a stored plan, and a line with it beside its stored
-    (creation-time) price and its measured wall time."""
+    """The calibrated price (seconds, warm) of a stored plan, and a line with it and its
+    cold figure (warm + ``cold_start_s``: a fresh session's first rewrite, round 9) beside
+    its stored (creation-time) price and its measured wall time, compared with the figure
+    that matches the run's session (``measured.fresh_session``; a run before round 9 did not
+    record it: compared warm)."""
     from engine.core.config import load_settings
     from engine.plans.plan import PlanBook
     from engine.policy.costmodel import for_table, groups_rewrite_cost
@@ -81,15 +84,21 @@ def price_plan(home: str, plan_id: int) -> tuple[float, str]:
     zm = store.snapshot(plan.table, plan.base_snapshot).zonemaps()
     cost = groups_rewrite_cost(zm, plan.groups, for_table(settings, info.target_rows,
                                                           info.target_bytes))
+    cold = cost.cpu_seconds + settings.cold_start_s
     index = {str(p): i for i, p in enumerate(zm.paths)}
     rows = int(sum(zm.rows[index[p]] for p in plan.partitions if p in index))
     line = (f"plan {plan_id}: {len(plan.partitions)} partitions, {rows:,} rows, groups "
             f"{', '.join(f'{g.layout} x {len(g.partitions)}' for g in plan.groups)}; "
-            f"calibrated prediction {cost.cpu_seconds:.2f} s (stored at creation "
-            f"{plan.proposal.estimated_cost.cpu_seconds:.2f} s)")
-    seconds = (plan.result or {}).get("seconds")
+            f"calibrated prediction {cost.cpu_seconds:.2f} s warm, {cold:.2f} s in a fresh "
+            f"session (stored at creation {plan.proposal.estimated_cost.cpu_seconds:.2f} s)")
+    result = plan.result or {}
+    seconds = result.get("seconds")
     if seconds:
-        line += f"; measured {seconds:.2f} s ({cost.cpu_seconds / seconds - 1:+.0%})"
+        fresh = (result.get("measured") or {}).get("fresh_session")
+        matching = cold if fresh else cost.cpu_seconds
+        line += (f"; measured {seconds:.2f} s in a "
+                 f"{'fresh' if fresh else 'warm' if fresh is False else 'unrecorded'} session "
+                 f"({matching / seconds - 1:+.0%} of it)")
     return cost.cpu_seconds, line
 
 

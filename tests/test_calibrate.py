@@ -209,7 +209,16 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark, 
     from engine.spark import calibrate_queries
     monkeypatch.setattr(calibrate_queries, "FILE_ROWS", (500, 2000))  # the query probe, small
     monkeypatch.setattr(calibrate_queries, "FILE_COUNTS", {500: (1, 6), 2000: (1, 3)})
+    from engine.spark import executor
+    monkeypatch.setattr(executor, "_WARM_APPS", set())  # as in a fresh JVM (round 9)
     result = api.calibrate(settings, rows=[3000, 9000], spark=spark, repeat=1)
+    # the cold probe: the session's first rewrite, then the same warm; the term is their gap
+    cold = result["cold_probe"]
+    assert (cold["fresh"], cold["rows"], cold["files_in"], cold["repeat"]) == (True, 3000, 6, 1)
+    assert cold["first_s"] > 0 and cold["warm_s"] > 0
+    assert result["rates"]["cold_start_s"] == cold["cold_start_s"] == round(
+        max(0.0, cold["first_s"] - cold["warm_s"]), 4)
+    assert not executor.session_fresh(spark)
     # the query side: its three terms in the rates, its 12 shapes kept (engine.spark.calibrate_queries)
     assert len(result["queries"]["points"]) == 12
     assert all(result["rates"][k] == result["queries"]["rates"][k] for k in calibrate_queries.QUERY_KEYS)
@@ -222,6 +231,14 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark, 
     shown = _text(api.show_calibration(settings))
     assert (f"measured, demo-shaped:     3,000 rows in 6 files: one group {demo['sort_s']:.2f} s, "
             f"3 groups {demo['groups_s']:.2f} s (6 files)") in shown
+    assert (f"measured, cold start:     3,000 rows in 6 files: first rewrite of the session "
+            f"{cold['first_s']:.2f} s, warm {cold['warm_s']:.2f} s (median of 1)") in shown
+    assert "fresh session, +" in shown
+    assert load_settings({"home": str(settings.home)}, environ={}).cold_start_s == cold["cold_start_s"]
+    # a second calibration in the same (now warm) session measures no cold start
+    again = cal.measure(settings, spark=spark, rows=[3000, 9000], repeat=1)
+    assert again["cold_probe"]["fresh"] is False and again["cold_probe"]["cold_start_s"] is None
+    assert "cold_start_s" not in again["rates"]
     assert len(result["points"]) == 2 and result["spark_master"] == settings.spark_master
     assert [p["repeat"] for p in result["points"]] == [1, 1]
     assert [p["rows"] for p in result["points"]] == [3000, 9000]
@@ -380,3 +397,31 @@ def test_a_term_fitted_to_zero_shows_as_calibrated(tmp_path, capsys):
     line = next(x for x in out.splitlines() if "per extra group" in x)
     assert line.split() == ["per", "extra", "group", "0", "(fitted)", "(calibrated)"]
     assert [x.split()[-1] for x in out.splitlines() if "group" in x] == ["(calibrated)"] * 3
+
+
+@pytest.mark.spark
+def test_the_calibration_table_is_nullable_so_its_rewrites_restore_no_types(settings, spark):
+    """Round 9: the columns ``spark.range`` built were written NOT NULL, so every rewrite of
+    the calibration table paid the type-restoring pass (pyarrow rewriting the new files to
+    give back the non-null fields), which plans on nullable tables never pay."""
+    import pyarrow.parquet as pq
+
+    from engine.policy.base import PlanGroup
+    from engine.spark import calibrate as cal
+    from engine.spark import executor
+    from engine.table.footers import read_partitions
+
+    phases = {}
+    for nullable in (True, False):
+        paths = cal._make_files(spark, str(settings.home / f"in-{nullable}"), 2000, 1000,
+                                nullable=nullable)
+        fields = pq.read_schema(paths[0])
+        assert [f.nullable for f in fields] == [nullable] * 6 or not nullable
+        schema, parts = read_partitions(paths)
+        group = PlanGroup(tuple(p.path for p in parts), "sort", ("l_shipdate",))
+        run = executor.rewrite(spark, schema, [(group, parts)],
+                               str(settings.home / f"out-{nullable}"), 1000, None)
+        phases[nullable] = run.phases
+    assert not pq.read_schema(cal._make_files(spark, str(settings.home / "nn"), 100,
+                                              nullable=False)[0]).field("l_orderkey").nullable
+    assert "restore_types" not in phases[True] and "restore_types" in phases[False]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from engine.core.config import Settings
 from engine.core.errors import InvalidParameterError
-from engine.policy.costmodel import recluster_cost_groups
+from engine.policy.costmodel import RewriteTerms, plan_rewrite_cost, recluster_cost_groups
 from engine.policy.wair import algorithm2_cut
 from engine.policy.wair.cut import prefix_costs, thin_curve
 
@@ -70,3 +72,42 @@ def test_thin_curve_keeps_the_cut() -> None:
     thin = thin_curve(curve, 4321, max_points=100)
     assert len(thin) <= 101
     assert (4321, -4321.0) in thin and thin[0] == curve[0] and thin[-1] == curve[-1]
+
+
+# fixed cost 2 s per job; 100-byte partitions cost 1 + 1 s each (read + sort, in memory)
+FIXED = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=100.0, memory_budget_bytes=10**9,
+                 rewrite_fixed_s=2.0)
+
+
+def test_the_cut_pays_the_fixed_cost_once_per_job_of_the_executor() -> None:
+    # k_max = 2: prefixes of 1..5 partitions are 1, 1, 2, 2, 3 groups (chunks); bytes 2..10 s
+    b = np.full(5, 100.0)
+    # one job (no partial progress): 2 s once; before round 9, 2 s per chunk: 4 6 10 12 16
+    assert prefix_costs(b, FIXED, 2).tolist() == pytest.approx([4, 6, 8, 10, 12])
+    # partial progress, 1 group per batch: one job per chunk
+    one = dataclasses.replace(FIXED, partial_progress_groups=1)
+    assert prefix_costs(b, one, 2).tolist() == pytest.approx([4, 6, 10, 12, 16])
+    # 2 groups per batch: the third chunk starts a second job
+    two = dataclasses.replace(FIXED, partial_progress_groups=2)
+    assert prefix_costs(b, two, 2).tolist() == pytest.approx([4, 6, 8, 10, 14])
+    # the cut moves: savings 5, 4, 3.5, 1.9, 1.9 -> cumulative 5 9 12.5 14.4 16.3; nets
+    # -1 -3 -4.5 -4.4 -4.3 -> 3 partitions (a fixed cost per chunk: -1 -3 -2.5 -2.4 -0.3 -> 2)
+    s = np.array([5.0, 4.0, 3.5, 1.9, 1.9])
+    _, cut, curve = algorithm2_cut(s, b, FIXED, 2)
+    assert [v for _, v in curve] == pytest.approx([-1, -3, -4.5, -4.4, -4.3])
+    assert cut == 3
+    _, cut, curve = algorithm2_cut(s, b, one, 2)
+    assert [v for _, v in curve] == pytest.approx([-1, -3, -2.5, -2.4, -0.3]) and cut == 2
+
+
+def test_prefix_costs_equal_the_plan_price_of_their_chunks() -> None:
+    # the cut and costmodel.plan_rewrite_cost (no layout terms) agree, batches included
+    rng = np.random.default_rng(11)
+    b = rng.uniform(10, 200, size=23)
+    for step in (0, 1, 3):
+        s = dataclasses.replace(FIXED, partial_progress_groups=step, memory_budget_bytes=500)
+        fast = prefix_costs(b, s, 4)
+        for c in range(1, 24):
+            chunks = [b[i:min(i + 4, c)].sum() for i in range(0, c, 4)]
+            assert fast[c - 1] == pytest.approx(
+                plan_rewrite_cost(chunks, s, terms=RewriteTerms()).cpu_seconds)

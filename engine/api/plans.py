@@ -162,7 +162,12 @@ def prediction_history(settings: "Settings", table: str | None = None) -> dict[s
                      "measured_seconds": float(check.get("measured_wall_seconds", 0.0) or 0.0),
                      "measured_cpu_seconds": float(check.get("measured_cpu_seconds", 0.0) or 0.0),
                      "spark_jobs": int(check.get("spark_jobs", 0) or 0),
-                     "calibrated": check.get("calibrated"), "error": check.get("error")})
+                     "calibrated": check.get("calibrated"), "error": check.get("error"),
+                     # round 9: the run's session, and which prediction it was compared with
+                     "fresh_session": check.get("fresh_session"),
+                     "compared_with": check.get("compared_with", "warm"),
+                     "predicted_warm_seconds": check.get("predicted_warm_seconds"),
+                     "predicted_cold_seconds": check.get("predicted_cold_seconds")})
     errors = sorted(abs(float(r["error"])) for r in runs if r["error"] is not None)
     summary = {"runs": len(runs), "with_error": len(errors),
                "median_abs_error": errors[len(errors) // 2] if errors else None,

@@ -19,7 +19,8 @@ _LABELS = {"rewrite_fixed_s": "rewrite job, fixed", "rewrite_read_bytes_per_s": 
            "fitted_key_bytes_per_s": "fitted layout, key", "file_s": "per output file",
            "multi_group_s": "many-group plan", "group_s": "per extra group",
            "multi_group_bytes_per_s": "many-group write",
-           "rewrite_cell_bytes": "size unit, per cell", "query_file_s": "query, per file"}
+           "rewrite_cell_bytes": "size unit, per cell", "query_file_s": "query, per file",
+           "cold_start_s": "fresh session, +"}
 
 
 def _value(key: str, value: float, source: str = "") -> str:
@@ -65,6 +66,13 @@ def _text(data: Mapping[str, Any]) -> str:
         lines.append(f"  measured, demo-shaped: {demo['rows']:>9,} rows in {demo['files_in']} "
                      f"files: one group {demo['sort_s']:.2f} s, {demo['groups_n']} groups "
                      f"{demo['groups_s']:.2f} s ({demo['groups_files']} files)")
+    cold = (cal or {}).get("cold_probe")
+    if cold:
+        lines.append(f"  measured, cold start: {cold['rows']:>9,} rows in {cold['files_in']} files:"
+                     f" first rewrite of the session {cold['first_s']:.2f} s, warm "
+                     f"{cold['warm_s']:.2f} s (median of {cold['repeat']})"
+                     + ("" if cold.get("fresh") else "; the session was not fresh (a rewrite "
+                        "had run in it): no cold start measured"))
     if cal and cal.get("points"):
         top = max(p["rows"] for p in cal["points"])
         lines.append(f"  plans above {top:,} rows are priced by extrapolating these lines "
@@ -88,18 +96,33 @@ def _yes_no(flag: bool | None) -> str:
     return "?" if flag is None else "yes" if flag else "no"
 
 
+def _session(run: Mapping[str, Any]) -> str:
+    """A run's session and the prediction it was compared with: "fresh" (the cold figure),
+    "fresh*" (fresh, but the plan had no cold figure: compared warm), "warm", "?" (a run
+    before round 9).
+
+    >>> [_session(r) for r in ({"fresh_session": True, "compared_with": "cold"},
+    ...  {"fresh_session": True, "compared_with": "warm"}, {"fresh_session": False}, {})]
+    ['fresh', 'fresh*', 'warm', '?']
+    """
+    fresh = run.get("fresh_session")
+    if fresh is None:
+        return "?"
+    return ("fresh" if run.get("compared_with") == "cold" else "fresh*") if fresh else "warm"
+
+
 def _history_text(data: Mapping[str, Any]) -> str:
     """Predicted vs measured rewrite wall time per run, side by side, then a summary."""
     runs = data.get("runs") or []
     if not runs:
         return "no runs with a recorded cost check yet"
     lines = [f"{'plan':>5}  {'table':<14} {'groups':>6} {'size':>10} {'predicted':>10} "
-             f"{'measured':>10} {'error':>7}  {'jobs':>4}  calibrated  ran at"]
+             f"{'measured':>10} {'error':>7}  {'jobs':>4}  session  calibrated  ran at"]
     for r in runs:
         lines.append(f"{r['plan_id']:>5}  {r['table']:<14} {r['groups']:>6} "
                      f"{human_bytes(r['bytes']):>10} {format_seconds(r['predicted_seconds']):>10} "
                      f"{format_seconds(r['measured_seconds']):>10} {_error(r['error']):>7}  "
-                     f"{r['spark_jobs']:>4}  {_yes_no(r['calibrated']):<10}  "
+                     f"{r['spark_jobs']:>4}  {_session(r):<7}  {_yes_no(r['calibrated']):<10}  "
                      f"{r['ran_at']}")
     sm = data.get("summary") or {}
     if sm.get("with_error"):

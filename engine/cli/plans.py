@@ -44,6 +44,7 @@ def _plan_text(p: Mapping[str, Any]) -> str:
         f"  estimated cost: read {human_bytes(cost.get('bytes_read'))}, write "
         f"{human_bytes(cost.get('bytes_written'))}, {format_seconds(cost.get('cpu_seconds'))}, "
         f"{format_money(cost.get('money'), p.get('currency', '$'))}",
+        *_cold_line(p.get("predicted_rewrite_seconds") or {}),
         f"  predicted saving per window ({saving.get('window_queries', '?')} queries): "
         f"{human_bytes(saving.get('bytes'))}, {float(saving.get('cpu_seconds', 0) or 0):.3g} CPU-s",
         f"  break-even after {p['break_even_queries']:.1f} queries"
@@ -66,8 +67,12 @@ def _plan_text(p: Mapping[str, Any]) -> str:
                          f" partitions, {result.get('rows')} rows, {result.get('seconds')} s")
         check = result.get("cost_check") or {}
         if check:
+            session = {True: " (fresh session: the cold figure)" if check.get(
+                           "compared_with") == "cold" else " (fresh session, no cold figure)",
+                       False: " (warm session)"}.get(check.get("fresh_session"), "")
             lines.append(
-                f"  rewrite cost, predicted vs measured: {format_seconds(check.get('predicted_seconds'))}"
+                f"  rewrite cost, predicted vs measured{session}: "
+                f"{format_seconds(check.get('predicted_seconds'))}"
                 f" vs {format_seconds(check.get('measured_wall_seconds'))} wall "
                 f"({format_seconds(check.get('measured_cpu_seconds'))} executor CPU, "
                 f"{human_bytes(check.get('measured_bytes_read'))} read, "
@@ -85,6 +90,24 @@ def _plan_text(p: Mapping[str, Any]) -> str:
         lines.append("  audit:")
         lines.extend(f"    {audit_line(e)}" for e in audit)
     return "\n".join(lines)
+
+
+def _cold_line(predicted: Mapping[str, Any]) -> list[str]:
+    """The predicted rewrite time warm and in a fresh Spark session (``show_plan``'s
+    ``predicted_rewrite_seconds``), when the plan was priced with a calibrated cold start
+    (round 9); no line otherwise.
+
+    >>> _cold_line({"warm": 2.0, "cold": 9.5, "cold_start_s": 7.5})
+    ['  predicted rewrite time: 2 s in a warm session (the dashboard after its first run), 9.5 s in a fresh one (`plan run` from the CLI: +7.5 s cold start)']
+    >>> _cold_line({"warm": 2.0, "cold": None, "cold_start_s": 0.0})
+    []
+    """
+    if not predicted.get("cold"):
+        return []
+    return [f"  predicted rewrite time: {format_seconds(predicted['warm'])} in a warm session "
+            f"(the dashboard after its first run), {format_seconds(predicted['cold'])} in a "
+            f"fresh one (`plan run` from the CLI: +{format_seconds(predicted['cold_start_s'])} "
+            "cold start)"]
 
 
 def _list_text(rows: list[Mapping[str, Any]]) -> str:

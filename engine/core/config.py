@@ -61,7 +61,7 @@ _LOWER_BOUNDS: dict[str, tuple[float, bool]] = {
     "query_fixed_s": (0, True), "query_scan_bytes_per_s": (0, True), "query_file_s": (0, True),
     "fitted_job_s": (0, True), "fitted_key_bytes_per_s": (0, True), "file_s": (0, True),
     "multi_group_s": (0, True), "group_s": (0, True), "multi_group_bytes_per_s": (0, True),
-    "rewrite_cell_bytes": (0, True),
+    "rewrite_cell_bytes": (0, True), "cold_start_s": (0, True),
 }
 _UPPER_BOUNDS = {"ui_port": 65535}
 #: why a bound is what it is, said with the refusal
@@ -116,6 +116,9 @@ class Settings:
     # the calibration table's compressed bytes per cell (row x column): plans price a group
     # at rows x columns x this (engine.policy.costmodel.work_bytes); 0 = its compressed bytes
     rewrite_cell_bytes: float = 0.0
+    # (round 9) what the first rewrite job of a fresh Spark session pays on top of the warm
+    # price (JIT, Python workers): a CLI ``plan run`` starts one; 0 = not calibrated
+    cold_start_s: float = 0.0
     # a runner on another host whose heartbeat (every RUNNER_HEARTBEAT_S = 10 s) is older than
     # this is taken for gone and its plan settled (engine.plans.plan.PlanBook.get): 30 missed
     # beats by default; refused at or below one beat

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 __all__ = ["decide", "window_size", "saved_window", "Decision", "preview_plan", "create_plan",
            "run_plan", "start_run", "BackgroundRun", "list_plans", "show_plan", "plan_progress",
            "audit_log", "policy_state", "realized_savings", "reset_policy_state",
-           "reset_state_after_rollback"]
+           "reset_state_after_rollback", "predicted_seconds"]
 
 #: the policy whose saved window sizes the decisions of policies without a window of their own
 WINDOW_POLICY = "wair"
@@ -144,8 +144,29 @@ def _priced_with(proposal: Proposal | None, priced: "Settings") -> Proposal | No
     plan was priced, not by whether a calibration exists when it runs."""
     if proposal is None:
         return None
-    details = {**proposal.details, "priced_with_calibration": bool(priced.rewrite_fixed_s)}
+    details = {**proposal.details, "priced_with_calibration": bool(priced.rewrite_fixed_s),
+               # round 9: what the first rewrite of a fresh Spark session adds (a CLI run)
+               "cold_start_s": float(priced.cold_start_s)}
     return replace(proposal, details=details)
+
+
+def predicted_seconds(plan: Plan) -> dict[str, Any]:
+    """The plan's predicted rewrite wall time in a warm session (the priced cost) and in a
+    fresh one (plus the calibrated ``cold_start_s``: the first rewrite job of a new JVM
+    pays its JIT and Python workers; a CLI ``plan run`` starts a fresh session, the
+    dashboard's stays warm after its first run). ``cold`` is None for a plan priced
+    before round 9 or without a calibrated cold start.
+
+    Example:
+    >>> from engine.policy.base import CostEstimate
+    >>> pr = Proposal("wair", {}, (), CostEstimate(0, 0, 2.0, 0), {}, details={"cold_start_s": 7.5})
+    >>> p = Plan(1, "t", "s1", "wair", {}, pr, "proposed", "x", None, "x", None)
+    >>> predicted_seconds(p)
+    {'warm': 2.0, 'cold': 9.5, 'cold_start_s': 7.5}
+    """
+    warm = float(plan.proposal.estimated_cost.cpu_seconds)
+    start = float(plan.proposal.details.get("cold_start_s") or 0.0)
+    return {"warm": warm, "cold": warm + start if start > 0 else None, "cold_start_s": start}
 
 
 @dataclass(frozen=True)
@@ -332,13 +353,26 @@ def _settle_cancel(settings: "Settings", book: PlanBook, plan_id: int, error: st
 def cost_check(settings: "Settings", plan: Plan, result: Mapping[str, Any]) -> dict[str, Any]:
     """The plan's predicted rewrite cost beside what the run measured (wall time, executor
     CPU from Spark's task metrics, bytes read and written) and the relative error of the
-    prediction; money at ``price_per_cpu_hour`` on the measured executor CPU."""
+    prediction; money at ``price_per_cpu_hour`` on the measured executor CPU.
+
+    The run is compared with the prediction that matches its session (round 9): a run
+    whose Spark session was fresh (``measured["fresh_session"]``, the executor's record)
+    with the cold figure when the plan has one, else with the warm one
+    (:func:`predicted_seconds`); ``compared_with`` says which."""
     cost = plan.proposal.estimated_cost
     measured = result.get("measured") or {}
     wall = float(measured.get("wall_seconds", result.get("seconds", 0.0)) or 0.0)
     cpu = float(measured.get("executor_cpu_seconds", 0.0) or 0.0)
-    predicted = float(cost.cpu_seconds)
+    figures = predicted_seconds(plan)
+    fresh = measured.get("fresh_session")
+    # the prediction that matches the run: the cold figure for a fresh session's run
+    cold_run = bool(fresh) and figures["cold"] is not None
+    predicted = figures["cold"] if cold_run else figures["warm"]
     return {"predicted_seconds": predicted, "predicted_money": float(cost.money),
+            "predicted_warm_seconds": figures["warm"],
+            "predicted_cold_seconds": figures["cold"],
+            "fresh_session": None if fresh is None else bool(fresh),
+            "compared_with": "cold" if cold_run else "warm",
             "predicted_bytes_read": float(cost.bytes_read),
             "measured_wall_seconds": wall, "measured_cpu_seconds": cpu,
             "measured_bytes_read": int(measured.get("bytes_read", 0) or 0),
@@ -465,6 +499,7 @@ def show_plan(settings: "Settings", id: int) -> dict[str, Any]:
     book = PlanBook(settings)
     plan = book.get(int(id))
     data = plan.to_json()
+    data["predicted_rewrite_seconds"] = predicted_seconds(plan)  # warm and fresh session
     data["audit"] = book.control.audit(plan.id)
     data["progress"] = book.control.progress(plan.id)
     return data

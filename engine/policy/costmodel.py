@@ -216,15 +216,18 @@ def query_seconds(nbytes: float, settings: "Settings", files: float = 0.0) -> fl
     return float(settings.query_fixed_s) + read_seconds(nbytes, files, settings)
 
 
-def recluster_seconds_array(total_bytes: np.ndarray, settings: "Settings") -> np.ndarray:
-    """Vectorized :func:`recluster_cost` CPU-seconds for many set sizes at once."""
+def recluster_seconds_array(total_bytes: np.ndarray, settings: "Settings",
+                            fixed: bool = True) -> np.ndarray:
+    """Vectorized :func:`recluster_cost` CPU-seconds for many set sizes at once; with
+    ``fixed=False`` without ``rewrite_fixed_s`` (what each group of a job adds to it: the
+    job's fixed cost is paid once per job, :func:`batch_counts`)."""
     b = np.asarray(total_bytes, dtype=np.float64)
     budget = float(settings.memory_budget_bytes)
     runs = np.ceil(np.maximum(b, 1.0) / budget)
     passes = np.where(b > budget, np.maximum(1.0, np.ceil(np.log2(np.maximum(runs, 1.0)))), 0.0)
     base = b / settings.sort_bytes_per_s
     sort = np.where(passes > 0, settings.external_sort_penalty * passes * base, base)
-    return settings.rewrite_fixed_s + b / read_rate(settings) + sort
+    return (settings.rewrite_fixed_s if fixed else 0.0) + b / read_rate(settings) + sort
 
 
 def recluster_cost(total_bytes: float, settings: "Settings") -> CostEstimate:
@@ -346,6 +349,22 @@ def batches(n_groups: int, settings: "Settings") -> list[range]:
     step = int(getattr(settings, "partial_progress_groups", 0) or 0)
     step = n_groups if step <= 0 else step
     return [range(i, min(n_groups, i + step)) for i in range(0, n_groups, max(1, step))]
+
+
+def batch_counts(n_groups: np.ndarray, settings: "Settings") -> np.ndarray:
+    """``len(batches(n, settings))`` for many group counts at once: the jobs the executor
+    runs for a plan of n groups (0 for no group), each paying the fixed cost.
+
+    Example:
+    >>> from engine.core.config import Settings
+    >>> batch_counts(np.array([0, 1, 4, 5]), Settings(partial_progress_groups=2)).tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    >>> batch_counts(np.array([0, 1, 5]), Settings()).tolist()
+    [0.0, 1.0, 1.0]
+    """
+    n = np.asarray(n_groups, dtype=np.float64)
+    step = int(getattr(settings, "partial_progress_groups", 0) or 0)
+    return np.ceil(n / step) if step > 0 else np.minimum(n, 1.0)
 
 
 def layout_seconds(layouts: Sequence[str], group_bytes: Sequence[float],

@@ -40,6 +40,19 @@ columns x that (:func:`engine.policy.costmodel.work_bytes`), so a table that com
 better or worse than the synthetic one is priced by its work, not by its file sizes
 (bench/README_executor.md, round 7: most of round 6's 10M-row miss was this).
 
+The cold probe (round 9, :func:`cold_start`): a CLI ``plan run`` starts its own Spark
+session, and its first rewrite job pays the JIT and the Python workers' start-up, which the
+warm runs above never see (round 8, quiet: the sample demo plan 10.8 s from the CLI against
+2.4 s warm). So the session's FIRST job is a rewrite of the demo-shaped rows in files the
+driver wrote (:func:`_arrow_files`: no Spark job before it), and every repetition rewrites
+the same files warm; the first less the warm median is ``cold_start_s`` (a rate, shown by
+``calibrate --show``; plans state their price warm and with it: a fresh session's).
+A session that had already rewritten (``executor.session_fresh``) measures none.
+
+The calibration table (round 9): every column nullable, as Spark writes a rewrite's files,
+so that no calibration run pays the executor's type-restoring pass that plans on nullable
+tables never pay (:func:`_make_files`).
+
 The result is stored in the workspace (``calibration.json``: the rates, the layout terms,
 the points they were fitted on, the date and the Spark master); the rates are read by
 :func:`engine.core.config.load_settings` under the configured values, which override them.
@@ -80,7 +93,8 @@ ROWS_PER_FILE = 50_000
 #: the rates calibration writes (all Settings fields); ``rewrite_cell_bytes`` is the unit
 #: they are in (the calibration table's compressed bytes per row x column)
 RATE_KEYS = ("rewrite_fixed_s", "rewrite_read_bytes_per_s", "sort_bytes_per_s",
-             "query_fixed_s", "query_scan_bytes_per_s", "rewrite_cell_bytes", "query_file_s")
+             "query_fixed_s", "query_scan_bytes_per_s", "rewrite_cell_bytes", "query_file_s",
+             "cold_start_s")
 #: the per-file run writes this many times as many files as the sort run
 FILES_FACTOR = 20
 #: the fitted ordering calibration times (a two-column curve, as the demo's plans use)
@@ -282,23 +296,81 @@ def rates_from_points(points: Sequence[dict[str, float]],
 
 
 def _make_files(spark: "SparkSession", root: str, rows: int,
-                rows_per_file: int = 0) -> list[str]:
+                rows_per_file: int = 0, nullable: bool = True) -> list[str]:
     """Lineitem-like rows in ingestion order (dates wander, quantities random), written
-    by Spark into files of ``rows_per_file`` (default ROWS_PER_FILE) rows."""
+    by Spark into files of ``rows_per_file`` (default ROWS_PER_FILE) rows.
+
+    Every column nullable (round 9), as Spark writes every rewrite's files: until round 8
+    the columns built from ``spark.range`` were written NOT NULL, so every calibration
+    rewrite paid the executor's type-restoring pass (``arrow_types.restore_files``: the
+    new files rewritten by pyarrow to give them the inputs' non-null fields), which plans
+    on tables of nullable columns (the demo's, the bench's, anything Spark or DuckDB
+    ingested) never pay: 0.42 s of a 2.60 s sort at 400k rows, about a third of the
+    1.6M-row point (bench/README_executor.md, round 9). ``nullable=False`` is the round-8
+    table, for comparison.
+    """
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
+    # "when id >= 0" is always true but unknown to the optimizer: the column stays nullable
+    live = (lambda c: F.when(F.col("id") >= 0, c)) if nullable else (lambda c: c)
     df = spark.range(rows).select(
-        F.col("id").alias("l_orderkey"),
-        F.date_add(F.lit("1992-01-01").cast("date"), (F.col("id") * 2526 / rows).cast("int"))
+        live(F.col("id")).alias("l_orderkey"),
+        live(F.date_add(F.lit("1992-01-01").cast("date"), (F.col("id") * 2526 / rows).cast("int")))
         .alias("l_orderdate"),
-        F.date_add(F.lit("1992-01-01").cast("date"),
-                   ((F.col("id") * 2526 / rows) + F.rand(7) * 120).cast("int")).alias("l_shipdate"),
-        (F.rand(11) * 50).cast("decimal(12,2)").alias("l_quantity"),
-        (F.rand(13) * 100000).alias("l_extendedprice"),
-        F.concat(F.lit("note "), (F.rand(17) * 1000).cast("int").cast("string")).alias("l_comment"))
+        live(F.date_add(F.lit("1992-01-01").cast("date"),
+                        ((F.col("id") * 2526 / rows) + F.rand(7) * 120).cast("int")))
+        .alias("l_shipdate"),
+        live((F.rand(11) * 50).cast("decimal(12,2)")).alias("l_quantity"),
+        live(F.rand(13) * 100000).alias("l_extendedprice"),
+        live(F.concat(F.lit("note "), (F.rand(17) * 1000).cast("int").cast("string")))
+        .alias("l_comment"))
     df.coalesce(1).write.mode("overwrite").option(
         "maxRecordsPerFile", rows_per_file or ROWS_PER_FILE).parquet(root)
     return executor.list_data_files(spark, root)
+
+
+def _arrow_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
+    """The calibration table's rows (as :func:`_make_files` draws them, every column
+    nullable) written by pyarrow on the driver: the cold probe's inputs must exist before
+    the session's first Spark job, so that its first rewrite is the session's first job,
+    as a CLI ``plan run``'s is."""
+    import pyarrow as pa  # the driver's writer: no Spark job
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(7)
+    ids = np.arange(rows, dtype=np.int64)
+    day = (ids * 2526 // rows).astype("int32")
+    start = np.datetime64("1992-01-01", "D").astype("int64")
+    table = pa.table({
+        "l_orderkey": pa.array(ids),
+        "l_orderdate": pa.array(start + day, pa.int32()).cast(pa.date32()),
+        "l_shipdate": pa.array(start + day + (rng.random(rows) * 120).astype("int32"),
+                               pa.int32()).cast(pa.date32()),
+        "l_quantity": pa.array(np.round(rng.random(rows) * 50, 2)).cast(
+            pa.decimal128(12, 2), safe=False),
+        "l_extendedprice": pa.array(rng.random(rows) * 100000),
+        "l_comment": pa.array([f"note {v}" for v in (rng.random(rows) * 1000).astype(int)])})
+    root.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(0, rows, rows_per_file):
+        path = root / f"part-{i // rows_per_file:05d}.parquet"
+        pq.write_table(table.slice(i, rows_per_file), path)
+        paths.append(str(path))
+    return paths
+
+
+def cold_start(first_s: float, warm_s: Sequence[float], fresh: bool) -> float | None:
+    """The cold-start term: the session's first rewrite job less the median of the same
+    rewrite warm (clamped at 0); None when the session was not fresh (a rewrite had run in
+    it already: its first job measured nothing cold).
+
+    Example:
+    >>> cold_start(9.5, [2.0, 1.5, 2.5], True), cold_start(9.5, [2.0], False)
+    (7.5, None)
+    """
+    if not fresh or not warm_s:
+        return None
+    return round(max(0.0, first_s - statistics.median(warm_s)), 4)
 
 
 def _duckdb_scan_seconds(paths: Sequence[str], repeat: int = 3) -> float:
@@ -431,9 +503,19 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
     if len(rows) < 2 or any(int(r) <= 0 for r in rows):
         raise InvalidParameterError(f"--rows needs two or more positive sizes, got {list(rows)}")
     spark = spark or get_spark(settings)
+    fresh = executor.session_fresh(spark)  # no rewrite job yet in this JVM
     work = Path(settings.home) / "calibration" / uuid.uuid4().hex[:8]
     sizes = sorted(int(r) for r in rows)
+    demo_rows, demo_per_file, _ = DEMO_PROBE
     try:
+        # the cold probe first (round 9): the session's first rewrite job, on files the
+        # driver wrote (no Spark job before it), then the same rewrite warm in every round
+        cold_paths = _arrow_files(work / "in-cold", demo_rows, demo_per_file)
+        cold_schema, cold_parts = read_partitions(cold_paths)
+        first_s = _rewrite_once(spark, cold_schema, cold_parts, str(work / "out-cold"),
+                                rows_per_file=demo_per_file)[0]
+        executor.note_rewrite(spark)
+        cold_warm: list[float] = []
         inputs = []
         for i, n in enumerate(sizes):
             paths = _make_files(spark, str(work / f"in-{n}-{i}"), n)
@@ -443,12 +525,14 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
         n, paths, schema, parts = inputs[0]
         _round_of(spark, schema, parts, paths, n, str(work / "warm"), True, False,
                   GROUPS_PROBE)
-        demo_rows, demo_per_file, _ = DEMO_PROBE
         demo_paths = _make_files(spark, str(work / "in-demo"), demo_rows, demo_per_file)
         demo_schema, demo_parts = read_partitions(demo_paths)
         demo_rounds = []
         rounds: list[list[dict[str, float]]] = [[] for _ in inputs]
         for k in range(int(repeat)):
+            cold_warm.append(_rewrite_once(spark, cold_schema, cold_parts,
+                                           str(work / f"out-cold-{k}"),
+                                           rows_per_file=demo_per_file)[0])
             demo_rounds.append(_demo_round(spark, demo_schema, demo_parts,
                                            str(work / f"out-demo-{k}")))
             for i, (n, paths, schema, parts) in enumerate(inputs):
@@ -471,13 +555,21 @@ def measure(settings: Settings, spark: "SparkSession | None" = None,
                 **{k: round(statistics.median(r[k] for r in demo_rounds), 4)
                    for k in ("sort_s", "groups_s")},
                 **{k: demo_rounds[0][k] for k in ("sort_files", "groups_n", "groups_files")}}
+        cold = {"fresh": fresh, "rows": demo_rows, "files_in": len(cold_parts),
+                "first_s": round(first_s, 4),
+                "warm_s": round(statistics.median(cold_warm), 4), "repeat": len(cold_warm),
+                "cold_start_s": cold_start(first_s, cold_warm, fresh)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     terms = terms_from_points(points, demo)
+    # a session that was not fresh measured no cold start: the term stays uncalibrated
+    start = {} if cold["cold_start_s"] is None else {"cold_start_s": cold["cold_start_s"]}
     return {"measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "spark_master": settings.spark_master,
-            "rates": {**rates_from_points(points, terms["file_s"]), **queries["rates"]},
-            "terms": terms, "points": points, "queries": queries, "demo_probe": demo}
+            "rates": {**rates_from_points(points, terms["file_s"]), **queries["rates"],
+                      **start},
+            "terms": terms, "points": points, "queries": queries, "demo_probe": demo,
+            "cold_probe": cold}
 
 
 def save(settings: Settings, calibration: dict[str, Any]) -> Path:

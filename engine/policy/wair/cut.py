@@ -29,14 +29,22 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.core.errors import InvalidParameterError
-from engine.policy.costmodel import recluster_seconds_array
+from engine.policy.costmodel import batch_counts, recluster_seconds_array
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
 
 
 def prefix_costs(part_bytes_ranked: np.ndarray, settings: "Settings", k_max: int) -> np.ndarray:
-    """CPU-seconds to recluster the first c partitions (c = 1..n), split in chunks of k_max."""
+    """CPU-seconds to recluster the first c partitions (c = 1..n), split in chunks of k_max,
+    priced as the executor runs them: every chunk is a group of one job, and the job's
+    fixed cost ``rewrite_fixed_s`` is paid once per job: once, or with
+    ``partial_progress_groups`` = N > 0 once per batch of N chunks
+    (:func:`engine.policy.costmodel.batch_counts`, the batches ``costmodel.batches`` gives
+    the executor). Until round 9 it was paid once per chunk (with partial progress or not).
+    The layout terms are not part of the cut (the layouts are chosen after it); the plan
+    is priced with them afterwards (``groups_rewrite_cost``).
+    """
     if k_max < 1:
         raise InvalidParameterError(f"k_max must be >= 1, got {k_max}")
     b = np.asarray(part_bytes_ranked, dtype=np.float64)
@@ -48,10 +56,14 @@ def prefix_costs(part_bytes_ranked: np.ndarray, settings: "Settings", k_max: int
     full = cuts // k_max  # complete chunks inside the prefix
     chunk_ends = np.arange(k_max, n + 1, k_max)
     chunk_bytes = cb[chunk_ends] - cb[chunk_ends - k_max]
-    chunk_cost = np.concatenate([[0.0], np.cumsum(recluster_seconds_array(chunk_bytes, settings))])
+    chunk_cost = np.concatenate([[0.0], np.cumsum(recluster_seconds_array(chunk_bytes, settings,
+                                                                          fixed=False))])
     rest_bytes = cb[cuts] - cb[full * k_max]
-    rest_cost = np.where(rest_bytes > 0, recluster_seconds_array(rest_bytes, settings), 0.0)
-    return chunk_cost[full] + rest_cost
+    rest_cost = np.where(rest_bytes > 0, recluster_seconds_array(rest_bytes, settings,
+                                                                 fixed=False), 0.0)
+    chunks = full + (cuts % k_max > 0)  # groups in the prefix
+    return (chunk_cost[full] + rest_cost
+            + settings.rewrite_fixed_s * batch_counts(chunks, settings))
 
 
 def algorithm2_cut(savings: np.ndarray, part_bytes: np.ndarray, settings: "Settings",
