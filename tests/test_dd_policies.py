@@ -224,3 +224,28 @@ def test_both_policies_on_other_key_types(ltype):
     assert sub[0] is not None and sub[1] is not None
     if ltype == "string":  # decoded bounds keep their full width
         assert max(len(s) for s in sub[:2]) >= 7
+
+
+def test_dd_prices_its_saving_with_the_files_as_the_bill_does():
+    """Hand case (issue 11 §6): one query on a in [0, 49] scans 4 files of 50,000 projected
+    bytes each (a: 40,000 + b: 10,000): t_read = 4 x 10 ms + 200,000 B at 1 MB/s = 0.24 s,
+    1.2 us per byte read. DD sorts the three files spanning [0, 199] (u = 0.25 each): they
+    waste 3 x 0.75 x 50,000 = 112,500 B, worth 0.135 s. Counting bytes only (the old rule)
+    gave 112,500 B / 1 MB/s = 0.1125 s."""
+    schema = TableSchema((("a", "int"), ("b", "int")))
+    spans = [(0, 99), (100, 199), (0, 199), (0, 199), (0, 199)]
+    parts = [Partition(f"/t/p{i}.parquet", 100, 100_000, {
+        "a": ColumnStats(lo, hi, 0, 40_000), "b": ColumnStats(0, 9, 0, 10_000)}, created_seq=i)
+        for i, (lo, hi) in enumerate(spans)]
+    zm = ZoneMaps.from_partitions(schema, parts)
+    window = [ScanFragment("q", "t", ({"a": Range(0, 49)},), ("a", "b"))]
+    settings = Settings(query_file_s=0.01, query_scan_bytes_per_s=1e6)
+    prop = DDPolicy(key="a", depth_threshold=1, max_partitions=3).propose(
+        context(zm, window, settings))
+    assert sorted(prop.partitions) == ["/t/p2.parquet", "/t/p3.parquet", "/t/p4.parquet"]
+    assert prop.predicted_saving["bytes"] == pytest.approx(112_500)
+    assert prop.predicted_saving["cpu_seconds"] == pytest.approx(0.135)
+    # uncalibrated (no per-file cost) it is the bytes at the scan rate, as before
+    plain = DDPolicy(key="a", depth_threshold=1, max_partitions=3).propose(
+        context(zm, window, Settings(query_scan_bytes_per_s=1e6)))
+    assert plain.predicted_saving["cpu_seconds"] == pytest.approx(0.1125)

@@ -78,15 +78,24 @@ def _frag(qid, lo_file, hi_file, columns=("d", "x")):
 def test_the_probe_runs_each_query_over_the_files_its_pruning_keeps(tmp_path):
     paths = _files(tmp_path)
     frags = [_frag("a", 0, 11), _frag("b", 2, 5, ("d", "x", "s"))]
-    got = cq.measure_fragments(paths, frags, repeat=1)
-    # query a keeps all 12 files: 1, 4, 12; query b keeps files 2..5: 1, 4
-    assert [(p["files"], p["columns"]) for p in got["points"]] == [(1, 2), (4, 2), (12, 2), (1, 3), (4, 3)]
+    got = cq.measure_fragments(paths, frags, repeat=3)
+    # every shape timed once per round; its seconds are the median of its rounds
+    assert all(len(p["rounds"]) == 3 and p["seconds"] == sorted(p["rounds"])[1] for p in got["points"])
+    # the terms fitted on each round alone: min <= median <= max, the median fit in between
+    for key in cq.QUERY_KEYS:
+        lo, mid, hi = (got["spread"][key][k] for k in ("min", "median", "max"))
+        assert lo <= mid <= hi
+    # query a keeps all 12 files: 1, a quarter (3), half (6), all, then half and all with
+    # its predicated column d alone; b keeps files 2..5: 1, 2, 4, then 2 and 4 with d alone
+    assert [(p["files"], p["columns"]) for p in got["points"]] == [
+        (1, 2), (3, 2), (6, 2), (12, 2), (6, 1), (12, 1), (1, 3), (2, 3), (4, 3), (2, 1), (4, 1)]
     # the bytes are the projected column chunks of those files, from the footers
     meta = [pq.ParquetFile(p).metadata for p in paths]
     chunk = [{m.row_group(0).column(i).path_in_schema: m.row_group(0).column(i).total_compressed_size
               for i in range(m.num_columns)} for m in meta]
-    assert got["points"][1]["bytes"] == sum(chunk[k]["d"] + chunk[k]["x"] for k in range(4))
-    assert got["points"][4]["bytes"] == sum(chunk[k][c] for k in range(2, 6) for c in "dxs")
+    assert got["points"][1]["bytes"] == sum(chunk[k]["d"] + chunk[k]["x"] for k in range(3))
+    assert got["points"][8]["bytes"] == sum(chunk[k][c] for k in range(2, 6) for c in "dxs")
+    assert got["points"][5]["bytes"] == sum(chunk[k]["d"] for k in range(12))
     assert all(p["seconds"] > 0 for p in got["points"])
     assert set(got["rates"]) == set(cq.QUERY_KEYS) and min(got["rates"].values()) >= 0
 
@@ -117,7 +126,7 @@ def test_query_terms_are_stored_beside_the_rest_and_reach_the_settings(tmp_path,
     assert main(["--home", str(home), "calibrate", "--show"]) == 0
     out = capsys.readouterr().out
     assert "query, per file" in out and ("query terms measured on test table: 12 files, 1 of its "
-                                         "queries: 3 shapes, 1-12 files") in out
+                                         "queries: 6 shapes, 1-12 files") in out
 
 
 def test_queries_on_a_table_without_a_workload_is_one_line_exit_2(tmp_path, capsys):
@@ -164,7 +173,8 @@ def test_queries_on_a_table_measures_its_files_with_its_imported_queries(tmp_pat
     data = json.loads((home / CALIBRATION_FILE_NAME).read_text())
     assert data["queries"]["source"].startswith("table lineitem: 16 files, 6 of its queries")
     assert set(cq.QUERY_KEYS) <= set(data["rates"])
-    # every query projects l_shipdate and l_quantity, over 1 .. all the files it keeps
-    assert {p["columns"] for p in data["queries"]["points"]} == {2}
+    # every query projects l_shipdate and l_quantity, over 1 .. all the files it keeps, and
+    # its predicated column l_shipdate alone over half and all of them
+    assert sorted({p["columns"] for p in data["queries"]["points"]}) == [1, 2]
     assert min(p["files"] for p in data["queries"]["points"]) == 1
     assert "query terms measured on table lineitem" in capsys.readouterr().out

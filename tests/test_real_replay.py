@@ -16,10 +16,14 @@ What genuinely holds, and is checked here:
 
 from __future__ import annotations
 
+import json
+import os
+
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
-from bench.real_replay.replay import batch_table, ranks, replay_scenario
+from bench.real_replay.replay import batch_table, ranks, replay_scenario, with_file_widths
 from engine.sim.runner import compile_scenario, simulate_policies
 from engine.sim.variants import scenario_policy
 from engine.scenarios.presets import build_scenario
@@ -85,3 +89,28 @@ def test_replay_counts_and_nr_pruning_match_the_simulator(settings, spark, tmp_p
     nr_files = sum(q.files_scanned for q in out["nr"].queries)
     assert sum(q.files_scanned for q in out["nn"].queries) <= nr_files
     assert ranks({"a": 2.0, "b": 1.0}) == {"a": 2, "b": 1}
+
+    # --file-widths: each column weighs, per row, what the ingested files hold (footers
+    # read back here with pyarrow), and the simulator's NR then reads the files' bytes
+    sim_sc, widths = with_file_widths(sc, str(tmp_path / "replay"))
+    with open(os.path.join(tmp_path, "replay", "batches", "ingested.json")) as fh:
+        files = [p for ps in json.load(fh)["batches"].values() for p in ps]
+    chunks: dict[str, int] = {}
+    for path in files:
+        meta = pq.ParquetFile(path).metadata
+        for g in range(meta.num_row_groups):
+            for i in range(meta.num_columns):
+                col = meta.row_group(g).column(i)
+                chunks[col.path_in_schema] = chunks.get(col.path_in_schema, 0) + col.total_compressed_size
+    rows = sc.batches[-1].row_stop
+    assert widths == pytest.approx({c: chunks[c] / rows for c in sc.schema.names})
+    assert sim_sc.dataset.widths == widths and sc.dataset.widths != widths
+    sim_bytes: dict[str, float] = {}
+
+    def observe_bytes(batch, fragment, table, cost):
+        sim_bytes[fragment.query_id] = cost.bytes
+
+    simulate_policies(sim_sc, {"nr": scenario_policy("nr", sim_sc)}, settings,
+                      observer=observe_bytes)
+    real_bytes = sum(q.zonemap_bytes for q in out["nr"].queries)
+    assert sum(sim_bytes.values()) == pytest.approx(real_bytes, rel=0.05)

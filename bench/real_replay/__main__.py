@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.real_replay.replay import (form_query_seconds, ingest_all, ranks, repeat_queries,  # noqa: E402
-                                     replay_scenario)
+                                     replay_scenario, with_file_widths)
 from engine import api  # noqa: E402
 from engine.api.simulate import SHORT_HISTORY, simulate_scenario  # noqa: E402
 from engine.core.config import load_settings  # noqa: E402
@@ -91,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
                          "calibrate_queries) on the staging table's files of the unmeasured "
                          "period and that period's queries (the table's log before the measured "
                          "period); write --calibration with them to OUT, for --calibration OUT")
+    ap.add_argument("--file-widths", action="store_true",
+                    help="simulate with each column's bytes per row measured on the workdir's "
+                         "ingested files (their footers) instead of the preset's widths, which "
+                         "are 16%% below the TPC-H replay's files; needs the ingestion "
+                         "(--ingest-only) first")
     ap.add_argument("--calibration", default=None,
                     help="a workspace's calibration.json (layout-advisor calibrate): the simulator "
                          "and the policies price with it, so the simulated seconds predict the "
@@ -135,8 +140,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"query terms in {time.perf_counter() - t0:.1f} s: "
                   f"{json.dumps(cal['queries']['rates'])} -> {cal['path']}", flush=True)
         return 0
+    widths: dict[str, float] = {}
+    sim_scenario = scenario  # the replay itself generates (or reuses) the preset's data
+    if args.file_widths:
+        sim_scenario, widths = with_file_widths(scenario, workdir)
+        if not widths:
+            print(f"--file-widths: {workdir} holds no ingestion yet; run --ingest-only first",
+                  file=sys.stderr)
+            return 2
     t0 = time.perf_counter()
-    sim_runs, tuning = simulated_runs(settings, scenario, simulated, args, workdir)
+    sim_runs, tuning = simulated_runs(settings, sim_scenario, simulated, args, workdir, widths)
     sim_seconds = time.perf_counter() - t0
     print(f"simulated in {sim_seconds:.1f} s", flush=True)
     sim = {n: r.totals() for n, r in sim_runs.items()}
@@ -250,14 +263,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def simulated_runs(settings: Any, scenario: Any, simulated: list[str], args: argparse.Namespace,
-                   workdir: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+                   workdir: str, widths: dict[str, float] | None = None
+                   ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The simulation of ``simulated`` (and DD's tuning), kept in the workdir so that a replay
-    split by policy simulates once; keyed by everything it depends on."""
+    split by policy simulates once; keyed by everything it depends on (``widths``: the
+    files' own, ``--file-widths``)."""
     cal = Path(args.calibration).read_bytes() if args.calibration else b""
     key = hashlib.sha256(json.dumps([args.preset, args.rows, args.seed, args.periods,
                                      args.batches_per_period, args.recluster_start, simulated,
                                      int(settings.target_rows)]
                                     + ([args.query_repeat] if args.query_repeat > 1 else [])
+                                    + ([sorted(widths.items())] if widths else [])
                                     ).encode() + cal).hexdigest()[:16]
     path = Path(workdir) / f"sim-{key}.pkl"
     if path.exists():

@@ -77,7 +77,7 @@ _COLUMNS = (
 )
 #: on a table, at most this many files are queried at once, and this many of its queries
 TABLE_MAX_FILES = 512
-TABLE_SHAPES = 8
+TABLE_SHAPES = 12
 NUMERIC = ("l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity",
            "l_extendedprice", "l_discount", "l_tax")
 #: the projections queried (each with the filter column): narrow, TPC-H Q1-like, every column
@@ -86,7 +86,7 @@ PROJECTIONS = (("l_shipdate", "l_extendedprice"),
                 "l_returnflag", "l_linestatus"),
                tuple(c for c, _ in _COLUMNS))
 __all__ = ["FILE_COUNTS", "FILE_ROWS", "PROJECTIONS", "QUERY_KEYS", "fit_query_terms",
-           "make_files", "measure", "measure_fragments", "query_sql", "table_counts"]
+           "make_files", "measure", "measure_fragments", "query_sql", "spread", "table_counts"]
 
 
 def make_files(con: Any, root: Path, rows_per_file: int, files: int) -> list[str]:
@@ -154,20 +154,46 @@ def timed_median(con: Any, sql: str, repeat: int) -> float:
 
 
 def table_counts(n_files: int, top: int = TABLE_MAX_FILES) -> tuple[int, ...]:
-    """File counts queried on a table of ``n_files`` files: 1 and powers of 4 up to the
-    table's size (at most ``top``), and the top itself.
+    """File counts a query that keeps ``n_files`` files is timed over on its table: its own
+    count (at most ``top``), half and a quarter of it, and 1 (the per-query fixed cost). The
+    workload's shapes, not a geometric sweep: at 10M rows the replay's queries keep 25-465
+    files each (median ~300); round 8's sweep 1, 4, 16, 64, ... spent most of its points
+    below 64 files, where a file costs more (footer and first-chunk overheads are not
+    amortised: 2.5 ms for 1 file, 1.05 ms per file at 4, 0.81 ms at 294), and the fit's per
+    file term moved with them between runs (0.27 and 0.72 ms).
 
     Example:
     >>> table_counts(300), table_counts(3), table_counts(5000)
-    ((1, 4, 16, 64, 256, 300), (1, 3), (1, 4, 16, 64, 256, 512))
+    ((1, 75, 150, 300), (1, 2, 3), (1, 128, 256, 512))
     """
     top = max(1, min(int(n_files), int(top)))
-    counts = {1, top}
-    k = 4
-    while k < top:
-        counts.add(k)
-        k *= 4
-    return tuple(sorted(counts))
+    return tuple(sorted({1, max(1, -(-top // 4)), max(1, -(-top // 2)), top}))
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    """min, median and max of ``values`` (the terms fitted on each round alone).
+
+    >>> spread([3.0, 1.0, 2.0])
+    {'min': 1.0, 'median': 2.0, 'max': 3.0}
+    """
+    return {"min": float(min(values)), "median": float(statistics.median(values)),
+            "max": float(max(values))}
+
+
+def _rounds(con: Any, shapes: Sequence[dict[str, Any]], rounds: int) -> list[list[float]]:
+    """Seconds of each shape's ``sql`` in ``rounds`` interleaved rounds (every shape once per
+    round, after one untimed pass over all of them: the files in the page cache), so a burst
+    of load on a shared machine lands on one round of many shapes, not on every repeat of
+    one shape (a shape's median then drops it)."""
+    for sh in shapes:
+        con.execute(sh["sql"]).fetchall()
+    times: list[list[float]] = [[] for _ in shapes]
+    for _ in range(max(1, int(rounds))):
+        for k, sh in enumerate(shapes):
+            t = time.perf_counter()
+            con.execute(sh["sql"]).fetchall()
+            times[k].append(time.perf_counter() - t)
+    return times
 
 
 def _probe(con: Any, points: list[dict[str, Any]], paths: Sequence[str], parts: Sequence[Any],
@@ -218,9 +244,15 @@ def measure_fragments(paths: Sequence[str], fragments: Sequence["ScanFragment"],
     """The probe on a table's own files and its workload's own queries (e.g. the imported
     log's fragments): for up to ``sample`` queries spread over ``fragments``, the query's
     predicate (:func:`engine.spark.exact.fragment_sql`) and an aggregate of its projected
-    columns over the first 1 .. all of the files its zonemap pruning keeps
-    (:func:`table_counts`). The rates then carry the table's compression and types and the
-    queries' selectivity, which a rate per projected byte depends on: DuckDB decodes the
+    columns over the files its zonemap pruning keeps, all of them and the first half,
+    quarter and one (:func:`table_counts`), and the half and all of them projecting only the
+    predicated columns: within one query's files the bytes grow with the files (a fixed
+    projection), so without a second projection over the same files the per-file and the
+    per-byte terms are not separable and their split moves with the noise (round 8: 0.27
+    against 0.72 ms per file on the same table). Timed in ``repeat`` interleaved rounds
+    (:func:`_rounds`); the terms are fitted on each shape's median, and on each round alone
+    for their ``spread`` (min, median, max), which shows how far one run's terms can move.
+    The rates then carry the table's compression and types and the queries' selectivity, which a rate per projected byte depends on: DuckDB decodes the
     other projected columns only where the filter keeps rows (bench/README_real_replay.md,
     round 8: a filter that keeps every row of the replay's files cost 2-4x its queries)."""
     from engine.scan.pruning import analyze_fragment  # the scan layer; only this mode needs it
@@ -235,22 +267,35 @@ def measure_fragments(paths: Sequence[str], fragments: Sequence["ScanFragment"],
     numeric = [c for c, t in types.items() if t in ("int", "float", "decimal")]
     pick = np.unique(np.linspace(0, len(fragments) - 1, min(int(sample), len(fragments))).round()
                      .astype(int))
+    shapes: list[dict[str, Any]] = []
+    for i in pick.tolist():
+        frag = fragments[i]
+        cols = [c for c in frag.columns if c in types] or [schema.columns[0][0]]
+        kept = np.flatnonzero(analyze_fragment(zm, frag).scanned)
+        if not kept.size:
+            continue
+        chosen = [parts[k] for k in kept]
+        where = fragment_sql(frag)
+        narrow = [c for c in cols if c in frag.predicated_columns] or cols[:1]
+        counts = table_counts(len(chosen))
+        for proj, ns in ((cols, counts), (narrow, counts[-2:] if len(narrow) < len(cols) else ())):
+            for n in ns:
+                shapes.append({"file_rows": label, "files": n, "columns": len(proj),
+                               "bytes": int(sum(p.columns[c].compressed_bytes for p in chosen[:n]
+                                                for c in proj if c in p.columns)),
+                               "sql": query_sql([p.path for p in chosen[:n]], proj, numeric, where)})
+    if len(shapes) < 3:
+        raise ValueError("the workload's queries keep too few files to fit the query terms")
     con = _connect()
-    points: list[dict[str, Any]] = []
     try:
-        for i in pick.tolist():
-            frag = fragments[i]
-            cols = [c for c in frag.columns if c in types] or [schema.columns[0][0]]
-            kept = np.flatnonzero(analyze_fragment(zm, frag).scanned)
-            if not kept.size:
-                continue
-            chosen = [parts[k] for k in kept]
-            where = fragment_sql(frag)
-            _probe(con, points, [p.path for p in chosen], chosen, table_counts(len(chosen)),
-                   [tuple(cols)], numeric, lambda _c, w=where: w, repeat, label)
+        times = _rounds(con, shapes, repeat)
     finally:
         con.close()
-    if len(points) < 3:
-        raise ValueError("the workload's queries keep too few files to fit the query terms")
+    points = [{**{k: v for k, v in sh.items() if k != "sql"},
+               "seconds": round(statistics.median(ts), 6), "rounds": [round(t, 6) for t in ts]}
+              for sh, ts in zip(shapes, times)]
+    per_round = [fit_query_terms([{**p, "seconds": p["rounds"][r]} for p in points])
+                 for r in range(len(times[0]))]
     return {"rates": fit_query_terms(points), "points": points,
-            "source": f"{label}: {len(paths)} files, {len(pick)} of its queries"}
+            "spread": {k: spread([t[k] for t in per_round]) for k in QUERY_KEYS},
+            "rounds": len(times[0]), "source": f"{label}: {len(paths)} files, {len(pick)} of its queries"}
