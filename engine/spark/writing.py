@@ -209,7 +209,10 @@ def with_sort_keys(df: "DataFrame", specs: Sequence[GroupSpec]) -> tuple["DataFr
 #: with the other groups' rows) and lets Spark's writer keep one open file per group of the
 #: task (``spark.sql.maxConcurrentOutputFileWriters``, set to the most groups a task holds,
 #: so Spark never falls back to its own sort by the group): the sort of "tasks" in the
-#: tasks of "partition_by". Plans with a physical partition keep "partition_by".
+#: tasks of "partition_by". Plans with a physical partition keep "partition_by". Measured
+#: (bench/README_executor.md "Round 9", loaded machine, 1M rows in 50 groups): executor CPU
+#: -7% to -21% in three side-by-side runs, wall -0.1 s, -0.6 s and level; not the default
+#: until a quiet run says so.
 GROUP_WRITE = "partition_by"
 GROUP_TASKS_MAX = 256
 #: "concurrent" only while no task holds more groups than this (each open file buffers its
