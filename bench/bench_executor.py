@@ -23,8 +23,16 @@ input files), in the same process and Spark session (a warm-up run first, then
                          (``writing.GROUP_WRITE = "tasks"``, round 8; the default packs several
                          groups per task, ``partitionBy(group)``, sorted by (group, key)), for a
                          side-by-side comparison;
+* ``executor-50-groups-partition-by``, ``-concurrent``: the same plan with each selectable
+                         many-group write (``writing.GROUP_WRITE``, round 9: "concurrent"
+                         sorts each task by the groups' keys alone and keeps one open file
+                         per group), whatever the default;
 * ``executor-demo-like`` the demo plan's shape: 43 files of 2,000 rows in 6 groups (4 sort,
                          2 Hilbert), as many output files;
+* ``executor-demo-one-group`` the sample demo's plan's shape: the same 43 files in ONE sort
+                         group, files of 2,000 rows (round 9: below ``slicing.MIN_SLICE_ROWS``
+                         one task, 43 files); ``-sliced``: the same with ``MIN_SLICE_ROWS = 0``
+                         (rounds 3-8: 4 slices at estimated cuts, up to 3 partial files more);
 * ``spark-orderby``      spark.read.parquet(...).orderBy(l_shipdate).write.parquet (shuffle
                          partitions = output files, nothing verified);
 * ``duckdb-sort``        DuckDB COPY (SELECT * ... ORDER BY l_shipdate) TO one Parquet file.
@@ -50,6 +58,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -62,7 +71,8 @@ from engine.core.config import Settings  # noqa: E402
 from engine.policy.base import PlanGroup  # noqa: E402
 from engine.policy.costmodel import RewriteTerms, sized_rewrite_cost  # noqa: E402
 from engine.spark.calibrate import rates_from_points  # noqa: E402
-from engine.spark import curve_keys, footers_parallel, verification, writing  # noqa: E402
+from engine.spark import (curve_keys, footers_parallel, slicing, verification,  # noqa: E402
+                          writing)
 from engine.spark.executor import rewrite  # noqa: E402
 from engine.spark.progress import JobMetrics  # noqa: E402
 from engine.spark.session import get_spark  # noqa: E402
@@ -70,6 +80,9 @@ from engine.table.footers import read_partitions  # noqa: E402
 from plan_helpers import lineitem_arrow  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "executor_costmodel.csv"
+#: the selectable many-group writes (``writing.GROUP_WRITE``), each a variant
+#: ``executor-50-groups-<mode>`` beside the default ``executor-50-groups``
+GROUP_WRITES = ("partition_by", "tasks", "concurrent")
 
 
 def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
@@ -207,12 +220,14 @@ def main() -> int:
         demo = [("sort", ["l_shipdate"], demo_parts[i:i + 8]) for i in range(0, 32, 8)] + [
             ("hilbert", ["l_shipdate", "l_commitdate"], demo_parts[32:38]),
             ("hilbert", ["l_shipdate", "l_commitdate"], demo_parts[38:])]
+        demo_one = [("sort", ["l_shipdate"], demo_parts)]  # the sample demo's plan's shape
         plans = {"executor-sort": [("sort", ["l_shipdate"], parts)],
+                 "executor-demo-one-group": demo_one, "executor-demo-one-group-sliced": demo_one,
                  "executor-hilbert": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-hilbert-udf": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-hilbert-expression": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-50-groups": fifty, "executor-50-groups-reread": fifty,
-                 "executor-50-groups-tasks": fifty,
+                 **{f"executor-50-groups-{m.replace('_', '-')}": fifty for m in GROUP_WRITES},
                  "executor-demo-like": demo}
         variants = {
             "executor-sort": lambda out: run_executor(
@@ -231,11 +246,18 @@ def main() -> int:
                 args.rows_per_file, "executor-hilbert-expression"),
             "executor-50-groups": lambda out: run_executor(spark, schema, fifty, out,
                                                            args.rows_per_file, "executor-50-groups"),
-            "executor-50-groups-tasks": lambda out: run_with(
-                writing, "GROUP_WRITE", "tasks", spark, schema, fifty, out,
-                args.rows_per_file, "executor-50-groups-tasks"),
+            **{f"executor-50-groups-{mode.replace('_', '-')}": partial(
+                run_with, writing, "GROUP_WRITE", mode, spark, schema, fifty,
+                rows_per_file=args.rows_per_file,
+                name=f"executor-50-groups-{mode.replace('_', '-')}")
+               for mode in GROUP_WRITES},
             "executor-demo-like": lambda out: run_executor(spark, schema, demo, out, 2_000,
                                                            "executor-demo-like"),
+            "executor-demo-one-group": lambda out: run_executor(
+                spark, schema, demo_one, out, 2_000, "executor-demo-one-group"),
+            "executor-demo-one-group-sliced": lambda out: run_with(
+                slicing, "MIN_SLICE_ROWS", 0, spark, schema, demo_one, out, 2_000,
+                "executor-demo-one-group-sliced"),
             "executor-50-groups-reread": lambda out: run_with(
                 verification, "ALWAYS_REREAD", True, spark, schema, fifty, out,
                 args.rows_per_file, "executor-50-groups-reread"),
@@ -298,7 +320,8 @@ def main() -> int:
                      f", bytes-only {r['predicted_bytes_only_s']:.2f} s "
                      f"({r['predicted_bytes_only_s'] / r['median_s'] - 1:+.0%})"
                      if r["predicted_s"] != "" else "")
-                  + (f"  {JOBS[r['variant']]} Spark jobs" if r["variant"] in JOBS else "")
+                  + (f"  {JOBS[r['variant']]} Spark jobs, {FILES[r['variant']]} files"
+                     if r["variant"] in JOBS else "")
                   + (f"  [{r['phases_s']}]" if r["phases_s"] else ""))
         cpu = {name: statistics.median(r["cpu"] for r in runs[(0 if args.no_warmup else 1):]
                                        or runs)

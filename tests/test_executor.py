@@ -155,7 +155,7 @@ def test_checksum_mismatch_fails_commits_nothing_and_removes_written_files(
     assert shown["audit"][-1]["action"] == "fail"
 
 
-@pytest.mark.parametrize("mode", ["partition_by", "tasks"])
+@pytest.mark.parametrize("mode", ["partition_by", "tasks", "concurrent"])
 def test_a_row_moved_to_another_group_is_refused(settings, spark, monkeypatch, mode):
     """``swap-rows`` keeps every group's row count and the plan's checksum: only the tagged
     checksum sees it (engine.spark.verification); the second read names group 0. In both
@@ -247,16 +247,17 @@ def test_a_run_makes_partitions_of_its_inputs_only(settings, spark, monkeypatch)
     assert len(after.partitions) == 17 + result["partitions_added"]
 
 
-@pytest.mark.parametrize("mode", ["tasks", "partition_by"])
+@pytest.mark.parametrize("mode", ["tasks", "partition_by", "concurrent"])
 def test_many_groups_each_keep_their_rows_in_order_in_either_write(settings, spark,
                                                                     monkeypatch, mode):
     """A plan of four groups, one cut into two key ranges, written one group per task
     (round 8: ``writing.GROUP_WRITE = "tasks"``, each task sorting on its group's key
     alone) or several per task with ``partitionBy`` (rounds 3-7): every group's files hold
     exactly its input rows, each file in its group's key order."""
-    from engine.spark import writing
+    from engine.spark import slicing, writing
 
     monkeypatch.setattr(writing, "GROUP_WRITE", mode)
+    monkeypatch.setattr(slicing, "MIN_SLICE_ROWS", 0)  # small groups sliced, as big ones are
     base = make_table(settings, n=4000, rows_per_file=250)  # 16 files
     paths = [p.path for p in base.partitions]
     keys = ["l_shipdate", "l_commitdate", "l_shipdate", "l_commitdate"]
@@ -273,3 +274,27 @@ def test_many_groups_each_keep_their_rows_in_order_in_either_write(settings, spa
     assert 10 <= len(result["groups"][0]["files"]) <= 11  # 2,500 rows in files of 250, 2 ranges
     after = TableStore(settings).current_snapshot("lineitem")
     assert {p.path for p in after.partitions} == {f for g in result["groups"] for f in g["files"]}
+
+
+def test_a_group_too_small_to_slice_writes_the_files_the_model_counts(settings, spark):
+    """The sample demo's plan (one sort group, 88,000 rows, target 2,000 rows per file) wrote
+    46 files where the cost model counts 44: the group was cut into 4 slices at cuts
+    estimated from the zonemaps, and each slice but the last ended in a partial file. A
+    group below ``slicing.MIN_SLICE_ROWS`` is sorted in one task: exactly the model's
+    ``ceil(rows / rows per file)`` files, every one full but the last."""
+    from engine.core.config import Settings
+    from engine.policy.costmodel import group_files
+
+    base = make_table(settings, n=4000, rows_per_file=250)  # 16 files of 250: 4 tasks' worth
+    paths = tuple(p.path for p in base.partitions)
+    pid = _approved(settings, base, [PlanGroup(paths, "sort", ("l_shipdate",))])
+    result = api.run_plan(settings, pid, spark=spark, actor=sign_in(settings, "alice"))
+    files = result["groups"][0]["files"]
+    model = group_files(4000, sum(p.bytes for p in base.partitions),
+                        Settings(target_rows=250, target_mb=0))
+    assert len(files) == model == 16
+    assert sorted(pq.ParquetFile(f).metadata.num_rows for f in files) == [250] * 16
+    dates = [pq.read_table(f, columns=["l_shipdate"]).column(0).to_pylist()
+             for f in sorted(files, key=lambda f: pq.read_table(f, columns=["l_shipdate"])
+                             .column(0)[0].as_py())]
+    assert sum(dates, []) == sorted(sum(dates, []))  # one sorted run cut into 16 files

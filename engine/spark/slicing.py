@@ -92,20 +92,33 @@ def _zonemap_cuts(spec: GroupSpec, column: str, ltype: str, fractions: Sequence[
 #: a group is split across tasks only into slices of at least this many output files (each
 #: slice may end in one partial file, as the cuts are estimates)
 MIN_FILES_PER_SLICE = 4
+#: ... and of at least this many rows (round 9). Each slice but the last may end in a file
+#: smaller than the target (its cut is estimated from the zonemaps), so a sliced group
+#: writes up to ``slices - 1`` files more than ``ceil(rows / rows_per_file)``, the count the
+#: cost model prices (``engine.policy.costmodel.group_files``): the sample demo's plan (one
+#: group of 88,000 rows in files of 2,000) wrote 46 files for the 44 of its target. Below
+#: this a group sorts in one task (bench/README_executor.md, round 9); 0 slices any group
+#: as rounds 3-8 did.
+MIN_SLICE_ROWS = 250_000
 
 
 def slice_fractions(rows: int, max_rows: int, share: float) -> list[float]:
     """Where to cut a group of ``rows`` into slices of about ``share`` rows: at whole
-    output files (multiples of ``max_rows``), each slice at least MIN_FILES_PER_SLICE files.
+    output files (multiples of ``max_rows``), each slice at least MIN_FILES_PER_SLICE files
+    and MIN_SLICE_ROWS rows.
 
-    Example (10 files of 100 rows, 2 tasks' worth of rows each 500):
-    >>> slice_fractions(1000, 100, 500.0)
+    Example (1M rows in files of 100k, 4 tasks' worth of rows each 250k; 88k rows in files
+    of 2k, the sample demo's plan):
+    >>> slice_fractions(1_000_000, 100_000, 250_000.0)
     [0.5]
-    >>> slice_fractions(600, 100, 150.0)  # 6 files: too few to split
+    >>> slice_fractions(600_000, 100_000, 150_000.0)  # 6 files: too few to split
+    []
+    >>> slice_fractions(88_000, 2_000, 22_000.0)  # too few rows to split
     []
     """
     files = math.ceil(rows / max(1, max_rows))
-    k = max(1, min(int(rows // max(share, 1.0)), files // MIN_FILES_PER_SLICE))
+    k = max(1, min(int(rows // max(share, 1.0)), files // MIN_FILES_PER_SLICE,
+                   rows // MIN_SLICE_ROWS if MIN_SLICE_ROWS > 0 else files))
     return [round(j * files / k) * max_rows / rows for j in range(1, k)]
 
 
