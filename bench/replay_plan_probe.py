@@ -9,7 +9,8 @@ are appended to ``OUT/runs.jsonl``. bench/README_real_replay.md, "Round 9 (why9)
   rewritten whole. Needs ``OUT/wd`` = a copy of the 10M replay's workdir (its staging table's
   ``table.json`` pointed at the copy).
 * ``WHY9_MODE=groups WHY9_RUNS='g1:1;g01:0,1;full:0,1,2,3,4;one:-1'``: the pickled plan's
-  groups rewritten in subsets in one session (``-1`` = all its files as ONE sort group).
+  groups rewritten in subsets in one session (``-1`` = all its files as ONE sort group);
+  ``WHY9_DRIVER_MEMORY=1g`` runs them in a smaller driver (a sort that spills).
 
 Run under the heavy lock: ``flock /work/tools/heavy.lock nice -n 5 python bench/replay_plan_probe.py``.
 """
@@ -109,7 +110,8 @@ def main() -> None:
         from engine.spark.session import get_spark
         d = pickle.load(open(f"{OUT}/plan.pkl", "rb"))
         settings = load_settings({"home": f"{OUT}/wd/home", "spark_master": "local[2]",
-                                  "spark_shuffle_partitions": 4, "target_rows": d["target_rows"]})
+                                  "spark_shuffle_partitions": 4, "target_rows": d["target_rows"],
+                                  "spark_driver_memory": os.environ.get("WHY9_DRIVER_MEMORY", "2g")})
         spark = get_spark(settings)
         for spec in os.environ["WHY9_RUNS"].split(";"):
             label, idx = spec.split(":")
