@@ -93,6 +93,12 @@ def test_sort_run_keeps_every_row_and_lowers_bytes_scanned(settings, spark):
     measured = result["measured"]
     assert measured["spark_jobs"] <= 2, measured
     assert measured["bytes_written"] > 0 and measured["executor_cpu_seconds"] > 0
+    # Spark's spill and shuffle bytes are recorded (a 3,000-row sort spills nothing here;
+    # forcing a spill needs its own session's memory settings: stage_totals' doctest)
+    for key in ("memory_bytes_spilled", "disk_bytes_spilled", "shuffle_read_bytes"):
+        assert isinstance(measured[key], int) and measured[key] >= 0, (key, measured)
+    assert measured["shuffle_write_bytes"] > 0  # the sort's exchange
+    assert 0 < measured["executor_run_seconds"] and 0 <= measured["jvm_gc_seconds"]
     prog = api.plan_progress(settings, pid)
     assert (prog["status"], prog["groups_done"], prog["groups_total"], prog["rows"]) == (
         "succeeded", 1, 1, 3000)

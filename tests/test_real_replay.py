@@ -75,6 +75,9 @@ def test_replay_counts_and_nr_pruning_match_the_simulator(settings, spark, tmp_p
                 assert q.duckdb_seconds > 0 and q.duckdb_bytes_read > 0, (name, q.query_id)
     assert not out["nr"].reclusters
     assert out["nn"].reclusters and all(r.bytes_read > 0 and r.bytes_written > 0 for r in out["nn"].reclusters)
+    # each plan's executor CPU time and spill bytes are carried from the executor's result
+    assert all(r.cpu_seconds > 0 and r.memory_spilled >= 0 and r.disk_spilled >= 0
+               for r in out["nn"].reclusters)
 
     scanned: dict[str, int] = {}
 

@@ -243,7 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         w.writerow(["policy", "period", "batch", "measured", "sim_query_bytes", "real_query_bytes",
                     "sim_partitions_scanned", "real_files_scanned", "sim_recluster_bytes",
                     "real_recluster_bytes", "real_query_wall_seconds", "real_recluster_wall_seconds",
-                    "sim_query_seconds", "sim_recluster_seconds", "real_recluster_groups"])
+                    "sim_query_seconds", "sim_recluster_seconds", "real_recluster_groups",
+                    "real_recluster_cpu_seconds", "real_recluster_memory_spilled",
+                    "real_recluster_disk_spilled"])
         for n in names:
             for b in sim_runs[n].batches:
                 qs = [q for q in real[n].queries if q.batch == b.index]
@@ -254,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
                             sum(x.bytes_read + x.bytes_written for x in rs),
                             round(sum(q.wall_seconds for q in qs), 3), round(sum(x.seconds for x in rs), 2),
                             round(b.query_cpu_s, 3), round(b.recluster_cpu_s, 2),
-                            sum(x.groups for x in rs)])
+                            sum(x.groups for x in rs), round(sum(x.cpu_seconds for x in rs), 2),
+                            sum(x.memory_spilled for x in rs), sum(x.disk_spilled for x in rs)])
     print_summary(rows)
     print_form(rows)
     print(json.dumps({"sim_seconds": round(sim_seconds, 1), "replay_seconds": round(replay_seconds, 1),

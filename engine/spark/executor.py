@@ -248,15 +248,24 @@ def _footers(spark: "SparkSession", store: TableStore, table: str, schema: "Tabl
     return added
 
 
+#: the job metrics summed over a plan's batches into its measured result
+#: (:class:`engine.spark.progress.JobMetrics`; the spill bytes since round 9)
+MEASURED_SUMS = ("executor_cpu_seconds", "bytes_read", "bytes_written", "spark_jobs",
+                 "memory_bytes_spilled", "disk_bytes_spilled", "shuffle_write_bytes",
+                 "shuffle_read_bytes", "executor_run_seconds", "jvm_gc_seconds")
+
+
 def _result(plan: "Plan", snapshots: Sequence[str], results: Sequence[GroupResult],
             measured: Sequence[Mapping[str, Any]], seconds: float,
             fresh: bool | None = None) -> dict[str, Any]:
     """The run's result as stored with the plan (additive JSON: older keys kept);
-    ``measured["fresh_session"]``: the run's first job was its Spark session's first
-    rewrite (:func:`session_fresh`), so its wall time holds the cold start."""
-    total = {k: sum(m.get(k, 0) for m in measured)
-             for k in ("executor_cpu_seconds", "bytes_read", "bytes_written", "spark_jobs")}
-    total["executor_cpu_seconds"] = round(total["executor_cpu_seconds"], 3)
+    ``measured`` sums :data:`MEASURED_SUMS` over the batches (Spark's memory and disk
+    spill bytes among them); ``measured["fresh_session"]``: the run's first job was its
+    Spark session's first rewrite (:func:`session_fresh`), so its wall time holds the
+    cold start."""
+    total = {k: sum(m.get(k, 0) for m in measured) for k in MEASURED_SUMS}
+    for k in ("executor_cpu_seconds", "executor_run_seconds", "jvm_gc_seconds"):
+        total[k] = round(total[k], 3)
     total["wall_seconds"] = round(seconds, 3)
     total["fresh_session"] = fresh
     return {
