@@ -65,12 +65,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import duckdb  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
 
 from engine.core.config import Settings  # noqa: E402
 from engine.policy.base import PlanGroup  # noqa: E402
 from engine.policy.costmodel import RewriteTerms, sized_rewrite_cost  # noqa: E402
-from engine.spark.calibrate import rates_from_points  # noqa: E402
+from engine.spark.calibrate import rates_from_points, write_slices  # noqa: E402
 from engine.spark import (curve_keys, footers_parallel, slicing, verification,  # noqa: E402
                           writing)
 from engine.spark.executor import rewrite  # noqa: E402
@@ -86,14 +85,7 @@ GROUP_WRITES = ("partition_by", "tasks", "concurrent")
 
 
 def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
-    data = lineitem_arrow(rows, seed=5)
-    root.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for i in range(0, rows, rows_per_file):
-        path = root / f"part-{i // rows_per_file:05d}.parquet"
-        pq.write_table(data.slice(i, rows_per_file), path)
-        paths.append(str(path))
-    return paths
+    return write_slices(lineitem_arrow(rows, seed=5), root, rows_per_file)
 
 
 #: Spark jobs of the last run of each executor variant (Spark's status store)

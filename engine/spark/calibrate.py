@@ -334,8 +334,7 @@ def _arrow_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
     nullable) written by pyarrow on the driver: the cold probe's inputs must exist before
     the session's first Spark job, so that its first rewrite is the session's first job,
     as a CLI ``plan run``'s is."""
-    import pyarrow as pa  # the driver's writer: no Spark job
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # the driver's writer (write_slices): no Spark job
 
     rng = np.random.default_rng(7)
     ids = np.arange(rows, dtype=np.int64)
@@ -350,9 +349,18 @@ def _arrow_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
             pa.decimal128(12, 2), safe=False),
         "l_extendedprice": pa.array(rng.random(rows) * 100000),
         "l_comment": pa.array([f"note {v}" for v in (rng.random(rows) * 1000).astype(int)])})
+    return write_slices(table, root, rows_per_file)
+
+
+def write_slices(table: Any, root: Path, rows_per_file: int) -> list[str]:
+    """Write an Arrow table as files of ``rows_per_file`` rows (``part-00000.parquet``, ...)
+    under ``root`` with pyarrow on the driver (no Spark job); their paths, in row order.
+    Calibrate's cold probe and ``bench/bench_executor.py`` lay out their inputs this way."""
+    import pyarrow.parquet as pq
+
     root.mkdir(parents=True, exist_ok=True)
     paths = []
-    for i in range(0, rows, rows_per_file):
+    for i in range(0, table.num_rows, rows_per_file):
         path = root / f"part-{i // rows_per_file:05d}.parquet"
         pq.write_table(table.slice(i, rows_per_file), path)
         paths.append(str(path))
