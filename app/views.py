@@ -830,6 +830,8 @@ def _simulation_summary(result: Mapping[str, Any]) -> pd.DataFrame:
         summary.append({
             "policy": res.get("label", name),
             "query CPU-s": res["query_cpu_seconds"], "reclustering CPU-s": res["recluster_cpu_seconds"],
+            # part of the reclustering: a fresh Spark session's start (engine.sim.session)
+            "of which cold start CPU-s": float(res.get("cold_start_seconds") or 0.0),
             "total CPU-s": res["cpu_seconds"], "money ($)": res["money"],
             "mean pruning rate (%)": 100 * float(res["pruning_rate"]),
             "partitions rewritten": res["partitions_rewritten"],

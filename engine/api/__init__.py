@@ -52,8 +52,8 @@ from engine.api.security import (
     sign_out, unlink_oidc, verify_audit,
 )
 from engine.api.simulate import (
-    DEFAULT_SIMULATION_POLICIES, list_presets, scenario_parameters, simulate, simulate_scenario,
-    simulation_policies,
+    COLD_START_MODES, DEFAULT_COLD_START, DEFAULT_SIMULATION_POLICIES, list_presets, scenario_parameters,
+    simulate, simulate_scenario, simulation_policies,
 )
 from engine.api.state import reset_policy_state, rollback_and_reset, wair_state
 from engine.api.tables import (

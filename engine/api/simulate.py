@@ -33,6 +33,7 @@ from engine.policy.registry import DEFAULT_SIM_POLICIES, LABELS, SIM_POLICIES, W
 from engine.sim.driver import HISTORY_LIMIT
 from engine.sim.economics import calibrated_settings
 from engine.sim.runner import compile_scenario, simulate_policies
+from engine.sim.session import COLD_START_MODES, DEFAULT_COLD_START, check_cold_start
 from engine.sim.tuning import tune_dd
 from engine.sim.variants import scenario_policy
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from engine.sim.records import PolicyRun
 
 __all__ = ["simulate", "simulate_scenario", "list_presets", "scenario_parameters", "simulation_policies",
-           "DEFAULT_SIMULATION_POLICIES"]
+           "DEFAULT_SIMULATION_POLICIES", "COLD_START_MODES", "DEFAULT_COLD_START"]
 
 #: the policies :func:`simulate` compares unless told otherwise
 DEFAULT_SIMULATION_POLICIES = DEFAULT_SIM_POLICIES
@@ -96,7 +97,8 @@ def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequ
                       tune: bool = True, act_every: str = "batch", feedback: str = "batch",
                       policy_params: Mapping[str, Mapping[str, Any]] | None = None,
                       replay: Callable[..., dict[str, "PolicyRun"]] = simulate_policies,
-                      prebuilt: Mapping[str, "Policy"] | None = None
+                      prebuilt: Mapping[str, "Policy"] | None = None,
+                      cold_start: str = DEFAULT_COLD_START
                       ) -> tuple[dict[str, "PolicyRun"], dict[str, Any] | None]:
     """Run named policies on a built scenario; DD is tuned to WAIR's reclustering budget
     (grid search, as the paper does) when both are requested and ``tune`` is set.
@@ -104,7 +106,11 @@ def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequ
     ``replay``: how one policy is replayed, with the signature of
     :func:`engine.sim.runner.simulate_policies` (the default); the what-if on a real table
     passes :func:`engine.sim.own_table.simulate_own`. ``prebuilt``: policies built by the
-    caller, by name (the what-if's PTO design), used instead of the registry's variant."""
+    caller, by name (the what-if's PTO design), used instead of the registry's variant.
+    ``cold_start``: which rewrites pay ``settings.cold_start_s``, the Spark session's start
+    (:mod:`engine.sim.session`; ``"first"`` by default, as the real replay runs: one
+    session per policy's run)."""
+    check_cold_start(cold_start)
     prebuilt = prebuilt or {}
     names = _parse_policies(policies, tuple(prebuilt))
     compiled = compile_scenario(scenario)
@@ -124,13 +130,15 @@ def simulate_scenario(settings: "Settings", scenario: "Scenario", policies: Sequ
 
             def one(policy: Any) -> "PolicyRun":
                 return replay(scenario, {"dd": policy}, settings, step, act_every,
-                              history=SHORT_HISTORY, compiled=compiled, feedback=feedback)["dd"]
+                              history=SHORT_HISTORY, compiled=compiled, feedback=feedback,
+                              cold_start=cold_start)["dd"]
             runs["dd"], tuning = tune_dd(scenario, settings, budget, one)
         else:
             policy = prebuilt.get(name) or scenario_policy(name, scenario, policy_params.get(name))
             history = HISTORY_LIMIT if name in WAIR_FAMILY else SHORT_HISTORY
             runs[name] = replay(scenario, {name: policy}, settings, step, act_every,
-                                history=history, compiled=compiled, feedback=feedback)[name]
+                                history=history, compiled=compiled, feedback=feedback,
+                                cold_start=cold_start)[name]
         done += 1
     return {n: runs[n] for n in names}, tuning
 
@@ -140,14 +148,20 @@ def simulate(settings: "Settings", preset: str = "tpch", rows: int | None = None
              overrides: Mapping[str, Any] | None = None,
              progress: Callable[[Mapping[str, Any]], None] | None = None,
              per_batch: bool = True, tune_dd: bool = True, act_every: str = "batch",
-             feedback: str = "batch", calibrated: bool = True) -> dict[str, Any]:
+             feedback: str = "batch", calibrated: bool = True,
+             cold_start: str = DEFAULT_COLD_START) -> dict[str, Any]:
     """Generate the preset's scenario and replay it against ``policies`` (see module doc).
 
     ``calibrated``: price queries and rewrites with the preset's DuckDB-measured economics
     (:func:`engine.sim.economics.calibrated_settings`, issue 11 section 5); False keeps the
     workspace's configured rates. The DuckDB economics measured a rewrite's fixed cost per
     ``COPY`` statement, so they charge it per group; the workspace's rates (a Spark
-    calibration) once per plan, as the executor runs it (:mod:`engine.sim.apply`)."""
+    calibration) once per plan, as the executor runs it (:mod:`engine.sim.apply`).
+
+    ``cold_start``: which rewrites pay the workspace's calibrated ``cold_start_s``
+    (:mod:`engine.sim.session`: ``"first"``, ``"every"`` or ``"none"``); the DuckDB
+    economics have none, so it matters with ``calibrated=False`` in a calibrated workspace."""
+    check_cold_start(cold_start)
     t0 = time.perf_counter()
     scenario = build_scenario(preset, rows=rows, seed=seed, overrides=overrides)
     replay = simulate_policies
@@ -155,15 +169,17 @@ def simulate(settings: "Settings", preset: str = "tpch", rows: int | None = None
         settings = calibrated_settings(scenario, settings, preset)
         replay = functools.partial(simulate_policies, fixed_per="group")
     runs, tuning = simulate_scenario(settings, scenario, policies, progress, tune_dd, act_every, feedback,
-                                     replay=replay)
+                                     replay=replay, cold_start=cold_start)
     out: dict[str, Any] = {
         "preset": preset, "rows": scenario.dataset.rows, "seed": int(seed),
         "overrides": dict(overrides or {}), "act_every": act_every, "feedback": feedback,
+        "cold_start": cold_start,
         "scenario": scenario.summary(),
         "policies": {n: {"label": LABELS.get(n, n), **r.to_json(per_batch=per_batch)} for n, r in runs.items()},
         "comparison": comparison(runs),
         "rates": {"scan_bytes_per_s": settings.scan_bytes_per_s, "sort_bytes_per_s": settings.sort_bytes_per_s,
-                  "price_per_cpu_hour": settings.price_per_cpu_hour},
+                  "price_per_cpu_hour": settings.price_per_cpu_hour,
+                  "cold_start_s": float(settings.cold_start_s)},
         "seconds": time.perf_counter() - t0,
     }
     if tuning is not None:

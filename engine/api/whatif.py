@@ -32,6 +32,7 @@ from engine.sim.own_sample import read_partition_sample, sample_fraction
 from engine.sim.own_table import (DesignOnce, PawTreeOnly, own_scenario, shift_fragments, simulate_own,
                                   stat_columns)
 from engine.sim.scan import compile_fragment, query_cost
+from engine.sim.session import DEFAULT_COLD_START, check_cold_start
 from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
 
@@ -269,7 +270,7 @@ def whatif_table(settings: "Settings", table: str,
                  seed: int = 0, progress: Callable[[Mapping[str, Any]], None] | None = None,
                  tune_dd: bool = True, price_paw: bool = False, reuse: bool = True,
                  sample_read: str = "row_group", pto_design_rows: int | None = PTO_DESIGN_ROWS,
-                 pto_design_read: str = "sample") -> dict[str, Any]:
+                 pto_design_read: str = "sample", cold_start: str = DEFAULT_COLD_START) -> dict[str, Any]:
     """Replay ``table``'s imported workload (and a shifted copy) on a simulated copy of the
     table under ``policies`` (see the module docstring for the answer).
 
@@ -286,7 +287,11 @@ def whatif_table(settings: "Settings", table: str,
     PTO designs on a sample of at most this many rows (0 or None: every row, the paper's;
     :data:`PTO_DESIGN_ROWS`). ``pto_design_read``: that sample's rows come from whole files
     drawn at random ("sample", default: :func:`engine.design.pto.data.load_file_sample`)
-    or from every row read first ("all")."""
+    or from every row read first ("all"). ``cold_start``: which replayed rewrites pay the
+    calibrated ``cold_start_s`` of a fresh Spark session (:mod:`engine.sim.session`:
+    ``"first"``, the default, as the dashboard's one session runs plans; ``"every"``, a CLI
+    ``plan run`` per plan; ``"none"``, every rewrite warm)."""
+    check_cold_start(cold_start)
     if pto_design_read not in ("sample", "all"):
         raise InvalidParameterError(f"pto_design_read must be 'sample' or 'all', got {pto_design_read!r}")
     t0 = time.perf_counter()
@@ -322,7 +327,8 @@ def whatif_table(settings: "Settings", table: str,
     clock.stage("replay", "replaying the workload")
     runs, tuning = simulate_scenario(settings, scenario, names, clock.policy_step, tune_dd,
                                      replay=simulate_own, prebuilt=prebuilt,
-                                     policy_params={"dd": known["chosen"]} if known else None)
+                                     policy_params={"dd": known["chosen"]} if known else None,
+                                     cold_start=cold_start)
     if known:
         tuning = {**known, "reused": True}
     elif tuning is not None and reuse:
@@ -341,7 +347,9 @@ def whatif_table(settings: "Settings", table: str,
         "policies": {n: {"label": _label(n), **r.to_json(per_batch=True)} for n, r in runs.items()},
         "comparison": comparison(runs),
         "rates": {"scan_bytes_per_s": settings.scan_bytes_per_s, "sort_bytes_per_s": settings.sort_bytes_per_s,
-                  "price_per_cpu_hour": settings.price_per_cpu_hour},
+                  "price_per_cpu_hour": settings.price_per_cpu_hour,
+                  "cold_start_s": float(settings.cold_start_s)},
+        "cold_start": cold_start,
         "estimated": _estimated_notes(snap, sample, strings),
         "seconds": time.perf_counter() - t0,
         "timings": clock.timings(),

@@ -52,6 +52,7 @@ from engine.sim.own_sample import PartitionSample
 from engine.sim.records import PolicyRun
 from engine.sim.runner import ProgressFn, ScanCache, SimRun, compile_scenario
 from engine.sim.scan import CompiledFragment
+from engine.sim.session import DEFAULT_COLD_START
 from engine.sim.table import SimTable
 from engine.workload.model import Range, ScanFragment
 
@@ -387,11 +388,12 @@ def simulate_own(scenario: Scenario, policies: Mapping[str, "Policy"], settings:
                  progress: ProgressFn | None = None, act_every: str = "batch",
                  history: int = HISTORY_LIMIT, compiled: Mapping[str, CompiledFragment] | None = None,
                  observer: Callable[..., None] | None = None,
-                 feedback: str = "batch", fixed_per: str = "plan") -> dict[str, PolicyRun]:
+                 feedback: str = "batch", fixed_per: str = "plan",
+                 cold_start: str = DEFAULT_COLD_START) -> dict[str, PolicyRun]:
     """:func:`engine.sim.runner.simulate_policies` on the own-table scenario (priced as the
-    Spark executor runs a plan unless ``fixed_per="group"``)."""
+    Spark executor runs a plan unless ``fixed_per="group"``; ``cold_start`` as there)."""
     check_modes(act_every, feedback)
     compiled = compiled or compile_scenario(scenario)
     return {name: OwnRun(scenario, name, policy, settings, compiled, act_every, history, observer,
-                         feedback, fixed_per).go(progress, i, len(policies))
+                         feedback, fixed_per, cold_start).go(progress, i, len(policies))
             for i, (name, policy) in enumerate(policies.items())}

@@ -49,6 +49,7 @@ from engine.sim.apply import FIXED_PER, ApplyResult, apply_groups, dataset_sampl
 from engine.sim.driver import HISTORY_LIMIT, BatchDriver, Pending, Rewrite, check_modes
 from engine.sim.records import BatchRecord, PolicyRun
 from engine.sim.scan import CompiledFragment, compile_fragment, query_cost
+from engine.sim.session import DEFAULT_COLD_START, ColdStart
 from engine.sim.table import SimTable
 
 if TYPE_CHECKING:
@@ -153,7 +154,8 @@ class SimRun(BatchDriver):
     def __init__(self, scenario: "Scenario", name: str, policy: Policy, settings: "Settings",
                  compiled: Mapping[str, CompiledFragment], act_every: str = "batch",
                  history: int = HISTORY_LIMIT, observer: Callable[..., None] | None = None,
-                 feedback: str = "batch", fixed_per: str = "plan") -> None:
+                 feedback: str = "batch", fixed_per: str = "plan",
+                 cold_start: str = DEFAULT_COLD_START) -> None:
         super().__init__(scenario, policy, settings, compiled, history=history,
                          act_every=act_every, feedback=feedback)
         if fixed_per not in FIXED_PER:
@@ -161,6 +163,8 @@ class SimRun(BatchDriver):
         self.name = name
         self.observer = observer
         self.fixed_per = fixed_per  # where a rewrite's fixed cost is paid (engine.sim.apply)
+        # which rewrites pay the Spark session's cold start (engine.sim.session)
+        self.cold = ColdStart(cold_start, settings.cold_start_s)
         ds = scenario.dataset
         policy.bind_sampler(dataset_sampler(ds.data))  # PAW designs on the table's rows
         self.table = SimTable(ds.schema, ds.data, ds.widths, scenario.spec.target_rows)
@@ -198,8 +202,10 @@ class SimRun(BatchDriver):
             return None
         rec.recluster_bytes_read += res.bytes_read
         rec.recluster_bytes_written += res.bytes_written
-        rec.recluster_cpu_s += res.cpu_seconds
-        rec.money += res.money
+        cold = self.cold.charge()  # a bill, not a price: the feedback's cost stays warm
+        rec.recluster_cpu_s += res.cpu_seconds + cold
+        rec.cold_start_s += cold
+        rec.money += res.money + money(cold, self.settings)
         rec.recluster_partitions += len(res.old_pids)
         rec.recluster_groups += res.groups
         for k, v in res.layouts.items():
@@ -316,12 +322,15 @@ def simulate_policies(scenario: "Scenario", policies: Mapping[str, Policy], sett
                       history: int = HISTORY_LIMIT,
                       compiled: Mapping[str, CompiledFragment] | None = None,
                       observer: Callable[..., None] | None = None,
-                      feedback: str = "batch", fixed_per: str = "plan") -> dict[str, PolicyRun]:
+                      feedback: str = "batch", fixed_per: str = "plan",
+                      cold_start: str = DEFAULT_COLD_START) -> dict[str, PolicyRun]:
     """Replay ``scenario`` once per policy (name -> Policy instance); deterministic.
 
     ``fixed_per``: a rewrite pays ``rewrite_fixed_s`` once per plan, as the Spark executor
     runs it (the default), or per group, as the presets' DuckDB economics measured it
-    (:mod:`engine.sim.apply`).
+    (:mod:`engine.sim.apply`). ``cold_start``: which charged rewrites also pay
+    ``settings.cold_start_s``, the Spark session's start (:mod:`engine.sim.session`:
+    ``"first"`` of each policy's run, the default, ``"every"`` or ``"none"``).
 
     ``observer(batch=, fragment=, table=, cost=)`` is called for every query (tests use it
     to check the charged bytes against a brute-force evaluation)."""
@@ -330,6 +339,6 @@ def simulate_policies(scenario: "Scenario", policies: Mapping[str, Policy], sett
     out: dict[str, PolicyRun] = {}
     for i, (name, policy) in enumerate(policies.items()):
         run = SimRun(scenario, name, policy, settings, compiled, act_every, history, observer,
-                     feedback, fixed_per)
+                     feedback, fixed_per, cold_start)
         out[name] = run.go(progress, i, len(policies))
     return out
