@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core import logical_types
+from engine.core.fmt import format_number
 
 # --------------------------------------------------------------------------- numbers
 
@@ -941,11 +942,17 @@ def pto_candidates_frame(result: Mapping[str, Any], limit: int = 15) -> pd.DataF
 
 def busier_text(out: Mapping[str, Any]) -> str:
     """The busier-workload what-if in one paragraph: the factor, the plan WAIR would then
-    propose (partitions, cost, saving per window) and how to store it."""
-    tried = ", ".join(f"{float(s['factor']):.3g}x" for s in out.get("steps") or [])
+    propose (partitions, cost, saving per window) and how to store it. Numbers by
+    :func:`engine.core.fmt.format_number` (1,000, never 1e+03).
+
+    >>> busier_text({"factor": 1000.0, "alpha": 0.001, "plan": None,
+    ...              "steps": [{"factor": 1.0}, {"factor": 12.5}, {"factor": 1000.0}]})
+    'Even if each query of the window ran 1,000 times, WAIR proposes nothing (tried 1x, 12.5x, 1,000x).'
+    """
+    tried = ", ".join(f"{format_number(float(s['factor']))}x" for s in out.get("steps") or [])
     plan = out.get("plan")
     if plan is None:
-        return (f"Even if each query of the window ran {float(out['factor']):.3g} times, "
+        return (f"Even if each query of the window ran {format_number(float(out['factor']))} times, "
                 f"WAIR proposes nothing (tried {tried}).")
     cost, saving = plan.get("estimated_cost") or {}, plan.get("predicted_saving") or {}
     what = (f"{int(plan.get('partition_count') or 0):,} partitions in "
@@ -954,7 +961,7 @@ def busier_text(out: Mapping[str, Any]) -> str:
             f"{int(saving.get('window_queries') or 0)} queries each run once")
     if not out.get("steps"):
         return f"WAIR proposes a plan on the window as it is: {what}."
-    return (f"**If each query of the window ran {float(out['factor']):.3g} times**, WAIR "
+    return (f"**If each query of the window ran {format_number(float(out['factor']))} times**, WAIR "
             f"would propose {what} (it declined at {tried}). Equation 4 then weighs each saving "
-            f"{float(out['factor']):.3g} times: preview it on **Recommendation** with alpha "
-            f"{float(out['alpha']):.3g}, or `layout-advisor plan preview --busier`.")
+            f"{format_number(float(out['factor']))} times: preview it on **Recommendation** with alpha "
+            f"{format_number(float(out['alpha']))}, or `layout-advisor plan preview --busier`.")

@@ -13,6 +13,7 @@ import pytest
 
 from demo_helpers import calibrated_demo
 from engine import api
+from engine.core.fmt import format_number
 from test_browser import CHROMIUM, CHROMIUM_ARGS, SCRIPT_DONE_JS, free_port
 
 pytestmark = [
@@ -49,11 +50,11 @@ def test_no_plan_pages_say_why_with_the_numbers(declined_dashboard, tmp_path):
     form = {"window": 50, "alpha": 1.0, "beta": 0.0, "k_max": 64, "eps": 0.1, "min_samples": 5}
     busier = {"approve": api.busier_preview(settings, "lineitem"),
               "recommendation": api.busier_preview(settings, "lineitem", form)}
-    expected = [f"would cost {d['cut_cost_cpu_s']:.3g} CPU-s and save "
-                f"{d['cut_saving_cpu_s']:.3g} CPU-s over the last 50 queries",
+    expected = [f"would cost {format_number(d['cut_cost_cpu_s'])} CPU-s and save "
+                f"{format_number(d['cut_saving_cpu_s'])} CPU-s over the last 50 queries",
                 f"a net cost of {d['net_cpu_s']:+.3g} CPU-s",
-                f"would cost {be['cost_cpu_s']:.3g} CPU-s and save {be['saving_cpu_s']:.3g} CPU-s",
-                f"ran at least {be['factor']:.3g} times, {be['queries']:,} queries like "
+                f"would cost {format_number(be['cost_cpu_s'])} CPU-s and save {format_number(be['saving_cpu_s'])} CPU-s",
+                f"ran at least {format_number(be['factor'])} times, {be['queries']:,} queries like "
                 "these per window instead of 50",
                 "DD or PAW"]
     timeout = 120_000
@@ -76,7 +77,7 @@ def test_no_plan_pages_say_why_with_the_numbers(declined_dashboard, tmp_path):
                 page.wait_for_function(SCRIPT_DONE_JS, timeout=timeout)
                 shown = " ".join(answer.inner_text().split())
                 want = busier[path]
-                assert f"If each query of the window ran {want['factor']:.3g} times" in shown, shown
+                assert f"If each query of the window ran {format_number(want['factor'])} times" in shown, shown
                 assert f"{want['plan']['partition_count']:,} partitions" in shown, shown
                 assert "**" not in shown  # rendered as Markdown, not shown as typed
                 assert page.locator("[data-testid='stException']").count() == 0

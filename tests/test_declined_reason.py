@@ -19,6 +19,7 @@ from engine import api
 from engine.cli import main
 from engine.policy.breakeven import break_even
 from engine.policy.explain import explain_no_action
+from engine.core.fmt import format_number
 
 
 def test_break_even_is_the_cut_with_the_smallest_cost_per_saving():
@@ -90,7 +91,7 @@ def test_calibrated_demo_declines_with_an_exact_break_even(demo):
     be = d["break_even"]
     assert rec["reason"].startswith("best cut") and d["net_cpu_s"] > 0
     # the numbers the user reads are the decision's own
-    assert f"would cost {d['cut_cost_cpu_s']:.3g} CPU-s" in rec["explanation"]["why"]
+    assert f"would cost {format_number(d['cut_cost_cpu_s'])} CPU-s" in rec["explanation"]["why"]
     assert f"net cost of {d['net_cpu_s']:+.3g} CPU-s" in rec["explanation"]["why"]
     assert f"{be['queries']:,} queries like these per window instead of 50" \
         in rec["explanation"]["what_would_change"]
@@ -122,9 +123,9 @@ def test_plan_create_prints_the_reason_in_plain_words(demo, capsys):
     out = capsys.readouterr().out
     d = _explained(demo)["details"]
     assert out.startswith(f"no plan for lineitem (wair): Rewriting the {d['cut']} most useful")
-    assert f"save {d['cut_saving_cpu_s']:.3g} CPU-s over the last 50 queries" in out
+    assert f"save {format_number(d['cut_saving_cpu_s'])} CPU-s over the last 50 queries" in out
     assert f"Break-even: it would pay if each of these queries ran at least " \
-           f"{d['break_even']['factor']:.3g} times" in out
+           f"{format_number(d['break_even']['factor'])} times" in out
     assert "(the policy's reason: best cut" in out
     assert api.list_plans(demo, "lineitem") == []
 
@@ -132,7 +133,8 @@ def test_plan_create_prints_the_reason_in_plain_words(demo, capsys):
 def test_plan_preview_busier_prints_the_factor_and_the_plan(demo, capsys):
     assert main(["--home", str(demo.home), "plan", "preview", "lineitem", "--busier"]) == 0
     out = capsys.readouterr().out
-    factor = float(re.search(r"if each query of its window runs ([\d.]+) times", out).group(1))
+    factor = float(re.search(r"if each query of its window runs ([\d.,]+) times", out).group(1)
+                   .replace(",", ""))
     assert math.isclose(factor, api.busier_preview(demo, "lineitem")["factor"], rel_tol=1e-2)
     assert "preview (nothing stored)  table lineitem  policy wair" in out
     assert "store it with `layout-advisor plan create lineitem --alpha" in out

@@ -12,7 +12,7 @@ from engine.cli.audit import audit_line
 from engine.cli.auth import add_identity_args, signed_in
 from engine.cli.design import add_paw_args, add_pto_design_rows
 from engine.cli.output import add_json_flag, emit
-from engine.core.fmt import format_money, format_seconds, human_bytes
+from engine.core.fmt import format_money, format_number, format_seconds, human_bytes
 
 
 def _declined_text(p: Mapping[str, Any]) -> str:
@@ -125,15 +125,16 @@ def _list_text(rows: list[Mapping[str, Any]]) -> str:
 
 def _busier_text(out: Mapping[str, Any]) -> str:
     """``plan preview --busier``: the factor at which WAIR proposes, and that plan."""
-    steps = ", ".join(f"x{s['factor']:.3g}" for s in out.get("steps") or [])
+    steps = ", ".join(f"x{format_number(s['factor'])}" for s in out.get("steps") or [])
     if out.get("plan") is None:
-        return (f"WAIR proposes nothing even if each query of its window ran {out['factor']:.3g} "
-                f"times (tried {steps})")
+        return (f"WAIR proposes nothing even if each query of its window ran "
+                f"{format_number(out['factor'])} times (tried {steps})")
     if not out.get("steps"):
         return "WAIR proposes a plan on the window as it is:\n" + _plan_text(out["plan"])
     plan = out["plan"]
-    return (f"WAIR proposes this plan if each query of its window runs {out['factor']:.3g} "
-            f"times (equation 4 at alpha {out['alpha']:.3g}; declined at {steps}):\n"
+    # (the --alpha of the command stays a plain float to paste: no thousands separator)
+    return (f"WAIR proposes this plan if each query of its window runs {format_number(out['factor'])} "
+            f"times (equation 4 at alpha {format_number(out['alpha'])}; declined at {steps}):\n"
             + _plan_text(plan) + f"\n  store it with `layout-advisor plan create {plan['table']} "
             f"--alpha {out['alpha']:.3g}` (the other parameters as given here)")
 

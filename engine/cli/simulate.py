@@ -62,7 +62,9 @@ def cold_start_line(result: Mapping[str, Any]) -> str:
     >>> cold_start_line({"cold_start": "first", "rates": {"cold_start_s": 11.3},
     ...                  "policies": {"wair": {"label": "WAIR", "cold_start_seconds": 11.3},
     ...                               "nr": {"label": "NR", "cold_start_seconds": 0.0}}})
-    "CPU-s include a fresh Spark session's cold start (11.3 s, the first rewrite of each policy's run: --cold-start first): WAIR 11.3 s, NR 0 ms"
+    ... # doctest: +NORMALIZE_WHITESPACE
+    "CPU-s include a fresh Spark session's cold start (11.3 s, the first rewrite of each
+    policy's run: --cold-start first): WAIR 11.3 s, NR 0 ms"
     """
     start = float((result.get("rates") or {}).get("cold_start_s") or 0.0)
     mode = result.get("cold_start", "none")

@@ -55,13 +55,37 @@ def format_money(amount: float | None, currency: str = "$") -> str:
     return f"{sign}{currency}{value:,.0f}" if value >= 1000 else f"{sign}{currency}{value:,.2f}"
 
 
-def format_seconds(seconds: float | None) -> str:
-    """Seconds for people: "-" when unknown, ms below one second, else three digits.
+def format_number(x: float | None, digits: int = 3) -> str:
+    """A number for people: ``digits`` significant digits, never in exponent form (Python's
+    ``:.3g`` prints 1000 as ``1e+03``), thousands separators from 1,000 up, "-" when unknown.
 
     Example:
-    >>> format_seconds(0.0871), format_seconds(42.83), format_seconds(None)
-    ('87 ms', '42.8 s', '-')
+    >>> format_number(1000.0), format_number(1234.5), format_number(12.345), format_number(0.5)
+    ('1,000', '1,234', '12.3', '0.5')
+    >>> format_number(0.00012345), format_number(0), format_number(-2e6), format_number(999.7)
+    ('0.000123', '0', '-2,000,000', '1,000')
+    >>> format_number(None), format_number(float("nan"))
+    ('-', '-')
+    """
+    if x is None or not math.isfinite(x):
+        return "-"
+    if x == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    if decimals == 0:
+        return f"{x:,.0f}"
+    text = f"{x:.{decimals}f}".rstrip("0").rstrip(".")
+    return text if abs(float(text)) < 10 ** digits else f"{x:,.0f}"
+
+
+def format_seconds(seconds: float | None) -> str:
+    """Seconds for people: "-" when unknown, ms below one second, else three digits
+    (:func:`format_number`: 1,234 s, never ``1.23e+03 s``).
+
+    Example:
+    >>> format_seconds(0.0871), format_seconds(42.83), format_seconds(None), format_seconds(1234.0)
+    ('87 ms', '42.8 s', '-', '1,234 s')
     """
     if seconds is None or not math.isfinite(seconds):
         return "-"
-    return f"{seconds * 1000:.0f} ms" if abs(seconds) < 1 else f"{seconds:.3g} s"
+    return f"{seconds * 1000:.0f} ms" if abs(seconds) < 1 else f"{format_number(seconds)} s"

@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+from engine.core.fmt import format_number
+
 
 def explain_no_action(policy: str, decision: Mapping[str, Any]) -> dict[str, str]:
     """``{"why": ..., "what_would_change": ...}`` for a policy that proposed nothing."""
@@ -77,24 +79,24 @@ def _not_worth_it(decision: Mapping[str, Any], queries: int) -> dict[str, str]:
     net = cost - saving / alpha
     bar = f" (alpha {alpha:g}: the saving must exceed {alpha:g} x the cost)" if alpha != 1 else ""
     share = f" ({saving / cost:.0%} of its cost)" if cost > 0 else ""
-    why = (f"Rewriting the {_partitions(cut)} would cost {cost:.3g} CPU-s and save "
-           f"{saving:.3g} CPU-s over the last {queries} queries{share}: a net cost of "
-           f"{net:+.3g} CPU-s"
+    why = (f"Rewriting the {_partitions(cut)} would cost {format_number(cost)} CPU-s and save "
+           f"{format_number(saving)} CPU-s over the last {queries} queries{share}: a net cost of "
+           f"{_signed(net)} CPU-s"
            f"{bar}, the smallest of any cut over this window.")
     be = decision.get("break_even")
     if be and int(be["cut"]) != cut:
         why += (f" The rewrite closest to paying off, the {_partitions(int(be['cut']))}, "
-                f"would cost {float(be['cost_cpu_s']):.3g} CPU-s and save "
-                f"{float(be['saving_cpu_s']):.3g} CPU-s over those queries "
+                f"would cost {format_number(float(be['cost_cpu_s']))} CPU-s and save "
+                f"{format_number(float(be['saving_cpu_s']))} CPU-s over those queries "
                 f"({float(be['saving_cpu_s']) / float(be['cost_cpu_s']):.0%} of its cost).")
     if be and be.get("queries") and queries > 0:
         k = float(be["factor"])
         lower = _round_down(alpha / k)
-        change = (f"Break-even: it would pay if each of these queries ran at least {k:.3g} "
+        change = (f"Break-even: it would pay if each of these queries ran at least {format_number(k)} "
                   f"times, {int(be['queries']):,} queries like these per window instead of "
                   f"{queries} (at least: this prices the cut as one sort; grouped by layout a "
                   f"plan can cost more). To see that plan: preview with alpha {lower:g} "
-                  f"(equation 4 then weighs each saving {alpha / lower:.3g} times, as a workload "
+                  f"(equation 4 then weighs each saving {format_number(alpha / lower)} times, as a workload "
                   f"that much busier would), or with a window of {int(be['queries']):,} queries "
                   "if the log holds that many; WAIR doubles its window after a quiet window, so "
                   f"it looks that far back by itself. {_OTHERS}")
@@ -126,16 +128,25 @@ def _grouped(decision: Mapping[str, Any], queries: int) -> dict[str, str]:
     cost, saving = float(cost), float(saving)
     k = alpha * cost / saving
     parts = int(decision.get("cut") or 0)
-    why = (f"Grouped by layout, rewriting the {_partitions(parts)} would cost {cost:.3g} CPU-s "
-           f"and save {saving:.3g} CPU-s over the last {queries} queries: a net cost of "
-           f"{cost - saving / alpha:+.3g} CPU-s" + (f" at alpha {alpha:g}" if alpha != 1 else "")
+    why = (f"Grouped by layout, rewriting the {_partitions(parts)} would cost {format_number(cost)} CPU-s "
+           f"and save {format_number(saving)} CPU-s over the last {queries} queries: a net cost of "
+           f"{_signed(cost - saving / alpha)} CPU-s" + (f" at alpha {alpha:g}" if alpha != 1 else "")
            + " (eq. 4).")
     lower = _round_down(alpha / k)
-    change = (f"Break-even: this plan would pay if each of these queries ran {k:.3g} times, "
+    change = (f"Break-even: this plan would pay if each of these queries ran {format_number(k)} times, "
               f"{math.floor(k * queries) + 1:,} queries like these per window "
               f"instead of {queries}. Preview with alpha {lower:g} to see the plan WAIR then "
               f"picks (its cut can grow, and with it the cost). {_OTHERS}")
     return {"why": why, "what_would_change": change}
+
+
+def _signed(x: float) -> str:
+    """``x`` with its sign, by :func:`engine.core.fmt.format_number`.
+
+    >>> _signed(1234.5), _signed(-0.5)
+    ('+1,234', '-0.5')
+    """
+    return ("+" if x >= 0 else "") + format_number(x)
 
 
 def _round_down(x: float) -> float:
@@ -157,12 +168,13 @@ def _losses(decision: Mapping[str, Any], queries: int) -> dict[str, str]:
     cost = float(decision.get("cost_cpu_s") or 0.0)
     cols = [r for r in decision.get("regressions") or [] if r.get("queries")]
     named = ", ".join(f"{r['column']} ({int(r['queries'])} queries"
-                      + (f", depth {float(r['depth_before']):.3g} -> {float(r['depth_after']):.3g}"
+                      + (f", depth {format_number(float(r['depth_before']))} -> "
+                         f"{format_number(float(r['depth_after']))}"
                          if "depth_before" in r else "") + ")" for r in cols[:3])
-    tail = (f"net of that it does not pay its cost of {cost:.3g} CPU-s"
+    tail = (f"net of that it does not pay its cost of {format_number(cost)} CPU-s"
             if decision.get("losses") == "cost" else "it loses more than it gains")
-    why = (f"The rewrite would save {saving:.3g} CPU-s over the last {queries} queries but "
-           f"slow down others by {loss:.3g} CPU-s, because it mixes the order that serves "
+    why = (f"The rewrite would save {format_number(saving)} CPU-s over the last {queries} queries but "
+           f"slow down others by {format_number(loss)} CPU-s, because it mixes the order that serves "
            f"their filters{': ' + named if named else ''}; {tail}.")
     return {"why": why,
             "what_would_change": "Fewer queries on the columns it would disorder, or more "
