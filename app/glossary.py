@@ -61,8 +61,8 @@ TERMS: tuple[Term, ...] = (
          "WAIR §4.2, eq. 2"),
     Term("Credit c", "A per-query allowance: a rewrite may cost at most the net realized "
          "savings so far plus c times the queries seen.", "WAIR §4.3, eq. 5"),
-    Term("k_max", "The most partitions sorted together in one chunk (the memory limit).",
-         "WAIR §3.3"),
+    Term("k_max", "The most partitions sorted together in one chunk (the memory limit); unless "
+         "set, the memory budget over the table's median partition.", "WAIR §3.3"),
     Term("Savings signature", "For one partition, how its saving splits over the predicated "
          "columns, as a unit vector.", "WAIR §4.4"),
     Term("DBSCAN, eps, min_samples", "Clustering of the signatures by cosine distance: eps is "

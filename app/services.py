@@ -443,6 +443,18 @@ def busier_preview(table: str, params: Mapping[str, Any] | None = None) -> dict[
     return _busier(home(), table, key, current_snapshot_id(table), workload_key(table))
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _wair_k_max(home_: str, table: str, snapshot_id: str, budget: int) -> dict[str, Any]:
+    return dict(api.wair_k_max(settings(), table))
+
+
+def wair_k_max(table: str) -> dict[str, Any]:
+    """The k_max WAIR derives on the table's current snapshot when none is given
+    (:func:`engine.api.wair_k_max`: memory budget over the median partition), the
+    Recommendation form's default, as the CLI's without ``--k-max``."""
+    return _wair_k_max(home(), table, current_snapshot_id(table), int(settings().memory_budget_bytes))
+
+
 def signature_points(rec: Mapping[str, Any]) -> tuple | None:
     """The savings-signature scatter of a preview, projected to 2-D by the engine; the
     arguments of :func:`app.charts.signatures`, or None when there is nothing to draw."""

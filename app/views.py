@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core import logical_types
-from engine.core.fmt import format_number
+from engine.core.fmt import format_number, human_bytes
 
 # --------------------------------------------------------------------------- numbers
 
@@ -414,11 +414,31 @@ def workload_views(frags: Sequence[Any], per_query: pd.DataFrame) -> dict[str, A
 # --------------------------------------------------------------------------- plans
 
 def wair_params(form: Mapping[str, Any]) -> dict[str, Any]:
-    """Form values as WAIR parameters (a cost limit of 0 means none)."""
+    """Form values as WAIR parameters (a cost limit of 0 means none; a k_max of None is
+    derived by WAIR from the memory budget and the median partition, as without ``--k-max``).
+
+    >>> wair_params({"window": 50, "cost_limit": 0.0, "k_max": None})
+    {'window': 50}
+    """
     out = dict(form)
     if not out.get("cost_limit"):
         out.pop("cost_limit", None)
+    if out.get("k_max") is None:
+        out.pop("k_max", None)
     return out
+
+
+def k_max_help(derived: Mapping[str, Any]) -> str:
+    """How the Recommendation form's default k_max is derived (:func:`engine.api.wair_k_max`).
+
+    >>> k_max_help({"k_max": 64, "memory_budget_bytes": 2 * 1024**3,
+    ...             "median_partition_bytes": 32 * 2**20})
+    'Memory limit of one rewrite group. Derived unless changed: the memory budget (2.0 GiB) over the median partition (32.0 MiB) = 64 partitions, as `plan preview` without --k-max.'
+    """
+    return ("Memory limit of one rewrite group. Derived unless changed: the memory budget "
+            f"({human_bytes(derived['memory_budget_bytes'])}) over the median partition "
+            f"({human_bytes(derived['median_partition_bytes'])}) = {int(derived['k_max']):,} "
+            "partitions, as `plan preview` without --k-max.")
 
 
 def proposer_label(actor: str) -> str:

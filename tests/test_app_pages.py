@@ -124,8 +124,8 @@ def test_recommendation_matches_preview_and_stores_a_plan(engine_settings):
                    "DBSCAN eps (cosine)", "DBSCAN min_samples"):
         assert needed in labels
     rec = api.preview_plan(engine_settings, "lineitem", "wair",
-                           {"window": 50, "alpha": 1.0, "beta": 0.0, "k_max": 64, "eps": 0.1,
-                            "min_samples": 5})
+                           {"window": 50, "alpha": 1.0, "beta": 0.0, "eps": 0.1,
+                            "min_samples": 5})  # k_max derived, as the page's default
     if rec["status"] == "no-action":
         assert rec["reason"] in " ".join(i.value for i in at.info)
         return

@@ -18,7 +18,7 @@ from engine.core.errors import InvalidParameterError
 from test_whatif_own import write_files, write_log
 
 TIMEOUT = 180
-WAIR = {"window": 50, "alpha": 1.0, "beta": 0.0, "cost_limit": 0.0, "k_max": 64, "eps": 0.1,
+WAIR = {"window": 50, "alpha": 1.0, "beta": 0.0, "cost_limit": 0.0, "k_max": None, "eps": 0.1,
         "min_samples": 5}
 
 

@@ -46,14 +46,16 @@ def test_no_plan_pages_say_why_with_the_numbers(declined_dashboard, tmp_path):
     rec = api.preview_plan(settings, "lineitem", "wair")
     assert rec["status"] == "no-action"
     d, be = rec["details"], rec["details"]["break_even"]
-    # the Recommendation page asks with its form's defaults (k_max 64), the plan list with none
-    form = {"window": 50, "alpha": 1.0, "beta": 0.0, "k_max": 64, "eps": 0.1, "min_samples": 5}
+    # the Recommendation page asks with its form's defaults (k_max derived, as with none), the
+    # plan list with none
+    form = {"window": 50, "alpha": 1.0, "beta": 0.0, "eps": 0.1, "min_samples": 5}
     busier = {"approve": api.busier_preview(settings, "lineitem"),
               "recommendation": api.busier_preview(settings, "lineitem", form)}
     expected = [f"would cost {format_number(d['cut_cost_cpu_s'])} CPU-s and save "
                 f"{format_number(d['cut_saving_cpu_s'])} CPU-s over the last 50 queries",
-                f"a net cost of {d['net_cpu_s']:+.3g} CPU-s",
-                f"would cost {format_number(be['cost_cpu_s'])} CPU-s and save {format_number(be['saving_cpu_s'])} CPU-s",
+                f"a net cost of {'+' if d['net_cpu_s'] >= 0 else ''}{format_number(d['net_cpu_s'])} CPU-s",
+                f"would cost {format_number(be['cost_cpu_s'])} CPU-s and save "
+                f"{format_number(be['saving_cpu_s'])} CPU-s",
                 f"ran at least {format_number(be['factor'])} times, {be['queries']:,} queries like "
                 "these per window instead of 50",
                 "DD or PAW"]

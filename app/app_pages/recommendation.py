@@ -38,9 +38,13 @@ if components.selected_snapshot() is not None:
 
 components.require_workload(table, "WAIR recommends from the workload")
 
-DEFAULTS = {"window": 50, "alpha": 1.0, "beta": 0.0, "cost_limit": 0.0, "k_max": 64,
+# k_max None: derived from the memory budget and the median partition (engine.api.wair_k_max),
+# as the CLI's without --k-max
+DEFAULTS = {"window": 50, "alpha": 1.0, "beta": 0.0, "cost_limit": 0.0, "k_max": None,
             "eps": 0.1, "min_samples": 5}
 params = st.session_state.setdefault("wair_params", dict(DEFAULTS))
+with guard():
+    derived = services.wair_k_max(table)
 
 with st.form("wair_form"):
     st.markdown("**WAIR parameters** (section 4 of the paper)")
@@ -57,8 +61,10 @@ with st.form("wair_form"):
                                  value=float(params["cost_limit"]),
                                  help="Ceiling on outstanding reclustering debt (eq. 2).")
     c5, c6, c7, _ = st.columns(4)
-    k_max = c5.number_input("k_max (partitions per sort)", min_value=1, max_value=10_000,
-                            value=int(params["k_max"]), help="Memory limit of one rewrite group.")
+    shown_k = int(params["k_max"] if params["k_max"] is not None else derived["k_max"])
+    k_max = c5.number_input("k_max (partitions per sort)", min_value=1,
+                            max_value=max(10_000, shown_k), value=shown_k, key="rec_k_max",
+                            help=views.k_max_help(derived))
     eps = c6.number_input("DBSCAN eps (cosine)", min_value=0.001, max_value=1.0, step=0.01,
                           value=float(params["eps"]), format="%.3f")
     min_samples = c7.number_input("DBSCAN min_samples", min_value=1, max_value=1000,
@@ -66,10 +72,14 @@ with st.form("wair_form"):
     submitted = st.form_submit_button("Preview recommendation", type="primary")
 if submitted:
     params = {"window": int(window), "alpha": float(alpha), "beta": float(beta),
-              "cost_limit": float(cost_limit), "k_max": int(k_max), "eps": float(eps),
+              "cost_limit": float(cost_limit),
+              "k_max": None if int(k_max) == int(derived["k_max"]) else int(k_max), "eps": float(eps),
               "min_samples": int(min_samples)}
     st.session_state["wair_params"] = params
 engine_params = views.wair_params(params)
+st.caption(f"k_max {int(derived['k_max']):,}: derived from the memory budget and the median "
+           "partition" if params["k_max"] is None else
+           f"k_max {int(params['k_max']):,}: set here (derived: {int(derived['k_max']):,})")
 
 with guard():
     with st.spinner("WAIR is reading the workload window..."):

@@ -46,6 +46,8 @@ from engine.api.plans import (
 from engine.api.plans import realized_savings
 from engine.api import busier
 from engine.api.busier import busier_preview
+from engine.api import wair_defaults
+from engine.api.wair_defaults import wair_k_max
 from engine.api.security import (
     Identity, add_approver, authenticate, change_secret, check_session, generate_secret,
     has_admin, link_oidc, list_approvers, list_oidc_links, remove_approver, sign_in_oidc,
@@ -75,4 +77,4 @@ __all__ = [*tables.__all__, *workload.__all__, *analysis.__all__, *plans.__all__
            *design.__all__, *security.__all__, *calibration.__all__,
            *export.__all__, *state.__all__, *demo.__all__,
            *summaries.__all__, *partition_view.__all__, *compare.__all__, *whatif.__all__, *runs.__all__,
-           *workload_view.__all__, *busier.__all__]
+           *workload_view.__all__, *busier.__all__, *wair_defaults.__all__]

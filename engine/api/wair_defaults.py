@@ -1,0 +1,33 @@
+"""WAIR's defaults that depend on the table, for the forms that offer them.
+
+``k_max`` (the most partitions sorted together, section 3.3's "memory capacity for
+reclustering micro-partitions") is derived from the memory budget and the table's median
+partition unless set (issue 11 section 4; :func:`engine.policy.wair.groups.derived_k_max`):
+the CLI's ``plan preview/create`` without ``--k-max`` uses it, and the dashboard's
+Recommendation page shows the same number as its default (it used to show 64, the paper's
+2 GiB over 32 MB partitions, whatever the table).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engine.policy.wair.groups import derived_k_max
+from engine.table.store import TableStore
+
+if TYPE_CHECKING:
+    from engine.core.config import Settings
+
+__all__ = ["wair_k_max"]
+
+
+def wair_k_max(settings: "Settings", table: str) -> dict[str, Any]:
+    """``{"k_max", "derived", "memory_budget_bytes", "median_partition_bytes"}``: the k_max
+    WAIR uses on ``table``'s current snapshot when none is given (``derived`` True): the
+    memory budget over the median partition's bytes, at least 2."""
+    zm = TableStore(settings).current_snapshot(table).zonemaps()
+    median = float(np.median(zm.bytes)) if len(zm.bytes) else 0.0
+    return {"k_max": derived_k_max(None, zm, settings.memory_budget_bytes), "derived": True,
+            "memory_budget_bytes": int(settings.memory_budget_bytes), "median_partition_bytes": median}
