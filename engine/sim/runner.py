@@ -7,7 +7,9 @@ projection-aware bytes of the partitions its zonemap pruning keeps (:mod:`engine
 of the row groups it keeps in partitions written with STR row groups, PAW's ``n_mbr``);
 a proposal is applied in memory (:mod:`engine.sim.apply`) and priced by the shared cost
 model. A query also pays a layout-independent cost (``Settings.query_fixed_s``: its joins,
-aggregation and planning, which no layout prunes; :func:`batch_query_seconds`).
+aggregation and planning, which no layout prunes; :func:`batch_query_seconds`). A charged
+rewrite also pays a fresh Spark session's ``Settings.cold_start_s`` as ``cold_start`` says
+(:mod:`engine.sim.session`: the first of the run by default, every one, or none).
 
 When policies decide: once per batch, after its queries (``act_every="batch"``, the
 default). WAIR's paper triggers Algorithm 2 "right after completing each query"; the
