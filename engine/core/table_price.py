@@ -122,8 +122,8 @@ def describe(price: TablePrice | None, settings: Settings) -> dict[str, Any]:
     if price is not None:
         return {"source": "table", "table": price.table, "cell_bytes": price.cell_bytes,
                 "measured_at": price.measured_at, "snapshot_id": price.snapshot_id,
-                "label": f"table {price.table}'s own price, measured {price.measured_at} "
-                         f"(snapshot {price.snapshot_id})"}
+                "label": f"table {price.table}'s own price, measured {price.measured_at}"
+                         + (f" (snapshot {price.snapshot_id})" if price.snapshot_id else "")}
     cell = float(settings.rewrite_cell_bytes)
     return {"source": "calibration" if cell > 0 else "compressed bytes", "cell_bytes": cell,
             "label": "the calibration table's" if cell > 0
