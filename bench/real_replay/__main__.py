@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
                          "the policies then price the replay's rewrites with it")
     ap.add_argument("--rewrite-max-rows", type=int, default=None, metavar="N",
                     help="the largest sample of --calibrate-rewrite (default 1,600,000 rows)")
+    ap.add_argument("--rewrite-repeat", type=int, default=None, metavar="N",
+                    help="rounds of --calibrate-rewrite, the median kept (default 3)")
     ap.add_argument("--file-widths", action="store_true",
                     help="simulate with each column's bytes per row measured on the workdir's "
                          "ingested files (their footers) instead of the preset's widths, which "
@@ -161,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             got = api.calibrate_rewrite(
                 settings, paths=[p for b in early for p in files[b.index]], name=STAGING_TABLE,
-                repeat=None, max_rows=args.rewrite_max_rows, out=args.calibrate_rewrite,
+                repeat=args.rewrite_repeat, max_rows=args.rewrite_max_rows, out=args.calibrate_rewrite,
                 spark=spark, target_rows=int(scenario.spec.target_rows),
                 progress=lambda m: print(m, flush=True))
             print(f"rewrite price in {time.perf_counter() - t0:.1f} s: "
