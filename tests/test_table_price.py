@@ -137,7 +137,8 @@ def test_the_cli_refuses_an_unknown_table_an_empty_one_and_a_change_mid_probe(
         return code, err
 
     code, err = refused("--rewrite-on", "nosuch")
-    assert code == 2 and len(err) == 1 and "no table named 'nosuch'" in err[0], err
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith("layout-advisor: error: --rewrite-on nosuch: no table named 'nosuch'")
     code, err = refused("--rewrite-on", "empty")
     assert code == 2 and err == ["layout-advisor: error: --rewrite-on empty: the table has no "
                                  "data files to rewrite (load data first)"], err
@@ -172,3 +173,36 @@ def test_sample_sizes_and_an_uncalibrated_workspace_is_refused(settings, capsys)
     code = main(["--home", str(settings.home), "calibrate", "--rewrite-on", "lineitem"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "run `layout-advisor calibrate` first" in err[0], err
+
+
+def test_wair_cuts_and_prices_at_the_table_price_when_it_has_one(settings):
+    """WAIR's Algorithm 2 sizes partitions with ``work_bytes_array`` under the settings the
+    plan service resolves for the table: a stored table price reaches its cut and its price
+    (a hand-stored price; no Spark needed for a preview)."""
+    from dataclasses import replace
+
+    from engine.policy.base import PlanGroup
+    from engine.policy.costmodel import for_table, groups_rewrite_cost
+
+    s = _calibrated(settings)
+    snap = make_table(s, "lineitem", n=4000, rows_per_file=500)
+    WorkloadStore(s).append("lineitem", shipdate_fragments("lineitem", n=30), snap.schema)
+    params = {"alpha": 0.001}  # savings weigh 1000x: WAIR proposes at either price
+    cheap = api.preview_plan(s, "lineitem", "wair", params)
+    data = json.loads((s.home / CALIBRATION_FILE_NAME).read_text())
+    data["tables"] = {"lineitem": {"rewrite_cell_bytes": 8.0, "measured_at": "2026-11-27T06:00:00",
+                                   "snapshot_id": str(snap.id), "spark_master": "local[2]"}}
+    (s.home / CALIBRATION_FILE_NAME).write_text(json.dumps(data))
+    own = api.preview_plan(s, "lineitem", "wair", params)
+    zm = snap.zonemaps()
+    for preview, cell in ((cheap, 2.0), (own, 8.0)):
+        groups = [PlanGroup(tuple(g["partitions"]), g["layout"], tuple(g["columns"]),
+                            g.get("layout_params") or {}) for g in preview["groups"]]
+        priced = for_table(replace(s, rewrite_cell_bytes=cell), 500, None)
+        assert preview["estimated_cost"]["cpu_seconds"] == pytest.approx(
+            groups_rewrite_cost(zm, groups, priced).cpu_seconds)
+    assert own["rewrite_price"]["source"] == "table" and cheap["rewrite_price"]["source"] == "calibration"
+    # the cut's net curve (equation 4, per cut) is priced at the table's price: each cut costs more
+    c_cheap, c_own = dict(map(tuple, cheap["curve"])), dict(map(tuple, own["curve"]))
+    shared = sorted(set(c_cheap) & set(c_own))
+    assert shared and all(c_own[k] > c_cheap[k] for k in shared), (c_cheap, c_own)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from engine.api.workload import workload_fragments
 from engine.core import table_price
 from engine.core.config import Settings, load_settings
-from engine.core.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError, TableNotFoundError
 from engine.policy.costmodel import GROUP_TERM_KEYS, RewriteTerms
 from engine.spark import calibrate as _calibrate
 from engine.spark import calibrate_queries as _queries
@@ -110,7 +110,10 @@ def calibrate_rewrite(settings: Settings, table: str | None = None,
     store = TableStore(settings)
     snapshot_id = ""
     if table is not None:
-        snap = store.current_snapshot(table)
+        try:
+            snap = store.current_snapshot(table)
+        except TableNotFoundError as exc:
+            raise InvalidParameterError(f"--rewrite-on {table}: {exc}") from None
         schema, parts, snapshot_id = snap.schema, list(snap.partitions), str(snap.id)
         info = store.info(table)
         target_rows, target_bytes = info.target_rows, info.target_bytes
