@@ -113,9 +113,11 @@ def test_the_table_price_is_measured_stored_used_by_its_plans_only_and_shown(set
             f"own price, measured {entry['measured_at']}") in shown
     # --show lists the per-table price
     assert main(["--home", str(s.home), "calibrate", "--show"]) == 0
+    load = entry["load"]
+    assert len(load) == 2 and all(v >= 0 for v in load)
     assert (f"table lineitem: {entry['rewrite_cell_bytes']:.3f} B per cell (the calibration "
-            f"table's 2.000), measured {entry['measured_at']} on snapshot {snap.id}, 3 sizes "
-            f"(used by its plans)") in capsys.readouterr().out
+            f"table's 2.000), measured {entry['measured_at']} on snapshot {snap.id}, 3 sizes, "
+            f"load {load[0]} -> {load[1]} (used by its plans)") in capsys.readouterr().out
     # a configured rewrite_cell_bytes overrides every table's price, as configured values do
     s3 = load_settings({"home": str(s.home), "target_rows": 1000, "spark_master": "local[2]",
                         "rewrite_cell_bytes": 2.5}, environ={})

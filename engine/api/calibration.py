@@ -190,7 +190,7 @@ def _table_prices(current: Settings) -> list[dict[str, Any]]:
                     "measured_at": entry.get("measured_at"),
                     "snapshot_id": entry.get("snapshot_id"),
                     "spark_master": entry.get("spark_master"),
-                    "points": len(entry.get("points") or []),
+                    "points": len(entry.get("points") or []), "load": entry.get("load"),
                     "source": "used by its plans" if used
                     else "not used: rewrite_cell_bytes is configured"})
     return out

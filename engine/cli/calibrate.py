@@ -81,7 +81,9 @@ def _text(data: Mapping[str, Any]) -> str:
     for t in data.get("tables") or []:
         lines.append(f"  table {t['table']}: {t['cell_bytes']:.3f} B per cell (the calibration "
                      f"table's {t['calibration_cell_bytes']:.3f}), measured {t['measured_at']} on "
-                     f"snapshot {t['snapshot_id'] or '-'}, {t['points']} sizes ({t['source']})")
+                     f"snapshot {t['snapshot_id'] or '-'}, {t['points']} sizes"
+                     + (f", load {t['load'][0]} -> {t['load'][1]}" if t.get("load") else "")
+                     + f" ({t['source']})")
     missing = data.get("missing") or []
     if missing:
         groups = [k for k in missing if k != "rewrite_cell_bytes"]

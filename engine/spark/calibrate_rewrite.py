@@ -30,6 +30,7 @@ interleaved across sizes (A B C A B C) and each size keeps its median.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import statistics
 import uuid
@@ -143,6 +144,16 @@ def fit_cell_price(points: Sequence[dict[str, float]], columns: int,
     return cell, [predict(cell, p) / float(p["seconds"]) - 1 for p in points]
 
 
+def _load() -> float | None:
+    """The machine's 1-minute load average, stored beside the points: the price per cell
+    moves with the load like every timing (round 10: 12.3 against 6.5 B per cell on the same
+    demo table, a core taken by another process), so a reader can judge a stored price."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
 def measure(settings: "Settings", schema: "TableSchema", parts: Sequence["Partition"], *,
             spark: "SparkSession | None" = None, repeat: int = calibrate.DEFAULT_REPEAT,
             max_rows: int = DEFAULT_MAX_ROWS, target_rows: int | None = None,
@@ -177,6 +188,7 @@ def measure(settings: "Settings", schema: "TableSchema", parts: Sequence["Partit
         f"({', '.join(f'{sum(p.rows for p in parts[:n]):,}' for n in sizes)} rows), sorted on "
         f"{key}; a warm-up, then {repeat} interleaved rounds")
     runs: list[list[tuple[float, Any]]] = [[] for _ in sizes]
+    load_before = _load()
     try:
         wall, _ = run(sizes[0], "warm-up")  # untimed: JIT, Python workers
         say(f"  warm-up ({sizes[0]} files): {wall:.2f} s")
@@ -202,7 +214,7 @@ def measure(settings: "Settings", schema: "TableSchema", parts: Sequence["Partit
     for p, e in zip(points, errors):
         p["error_at_fit"] = round(e, 4)
     return {"rewrite_cell_bytes": round(cell, 6), "columns": columns, "key": key,
-            "repeat": int(repeat), "points": points,
+            "repeat": int(repeat), "points": points, "load": [load_before, _load()],
             "calibration_cell_bytes": float(settings.rewrite_cell_bytes),
             "held": {k: float(getattr(settings, k)) for k in
                      ("rewrite_fixed_s", "rewrite_read_bytes_per_s", "sort_bytes_per_s",
