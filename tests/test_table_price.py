@@ -208,3 +208,32 @@ def test_wair_cuts_and_prices_at_the_table_price_when_it_has_one(settings):
     c_cheap, c_own = dict(map(tuple, cheap["curve"])), dict(map(tuple, own["curve"]))
     shared = sorted(set(c_cheap) & set(c_own))
     assert shared and all(c_own[k] > c_cheap[k] for k in shared), (c_cheap, c_own)
+
+
+def test_the_whatif_simulates_the_table_at_its_own_price(settings, monkeypatch):
+    """The what-if's simulated copy holds the table's rows: it is priced at the table's own
+    price when it has one, at the calibration table's otherwise (the simulation itself is
+    not run here: the settings it receives are the point)."""
+    from engine.api import whatif
+
+    s = _calibrated(settings)
+    snap = make_table(s, "lineitem", n=4000, rows_per_file=500)
+    WorkloadStore(s).append("lineitem", shipdate_fragments("lineitem", n=30), snap.schema)
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def capture(settings, *args, **kwargs):
+        seen.append(settings.rewrite_cell_bytes)
+        raise Stop
+
+    monkeypatch.setattr(whatif, "simulate_scenario", capture)
+    for _ in range(2):
+        with pytest.raises(Stop):
+            api.whatif_table(s, "lineitem", policies="nr,wair", tune_dd=False, reuse=False)
+        data = json.loads((s.home / CALIBRATION_FILE_NAME).read_text())
+        data["tables"] = {"lineitem": {"rewrite_cell_bytes": 8.0, "measured_at": "x",
+                                       "snapshot_id": str(snap.id), "spark_master": "local[2]"}}
+        (s.home / CALIBRATION_FILE_NAME).write_text(json.dumps(data))
+    assert seen == [2.0, 8.0]

@@ -17,6 +17,12 @@ decoding, shuffling, sorting and encoding). The fixed cost of a job, the cold st
 per-file and per-group terms and the read/sort rates are the machine's and the Spark
 configuration's, the same for every table: they stay global (fitted by ``calibrate``).
 
+A price measured on an earlier snapshot still applies: a rewrite or an append changes which
+rows the table holds, not what a cell of its columns costs to rewrite; ``plan show`` and
+``calibrate --show`` name the snapshot and date it was measured on, so a user whose table
+changed shape (new columns, other strings) knows to measure again. The probe itself refuses
+a table that changes while it is measured (nothing stored).
+
 Precedence: a ``rewrite_cell_bytes`` configured in ``layout-advisor.toml``, the environment
 or a flag (a value different from the calibration's) overrides every table's price, as
 configured values override calibrated ones everywhere. A table without its own price keeps
