@@ -202,6 +202,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sizes.add_argument("--max-rows", type=positive_int, default=None,
                        help="calibrate at 1/16, 1/4 and all of this many rows (default "
                             "1600000, about two minutes on 2 cores; near the plans' size "
-                            "extrapolates best)")
+                            "extrapolates best); with --rewrite-on, the largest sample: "
+                            "1/4, 1/2 and all of the table's files within this many rows")
     add_json_flag(p)
     p.set_defaults(func=_run)
