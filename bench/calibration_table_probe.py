@@ -15,7 +15,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -23,8 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_executor import make_files  # noqa: E402
 from engine.core.config import Settings  # noqa: E402
-from engine.policy.base import PlanGroup  # noqa: E402
-from engine.spark import calibrate, executor, footers_parallel  # noqa: E402
+from engine.spark import calibrate  # noqa: E402
 from engine.spark.session import get_spark  # noqa: E402
 from engine.table.footers import read_partitions  # noqa: E402
 
@@ -47,14 +45,8 @@ def main() -> int:
         runs: dict[str, list[dict]] = {k: [] for k in parsed}
         for rep in range(args.repeat + 1):  # the first is the warm-up
             for name, (schema, parts, per) in parsed.items():
-                group = PlanGroup(tuple(p.path for p in parts), "sort", ("l_shipdate",))
-                out = str(work / f"out-{rep}")
-                t = time.perf_counter()
-                run = executor.rewrite(spark, schema, [(group, list(parts))], out, per, None)
-                for g in run.groups:
-                    footers_parallel.read_partitions(spark, g.files, schema=schema)
-                wall = time.perf_counter() - t
-                shutil.rmtree(out, ignore_errors=True)
+                wall, run = calibrate.timed_rewrite(spark, schema, parts, str(work / f"out-{rep}"),
+                                                    rows_per_file=per)
                 print(f"  rep {rep} {name}: {wall:.2f} s, CPU {run.measured['executor_cpu_seconds']:.2f}"
                       f" s, laps {run.phases}", flush=True)
                 if rep:

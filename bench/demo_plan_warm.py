@@ -58,7 +58,8 @@ def main() -> int:
         shutil.rmtree(out, ignore_errors=True)
         print(f"{'cold' if i == 0 else 'warm'} run {i + 1}: {times[-1]:.2f} s wall, executor "
               f"CPU {run.measured['executor_cpu_seconds']:.2f} s, "
-              f"{sum(g.outputs for g in run.groups)} files", flush=True)
+              f"{sum(g.outputs for g in run.groups)} files; phases "
+              f"{ {k: round(v, 2) for k, v in run.phases.items()} }", flush=True)
     warm = statistics.median(times[1:]) if len(times) > 1 else times[0]
     predicted, line = price_plan(args.home, args.plan)
     print(line)

@@ -72,6 +72,7 @@ def price_plan(home: str, plan_id: int) -> tuple[float, str]:
     its stored (creation-time) price and its measured wall time, compared with the figure
     that matches the run's session (``measured.fresh_session``; a run before round 9 did not
     record it: compared warm)."""
+    from engine.core import table_price
     from engine.core.config import load_settings
     from engine.plans.plan import PlanBook
     from engine.policy.costmodel import for_table, groups_rewrite_cost
@@ -82,15 +83,24 @@ def price_plan(home: str, plan_id: int) -> tuple[float, str]:
     store = TableStore(settings)
     info = store.info(plan.table)
     zm = store.snapshot(plan.table, plan.base_snapshot).zonemaps()
-    cost = groups_rewrite_cost(zm, plan.groups, for_table(settings, info.target_rows,
+    # round 10: at the table's own price per cell when `calibrate --rewrite-on` stored one
+    # (engine.core.table_price), beside the calibration table's price
+    own, price = table_price.apply(settings, plan.table)
+    cost = groups_rewrite_cost(zm, plan.groups, for_table(own, info.target_rows,
                                                           info.target_bytes))
+    cal = groups_rewrite_cost(zm, plan.groups, for_table(settings, info.target_rows,
+                                                         info.target_bytes))
     cold = cost.cpu_seconds + settings.cold_start_s
     index = {str(p): i for i, p in enumerate(zm.paths)}
     rows = int(sum(zm.rows[index[p]] for p in plan.partitions if p in index))
     line = (f"plan {plan_id}: {len(plan.partitions)} partitions, {rows:,} rows, groups "
             f"{', '.join(f'{g.layout} x {len(g.partitions)}' for g in plan.groups)}; "
             f"calibrated prediction {cost.cpu_seconds:.2f} s warm, {cold:.2f} s in a fresh "
-            f"session (stored at creation {plan.proposal.estimated_cost.cpu_seconds:.2f} s)")
+            f"session, at {own.rewrite_cell_bytes:.3f} B per cell "
+            f"({table_price.describe(price, own)['label']}"
+            + (f"; the calibration table's {settings.rewrite_cell_bytes:.3f} B per cell: "
+               f"{cal.cpu_seconds:.2f} s warm" if price else "")
+            + f"); stored at creation {plan.proposal.estimated_cost.cpu_seconds:.2f} s")
     result = plan.result or {}
     seconds = result.get("seconds")
     if seconds:

@@ -37,10 +37,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.real_replay.replay import (form_query_seconds, ingest_all, ranks, repeat_queries,  # noqa: E402
-                                     replay_scenario, with_file_widths)
+from bench.real_replay.replay import (STAGING_TABLE, form_query_seconds, ingest_all,  # noqa: E402
+                                     ranks, repeat_queries, replay_scenario, with_file_widths)
 from engine import api  # noqa: E402
 from engine.api.simulate import SHORT_HISTORY, simulate_scenario  # noqa: E402
+from engine.core import table_price  # noqa: E402
 from engine.core.config import load_settings  # noqa: E402
 from engine.policy.registry import LABELS, WAIR_FAMILY  # noqa: E402
 from engine.scenarios.presets import build_scenario  # noqa: E402
@@ -91,6 +92,17 @@ def main(argv: list[str] | None = None) -> int:
                          "calibrate_queries) on the staging table's files of the unmeasured "
                          "period and that period's queries (the table's log before the measured "
                          "period); write --calibration with them to OUT, for --calibration OUT")
+    ap.add_argument("--calibrate-rewrite", default=None, metavar="OUT",
+                    help="after --ingest-only: measure the replay table's own rewrite price per "
+                         "cell (engine.api.calibrate_rewrite, `calibrate --rewrite-on`) on the "
+                         "staging table's files of the unmeasured period, up to "
+                         "--rewrite-max-rows; write --calibration with it (tables."
+                         f"{STAGING_TABLE}) to OUT, for --calibration OUT: the simulator and "
+                         "the policies then price the replay's rewrites with it")
+    ap.add_argument("--rewrite-max-rows", type=int, default=None, metavar="N",
+                    help="the largest sample of --calibrate-rewrite (default 1,600,000 rows)")
+    ap.add_argument("--rewrite-repeat", type=int, default=None, metavar="N",
+                    help="rounds of --calibrate-rewrite, the median kept (default 3)")
     ap.add_argument("--file-widths", action="store_true",
                     help="simulate with each column's bytes per row measured on the workdir's "
                          "ingested files (their footers) instead of the preset's widths, which "
@@ -120,11 +132,18 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings({"home": os.path.join(workdir, "home"), "spark_master": "local[2]",
                               "spark_shuffle_partitions": 4,
                               "target_rows": int(scenario.spec.target_rows)})
+    if not args.calibrate_rewrite:
+        # round 10: every replayed table holds the staging table's rows, so all are priced
+        # at its own price per cell when the calibration has one (--calibrate-rewrite)
+        settings, price = table_price.apply(settings, STAGING_TABLE)
+        print(f"rewrites priced at {settings.rewrite_cell_bytes:.3f} B per cell: "
+              f"{table_price.describe(price, settings)['label']}", flush=True)
     summary = scenario.summary()
     print(f"scenario {args.preset}: {summary['rows']:,} rows, {summary['batches']} batches, "
           f"{summary['queries']} queries, target {summary['target_rows']} rows per file", flush=True)
 
-    if args.ingest_only or args.calibrate_queries:  # no simulation: Spark ingestion only
+    if args.ingest_only or args.calibrate_queries or args.calibrate_rewrite:
+        # no simulation: Spark ingestion only (reused when the workdir has it)
         spark = get_spark(settings)
         t0 = time.perf_counter()
         files = ingest_all(settings, scenario, spark, workdir)
@@ -139,6 +158,19 @@ def main(argv: list[str] | None = None) -> int:
                                         label=f"the replay's table, batches 1-{len(early)}")
             print(f"query terms in {time.perf_counter() - t0:.1f} s: "
                   f"{json.dumps(cal['queries']['rates'])} -> {cal['path']}", flush=True)
+        if args.calibrate_rewrite:
+            early = [b for b in scenario.batches if not b.measured]
+            t0 = time.perf_counter()
+            got = api.calibrate_rewrite(
+                settings, paths=[p for b in early for p in files[b.index]], name=STAGING_TABLE,
+                repeat=args.rewrite_repeat, max_rows=args.rewrite_max_rows, out=args.calibrate_rewrite,
+                spark=spark, target_rows=int(scenario.spec.target_rows),
+                progress=lambda m: print(m, flush=True))
+            print(f"rewrite price in {time.perf_counter() - t0:.1f} s: "
+                  f"{got['rewrite_cell_bytes']:.3f} B per cell (the calibration table's "
+                  f"{got['calibration_cell_bytes']:.3f}); points "
+                  f"{[(p['rows'], p['seconds'], p['error_at_fit']) for p in got['points']]} "
+                  f"-> {got['path']}", flush=True)
         return 0
     widths: dict[str, float] = {}
     sim_scenario = scenario  # the replay itself generates (or reuses) the preset's data

@@ -16,7 +16,7 @@ from engine.api.analysis import (
     iter_pruning, predicate_partitions, pruning, pruning_scans, signature_projection, span_shares,
 )
 from engine.api.design import PAW_DELTA_ESTIMATORS, PAW_PSI, design_paw, design_pto
-from engine.api.calibration import calibrate, calibrate_queries, show_calibration
+from engine.api.calibration import calibrate, calibrate_queries, calibrate_rewrite, show_calibration
 from engine.api.demo import DEMO_SCALE, make_demo_data, start_spark_early
 from engine.api.demo import DEMO_WRITERS, create_demo_table
 from engine.api import summaries

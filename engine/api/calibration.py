@@ -12,14 +12,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from engine.api.workload import workload_fragments
+from engine.core import table_price
 from engine.core.config import Settings, load_settings
-from engine.core.errors import InvalidParameterError
+from engine.core.errors import InvalidParameterError, TableNotFoundError
 from engine.policy.costmodel import GROUP_TERM_KEYS, RewriteTerms
 from engine.spark import calibrate as _calibrate
 from engine.spark import calibrate_queries as _queries
+from engine.spark import calibrate_rewrite as _rewrite
 from engine.table.store import TableStore
 
 if TYPE_CHECKING:
@@ -27,7 +29,8 @@ if TYPE_CHECKING:
 
     from engine.workload.model import ScanFragment
 
-__all__ = ["calibrate", "calibrate_queries", "missing_terms", "show_calibration"]
+__all__ = ["calibrate", "calibrate_queries", "calibrate_rewrite", "missing_terms",
+           "show_calibration"]
 
 
 def calibrate(settings: Settings, rows: Sequence[int] | None = None,
@@ -85,6 +88,75 @@ def calibrate_queries(settings: Settings, table: str | None = None,
     return stored
 
 
+def calibrate_rewrite(settings: Settings, table: str | None = None,
+                      paths: Sequence[str] | None = None, name: str | None = None,
+                      repeat: int | None = None, max_rows: int | None = None,
+                      out: str | Path | None = None, spark: "SparkSession | None" = None,
+                      target_rows: int | None = None, target_bytes: int | None = None,
+                      progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Measure ``table``'s own rewrite price per cell on samples of its current files
+    (:mod:`engine.spark.calibrate_rewrite`: the executor's rewrite into a scratch folder,
+    nothing committed) and store it in the workspace's calibration under ``tables[table]``
+    (the price, the points, the date, the snapshot id, the Spark master), or into ``out``
+    (the rest of the calibration kept); returns the stored entry with ``path``.
+
+    Only the price per cell is per table (:mod:`engine.core.table_price` says why); plans on
+    that table use it from then on, every other table keeps the calibration table's.
+    Refused (InvalidParameterError, exit code 2): an unknown table, a table without files,
+    and a table whose snapshot changed while it was measured (nothing is stored then).
+    ``paths`` (with ``name``, the key it is stored under): files that are not a workspace
+    table, e.g. a benchmark's (bench/real_replay ``--calibrate-rewrite``), at their file
+    size ``target_rows`` / ``target_bytes``."""
+    store = TableStore(settings)
+    snapshot_id = ""
+    if table is not None:
+        try:
+            snap = store.current_snapshot(table)
+        except TableNotFoundError as exc:
+            raise InvalidParameterError(f"--rewrite-on {table}: {exc}") from None
+        schema, parts, snapshot_id = snap.schema, list(snap.partitions), str(snap.id)
+        info = store.info(table)
+        target_rows, target_bytes = info.target_rows, info.target_bytes
+        name = table
+    elif paths:
+        from engine.table.footers import read_partitions
+
+        schema, parts = read_partitions(list(paths))
+        name = name or "files"
+    else:
+        raise InvalidParameterError("calibrate_rewrite: name a table, or give its files")
+    if not parts:
+        raise InvalidParameterError(f"--rewrite-on {name}: the table has no data files to "
+                                    "rewrite (load data first)")
+    measured = _rewrite.measure(settings, schema, parts, spark=spark,
+                                repeat=repeat or _calibrate.DEFAULT_REPEAT,
+                                max_rows=max_rows or _rewrite.DEFAULT_MAX_ROWS,
+                                target_rows=target_rows, target_bytes=target_bytes,
+                                progress=progress)
+    if table is not None:
+        now = str(store.current_snapshot(table).id)
+        if now != snapshot_id:
+            raise InvalidParameterError(
+                f"--rewrite-on {table}: the table changed while it was measured (snapshot "
+                f"{snapshot_id} -> {now}); nothing stored: run it again")
+    entry = {**measured,
+             "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+             "snapshot_id": snapshot_id, "spark_master": settings.spark_master,
+             "rows": int(sum(p.rows for p in parts)), "files": len(parts)}
+    stored = _calibrate.load(settings) if out is None else json.loads(
+        Path(out).read_text()) if Path(out).is_file() else _calibrate.load(settings)
+    if not stored:
+        raise InvalidParameterError("calibrate --rewrite-on: run `layout-advisor calibrate` "
+                                    "first (the table's price is fitted with its terms held)")
+    stored.setdefault("tables", {})[name] = entry
+    if out is None:
+        path = str(_calibrate.save(settings, stored))
+    else:
+        Path(out).write_text(json.dumps(stored, indent=2, sort_keys=True))
+        path = str(out)
+    return {**entry, "table": name, "path": path}
+
+
 def show_calibration(settings: Settings) -> dict[str, Any]:
     """The stored calibration (None before the first run) and the rates in effect now,
     each with where it comes from ("calibrated" or "configured")."""
@@ -102,7 +174,26 @@ def show_calibration(settings: Settings) -> dict[str, Any]:
             source = "not calibrated"
         effective[key] = {"value": value, "source": source}
     return {"calibration": stored, "effective": effective, "terms": _terms(stored, current),
-            "home": str(settings.home), "missing": missing_terms(stored)}
+            "home": str(settings.home), "missing": missing_terms(stored),
+            "tables": _table_prices(current)}
+
+
+def _table_prices(current: Settings) -> list[dict[str, Any]]:
+    """The per-table prices (``calibrate --rewrite-on``), each with whether plans use it
+    (:func:`engine.core.table_price.resolve`: not when ``rewrite_cell_bytes`` is
+    configured)."""
+    out = []
+    for name, entry in sorted(table_price.stored_tables(current.home).items()):
+        used = table_price.resolve(current, name) is not None
+        out.append({"table": name, "cell_bytes": float(entry.get("rewrite_cell_bytes") or 0),
+                    "calibration_cell_bytes": float(entry.get("calibration_cell_bytes") or 0),
+                    "measured_at": entry.get("measured_at"),
+                    "snapshot_id": entry.get("snapshot_id"),
+                    "spark_master": entry.get("spark_master"),
+                    "points": len(entry.get("points") or []), "load": entry.get("load"),
+                    "source": "used by its plans" if used
+                    else "not used: rewrite_cell_bytes is configured"})
+    return out
 
 
 def missing_terms(stored: dict[str, Any] | None) -> list[str]:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 
 from engine.api.simulate import _parse_policies, comparison, simulate_scenario
-from engine.core import logical_types
+from engine.core import logical_types, table_price
 from engine.core.errors import InvalidParameterError
 from engine.design.pto.optimizer import PtoConfig, run_on_files
 from engine.policy.registry import LABELS, SIM_POLICIES
@@ -297,6 +297,9 @@ def whatif_table(settings: "Settings", table: str,
     t0 = time.perf_counter()
     clock = _Stopwatch(progress)
     names = _parse_policies(policies, (PTO,))
+    # the simulated copy holds the table's own rows: its rewrites at the table's own price
+    # per cell when ``calibrate --rewrite-on`` measured one (engine.core.table_price)
+    settings = table_price.apply(settings, table)[0]
     snap = TableStore(settings).current_snapshot(table)
     zm, types = snap.zonemaps(), dict(snap.schema.columns)
     fragments = WorkloadStore(settings).fragments(table)

@@ -1,10 +1,11 @@
-"""``layout-advisor calibrate [--show | --history [--table T] | --queries-on T] [--rows N,N,N | --max-rows N]``:
+"""``layout-advisor calibrate [--show | --history [--table T] | --queries-on T | --rewrite-on T] [--rows N,N,N | --max-rows N]``:
 measure the cost model's rates, show them, or list every run's predicted rewrite time
 beside the measured one."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any, Mapping
 
 from engine import api
@@ -77,6 +78,12 @@ def _text(data: Mapping[str, Any]) -> str:
         top = max(p["rows"] for p in cal["points"])
         lines.append(f"  plans above {top:,} rows are priced by extrapolating these lines "
                      f"(`calibrate --max-rows N` measures up to N)")
+    for t in data.get("tables") or []:
+        lines.append(f"  table {t['table']}: {t['cell_bytes']:.3f} B per cell (the calibration "
+                     f"table's {t['calibration_cell_bytes']:.3f}), measured {t['measured_at']} on "
+                     f"snapshot {t['snapshot_id'] or '-'}, {t['points']} sizes"
+                     + (f", load {t['load'][0]} -> {t['load'][1]}" if t.get("load") else "")
+                     + f" ({t['source']})")
     missing = data.get("missing") or []
     if missing:
         groups = [k for k in missing if k != "rewrite_cell_bytes"]
@@ -142,14 +149,27 @@ def _rows(text: str | None) -> list[int] | None:
                                     f"got {text!r}") from None
 
 
+def _say(message: str) -> None:
+    """A progress line of the long run, on stderr (stdout stays the answer, ``--json`` too)."""
+    print(f"calibrate: {message}", file=sys.stderr, flush=True)
+
+
 def _run(args: argparse.Namespace, settings: Any) -> int:
     if args.history:
         emit(args, api.prediction_history(settings, args.table), _history_text)
         return 0
     if args.table:
         raise InvalidParameterError("--table: only with --history")
+    if args.rewrite_on and args.rows:
+        raise InvalidParameterError("--rows: not with --rewrite-on (it samples the table's "
+                                    "own files up to --max-rows)")
     if args.queries_on:
         api.calibrate_queries(settings, table=args.queries_on, repeat=args.repeat)
+    elif args.rewrite_on:
+        got = api.calibrate_rewrite(settings, table=args.rewrite_on, repeat=args.repeat,
+                                    max_rows=args.max_rows, progress=_say)
+        _say(f"table {got['table']}: {got['rewrite_cell_bytes']:.3f} B per cell (the "
+             f"calibration table's {got['calibration_cell_bytes']:.3f}), stored in {got['path']}")
     elif not args.show:
         api.calibrate(settings, rows=_rows(args.rows), repeat=args.repeat,
                       max_rows=args.max_rows)
@@ -172,6 +192,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mode.add_argument("--queries-on", metavar="TABLE",
                       help="measure only the query terms, on TABLE's files and its imported "
                            "workload's queries (the rest of the calibration is kept)")
+    mode.add_argument("--rewrite-on", metavar="TABLE",
+                      help="measure TABLE's own rewrite price per cell on samples of its files "
+                           "(up to --max-rows; nothing committed); its plans use it from then on")
     p.add_argument("--repeat", type=positive_int, default=None,
                    help="runs per size, the median kept (default 3)")
     sizes = p.add_mutually_exclusive_group()
@@ -179,6 +202,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sizes.add_argument("--max-rows", type=positive_int, default=None,
                        help="calibrate at 1/16, 1/4 and all of this many rows (default "
                             "1600000, about two minutes on 2 cores; near the plans' size "
-                            "extrapolates best)")
+                            "extrapolates best); with --rewrite-on, the largest sample: "
+                            "1/4, 1/2 and all of the table's files within this many rows")
     add_json_flag(p)
     p.set_defaults(func=_run)

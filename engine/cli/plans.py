@@ -45,6 +45,7 @@ def _plan_text(p: Mapping[str, Any]) -> str:
         f"{human_bytes(cost.get('bytes_written'))}, {format_seconds(cost.get('cpu_seconds'))}, "
         f"{format_money(cost.get('money'), p.get('currency', '$'))}",
         *_cold_line(p.get("predicted_rewrite_seconds") or {}),
+        *_price_line(p.get("rewrite_price")),
         f"  predicted saving per window ({saving.get('window_queries', '?')} queries): "
         f"{human_bytes(saving.get('bytes'))}, {float(saving.get('cpu_seconds', 0) or 0):.3g} CPU-s",
         f"  break-even after {p['break_even_queries']:.1f} queries"
@@ -90,6 +91,23 @@ def _plan_text(p: Mapping[str, Any]) -> str:
         lines.append("  audit:")
         lines.extend(f"    {audit_line(e)}" for e in audit)
     return "\n".join(lines)
+
+
+def _price_line(price: Mapping[str, Any] | None) -> list[str]:
+    """Which rewrite price per cell the plan was priced with (round 10): the table's own
+    (``calibrate --rewrite-on``) or the calibration table's; nothing for a plan priced before.
+
+    >>> _price_line({"source": "table", "cell_bytes": 3.51,
+    ...              "label": "table lineitem's own price, measured 2026-11-27 (snapshot 2)"})
+    ["  rewrite priced at 3.51 B per cell: table lineitem's own price, measured 2026-11-27 (snapshot 2)"]
+    >>> _price_line(None)
+    []
+    """
+    if not price:
+        return []
+    cell = float(price.get("cell_bytes") or 0.0)
+    head = f"rewrite priced at {cell:.2f} B per cell" if cell > 0 else "rewrite priced"
+    return [f"  {head}: {price.get('label')}"]
 
 
 def _cold_line(predicted: Mapping[str, Any]) -> list[str]:

@@ -32,6 +32,7 @@ from datetime import datetime, timezone
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from engine.core import table_price
 from engine.core.errors import AdvisorError, ApprovalError, ExecutionError
 from engine.core.jsonable import plain_json
 from engine.plans import gate
@@ -126,18 +127,22 @@ def decide(settings: "Settings", table: str, policy: str,
     groups = rowgroups.if_enabled(settings, table, snapshot) if window else None
     scans = analyze_workload(zonemaps, window, groups) if window else []
     # priced under the table's own file targets, as the executor will cut its files
+    # and (round 10) at the table's own price per cell when it has one (table_price.resolve)
     info = TableStore(settings).info(table)
-    priced = for_table(settings, info.target_rows, info.target_bytes)
+    own, price = table_price.apply(settings, table)
+    priced = for_table(own, info.target_rows, info.target_bytes)
     ctx = PolicyContext(table=table, snapshot_id=snapshot.id, zonemaps=zonemaps, window=window,
                         scans=scans, settings=priced, queries_seen=len(fragments),
                         row_groups=groups)
     fitted = _fit_to_format(settings, table, snapshot, pol.propose(ctx))
     if isinstance(fitted, FormatDeclined):
         return Decision(snapshot, pol, None, clean, tuple(window), settled, fitted.reason)
-    return Decision(snapshot, pol, _priced_with(fitted, priced), clean, tuple(window), settled)
+    return Decision(snapshot, pol, _priced_with(fitted, priced, price), clean, tuple(window),
+                    settled)
 
 
-def _priced_with(proposal: Proposal | None, priced: "Settings") -> Proposal | None:
+def _priced_with(proposal: Proposal | None, priced: "Settings",
+                 price: "table_price.TablePrice | None" = None) -> Proposal | None:
     """The proposal marked with whether its rewrite cost was priced with a calibration
     (``details["priced_with_calibration"]``): the history of prediction errors
     (:func:`cost_check`) must tell a calibrated prediction from the default rates by how the
@@ -146,7 +151,9 @@ def _priced_with(proposal: Proposal | None, priced: "Settings") -> Proposal | No
         return None
     details = {**proposal.details, "priced_with_calibration": bool(priced.rewrite_fixed_s),
                # round 9: what the first rewrite of a fresh Spark session adds (a CLI run)
-               "cold_start_s": float(priced.cold_start_s)}
+               "cold_start_s": float(priced.cold_start_s),
+               # round 10: the price per cell used, the table's own or the calibration's
+               "rewrite_price": table_price.describe(price, priced)}
     return replace(proposal, details=details)
 
 
@@ -235,7 +242,8 @@ def preview_plan(settings: "Settings", table: str, policy: str = "wair",
             "policy": policy, "params": _jsonable(decision.params),
             "partition_count": len(proposal.partitions),
             **{k: v for k, v in p.items() if k not in ("policy", "params")},
-            "effective_params": p["params"], "regressions": _regressions(settings, decision)}
+            "effective_params": p["params"], "regressions": _regressions(settings, decision),
+            "rewrite_price": proposal.details.get("rewrite_price")}
 
 
 def _regressions(settings: "Settings", decision: Decision) -> dict[str, Any]:
@@ -500,6 +508,7 @@ def show_plan(settings: "Settings", id: int) -> dict[str, Any]:
     plan = book.get(int(id))
     data = plan.to_json()
     data["predicted_rewrite_seconds"] = predicted_seconds(plan)  # warm and fresh session
+    data["rewrite_price"] = plan.proposal.details.get("rewrite_price")  # round 10: which price
     data["audit"] = book.control.audit(plan.id)
     data["progress"] = book.control.progress(plan.id)
     return data

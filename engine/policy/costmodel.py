@@ -58,7 +58,9 @@ the group's own compressed bytes: the executor's work follows rows and columns, 
 compressed bytes per row fell from 16.7 to 9.5 for the same rows as files grew, and the
 rates measured per compressed byte on the calibration table under-predicted 10M rows of
 another by 32-56% (bench/README_executor.md, round 7). Uncalibrated (0), the compressed
-bytes, the paper's "aggregate size of P".
+bytes, the paper's "aggregate size of P". Round 10: a table measured by ``calibrate --rewrite-on``
+has its own price per cell, put in ``settings.rewrite_cell_bytes`` by the plan service
+(:mod:`engine.core.table_price`); the functions here price whatever the settings hold.
 
 Measured once at 1M rows on the 2 shared cores (bench/README_executor.md, round 3b, load
 15-19): fitted job 24 ms, key function 2.5 MiB/s, 95 ms per file; prediction errors with

@@ -394,18 +394,33 @@ def _duckdb_scan_seconds(paths: Sequence[str], repeat: int = 3) -> float:
     return seconds
 
 
+def timed_rewrite(spark: "SparkSession", schema: Any, parts: Sequence[Any], out: str,
+                  layout: str = "sort", columns: Sequence[str] = ("l_shipdate",),
+                  rows_per_file: int | None = ROWS_PER_FILE,
+                  target_bytes: int | None = None) -> tuple[float, Any]:
+    """(wall s, the executor's run) of the executor's rewrite of one group into ``out``
+    and the new files' footers (zonemaps): what a plan run pays per job besides the commit.
+    Nothing is committed and ``out`` is removed. The one timed rewrite of calibrate, of
+    ``calibrate --rewrite-on`` (:mod:`engine.spark.calibrate_rewrite`) and of
+    ``bench/calibration_table_probe.py`` (which reads the run's phases)."""
+    group = PlanGroup(tuple(p.path for p in parts), layout, tuple(columns))
+    t = time.perf_counter()
+    try:
+        run = executor.rewrite(spark, schema, [(group, list(parts))], out, rows_per_file,
+                               target_bytes)
+        for g in run.groups:
+            footers_parallel.read_partitions(spark, g.files, schema=schema)
+        wall = time.perf_counter() - t
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return wall, run
+
+
 def _rewrite_once(spark: "SparkSession", schema: Any, parts: Sequence[Any], out: str,
                   layout: str = "sort", columns: Sequence[str] = ("l_shipdate",),
                   rows_per_file: int = ROWS_PER_FILE) -> tuple[float, float, int]:
-    """(wall s, executor CPU s, output files) of the executor's rewrite of one group and
-    the new files' footers (zonemaps): what a plan run pays per job besides the commit."""
-    group = PlanGroup(tuple(p.path for p in parts), layout, tuple(columns))
-    t = time.perf_counter()
-    run = executor.rewrite(spark, schema, [(group, list(parts))], out, rows_per_file, None)
-    for g in run.groups:
-        footers_parallel.read_partitions(spark, g.files, schema=schema)
-    wall = time.perf_counter() - t
-    shutil.rmtree(out, ignore_errors=True)
+    """(wall s, executor CPU s, output files) of :func:`timed_rewrite`."""
+    wall, run = timed_rewrite(spark, schema, parts, out, layout, columns, rows_per_file)
     return wall, run.measured["executor_cpu_seconds"], sum(g.outputs for g in run.groups)
 
 
