@@ -40,7 +40,8 @@ sys.path.insert(0, str(ROOT))
 from bench.real_replay.replay import (STAGING_TABLE, form_query_seconds, ingest_all,  # noqa: E402
                                      ranks, repeat_queries, replay_scenario, with_file_widths)
 from engine import api  # noqa: E402
-from engine.api.simulate import SHORT_HISTORY, simulate_scenario  # noqa: E402
+from engine.api.simulate import (COLD_START_MODES, DEFAULT_COLD_START,  # noqa: E402
+                                 SHORT_HISTORY, simulate_scenario)
 from engine.core import table_price  # noqa: E402
 from engine.core.config import load_settings  # noqa: E402
 from engine.policy.registry import LABELS, WAIR_FAMILY  # noqa: E402
@@ -99,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
                          "--rewrite-max-rows; write --calibration with it (tables."
                          f"{STAGING_TABLE}) to OUT, for --calibration OUT: the simulator and "
                          "the policies then price the replay's rewrites with it")
+    ap.add_argument("--cold-start", choices=COLD_START_MODES, default=DEFAULT_COLD_START,
+                    help="when a simulated rewrite pays the calibration's cold_start_s "
+                         "(engine.sim.session): first (default: each policy's replay runs in "
+                         "one Spark session), every, none (round 9's simulation)")
     ap.add_argument("--rewrite-max-rows", type=int, default=None, metavar="N",
                     help="the largest sample of --calibrate-rewrite (default 1,600,000 rows)")
     ap.add_argument("--rewrite-repeat", type=int, default=None, metavar="N",
@@ -302,11 +307,13 @@ def simulated_runs(settings: Any, scenario: Any, simulated: list[str], args: arg
                    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The simulation of ``simulated`` (and DD's tuning), kept in the workdir so that a replay
     split by policy simulates once; keyed by everything it depends on (``widths``: the
-    files' own, ``--file-widths``)."""
+    files' own, ``--file-widths``; ``--cold-start``; and a tag of the simulator's version,
+    to be changed when the simulator's figures change: round 9's cached simulations predate
+    the cold start and were returned unchanged by round 10's code)."""
     cal = Path(args.calibration).read_bytes() if args.calibration else b""
     key = hashlib.sha256(json.dumps([args.preset, args.rows, args.seed, args.periods,
                                      args.batches_per_period, args.recluster_start, simulated,
-                                     int(settings.target_rows)]
+                                     int(settings.target_rows), "sim-r10", args.cold_start]
                                     + ([args.query_repeat] if args.query_repeat > 1 else [])
                                     + ([sorted(widths.items())] if widths else [])
                                     ).encode() + cal).hexdigest()[:16]
@@ -314,7 +321,7 @@ def simulated_runs(settings: Any, scenario: Any, simulated: list[str], args: arg
     if path.exists():
         with path.open("rb") as fh:
             return pickle.load(fh)
-    got = simulate_scenario(settings, scenario, simulated)
+    got = simulate_scenario(settings, scenario, simulated, cold_start=args.cold_start)
     with path.open("wb") as fh:
         pickle.dump(got, fh)
     return got
