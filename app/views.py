@@ -507,6 +507,36 @@ def plan_summary(name: str, rec: Mapping[str, Any]) -> dict[str, Any]:
                 else "; no predicted break-even")}
 
 
+def predicted_time_caption(plan: Mapping[str, Any]) -> str:
+    """The plan's predicted rewrite time in a warm session and in a fresh one, and the price
+    per cell it was priced with (the table's own, ``calibrate --rewrite-on``, or the
+    calibration table's): what ``plan show`` prints, for the plan page (issue 11 section 2);
+    "" for a plan priced before rounds 9-10 carried them.
+
+    Example:
+    >>> predicted_time_caption({"predicted_rewrite_seconds": {"warm": 2.3, "cold": 13.6,
+    ...     "cold_start_s": 11.3}, "rewrite_price": {"source": "table", "cell_bytes": 6.49,
+    ...     "label": "table lineitem's own price, measured 2026-11-27T06:20:00+00:00 (snapshot 2)"}})
+    "Predicted rewrite time: 2.3 s in a warm session (this dashboard after its first run), 13.6 s in a fresh one (`plan run` from the CLI: +11.3 s cold start). Priced at 6.49 B per cell: table lineitem's own price, measured 2026-11-27T06:20:00+00:00 (snapshot 2)."
+    >>> predicted_time_caption({"predicted_rewrite_seconds": {"warm": 2.0, "cold": None,
+    ...     "cold_start_s": 0.0}, "rewrite_price": None})
+    ''
+    """
+    parts = []
+    predicted = plan.get("predicted_rewrite_seconds") or {}
+    if predicted.get("cold"):
+        parts.append(f"Predicted rewrite time: {fmt_seconds(predicted['warm'])} in a warm "
+                     f"session (this dashboard after its first run), "
+                     f"{fmt_seconds(predicted['cold'])} in a fresh one (`plan run` from the "
+                     f"CLI: +{fmt_seconds(predicted['cold_start_s'])} cold start).")
+    price = plan.get("rewrite_price") or {}
+    if price.get("label"):
+        cell = float(price.get("cell_bytes") or 0.0)
+        head = f"Priced at {cell:.2f} B per cell" if cell > 0 else "Priced"
+        parts.append(f"{head}: {price['label']}.")
+    return " ".join(parts)
+
+
 def cost_check_frame(check: Mapping[str, Any]) -> pd.DataFrame:
     """A run's ``cost_check`` as rows of predicted against measured.
 

@@ -125,6 +125,9 @@ else:
              help=f"{fmt_bytes(saving.get('bytes'))} per {int(saving.get('window_queries') or 0)} queries")
     be = plan.get("break_even_queries")
     d.metric("Break-even", f"{be:,.0f} queries" if be is not None else "never")
+    predicted = views.predicted_time_caption(plan)
+    if predicted:
+        st.caption(predicted)
     with st.expander("What will be rewritten", expanded=status in ("proposed", "approved")):
         st.table(views.groups_frame(plan), hide_index=True)
         components.hybrid_layout_chart(table, plan, key="plan_layout")
