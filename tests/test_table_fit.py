@@ -59,7 +59,7 @@ def test_the_line_fit_is_stored_hand_checked_and_a_busy_machine_is_warned(
         hand = fixed + cell * p["cells"] * PER_CELL_S + TERMS["file_s"] * p["files_out"]
         assert e == pytest.approx(hand / p["seconds"] - 1, abs=2e-4)
     # the chosen fit follows the rule, hand-applied to the stored points
-    noise = max(max(p["runs_s"]) - min(p["runs_s"]) for p in pts)
+    noise = max(max(p["runs_s"]) - min(p["runs_s"]) for p in pts)  # 2 runs: max - min
     trusted = cell > 0 and fixed >= 0 and pts[-1]["seconds"] - pts[0]["seconds"] > noise
     assert entry["fit"] == ("line" if trusted else "cell"), entry
     assert (entry["fit_fallback"] is None) == trusted

@@ -169,7 +169,9 @@ def resolve(settings: Settings, table: str | None, fit: str | None = None) -> Ta
         return None  # configured: overrides calibrated prices, the table's too
     fits = entry.get("fits") or {}
     want = fit or str(entry.get("fit") or "cell")
-    if want == "line" and float(settings.rewrite_fixed_s) != _global_rate(settings.home, "rewrite_fixed_s"):
+    fixed_configured = float(settings.rewrite_fixed_s) != _global_rate(settings.home,
+                                                                       "rewrite_fixed_s")
+    if want == "line" and fixed_configured:
         want = "cell"  # a configured fixed cost: the slope fitted with it held
     chosen = fits.get(want) or ({"rewrite_cell_bytes": entry["rewrite_cell_bytes"]}
                                 if want == "cell" else None)

@@ -228,8 +228,18 @@ def fit_line(points: Sequence[dict[str, float]], columns: int, settings: "Settin
 
 
 def _spread(p: dict[str, Any]) -> float:
-    runs = p.get("runs_s") or [p["seconds"]]
-    return float(max(runs)) - float(min(runs))
+    """The spread of one size's runs around its median: max - min, the fastest and the
+    slowest dropped when there are 4 or more (the median ignores one outlier; so does its
+    noise: round 10, at load 9.5 one run of the smallest sample took 10.8 s, the other four
+    2.1-3.1 s).
+
+    >>> _spread({"runs_s": [10.76, 3.08, 2.13, 3.05, 2.96]}), _spread({"runs_s": [1.0, 1.4]})
+    (0.12, 0.4)
+    """
+    runs = sorted(float(r) for r in (p.get("runs_s") or [p["seconds"]]))
+    if len(runs) >= 4:
+        runs = runs[1:-1]
+    return round(runs[-1] - runs[0], 9)
 
 
 def choose_fit(points: Sequence[dict[str, Any]], columns: int, settings: "Settings",
@@ -237,7 +247,8 @@ def choose_fit(points: Sequence[dict[str, Any]], columns: int, settings: "Settin
     """Both fits of the points and the one the table's plans use: ``fit``, or ``"cell"``
     when ``"line"`` was asked and its fixed part is negative, its price per cell not
     positive, or the rise of the medians across the sizes (largest minus smallest sample)
-    is no larger than the widest spread of one size's runs (the slope lost in noise).
+    is no larger than the widest spread of one size's runs (:func:`_spread`: the slope lost
+    in noise).
 
     Returns ``{"fit", "fit_requested", "fit_fallback" (the reason or None),
     "rewrite_cell_bytes", "rewrite_fixed_s" (the line's, or None), "errors", "fits"}``."""
