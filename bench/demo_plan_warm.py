@@ -8,7 +8,9 @@ plan may have run already (its input files stay until ``table gc``). Usage:
 ``PYTHONPATH=$PWD python bench/demo_plan_warm.py HOME PLAN_ID [--repeat 3]``, HOME holding
 the calibration to price with. Round 9: with a calibrated cold start, the cold run is also
 compared with the cold prediction (warm + ``cold_start_s``); the first run here is the
-process's first Spark job, as a CLI ``plan run``'s is.
+process's first Spark job, as a CLI ``plan run``'s is. Round 10 (tablefit10): when the
+table has its own price (``calibrate --rewrite-on``), the plan is priced with each of its
+stored fits ("cell", "line") side by side, against the same measured runs.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from engine.core import table_price  # noqa: E402
 from engine.core.config import load_settings  # noqa: E402
 from engine.plans.plan import PlanBook  # noqa: E402
 from engine.spark import footers_parallel  # noqa: E402
@@ -61,14 +64,18 @@ def main() -> int:
               f"{sum(g.outputs for g in run.groups)} files; phases "
               f"{ {k: round(v, 2) for k, v in run.phases.items()} }", flush=True)
     warm = statistics.median(times[1:]) if len(times) > 1 else times[0]
-    predicted, line = price_plan(args.home, args.plan)
-    print(line)
-    print(f"cold {times[0]:.2f} s; warm median {warm:.2f} s; calibrated prediction "
-          f"{predicted:.2f} s: {predicted / warm - 1:+.0%} of the warm median")
-    if settings.cold_start_s:  # round 9: the cold figure, against the session's first run
-        cold = predicted + settings.cold_start_s
-        print(f"cold prediction {cold:.2f} s (warm + cold start {settings.cold_start_s:.2f} s):"
-              f" {cold / times[0] - 1:+.0%} of the cold run")
+    entry = table_price.stored_tables(args.home).get(plan.table) or {}
+    fits = [None] + sorted(entry.get("fits") or {})  # the chosen one, then each stored fit
+    for fit in fits:
+        predicted, line = price_plan(args.home, args.plan, fit)
+        tag = "" if fit is None else f"[{fit} fit] "
+        print(tag + line)
+        print(f"{tag}cold {times[0]:.2f} s; warm median {warm:.2f} s; calibrated prediction "
+              f"{predicted:.2f} s: {predicted / warm - 1:+.0%} of the warm median")
+        if settings.cold_start_s:  # round 9: the cold figure, against the session's first run
+            cold = predicted + settings.cold_start_s
+            print(f"{tag}cold prediction {cold:.2f} s (warm + cold start "
+                  f"{settings.cold_start_s:.2f} s): {cold / times[0] - 1:+.0%} of the cold run")
     return 0
 
 

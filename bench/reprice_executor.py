@@ -66,12 +66,13 @@ def refit(calibration: dict) -> dict:
             "rates": rates_from_points(calibration["points"], terms["file_s"])}
 
 
-def price_plan(home: str, plan_id: int) -> tuple[float, str]:
+def price_plan(home: str, plan_id: int, fit: str | None = None) -> tuple[float, str]:
     """The calibrated price (seconds, warm) of a stored plan, and a line with it and its
     cold figure (warm + ``cold_start_s``: a fresh session's first rewrite, round 9) beside
     its stored (creation-time) price and its measured wall time, compared with the figure
     that matches the run's session (``measured.fresh_session``; a run before round 9 did not
-    record it: compared warm)."""
+    record it: compared warm). ``fit``: one of the table's stored fits ("cell", "line")
+    in place of its chosen one (round 10, tablefit10: both side by side)."""
     from engine.core import table_price
     from engine.core.config import load_settings
     from engine.plans.plan import PlanBook
@@ -85,7 +86,7 @@ def price_plan(home: str, plan_id: int) -> tuple[float, str]:
     zm = store.snapshot(plan.table, plan.base_snapshot).zonemaps()
     # round 10: at the table's own price per cell when `calibrate --rewrite-on` stored one
     # (engine.core.table_price), beside the calibration table's price
-    own, price = table_price.apply(settings, plan.table)
+    own, price = table_price.apply(settings, plan.table, fit)
     cost = groups_rewrite_cost(zm, plan.groups, for_table(own, info.target_rows,
                                                           info.target_bytes))
     cal = groups_rewrite_cost(zm, plan.groups, for_table(settings, info.target_rows,

@@ -63,11 +63,11 @@ def test_the_table_price_is_measured_stored_used_by_its_plans_only_and_shown(set
     assert before["lineitem"]["rewrite_price"]["label"] == "the calibration table's"
 
     code = main(["--home", str(s.home), "calibrate", "--rewrite-on", "lineitem", "--repeat", "1",
-                 "--max-rows", "4000"])
+                 "--max-rows", "4000", "--fit", "cell", "--warmup", "1"])
     assert code == 0
     err = capsys.readouterr().err
     assert "rewrite probe: 3 samples of 2, 4, 8 files (1,000, 2,000, 4,000 rows)" in err
-    assert "warm-up (2 files)" in err and "round 1/1, 8 files" in err
+    assert "warm-up 1/1 (2 files)" in err and "round 1/1, 8 files" in err
     stored = json.loads((s.home / CALIBRATION_FILE_NAME).read_text())
     assert stored["rates"] == RATES and stored["terms"] == TERMS  # the global terms kept
     entry = stored["tables"]["lineitem"]
@@ -115,9 +115,11 @@ def test_the_table_price_is_measured_stored_used_by_its_plans_only_and_shown(set
     assert main(["--home", str(s.home), "calibrate", "--show"]) == 0
     load = entry["load"]
     assert len(load) == 2 and all(v >= 0 for v in load)
+    shown = capsys.readouterr().out
     assert (f"table lineitem: {entry['rewrite_cell_bytes']:.3f} B per cell (the calibration "
             f"table's 2.000), measured {entry['measured_at']} on snapshot {snap.id}, 3 sizes, "
-            f"load {load[0]} -> {load[1]} (used by its plans)") in capsys.readouterr().out
+            f"load {load[0]} -> {load[1]} (used by its plans)") in shown
+    assert "    fit: cell (the calibration's fixed cost held)\n" in shown
     # a configured rewrite_cell_bytes overrides every table's price, as configured values do
     s3 = load_settings({"home": str(s.home), "target_rows": 1000, "spark_master": "local[2]",
                         "rewrite_cell_bytes": 2.5}, environ={})

@@ -106,6 +106,12 @@ def main(argv: list[str] | None = None) -> int:
                          "one Spark session), every, none (round 9's simulation)")
     ap.add_argument("--rewrite-max-rows", type=int, default=None, metavar="N",
                     help="the largest sample of --calibrate-rewrite (default 1,600,000 rows)")
+    ap.add_argument("--rewrite-fit", choices=table_price.FITS, default=None,
+                    help="the fit --calibrate-rewrite stores as the table's price (`calibrate "
+                         "--fit`): line (default: the table's own fixed part and price per "
+                         "cell) or cell; both are stored, see bench/table_fit_select.py")
+    ap.add_argument("--rewrite-warmup", type=int, default=None, metavar="N",
+                    help="untimed warm-up runs of --calibrate-rewrite (default 3)")
     ap.add_argument("--rewrite-repeat", type=int, default=None, metavar="N",
                     help="rounds of --calibrate-rewrite, the median kept (default 3)")
     ap.add_argument("--file-widths", action="store_true",
@@ -141,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         # round 10: every replayed table holds the staging table's rows, so all are priced
         # at its own price per cell when the calibration has one (--calibrate-rewrite)
         settings, price = table_price.apply(settings, STAGING_TABLE)
-        print(f"rewrites priced at {settings.rewrite_cell_bytes:.3f} B per cell: "
+        print(f"rewrites priced at {settings.rewrite_cell_bytes:.3f} B per cell, fixed "
+              f"{settings.rewrite_fixed_s:.2f} s per job: "
               f"{table_price.describe(price, settings)['label']}", flush=True)
     summary = scenario.summary()
     print(f"scenario {args.preset}: {summary['rows']:,} rows, {summary['batches']} batches, "
@@ -169,13 +176,20 @@ def main(argv: list[str] | None = None) -> int:
             got = api.calibrate_rewrite(
                 settings, paths=[p for b in early for p in files[b.index]], name=STAGING_TABLE,
                 repeat=args.rewrite_repeat, max_rows=args.rewrite_max_rows, out=args.calibrate_rewrite,
-                spark=spark, target_rows=int(scenario.spec.target_rows),
-                progress=lambda m: print(m, flush=True))
+                spark=spark, target_rows=int(scenario.spec.target_rows), fit=args.rewrite_fit,
+                warmup=args.rewrite_warmup, progress=lambda m: print(m, flush=True))
             print(f"rewrite price in {time.perf_counter() - t0:.1f} s: "
-                  f"{got['rewrite_cell_bytes']:.3f} B per cell (the calibration table's "
+                  f"{got['rewrite_cell_bytes']:.3f} B per cell"
+                  + (f" + fixed {got['rewrite_fixed_s']:.2f} s" if got.get("rewrite_fixed_s")
+                     is not None else "")
+                  + f", {got['fit']} fit (the calibration table's "
                   f"{got['calibration_cell_bytes']:.3f}); points "
-                  f"{[(p['rows'], p['seconds'], p['error_at_fit']) for p in got['points']]} "
+                  f"{[(p['rows'], p['seconds'], p['cpu_s'], p['error_at_fit']) for p in got['points']]}; "
+                  f"fits {json.dumps(got['fits'])}; load {got['load']} max {got['load_max']}"
+                  f"{'; fallback: ' + got['fit_fallback'] if got.get('fit_fallback') else ''} "
                   f"-> {got['path']}", flush=True)
+            if got.get("busy"):
+                print(got["busy"], file=sys.stderr, flush=True)
         return 0
     widths: dict[str, float] = {}
     sim_scenario = scenario  # the replay itself generates (or reuses) the preset's data

@@ -93,6 +93,8 @@ def calibrate_rewrite(settings: Settings, table: str | None = None,
                       repeat: int | None = None, max_rows: int | None = None,
                       out: str | Path | None = None, spark: "SparkSession | None" = None,
                       target_rows: int | None = None, target_bytes: int | None = None,
+                      fit: str | None = None, warmup: int | None = None,
+                      load_reader: Callable[[], float | None] | None = None,
                       progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Measure ``table``'s own rewrite price per cell on samples of its current files
     (:mod:`engine.spark.calibrate_rewrite`: the executor's rewrite into a scratch folder,
@@ -132,6 +134,9 @@ def calibrate_rewrite(settings: Settings, table: str | None = None,
                                 repeat=repeat or _calibrate.DEFAULT_REPEAT,
                                 max_rows=max_rows or _rewrite.DEFAULT_MAX_ROWS,
                                 target_rows=target_rows, target_bytes=target_bytes,
+                                fit=fit or _rewrite.DEFAULT_FIT,
+                                warmup=_rewrite.DEFAULT_WARMUP if warmup is None else warmup,
+                                **({"load_reader": load_reader} if load_reader else {}),
                                 progress=progress)
     if table is not None:
         now = str(store.current_snapshot(table).id)
@@ -185,12 +190,19 @@ def _table_prices(current: Settings) -> list[dict[str, Any]]:
     out = []
     for name, entry in sorted(table_price.stored_tables(current.home).items()):
         used = table_price.resolve(current, name) is not None
+        points = entry.get("points") or []
         out.append({"table": name, "cell_bytes": float(entry.get("rewrite_cell_bytes") or 0),
+                    "fit": entry.get("fit") or "cell", "fixed_s": entry.get("rewrite_fixed_s"),
+                    "fit_fallback": entry.get("fit_fallback"), "fits": entry.get("fits") or {},
+                    "busy": table_price.busy_note(entry), "warmup": entry.get("warmup"),
+                    "spread": [{"rows": p["rows"], "seconds": p["seconds"],
+                                "runs_s": p.get("runs_s") or [p["seconds"]],
+                                "error_at_fit": p.get("error_at_fit")} for p in points],
                     "calibration_cell_bytes": float(entry.get("calibration_cell_bytes") or 0),
                     "measured_at": entry.get("measured_at"),
                     "snapshot_id": entry.get("snapshot_id"),
                     "spark_master": entry.get("spark_master"),
-                    "points": len(entry.get("points") or []), "load": entry.get("load"),
+                    "points": len(points), "load": entry.get("load"),
                     "source": "used by its plans" if used
                     else "not used: rewrite_cell_bytes is configured"})
     return out

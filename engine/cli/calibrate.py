@@ -1,4 +1,4 @@
-"""``layout-advisor calibrate [--show | --history [--table T] | --queries-on T | --rewrite-on T] [--rows N,N,N | --max-rows N]``:
+"""``layout-advisor calibrate [--show | --history [--table T] | --queries-on T | --rewrite-on T [--fit line|cell] [--warmup N]] [--rows N,N,N | --max-rows N]``:
 measure the cost model's rates, show them, or list every run's predicted rewrite time
 beside the measured one."""
 
@@ -9,8 +9,9 @@ import sys
 from typing import Any, Mapping
 
 from engine import api
-from engine.cli.args import positive_int
+from engine.cli.args import non_negative_int, positive_int
 from engine.cli.output import add_json_flag, emit
+from engine.core import table_price
 from engine.core.errors import InvalidParameterError
 from engine.core.fmt import format_seconds, human_bytes
 
@@ -84,6 +85,7 @@ def _text(data: Mapping[str, Any]) -> str:
                      f"snapshot {t['snapshot_id'] or '-'}, {t['points']} sizes"
                      + (f", load {t['load'][0]} -> {t['load'][1]}" if t.get("load") else "")
                      + f" ({t['source']})")
+        lines.extend(_table_fit_lines(t))
     missing = data.get("missing") or []
     if missing:
         groups = [k for k in missing if k != "rewrite_cell_bytes"]
@@ -92,6 +94,32 @@ def _text(data: Mapping[str, Any]) -> str:
         lines.append(f"  this calibration predates {', '.join(missing)}: they count 0 "
                      f"({', '.join(effect)}); run `layout-advisor calibrate` again")
     return "\n".join(lines)
+
+
+def _table_fit_lines(t: Mapping[str, Any]) -> list[str]:
+    """A per-table price's fit (which, and both stored), its points' spread over the runs,
+    and the busy-machine warning (``calibrate --rewrite-on``, round 10)."""
+    out = []
+    if t.get("fixed_s") is not None:
+        out.append(f"    fit: line, the table's own fixed part {t['fixed_s']:.2f} s per job "
+                   f"+ {t['cell_bytes']:.3f} B per cell")
+    else:
+        out.append("    fit: cell (the calibration's fixed cost held)"
+                   + (f"; line asked, not used: {t['fit_fallback']}" if t.get("fit_fallback")
+                      else ""))
+    for name, f in sorted((t.get("fits") or {}).items()):
+        errs = ", ".join(_error(e) for e in f.get("errors") or [])
+        out.append(f"    {name} fit: fixed {f.get('rewrite_fixed_s', 0):.2f} s, "
+                   f"{f.get('rewrite_cell_bytes', 0):.3f} B per cell; errors at the sizes {errs}")
+    for p in t.get("spread") or []:
+        runs = p["runs_s"]
+        lo, hi = min(runs), max(runs)
+        out.append(f"    {p['rows']:>11,} rows: {p['seconds']:.2f} s median of {len(runs)}, runs "
+                   f"{lo:.2f}-{hi:.2f} s (spread {(hi - lo) / p['seconds']:.0%} of the median)"
+                   f", error at the fit {_error(p.get('error_at_fit'))}")
+    if t.get("busy"):
+        out.append(f"    {t['busy']}")
+    return out
 
 
 def _error(value: float | None) -> str:
@@ -163,13 +191,24 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
     if args.rewrite_on and args.rows:
         raise InvalidParameterError("--rows: not with --rewrite-on (it samples the table's "
                                     "own files up to --max-rows)")
+    for flag, value in (("--fit", args.fit), ("--warmup", args.warmup)):
+        if value is not None and not args.rewrite_on:
+            raise InvalidParameterError(f"{flag}: only with --rewrite-on TABLE")
     if args.queries_on:
         api.calibrate_queries(settings, table=args.queries_on, repeat=args.repeat)
     elif args.rewrite_on:
         got = api.calibrate_rewrite(settings, table=args.rewrite_on, repeat=args.repeat,
-                                    max_rows=args.max_rows, progress=_say)
-        _say(f"table {got['table']}: {got['rewrite_cell_bytes']:.3f} B per cell (the "
-             f"calibration table's {got['calibration_cell_bytes']:.3f}), stored in {got['path']}")
+                                    max_rows=args.max_rows, fit=args.fit, warmup=args.warmup,
+                                    progress=_say)
+        _say(f"table {got['table']}: {got['rewrite_cell_bytes']:.3f} B per cell"
+             + (f" + its own fixed part {got['rewrite_fixed_s']:.2f} s (line fit)"
+                if got.get("rewrite_fixed_s") is not None else " (cell fit)")
+             + f" (the calibration table's {got['calibration_cell_bytes']:.3f}), stored in "
+             f"{got['path']}")
+        if got.get("fit_fallback"):
+            _say(f"line fit not used: {got['fit_fallback']}")
+        if got.get("busy"):
+            print(f"layout-advisor: {got['busy']}", file=sys.stderr, flush=True)
     elif not args.show:
         api.calibrate(settings, rows=_rows(args.rows), repeat=args.repeat,
                       max_rows=args.max_rows)
@@ -195,6 +234,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mode.add_argument("--rewrite-on", metavar="TABLE",
                       help="measure TABLE's own rewrite price per cell on samples of its files "
                            "(up to --max-rows; nothing committed); its plans use it from then on")
+    p.add_argument("--fit", choices=table_price.FITS, default=None,
+                   help="with --rewrite-on: line (default: the table's own fixed part and "
+                        "price per cell; falls back to cell when it cannot be trusted) or cell "
+                        "(only the price per cell, the calibration's fixed cost held)")
+    p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
+                   help="with --rewrite-on: untimed runs of the smallest sample first "
+                        "(default 3, measured: bench/README_executor.md round 10)")
     p.add_argument("--repeat", type=positive_int, default=None,
                    help="runs per size, the median kept (default 3)")
     sizes = p.add_mutually_exclusive_group()

@@ -11,11 +11,19 @@ measures the table's own price and stores it in the workspace's ``calibration.js
 and every caller pricing for a table goes through it (``engine.plans.service.decide``: plans,
 previews, the busier what-if; ``engine.api.whatif``; the real replay).
 
-What is per table and what is global: only the price per cell. It is what the table's
-content decides (column types, string widths, encodings: the per-row and per-column work of
-decoding, shuffling, sorting and encoding). The fixed cost of a job, the cold start, the
-per-file and per-group terms and the read/sort rates are the machine's and the Spark
-configuration's, the same for every table: they stay global (fitted by ``calibrate``).
+What is per table and what is global: the price per cell, and (round 10, tablefit10: the
+probe's ``fit = "line"``, :mod:`engine.spark.calibrate_rewrite`) the fixed part of a job on
+that table. The price per cell is what the table's content decides (column types, string
+widths, encodings). The fixed part of the line is what the table's file sizes and the
+executor's slicing make of a small job (WAIR section 4.2: ``t_r`` "a function of the
+aggregate size of P", here a line over it, not a proportion): on the 10M replay's
+lineitem 2.24 s against the calibration's 0.75 s. The table's plans then pay its fixed
+part once per job in place of ``rewrite_fixed_s``. What stays global either way: the cold
+start (``cold_start_s``, the first job of a JVM: the same whichever table it rewrites,
+added on top of the warm price as before), the per-file and per-group terms, the
+many-group plan's terms and the read/sort rates (fitted by ``calibrate`` over a 16x range
+of sizes and layouts; the probe holds them). A ``"cell"`` fit (selectable, or the line's
+fallback) keeps the calibration's fixed cost exactly, as round 10's first wave did.
 
 A price measured on an earlier snapshot still applies: a rewrite or an append changes which
 rows the table holds, not what a cell of its columns costs to rewrite; ``plan show`` and
@@ -23,7 +31,10 @@ rows the table holds, not what a cell of its columns costs to rewrite; ``plan sh
 changed shape (new columns, other strings) knows to measure again. The probe itself refuses
 a table that changes while it is measured (nothing stored).
 
-Precedence: a ``rewrite_cell_bytes`` configured in ``layout-advisor.toml``, the environment
+Precedence: a ``rewrite_fixed_s`` configured (a value different from the calibration's)
+keeps the configured fixed cost, and the table's plans use its "cell" fit (the price fitted
+with the calibration's fixed cost) rather than a line's slope without its intercept.
+A ``rewrite_cell_bytes`` configured in ``layout-advisor.toml``, the environment
 or a flag (a value different from the calibration's) overrides every table's price, as
 configured values override calibrated ones everywhere. A table without its own price keeps
 the calibration's exactly.
@@ -39,18 +50,57 @@ from typing import Any, Mapping
 
 from engine.core.config import CALIBRATION_FILE_NAME, Settings
 
-__all__ = ["TablePrice", "apply", "describe", "resolve", "stored_tables"]
+#: the probe's selectable fits (engine.spark.calibrate_rewrite): the price per cell alone
+#: (the calibration's fixed cost held), or the table's own line (fixed part + price per cell)
+FITS = ("cell", "line")
+#: the default: measured on both tables (bench/README_executor.md, "Round 10 (tablefit10)")
+DEFAULT_FIT = "line"
+__all__ = ["DEFAULT_FIT", "FITS", "TablePrice", "apply", "busy_note", "describe", "resolve", "stored_tables"]
 
 
 @dataclass(frozen=True)
 class TablePrice:
-    """A table's own rewrite price per cell, as ``calibrate --rewrite-on`` stored it."""
+    """A table's own rewrite price, as ``calibrate --rewrite-on`` stored it: the price per
+    cell and, for a ``"line"`` fit, the table's own fixed part (else None: the
+    calibration's ``rewrite_fixed_s``)."""
 
     table: str
     cell_bytes: float
     measured_at: str
     snapshot_id: str
     spark_master: str
+    fit: str = "cell"
+    fixed_s: float | None = None
+
+
+def busy_note(entry: Mapping[str, Any]) -> str | None:
+    """One line when the machine's load during a rewrite probe exceeded its cores (None
+    otherwise): other processes took CPU from the probe, so its wall times, and the price
+    fitted on them, are too high. By how much, under a fair-share scheduler: ``L``
+    runnable threads on ``C`` cores give the probe's ``d`` threads ``C d / L`` cores; it got
+    ``u`` = executor CPU / wall, so ``d = u L / C``, and alone it would have had
+    ``min(d, C)``: its times are ``min(L / C, C / u)`` too long. (Round 10: at load 4.9 on 2
+    cores, u 0.46, this says 2.4x; the same files quiet took 1.97x less wall.) The load is
+    the 1-minute average, so the figure is rough; the advice is to measure again quietly.
+
+    Example:
+    >>> busy_note({"load_max": 4.9, "cores": 2, "points": [{"cpu_s": 3.31, "seconds": 7.18}]})
+    'warning: load 4.9 on 2 cores during the rewrite probe (its executors used 0.46 cores: executor CPU / wall): its times and price are likely ~2.45x too high (+145%); measure again on a quiet machine'
+    >>> busy_note({"load_max": 1.9, "cores": 2, "points": []}) is None
+    True
+    """
+    load, cores = entry.get("load_max"), int(entry.get("cores") or 0)
+    if load is None or not cores or float(load) <= cores:
+        return None
+    pts = entry.get("points") or []
+    wall = sum(float(p.get("seconds") or 0) for p in pts)
+    cpu = sum(float(p.get("cpu_s") or 0) for p in pts)
+    used = cpu / wall if wall > 0 and cpu > 0 else None
+    factor = float(load) / cores if used is None else min(float(load) / cores, cores / used)
+    return (f"warning: load {float(load):g} on {cores} cores during the rewrite probe"
+            + (f" (its executors used {used:.2f} cores: executor CPU / wall)" if used else "")
+            + f": its times and price are likely ~{factor:.2f}x too high "
+              f"({factor - 1:+.0%}); measure again on a quiet machine")
 
 
 def stored_tables(home: str | Path) -> dict[str, Mapping[str, Any]]:
@@ -66,19 +116,22 @@ def stored_tables(home: str | Path) -> dict[str, Mapping[str, Any]]:
     return dict(tables) if isinstance(tables, dict) else {}
 
 
-def _global_cell(home: str | Path) -> float:
+def _global_rate(home: str | Path, key: str) -> float:
+    """The calibration's own ``rates[key]`` (0 when absent): a setting that differs from it
+    was configured."""
     path = Path(home) / CALIBRATION_FILE_NAME
     try:
-        return float((json.loads(path.read_text()).get("rates") or {})
-                     .get("rewrite_cell_bytes") or 0.0)
+        return float((json.loads(path.read_text()).get("rates") or {}).get(key) or 0.0)
     except (OSError, ValueError, AttributeError):
         return 0.0
 
 
-def resolve(settings: Settings, table: str | None) -> TablePrice | None:
+def resolve(settings: Settings, table: str | None, fit: str | None = None) -> TablePrice | None:
     """The price ``table``'s plans use: its own, when ``calibrate --rewrite-on`` stored one
     and ``rewrite_cell_bytes`` is not configured; else None (the calibration table's price,
-    ``settings.rewrite_cell_bytes``, exactly as before).
+    ``settings.rewrite_cell_bytes``, exactly as before). The entry's chosen fit, or ``fit``
+    ("cell" / "line": a bench comparing both stored fits side by side); a "line" fit brings
+    the table's fixed part, unless ``rewrite_fixed_s`` is configured (then its "cell" fit).
 
     Example:
     >>> import tempfile
@@ -93,26 +146,56 @@ def resolve(settings: Settings, table: str | None) -> TablePrice | None:
     True
     >>> resolve(Settings(home=home, rewrite_cell_bytes=2.5), "lineitem") is None  # configured
     True
+    >>> _ = (Path(home) / CALIBRATION_FILE_NAME).write_text(json.dumps({
+    ...     "rates": {"rewrite_cell_bytes": 2.0, "rewrite_fixed_s": 0.75}, "tables": {"t": {
+    ...     "rewrite_cell_bytes": 2.1, "rewrite_fixed_s": 2.24, "fit": "line", "fits": {
+    ...     "cell": {"rewrite_cell_bytes": 3.3}, "line": {"rewrite_cell_bytes": 2.1,
+    ...     "rewrite_fixed_s": 2.24}}}}}))
+    >>> p = resolve(Settings(home=home, rewrite_cell_bytes=2.0, rewrite_fixed_s=0.75), "t")
+    >>> p.fit, p.cell_bytes, p.fixed_s
+    ('line', 2.1, 2.24)
+    >>> p = resolve(Settings(home=home, rewrite_cell_bytes=2.0, rewrite_fixed_s=0.75), "t", "cell")
+    >>> p.fit, p.cell_bytes, p.fixed_s
+    ('cell', 3.3, None)
+    >>> resolve(Settings(home=home, rewrite_cell_bytes=2.0, rewrite_fixed_s=1.0), "t").fit
+    'cell'
     """
     if not table:
         return None
     entry = stored_tables(settings.home).get(str(table))
     if not entry or not float(entry.get("rewrite_cell_bytes") or 0) > 0:
         return None
-    if float(settings.rewrite_cell_bytes) != _global_cell(settings.home):
+    if float(settings.rewrite_cell_bytes) != _global_rate(settings.home, "rewrite_cell_bytes"):
         return None  # configured: overrides calibrated prices, the table's too
-    return TablePrice(str(table), float(entry["rewrite_cell_bytes"]),
+    fits = entry.get("fits") or {}
+    want = fit or str(entry.get("fit") or "cell")
+    fixed_configured = float(settings.rewrite_fixed_s) != _global_rate(settings.home,
+                                                                       "rewrite_fixed_s")
+    if want == "line" and fixed_configured:
+        want = "cell"  # a configured fixed cost: the slope fitted with it held
+    chosen = fits.get(want) or ({"rewrite_cell_bytes": entry["rewrite_cell_bytes"]}
+                                if want == "cell" else None)
+    if not chosen or not float(chosen.get("rewrite_cell_bytes") or 0) > 0:
+        return None
+    fixed = chosen.get("rewrite_fixed_s") if want == "line" else None
+    return TablePrice(str(table), float(chosen["rewrite_cell_bytes"]),
                       str(entry.get("measured_at", "")), str(entry.get("snapshot_id", "")),
-                      str(entry.get("spark_master", "")))
+                      str(entry.get("spark_master", "")), want,
+                      None if fixed is None else float(fixed))
 
 
-def apply(settings: Settings, table: str | None) -> tuple[Settings, TablePrice | None]:
-    """``settings`` with ``table``'s own price per cell in place of the calibration
-    table's (unchanged when :func:`resolve` finds none), and the price used."""
-    price = resolve(settings, table)
+def apply(settings: Settings, table: str | None,
+          fit: str | None = None) -> tuple[Settings, TablePrice | None]:
+    """``settings`` with ``table``'s own price per cell (and, for a line fit, its own fixed
+    part in place of ``rewrite_fixed_s``) in place of the calibration table's (unchanged
+    when :func:`resolve` finds none), and the price used. ``cold_start_s`` and the layout
+    terms are left as they are (global)."""
+    price = resolve(settings, table, fit)
     if price is None:
         return settings, None
-    return dataclasses.replace(settings, rewrite_cell_bytes=price.cell_bytes), price
+    fixed = settings.rewrite_fixed_s if price.fixed_s is None else price.fixed_s
+    return dataclasses.replace(settings, rewrite_cell_bytes=price.cell_bytes,
+                               rewrite_fixed_s=fixed), price
 
 
 def describe(price: TablePrice | None, settings: Settings) -> dict[str, Any]:
@@ -126,10 +209,15 @@ def describe(price: TablePrice | None, settings: Settings) -> dict[str, Any]:
     "the calibration table's"
     """
     if price is not None:
-        return {"source": "table", "table": price.table, "cell_bytes": price.cell_bytes,
-                "measured_at": price.measured_at, "snapshot_id": price.snapshot_id,
-                "label": f"table {price.table}'s own price, measured {price.measured_at}"
-                         + (f" (snapshot {price.snapshot_id})" if price.snapshot_id else "")}
+        out = {"source": "table", "table": price.table, "cell_bytes": price.cell_bytes,
+               "measured_at": price.measured_at, "snapshot_id": price.snapshot_id,
+               "label": f"table {price.table}'s own price, measured {price.measured_at}"
+                        + (f" (snapshot {price.snapshot_id})" if price.snapshot_id else "")
+                        + (f", its own fixed part {price.fixed_s:.2f} s per job (line fit)"
+                           if price.fixed_s is not None else "")}
+        if price.fixed_s is not None:
+            out["fixed_s"] = price.fixed_s
+        return out
     cell = float(settings.rewrite_cell_bytes)
     return {"source": "calibration" if cell > 0 else "compressed bytes", "cell_bytes": cell,
             "label": "the calibration table's" if cell > 0
