@@ -73,10 +73,16 @@ class TablePrice:
     fixed_s: float | None = None
 
 
+#: the load per core from which a rewrite probe is warned as measured on a busy machine
+BUSY_LOAD_PER_CORE = 2.0
+
+
 def busy_note(entry: Mapping[str, Any]) -> str | None:
-    """One line when the machine's load during a rewrite probe exceeded its cores (None
+    """One line when the machine's load during a rewrite probe reached twice its cores (None
     otherwise): other processes took CPU from the probe, so its wall times, and the price
-    fitted on them, are too high. By how much, under a fair-share scheduler: ``L``
+    fitted on them, are too high. Why twice: the probe alone keeps more runnable threads
+    than cores (its tasks, the driver, the JIT and GC: load 3.34 on 2 cores with nothing else
+    running, round 10), so a warning at the core count fired on a quiet machine. By how much, under a fair-share scheduler: ``L``
     runnable threads on ``C`` cores give the probe's ``d`` threads ``C d / L`` cores; it got
     ``u`` = executor CPU / wall, so ``d = u L / C``, and alone it would have had
     ``min(d, C)``: its times are ``min(L / C, C / u)`` too long. (Round 10: at load 4.9 on 2
@@ -86,11 +92,11 @@ def busy_note(entry: Mapping[str, Any]) -> str | None:
     Example:
     >>> busy_note({"load_max": 4.9, "cores": 2, "points": [{"cpu_s": 3.31, "seconds": 7.18}]})
     'warning: load 4.9 on 2 cores during the rewrite probe (its executors used 0.46 cores: executor CPU / wall): its times and price are likely ~2.45x too high (+145%); measure again on a quiet machine'
-    >>> busy_note({"load_max": 1.9, "cores": 2, "points": []}) is None
+    >>> busy_note({"load_max": 3.4, "cores": 2, "points": []}) is None  # the probe alone
     True
     """
     load, cores = entry.get("load_max"), int(entry.get("cores") or 0)
-    if load is None or not cores or float(load) <= cores:
+    if load is None or not cores or float(load) < BUSY_LOAD_PER_CORE * cores:
         return None
     pts = entry.get("points") or []
     wall = sum(float(p.get("seconds") or 0) for p in pts)

@@ -43,8 +43,9 @@ fit in ``max_rows`` (:func:`sample_sizes`), each rewritten as one sort group int
 table's own file size (as its plans are), after ``warmup`` untimed runs of the smallest
 sample; the runs are interleaved across sizes (A B C A B C) and each size keeps its median.
 The machine's 1-minute load is read before, after every run and after the probe
-(``load_reader``, injectable): a load above the cores means other processes took CPU from
-the probe and its price is too high (:func:`engine.core.table_price.busy_note`).
+(``load_reader``, injectable): a load of twice the cores or more (the probe alone runs
+more threads than cores) means other processes took CPU from the probe and its price is too
+high (:func:`engine.core.table_price.busy_note`).
 """
 
 from __future__ import annotations
