@@ -74,12 +74,41 @@ class TablePrice:
 
 
 #: the load per core from which a rewrite probe is warned as measured on a busy machine
+#: (entries without ``others_cores`` only)
 BUSY_LOAD_PER_CORE = 2.0
+#: the cores other processes may use during a rewrite probe before it is warned as busy
+BUSY_OTHER_CORES = 0.5
+
+
+def _others_note(others: float, cores: int) -> str | None:
+    """The warning for ``others`` cores taken by other processes on ``cores``: the probe
+    had about ``cores - others`` of them, so its times are about ``cores / (cores - others)``
+    too long when it could have used every core. An estimate, low rather than high: at 0.79
+    cores taken it said 1.65x where the same probe took 2.0x its quiet time (round 10: the
+    demo table's largest sample, 8.63 against 4.33 s).
+
+    Example:
+    >>> _others_note(1.0, 2)
+    'warning: other processes used 1.00 of 2 cores during the rewrite probe: its times and price are likely ~2.00x too high (+100%); measure again on a quiet machine'
+    >>> _others_note(0.3, 2) is None
+    True
+    """
+    if others < BUSY_OTHER_CORES:
+        return None
+    factor = cores / max(cores - others, 0.25)
+    return (f"warning: other processes used {others:.2f} of {cores} cores during the rewrite "
+            f"probe: its times and price are likely ~{factor:.2f}x too high "
+            f"({factor - 1:+.0%}); measure again on a quiet machine")
 
 
 def busy_note(entry: Mapping[str, Any]) -> str | None:
-    """One line when the machine's load during a rewrite probe reached twice its cores (None
-    otherwise): other processes took CPU from the probe, so its wall times, and the price
+    """One line when other processes took CPU from a rewrite probe (None otherwise).
+
+    Measured (round 10, :mod:`engine.core.cpu_share`): the cores other processes used
+    during the timed rounds, ``others_cores``; from :data:`BUSY_OTHER_CORES` on, the
+    warning says by how much the times may be too high (:func:`_others_note`). An entry
+    without that measure (stored before it, or no ``/proc``) falls back to the load:
+    when the machine's load during the probe reached twice its cores, other processes took CPU from the probe, so its wall times, and the price
     fitted on them, are too high. Why twice: the probe alone keeps more runnable threads
     than cores (its tasks, the driver, the JIT and GC: load 3.34 on 2 cores with nothing else
     running, round 10), so a warning at the core count fired on a quiet machine. By how much, under a fair-share scheduler: ``L``
@@ -94,8 +123,13 @@ def busy_note(entry: Mapping[str, Any]) -> str | None:
     'warning: load 4.9 on 2 cores during the rewrite probe (its executors used 0.46 cores: executor CPU / wall): its times and price are likely ~2.45x too high (+145%); measure again on a quiet machine'
     >>> busy_note({"load_max": 3.4, "cores": 2, "points": []}) is None  # the probe alone
     True
+    >>> busy_note({"others_cores": 0.12, "load_max": 4.5, "cores": 2}) is None  # measured: quiet
+    True
     """
-    load, cores = entry.get("load_max"), int(entry.get("cores") or 0)
+    others, cores = entry.get("others_cores"), int(entry.get("cores") or 0)
+    if others is not None and cores:
+        return _others_note(float(others), cores)
+    load = entry.get("load_max")
     if load is None or not cores or float(load) < BUSY_LOAD_PER_CORE * cores:
         return None
     pts = entry.get("points") or []

@@ -43,9 +43,11 @@ fit in ``max_rows`` (:func:`sample_sizes`), each rewritten as one sort group int
 table's own file size (as its plans are), after ``warmup`` untimed runs of the smallest
 sample; the runs are interleaved across sizes (A B C A B C) and each size keeps its median.
 The machine's 1-minute load is read before, after every run and after the probe
-(``load_reader``, injectable): a load of twice the cores or more (the probe alone runs
-more threads than cores) means other processes took CPU from the probe and its price is too
-high (:func:`engine.core.table_price.busy_note`).
+(``load_reader``, injectable), and the CPU seconds other processes used during the timed
+rounds are counted (:mod:`engine.core.cpu_share`: the machine's busy seconds less this
+process tree's, the local Spark JVM included): from half a core on, the probe's times and
+price are too high (:func:`engine.core.table_price.busy_note`). The load alone cannot tell:
+it counts the probe's own threads (4.5 on 2 cores with nothing else running, round 10).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from engine.core import logical_types
+from engine.core import cpu_share, logical_types
 from engine.core.errors import InvalidParameterError
 from engine.core.table_price import DEFAULT_FIT, FITS, busy_note
 from engine.policy.costmodel import sized_rewrite_cost
@@ -283,6 +285,12 @@ def choose_fit(points: Sequence[dict[str, Any]], columns: int, settings: "Settin
             "errors": fits[used]["errors"], "fits": fits}
 
 
+def _cpu_reading() -> "cpu_share.CpuReading | None":
+    """The machine's and this process tree's CPU seconds now (:mod:`engine.core.cpu_share`):
+    read around the timed rounds, the cores other processes took from the probe."""
+    return cpu_share.reading()
+
+
 def _load() -> float | None:
     """The machine's 1-minute load average, stored beside the points: the price per cell
     moves with the load like every timing (round 10: 12.3 against 6.5 B per cell on the same
@@ -320,6 +328,7 @@ def measure(settings: "Settings", schema: "TableSchema", parts: Sequence["Partit
             "rewrite_cell_bytes in this workspace)")
     say = progress or (lambda _m: None)
     load_reader = load_reader or _load  # read at call time: a test injects the module's
+    cpu_reader = _cpu_reading  # likewise
     parts = list(parts)
     sizes = sample_sizes([p.rows for p in parts], int(max_rows))
     key = key or sort_key(schema)
@@ -344,6 +353,7 @@ def measure(settings: "Settings", schema: "TableSchema", parts: Sequence["Partit
             wall, _ = run(sizes[0], f"warm-up-{k}")
             warm_s.append(round(wall, 4))
             say(f"  warm-up {k + 1}/{int(warmup)} ({sizes[0]} files): {wall:.2f} s")
+        cpu_before = cpu_reader()
         for k in range(int(repeat)):
             for i, n in enumerate(sizes):
                 runs[i].append(run(n, f"r{k}-{i}"))
@@ -351,6 +361,7 @@ def measure(settings: "Settings", schema: "TableSchema", parts: Sequence["Partit
                 if reading is not None:
                     during.append(float(reading))
                 say(f"  round {k + 1}/{repeat}, {n} files: {runs[i][-1][0]:.2f} s")
+        others = cpu_share.others_cores(cpu_before, cpu_reader())
     finally:
         shutil.rmtree(work, ignore_errors=True)
     points = []
@@ -374,7 +385,7 @@ def measure(settings: "Settings", schema: "TableSchema", parts: Sequence["Partit
            "repeat": int(repeat), "warmup": int(warmup), "warmup_s": warm_s, "points": points,
            "load": [load_before, load_after],
            "load_max": round(max(readings), 2) if readings else None,
-           "cores": int(cores or os.cpu_count() or 1),
+           "cores": int(cores or os.cpu_count() or 1), "others_cores": others,
            "calibration_cell_bytes": float(settings.rewrite_cell_bytes),
            **{k: chosen[k] for k in ("fit", "fit_requested", "fit_fallback", "fits")},
            "held": {k: float(getattr(settings, k)) for k in
