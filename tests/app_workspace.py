@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from engine import api
 from engine.core.config import load_settings
@@ -90,6 +91,22 @@ def build_table(home: Path, name: str, rows: int = 6000, queries: int = 60,
     if queries:
         api.import_workload(settings, name, str(write_queries(home.parent / f"{name}_queries.jsonl",
                                                               name, queries)))
+
+
+APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
+
+
+def plan_page(table: str, plan_id: int | None = None, timeout: float = 120) -> AppTest:
+    """The dashboard's Approve & run page for ``table`` (with ``plan_id`` selected), run
+    once and without an exception, as a DBA opens it."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.session_state["table"] = table
+    if plan_id is not None:
+        at.session_state["selected_plan"] = plan_id
+    at.run()
+    at.switch_page("app_pages/approve_run.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
 
 
 @pytest.fixture

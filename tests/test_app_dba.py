@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import charts, glossary, views
-from app_workspace import build_table, engine_settings  # noqa: F401 (fixture)
+from app_workspace import build_table, engine_settings, plan_page  # noqa: F401 (fixture)
 from engine import api
 from security_helpers import sign_in
 
@@ -129,12 +129,7 @@ def test_a_proposer_name_with_markdown_renders_as_text(workspace, engine_setting
     evil = "![x](http://evil.example/p.png) [site](http://evil.example)"
     plan = api.create_plan(engine_settings, "lineitem", "wair", created_by=evil)
     assert plan["id"] is not None, plan
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["table"] = "lineitem"
-    at.session_state["selected_plan"] = plan["id"]
-    at.run()
-    at.switch_page("app_pages/approve_run.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = plan_page("lineitem", plan["id"], TIMEOUT)
     captions = [c.value for c in at.caption if "proposed by" in c.value]
     assert captions, [c.value for c in at.caption]
     assert "![x](" not in captions[0] and "[site](" not in captions[0]

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_workspace import build_table, engine_settings  # noqa: F401 (fixture)
+from app_workspace import build_table, engine_settings, plan_page  # noqa: F401 (fixture)
 from security_helpers import ROOT, SECRET
 
 APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
@@ -30,12 +30,7 @@ def workspace(tmp_path_factory, spark) -> Path:
 
 
 def approve_page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.session_state["table"] = "flow"
-    at.run()
-    at.switch_page("app_pages/approve_run.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return plan_page("flow", timeout=300)
 
 
 def frame_with(at: AppTest, column: str):

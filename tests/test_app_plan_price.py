@@ -9,15 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from app import views
-from app_workspace import build_table, engine_settings  # noqa: F401 (fixture)
+from app_workspace import build_table, engine_settings, plan_page  # noqa: F401 (fixture)
 from engine import api
 from engine.core.config import CALIBRATION_FILE_NAME
 
-APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
-TIMEOUT = 120
 COLD = 11.25
 OWN_CELL = 6.5
 
@@ -38,16 +35,6 @@ def workspace(tmp_path_factory, spark) -> Path:
     return home
 
 
-def _plan_page(plan_id: int) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["table"] = "lineitem"
-    at.session_state["selected_plan"] = plan_id
-    at.run()
-    at.switch_page("app_pages/approve_run.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 @pytest.mark.spark
 def test_the_plan_page_shows_warm_and_fresh_times_and_the_tables_own_price(workspace,
                                                                            engine_settings):
@@ -61,7 +48,7 @@ def test_the_plan_page_shows_warm_and_fresh_times_and_the_tables_own_price(works
     assert shown["rewrite_price"]["source"] == "table"
     assert shown["rewrite_price"]["cell_bytes"] == OWN_CELL
 
-    at = _plan_page(plan["id"])
+    at = plan_page("lineitem", plan["id"])
     captions = [c.value for c in at.caption if c.value.startswith("Predicted rewrite time")]
     assert captions == [views.predicted_time_caption(shown)], [c.value for c in at.caption]
     text = captions[0]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -27,14 +26,13 @@ from engine.spark.progress import (
 )
 from engine.plans.plan import PlanBook
 from engine.table.store import TableStore
+from app_workspace import plan_page
 from plan_helpers import insert_plan, make_table, rows_of
 from security_helpers import SECRET, ensure_account, secret_file, sign_in
-from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.spark
 WAIT_S = 120.0  # an upper bound for a blocked wait, never a speed goal
 ROWS = 1000
-APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
 
 
 def _files_under(root: str) -> set[str]:
@@ -217,12 +215,7 @@ def test_the_dashboard_shows_the_eta_and_its_cancel_button_stops_the_run(setting
                                                                         monkeypatch):
     base, pid, run, root, files_before = _held_run(settings, spark, monkeypatch)
     monkeypatch.setenv("LAYOUT_ADVISOR_HOME", str(settings.home))
-    at = AppTest.from_file(APP, default_timeout=WAIT_S)
-    at.session_state["table"] = "lineitem"
-    at.session_state["selected_plan"] = pid
-    at.run()
-    at.switch_page("app_pages/approve_run.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = plan_page("lineitem", pid, WAIT_S)
     assert at.button(key="cancel_run").disabled  # nobody signed in
     at.sidebar.text_input(key="signin_name").input("bob")
     at.sidebar.text_input(key="signin_secret").input(SECRET).run()
