@@ -143,26 +143,34 @@ def busy_note(entry: Mapping[str, Any]) -> str | None:
               f"({factor - 1:+.0%}); measure again on a quiet machine")
 
 
-def stored_tables(home: str | Path) -> dict[str, Mapping[str, Any]]:
-    """The per-table prices stored in ``home``'s calibration (``{}`` when none)."""
+def _stored(home: str | Path) -> dict[str, Any]:
+    """``home``'s calibration file as stored (``{}`` when absent or unreadable: load_settings
+    reports an unreadable one), read once per question."""
     path = Path(home) / CALIBRATION_FILE_NAME
-    if not path.is_file():
-        return {}
     try:
         data = json.loads(path.read_text())
-    except ValueError:
-        return {}  # load_settings reports an unreadable calibration file
-    tables = data.get("tables") if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def stored_tables(home: str | Path) -> dict[str, Mapping[str, Any]]:
+    """The per-table prices stored in ``home``'s calibration (``{}`` when none)."""
+    return _tables(_stored(home))
+
+
+def _tables(data: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    tables = data.get("tables")
     return dict(tables) if isinstance(tables, dict) else {}
 
 
-def _global_rate(home: str | Path, key: str) -> float:
+def _global_rate(data: Mapping[str, Any], key: str) -> float:
     """The calibration's own ``rates[key]`` (0 when absent): a setting that differs from it
     was configured."""
-    path = Path(home) / CALIBRATION_FILE_NAME
+    rates = data.get("rates")
     try:
-        return float((json.loads(path.read_text()).get("rates") or {}).get(key) or 0.0)
-    except (OSError, ValueError, AttributeError):
+        return float((rates if isinstance(rates, dict) else {}).get(key) or 0.0)
+    except (TypeError, ValueError):
         return 0.0
 
 
@@ -202,15 +210,15 @@ def resolve(settings: Settings, table: str | None, fit: str | None = None) -> Ta
     """
     if not table:
         return None
-    entry = stored_tables(settings.home).get(str(table))
+    data = _stored(settings.home)
+    entry = _tables(data).get(str(table))
     if not entry or not float(entry.get("rewrite_cell_bytes") or 0) > 0:
         return None
-    if float(settings.rewrite_cell_bytes) != _global_rate(settings.home, "rewrite_cell_bytes"):
+    if float(settings.rewrite_cell_bytes) != _global_rate(data, "rewrite_cell_bytes"):
         return None  # configured: overrides calibrated prices, the table's too
     fits = entry.get("fits") or {}
     want = fit or str(entry.get("fit") or "cell")
-    fixed_configured = float(settings.rewrite_fixed_s) != _global_rate(settings.home,
-                                                                       "rewrite_fixed_s")
+    fixed_configured = float(settings.rewrite_fixed_s) != _global_rate(data, "rewrite_fixed_s")
     if want == "line" and fixed_configured:
         want = "cell"  # a configured fixed cost: the slope fitted with it held
     chosen = fits.get(want) or ({"rewrite_cell_bytes": entry["rewrite_cell_bytes"]}
