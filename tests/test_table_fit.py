@@ -133,7 +133,7 @@ def test_a_plan_is_priced_with_the_tables_line_by_hand_and_cold_start_stays_glob
     assert own.cold_start_s == 5.0 and own.rewrite_fixed_s == 1.5 and own.file_s == s.file_s
     # the cell fit, selected: the calibration's fixed cost and the cell price
     cell, p = table_price.apply(s, "lineitem", "cell")
-    assert (cell.rewrite_fixed_s, cell.rewrite_cell_bytes, p.fit) == (0.4, 4.0, "cell")
+    assert (cell.rewrite_fixed_s, cell.rewrite_cell_bytes, p.fit) == (RATES["rewrite_fixed_s"], 4.0, "cell")
     # a configured fixed cost keeps itself, and the table's cell fit is used with it
     s2 = load_settings({"home": str(s.home), "target_rows": 1000, "spark_master": "local[2]",
                         "rewrite_fixed_s": 0.9}, environ={})

@@ -17,8 +17,11 @@ from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
 from plan_helpers import make_table, shipdate_fragments
 
-# a hand-made global calibration: its fixed cost and per-file term are held by the probe
-RATES = {"rewrite_fixed_s": 0.4, "rewrite_read_bytes_per_s": 4e7, "sort_bytes_per_s": 1e7,
+# a hand-made global calibration: its fixed cost and per-file term are held by the probe.
+# The fixed cost is below any real Spark job's here (a 1,000-row sample takes 0.2-0.4 s):
+# at 0.4 s, samples that ran in 0.37 s left no positive price per cell ("not separable",
+# exit 2), so these tests failed on a fast run (round 10's final CI)
+RATES = {"rewrite_fixed_s": 0.05, "rewrite_read_bytes_per_s": 4e7, "sort_bytes_per_s": 1e7,
          "rewrite_cell_bytes": 2.0}
 TERMS = {"file_s": 0.01}
 
