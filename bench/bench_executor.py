@@ -81,7 +81,7 @@ from plan_helpers import lineitem_arrow  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results" / "executor_costmodel.csv"
 #: the selectable many-group writes (``writing.GROUP_WRITE``), each a variant
 #: ``executor-50-groups-<mode>`` beside the default ``executor-50-groups``
-GROUP_WRITES = ("partition_by", "tasks", "concurrent")
+GROUP_WRITES = ("packed", "partition_by", "tasks", "concurrent")
 
 
 def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:

@@ -166,7 +166,7 @@ def test_checksum_mismatch_fails_commits_nothing_and_removes_written_files(
     assert shown["audit"][-1]["action"] == "fail"
 
 
-@pytest.mark.parametrize("mode", ["partition_by", "tasks", "concurrent"])
+@pytest.mark.parametrize("mode", ["packed", "partition_by", "tasks", "concurrent"])
 def test_a_row_moved_to_another_group_is_refused(settings, spark, monkeypatch, mode):
     """``swap-rows`` keeps every group's row count and the plan's checksum: only the tagged
     checksum sees it (engine.spark.verification); the second read names group 0. In both
@@ -258,7 +258,7 @@ def test_a_run_makes_partitions_of_its_inputs_only(settings, spark, monkeypatch)
     assert len(after.partitions) == 17 + result["partitions_added"]
 
 
-@pytest.mark.parametrize("mode", ["tasks", "partition_by", "concurrent"])
+@pytest.mark.parametrize("mode", ["packed", "tasks", "partition_by", "concurrent"])
 def test_many_groups_each_keep_their_rows_in_order_in_either_write(settings, spark,
                                                                     monkeypatch, mode):
     """A plan of four groups, one cut into two key ranges, written one group per task
@@ -269,6 +269,10 @@ def test_many_groups_each_keep_their_rows_in_order_in_either_write(settings, spa
 
     monkeypatch.setattr(writing, "GROUP_WRITE", mode)
     monkeypatch.setattr(slicing, "MIN_SLICE_ROWS", 0)  # small groups sliced, as big ones are
+    packed: list[int] = []  # "packed" sorts on one long per row: its path is taken
+    real_key = writing.packed_key
+    monkeypatch.setattr(writing, "packed_key",
+                        lambda specs, types: packed.append(len(specs)) or real_key(specs, types))
     base = make_table(settings, n=4000, rows_per_file=250)  # 16 files
     paths = [p.path for p in base.partitions]
     keys = ["l_shipdate", "l_commitdate", "l_shipdate", "l_commitdate"]
@@ -283,6 +287,7 @@ def test_many_groups_each_keep_their_rows_in_order_in_either_write(settings, spa
             values = pq.read_table(f, columns=[key]).column(0).to_pylist()
             assert values == sorted(values), f
     assert 10 <= len(result["groups"][0]["files"]) <= 11  # 2,500 rows in files of 250, 2 ranges
+    assert packed == ([4] if mode == "packed" else [])
     after = TableStore(settings).current_snapshot("lineitem")
     assert {p.path for p in after.partitions} == {f for g in result["groups"] for f in g["files"]}
 
@@ -309,3 +314,39 @@ def test_a_group_too_small_to_slice_writes_the_files_the_model_counts(settings, 
              for f in sorted(files, key=lambda f: pq.read_table(f, columns=["l_shipdate"])
                              .column(0)[0].as_py())]
     assert sum(dates, []) == sorted(sum(dates, []))  # one sorted run cut into 16 files
+
+
+def test_the_packed_key_sorts_as_group_then_key_nulls_first(spark):
+    """``writing.packed_key`` (round 11): one long per row that sorts exactly as (group,
+    key) with nulls first, for dates (before 1970 too) and the ends of the int range, and
+    each group on its own column; hand-checked values."""
+    import datetime as dt
+
+    from types import SimpleNamespace as S
+
+    from engine.spark import writing
+    from engine.spark.jobspec import GROUP_COLUMN
+
+    day = dt.date
+    rows = [(0, day(1992, 1, 2), 5), (0, None, -(2 ** 31)), (0, day(1969, 12, 31), 0),
+            (1, None, None), (1, day(1970, 1, 1), 2 ** 31 - 1), (1, day(2000, 1, 1), -(2 ** 31)),
+            (1, day(1999, 1, 1), None), (2, day(1970, 1, 1), 7), (0, day(1970, 1, 2), 1)]
+    df = spark.createDataFrame(rows, f"{GROUP_COLUMN} int, d date, i int")
+    types = {"d": "date", "i": "int"}
+    specs = [S(index=0, group=S(layout="sort", columns=("d",))),
+             S(index=1, group=S(layout="sort", columns=("i",))),
+             S(index=2, group=S(layout="sort", columns=("d",)))]
+    assert writing.packs(specs, types)
+    # ties (two null keys of group 1) broken by d, nulls first: a stable expectation
+    got = df.withColumn("k", writing.packed_key(specs, types)).orderBy("k", "d").collect()
+    by_hand = [(0, None, -(2 ** 31)), (0, day(1969, 12, 31), 0), (0, day(1970, 1, 2), 1),
+               (0, day(1992, 1, 2), 5),  # group 0 on d, nulls first
+               (1, None, None), (1, day(1999, 1, 1), None), (1, day(2000, 1, 1), -(2 ** 31)),
+               (1, day(1970, 1, 1), 2 ** 31 - 1),  # group 1 on i: the int range's two ends
+               (2, day(1970, 1, 1), 7)]
+    assert [(r[GROUP_COLUMN], r["d"], r["i"]) for r in got] == by_hand
+    k = {(r[GROUP_COLUMN], r["d"], r["i"]): r["k"] for r in got}
+    assert k[(0, None, -(2 ** 31))] == 0  # group 0, a null date
+    assert k[(0, day(1969, 12, 31), 0)] == 2 ** 31 - 1 + 1  # day -1
+    assert k[(1, day(2000, 1, 1), -(2 ** 31))] == 2 ** 33 + 1  # group 1, the smallest int
+    assert k[(2, day(1970, 1, 1), 7)] == 2 * 2 ** 33 + 2 ** 31 + 1

@@ -141,6 +141,28 @@ def local_dir(path: str) -> str | None:
     return None if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", path) else path
 
 
+def data_files(spark: "SparkSession", out_dir: str) -> list[str]:
+    """:func:`list_data_files`, on a local disk by the operating system (no call into the
+    JVM per file): the written files as Spark left them, in their ``__la_g=i/`` folders."""
+    local = local_dir(out_dir)
+    if local is None:
+        return list_data_files(spark, out_dir)
+    return _local_data_files(out_dir, local)
+
+
+def _local_data_files(out_dir: str, root: str) -> list[str]:
+    """The Parquet files under the local folder ``root`` (``out_dir``'s local path),
+    spelled like ``out_dir``, sorted."""
+    root = root.rstrip("/")
+    base = out_dir.rstrip("/")
+    found = []
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            if name.endswith(".parquet") and not name.startswith(("_", ".")):
+                found.append(base + os.path.join(dirpath, name)[len(root):])
+    return sorted(found)
+
+
 def _flatten_local(out_dir: str, root: str) -> list[str]:
     """:func:`flatten` on a local disk (``root`` is ``out_dir``'s local path), by the
     operating system: the same files, names and order, without the ~15 calls into the
@@ -149,13 +171,8 @@ def _flatten_local(out_dir: str, root: str) -> list[str]:
     Spark's own ``.crc`` files stay in the group directories, which are removed."""
     root = root.rstrip("/")
     base = out_dir.rstrip("/")
-    found = []
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            if name.endswith(".parquet") and not name.startswith(("_", ".")):
-                found.append(base + os.path.join(dirpath, name)[len(root):])
     moved = []
-    for n, path in enumerate(sorted(found)):
+    for n, path in enumerate(_local_data_files(out_dir, root)):
         m = _GROUP_DIR.search(path)
         if not m:
             moved.append(path)
@@ -179,10 +196,16 @@ def _rename_local(source: str, target: str, shown_source: str, shown_target: str
 
 
 def group_of_file(path: str) -> int | None:
-    """The group a flattened output file belongs to (None for any other file).
+    """The group an output file belongs to: from its flattened name, or before
+    :func:`flatten` from Spark's ``__la_g=i`` folder (None for any other file).
 
     Example:
     >>> group_of_file("/t/data/plan3-b0/g12-00004-part-00000.parquet"), group_of_file("/x.parquet")
     (12, None)
+    >>> group_of_file("/t/data/plan3-b0/__la_g=7/part-00001-c000.snappy.parquet")
+    7
     """
-    return group_index(path)
+    found = group_index(path)
+    if found is None and (m := _GROUP_DIR.search(path)):
+        return int(m.group(1))
+    return found

@@ -4,7 +4,9 @@ Each row gets a shuffle target (its group's bucket, or its key range's), one has
 sends it to its task, the task sorts by (group, physical partition, key) and Spark's writer
 cuts the files: ``partitionBy(group[, physical partition])`` (no file straddles two groups,
 two ``partition_by`` values or two Qd-tree leaves) and ``maxRecordsPerFile`` (files of the
-target size, exactly, without sampling for boundaries).
+target size, exactly, without sampling for boundaries). When every group sorts on one
+date or 32-bit integer column, (group, key) is one packed long that Spark radix-sorts
+(:data:`GROUP_WRITE` "packed", :func:`packed_key`).
 """
 
 from __future__ import annotations
@@ -213,8 +215,29 @@ def with_sort_keys(df: "DataFrame", specs: Sequence[GroupSpec]) -> tuple["DataFr
 #: (bench/README_executor.md "Round 9", loaded machine, 1M rows in 50 groups): executor CPU
 #: -7% to -21% in three side-by-side runs, wall -0.1 s, -0.6 s and level; not the default
 #: until a quiet run says so.
-GROUP_WRITE = "partition_by"
+#: "packed" (round 11, the default) keeps "partition_by"'s tasks but, when every group sorts
+#: on ONE column of a date or a 32-bit (or narrower) integer type, packs (group, key) into
+#: ONE long per row (:func:`packed_key`), so each task radix-sorts a single long (no
+#: comparison of two fields per pair of rows), and writes with one open file per group of
+#: the task, as "concurrent" does (Spark's writer would otherwise sort again by the group:
+#: the order it requires is the group's, not the packed key's). Its open files hold at most
+#: the task's rows, so it is used only while every task reads at most
+#: :data:`PACKED_TASK_BYTES`; otherwise, and for other keys, "partition_by". Measured
+#: (bench/README_executor.md "Round 11", quiet machine, 1M rows in 50 groups, the write
+#: job alone, median of 4): 2.40 s and 2.67 executor CPU-s against "partition_by"'s 2.79 s
+#: and 3.62 CPU-s.
+GROUP_WRITE = "packed"
 GROUP_TASKS_MAX = 256
+#: the most input bytes one task of a "packed" write may read: its open files buffer at
+#: most its rows, encoded, until the task ends; Parquet's own writer buffers up to a row
+#: group (``parquet.block.size``, 128 MiB) per file, and compressed input bytes grow about
+#: 2x when encoded uncompressed, so half that keeps a task within one row group's memory
+PACKED_TASK_BYTES = 64 << 20
+#: the Spark types whose values fit, with a null flag, in the packed key's low 33 bits
+PACKED_TYPES = ("date", "int", "smallint", "tinyint")
+#: the packed key's column (a long: group << 33 | key + 2^31 + 1, nulls 0)
+PACKED_COLUMN = "__la_packed"
+_PACKED_SHIFT = 33
 #: "concurrent" only while no task holds more groups than this (each open file buffers its
 #: row group in memory; Parquet's memory manager would shrink the row groups beyond it)
 GROUP_CONCURRENT_MAX = 256
@@ -246,13 +269,82 @@ def groups_per_task(specs: Sequence[GroupSpec]) -> int:
     return max((len(g) for g in held.values()), default=0)
 
 
-def concurrent_writers(specs: Sequence[GroupSpec]) -> int:
-    """Files one task keeps open in the "concurrent" write (:data:`GROUP_WRITE`), 0 when
-    this write sorts by (group, key) instead."""
-    if GROUP_WRITE != "concurrent" or len(specs) < 2 or part_column(specs) is not None:
+def concurrent_writers(specs: Sequence[GroupSpec], types: Mapping[str, str] | None = None) -> int:
+    """Files one task keeps open in the "concurrent" or "packed" write
+    (:data:`GROUP_WRITE`), 0 when this write sorts by (group, key) instead. ``types``: the
+    Spark type (``simpleString``) of each column, which decides whether the keys pack."""
+    if GROUP_WRITE not in ("concurrent", "packed") or len(specs) < 2 \
+            or part_column(specs) is not None:
+        return 0
+    if GROUP_WRITE == "packed" and not (packs(specs, types or {})
+                                        and max_task_bytes(specs) <= PACKED_TASK_BYTES):
         return 0
     n = groups_per_task(specs)
     return n if n <= GROUP_CONCURRENT_MAX else 0
+
+
+def packs(specs: Sequence[GroupSpec], types: Mapping[str, str]) -> bool:
+    """Does every group sort on ONE column of a :data:`PACKED_TYPES` type (so that (group,
+    key) fits one long: :func:`packed_key`)?
+
+    Example:
+    >>> from types import SimpleNamespace as S
+    >>> g = lambda layout, *cols: S(index=0, group=S(layout=layout, columns=cols))
+    >>> packs([g("sort", "d"), g("sort", "i")], {"d": "date", "i": "int"})
+    True
+    >>> packs([g("sort", "d"), g("sort", "b")], {"d": "date", "b": "bigint"})
+    False
+    >>> packs([g("sort", "d", "i")], {"d": "date", "i": "int"}), packs([g("hilbert", "d")], {})
+    (False, False)
+    """
+    return all(s.group.layout == "sort" and len(s.group.columns) == 1
+               and types.get(s.group.columns[0]) in PACKED_TYPES and 0 <= s.index < 1 << 29
+               for s in specs)
+
+
+def max_task_bytes(specs: Sequence[GroupSpec]) -> float:
+    """The most input bytes one task reads (after :func:`engine.spark.slicing.plan_slices`:
+    a group's bytes shared evenly by its slices).
+
+    Example (group 0 in buckets 0 and 1, group 1 in bucket 1):
+    >>> from types import SimpleNamespace as S
+    >>> max_task_bytes([S(bytes_in=100, buckets=[0, 1]), S(bytes_in=30, buckets=[1])])
+    80.0
+    """
+    load: dict[int, float] = {}
+    for s in specs:
+        for b in s.buckets:
+            load[b] = load.get(b, 0.0) + s.bytes_in / len(s.buckets)
+    return max(load.values(), default=0.0)
+
+
+def packed_key(specs: Sequence[GroupSpec], types: Mapping[str, str]) -> "Column":
+    """Each row's (group, key) as ONE long that sorts as the pair does: ``group << 33``
+    plus the key as an unsigned 32-bit offset + 1 (a date as its days since 1970), 0 for a
+    null key (nulls first, as Spark sorts ascending). Only for :func:`packs` plans.
+
+    Example: group 3, key -5 (days) -> 3 * 2^33 + (2^31 - 5 + 1); group 3, null -> 3 * 2^33:
+    every key of group 3 sorts before any of group 4 (4 * 2^33 > 3 * 2^33 + 2^32)."""
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
+    def low(column: str) -> "Column":
+        c = F.col(q(column))
+        value = F.unix_date(c) if types[column] == "date" else c
+        return F.when(c.isNull(), F.lit(0)).otherwise(
+            value.cast("long") + F.lit((1 << 31) + 1))
+
+    by_column: dict[str, list[int]] = {}
+    for s in specs:
+        by_column.setdefault(s.group.columns[0], []).append(s.index)
+    g = F.col(GROUP_COLUMN)
+    expr = None
+    for column, groups in by_column.items():
+        if len(by_column) == 1:
+            expr = low(column)
+        else:
+            branch = (g.isin(groups), low(column))
+            expr = F.when(*branch) if expr is None else expr.when(*branch)
+    return F.shiftleft(g.cast("long"), _PACKED_SHIFT) + expr
 
 
 def separate_buckets(specs: Sequence[GroupSpec]) -> int:
@@ -282,7 +374,8 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
     part = part_column(specs)
     if part is not None:
         df = df.withColumn(PART_COLUMN, part)
-    open_files = concurrent_writers(specs)  # 0: sorted by (group, key), one file open
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    open_files = concurrent_writers(specs, types)  # 0: sorted by (group, key), one file open
     df = df.withColumn(PID_COLUMN, pid_column(specs, n_buckets))
     shuffled = df.repartition(n_buckets, F.col(PID_COLUMN))
     if spark is not None and one_group_per_task(specs):
@@ -298,7 +391,11 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
         target = f"{out_dir.rstrip('/')}/{GROUP_COLUMN}={specs[0].index}"
     else:
         partition_cols = [GROUP_COLUMN] + ([PART_COLUMN] if part is not None else [])
-        shuffled, keys = with_sort_keys(shuffled, specs)
+        if open_files and GROUP_WRITE == "packed":  # one long: (group, key) packed
+            shuffled = shuffled.withColumn(PACKED_COLUMN, packed_key(specs, types))
+            keys = [F.col(PACKED_COLUMN)]
+        else:
+            shuffled, keys = with_sort_keys(shuffled, specs)
         first = [] if open_files else [F.col(c) for c in partition_cols]
         ordered = shuffled.sortWithinPartitions(*first, *keys)
         out = ordered.select(*[F.col(q(c)) for c in data_cols], *partition_cols)
