@@ -485,7 +485,7 @@ def signature_points(scatter: Mapping[str, Any], projection: Mapping[str, Any] |
         axis_names = (f"PC1 of the signatures ({var[0] * 100:.0f} % of variance)",
                       f"PC2 ({var[1] * 100:.0f} % of variance)")
     n = len(pts)
-    hover = [f"{p.rsplit('/', 1)[-1]} · anchor {a or '-'} · saving {s:.3g} CPU-s"
+    hover = [f"{p.rsplit('/', 1)[-1]} · anchor {a or '-'} · saving {format_number(s)} CPU-s"
              for p, a, s in zip(scatter.get("paths", [""] * n), scatter.get("anchors", [""] * n),
                                 scatter.get("saving_cpu_s", [0.0] * n))]
     return (pts, np.asarray(scatter.get("labels", [0] * n)), projection["anchors"],

@@ -21,9 +21,12 @@ input files), in the same process and Spark session (a warm-up run first, then
 * ``executor-50-groups-tasks`` the same plan written one group per task, each sorted on
                          its group's key alone, without ``partitionBy``
                          (``writing.GROUP_WRITE = "tasks"``, round 8; the default packs several
-                         groups per task, ``partitionBy(group)``, sorted by (group, key)), for a
-                         side-by-side comparison;
-* ``executor-50-groups-partition-by``, ``-concurrent``: the same plan with each selectable
+                         groups per task, ``partitionBy(group)``, sorted by (group, key) as
+                         one packed long since round 11), for a side-by-side comparison;
+* ``executor-50-groups-path-verify`` the same plan verified with each written row's group
+  from its file's path (rounds 3-10; round 11 reads it from Spark's group folders:
+  ``verification.GROUP_FROM_FOLDER``);
+* ``executor-50-groups-packed``, ``-partition-by``, ``-concurrent``: the same plan with each selectable
                          many-group write (``writing.GROUP_WRITE``, round 9: "concurrent"
                          sorts each task by the groups' keys alone and keeps one open file
                          per group), whatever the default;
@@ -219,6 +222,7 @@ def main() -> int:
                  "executor-hilbert-udf": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-hilbert-expression": [("hilbert", ["l_shipdate", "l_commitdate"], parts)],
                  "executor-50-groups": fifty, "executor-50-groups-reread": fifty,
+                 "executor-50-groups-path-verify": fifty,
                  **{f"executor-50-groups-{m.replace('_', '-')}": fifty for m in GROUP_WRITES},
                  "executor-demo-like": demo}
         variants = {
@@ -250,6 +254,9 @@ def main() -> int:
             "executor-demo-one-group-sliced": lambda out: run_with(
                 slicing, "MIN_SLICE_ROWS", 0, spark, schema, demo_one, out, 2_000,
                 "executor-demo-one-group-sliced"),
+            "executor-50-groups-path-verify": lambda out: run_with(
+                verification, "GROUP_FROM_FOLDER", False, spark, schema, fifty, out,
+                args.rows_per_file, "executor-50-groups-path-verify"),
             "executor-50-groups-reread": lambda out: run_with(
                 verification, "ALWAYS_REREAD", True, spark, schema, fifty, out,
                 args.rows_per_file, "executor-50-groups-reread"),

@@ -40,3 +40,16 @@ def test_a_break_even_above_1000_reads_as_a_number():
 
 def test_seconds_above_1000_have_no_exponent():
     assert format_seconds(1234.0) == "1,234 s"
+
+
+def test_plan_list_prints_costs_and_savings_as_numbers():
+    """``plan list``: a saving of 1,234 CPU-s is "1,234", not ``1.23e+03``; small costs keep
+    three significant digits."""
+    from engine.cli.plans import _list_text
+
+    row = {"id": 7, "status": "approved", "table": "lineitem", "policy": "wair", "groups": 3,
+           "partitions": 44, "estimated_cpu_seconds": 0.04567,
+           "predicted_saving_cpu_seconds": 1234.4, "created_at": "2026-11-27T09:00:00"}
+    line = _list_text([row]).splitlines()[1]
+    assert line.split()[6:8] == ["0.0457", "1,234"], line
+    assert "e+" not in line

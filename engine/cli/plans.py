@@ -47,7 +47,7 @@ def _plan_text(p: Mapping[str, Any]) -> str:
         *_cold_line(p.get("predicted_rewrite_seconds") or {}),
         *_price_line(p.get("rewrite_price")),
         f"  predicted saving per window ({saving.get('window_queries', '?')} queries): "
-        f"{human_bytes(saving.get('bytes'))}, {float(saving.get('cpu_seconds', 0) or 0):.3g} CPU-s",
+        f"{human_bytes(saving.get('bytes'))}, {format_number(float(saving.get('cpu_seconds', 0) or 0))} CPU-s",
         f"  break-even after {p['break_even_queries']:.1f} queries"
         if p.get("break_even_queries") is not None else "  break-even: n/a",
     ]
@@ -136,8 +136,8 @@ def _list_text(rows: list[Mapping[str, Any]]) -> str:
     out = [head]
     for r in rows:
         out.append(f"{r['id']:>4}  {r['status']:<10} {r['table']:<16} {r['policy']:<6} "
-                   f"{r['groups']:>6} {r['partitions']:>6} {r['estimated_cpu_seconds']:>10.3g} "
-                   f"{r['predicted_saving_cpu_seconds']:>12.3g}  {r['created_at']}")
+                   f"{r['groups']:>6} {r['partitions']:>6} {format_number(r['estimated_cpu_seconds']):>10} "
+                   f"{format_number(r['predicted_saving_cpu_seconds']):>12}  {r['created_at']}")
     return "\n".join(out)
 
 

@@ -75,6 +75,10 @@ TAG_COLUMN = "__la_tag_hash"
 #: design above 8 groups; kept only so the bench can measure it: ``--variants
 #: executor-50-groups-reread``)
 ALWAYS_REREAD = False
+#: read the written files' group from Spark's ``__la_g=i`` folders (round 11, the default:
+#: :func:`scan_group_folders`); False: from each row's file path (rounds 3-10, kept so the
+#: bench can measure it: ``--variants executor-50-groups-path-verify``)
+GROUP_FROM_FOLDER = True
 _LOW = 0xFFFFFFFF
 
 
@@ -167,7 +171,7 @@ def written_sums(spark: "SparkSession", files: Sequence[str], data_cols: Sequenc
     if not files:
         return {}
     groups = [group_of_file(f) for f in files]
-    if out_dir is not None and in_group_folders(files, out_dir):
+    if GROUP_FROM_FOLDER and out_dir is not None and in_group_folders(files, out_dir):
         written = scan_group_folders(spark, spark_schema, data_cols, files, out_dir)
     else:
         written = scan_tagged(spark, spark_schema, data_cols, files,
