@@ -62,6 +62,7 @@ from engine.spark.checksum import checksum_exprs, format_checksum
 from engine.spark.hadoop_files import group_of_file
 from engine.spark.jobspec import GROUP_COLUMN, SIDE_COLUMN, GroupSpec, q
 from engine.spark.reading import scan_tagged
+from engine.spark.writing import session_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, Observation, SparkSession
@@ -177,7 +178,10 @@ def written_sums(spark: "SparkSession", files: Sequence[str], data_cols: Sequenc
         written = scan_tagged(spark, spark_schema, data_cols, files,
                               [-1 if g is None else g for g in groups])
     hashed = with_hashes(written, data_cols, tag)
-    rows = hashed.groupBy(GROUP_COLUMN).agg(*hash_sums(tag)).collect()
+    # a few rows per group: one reduce task (the session's shuffle partitions, 8 by default,
+    # would each start a task for almost nothing)
+    with session_conf(spark, {"spark.sql.shuffle.partitions": "1"}):
+        rows = hashed.groupBy(GROUP_COLUMN).agg(*hash_sums(tag)).collect()
     return {int(r[GROUP_COLUMN]): Sums.of(r.asDict()) for r in rows}
 
 

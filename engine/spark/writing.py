@@ -333,16 +333,18 @@ def packed_key(specs: Sequence[GroupSpec], types: Mapping[str, str]) -> "Column"
         return F.when(c.isNull(), F.lit(0)).otherwise(
             value.cast("long") + F.lit((1 << 31) + 1))
 
-    by_column: dict[str, list[int]] = {}
-    for s in specs:
-        by_column.setdefault(s.group.columns[0], []).append(s.index)
+    columns = list(dict.fromkeys(s.group.columns[0] for s in specs))
     g = F.col(GROUP_COLUMN)
-    expr = None
-    for column, groups in by_column.items():
-        if len(by_column) == 1:
-            expr = low(column)
-        else:
-            branch = (g.isin(groups), low(column))
+    if len(columns) == 1:
+        expr = low(columns[0])
+    else:  # each group's key column by an O(1) lookup (one literal array, as pid_column)
+        slot_of = [0] * (max(s.index for s in specs) + 1)
+        for s in specs:
+            slot_of[s.index] = columns.index(s.group.columns[0])
+        slot = F.when(g >= 0, F.try_element_at(long_array(slot_of), (g + 1).cast("int")))
+        expr = None
+        for k, column in enumerate(columns):
+            branch = (slot == F.lit(k), low(column))
             expr = F.when(*branch) if expr is None else expr.when(*branch)
     return F.shiftleft(g.cast("long"), _PACKED_SHIFT) + expr
 
