@@ -97,8 +97,13 @@ def _others_note(others: float, cores: int) -> str | None:
         return None
     factor = cores / max(cores - others, 0.25)
     return (f"warning: other processes used {others:.2f} of {cores} cores during the rewrite "
-            f"probe: its times and price are likely ~{factor:.2f}x too high "
-            f"({factor - 1:+.0%}); measure again on a quiet machine")
+            f"probe: {_too_high(factor)}")
+
+
+def _too_high(factor: float) -> str:
+    """The busy-machine warning's verdict, for either measure of the other processes."""
+    return (f"its times and price are likely ~{factor:.2f}x too high ({factor - 1:+.0%}); "
+            "measure again on a quiet machine")
 
 
 def busy_note(entry: Mapping[str, Any]) -> str | None:
@@ -107,11 +112,12 @@ def busy_note(entry: Mapping[str, Any]) -> str | None:
     Measured (round 10, :mod:`engine.core.cpu_share`): the cores other processes used
     during the timed rounds, ``others_cores``; from :data:`BUSY_OTHER_CORES` on, the
     warning says by how much the times may be too high (:func:`_others_note`). An entry
-    without that measure (stored before it, or no ``/proc``) falls back to the load:
-    when the machine's load during the probe reached twice its cores, other processes took CPU from the probe, so its wall times, and the price
-    fitted on them, are too high. Why twice: the probe alone keeps more runnable threads
-    than cores (its tasks, the driver, the JIT and GC: load 3.34 on 2 cores with nothing else
-    running, round 10), so a warning at the core count fired on a quiet machine. By how much, under a fair-share scheduler: ``L``
+    without that measure (stored before it, or no ``/proc``) falls back to the load: when
+    the machine's load during the probe reached twice its cores, other processes took CPU
+    from the probe, so its wall times, and the price fitted on them, are too high. Why
+    twice: the probe alone keeps more runnable threads than cores (its tasks, the driver,
+    the JIT and GC: load 3.34 on 2 cores with nothing else running, round 10), so a warning
+    at the core count fired on a quiet machine. By how much, under a fair-share scheduler: ``L``
     runnable threads on ``C`` cores give the probe's ``d`` threads ``C d / L`` cores; it got
     ``u`` = executor CPU / wall, so ``d = u L / C``, and alone it would have had
     ``min(d, C)``: its times are ``min(L / C, C / u)`` too long. (Round 10: at load 4.9 on 2
@@ -139,8 +145,7 @@ def busy_note(entry: Mapping[str, Any]) -> str | None:
     factor = float(load) / cores if used is None else min(float(load) / cores, cores / used)
     return (f"warning: load {float(load):g} on {cores} cores during the rewrite probe"
             + (f" (its executors used {used:.2f} cores: executor CPU / wall)" if used else "")
-            + f": its times and price are likely ~{factor:.2f}x too high "
-              f"({factor - 1:+.0%}); measure again on a quiet machine")
+            + f": {_too_high(factor)}")
 
 
 def _stored(home: str | Path) -> dict[str, Any]:

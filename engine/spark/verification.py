@@ -171,10 +171,10 @@ def written_sums(spark: "SparkSession", files: Sequence[str], data_cols: Sequenc
     group from the folder (:func:`scan_group_folders`), others by their paths."""
     if not files:
         return {}
-    groups = [group_of_file(f) for f in files]
     if GROUP_FROM_FOLDER and out_dir is not None and in_group_folders(files, out_dir):
         written = scan_group_folders(spark, spark_schema, data_cols, files, out_dir)
     else:
+        groups = [group_of_file(f) for f in files]
         written = scan_tagged(spark, spark_schema, data_cols, files,
                               [-1 if g is None else g for g in groups])
     hashed = with_hashes(written, data_cols, tag)

@@ -376,7 +376,10 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
     part = part_column(specs)
     if part is not None:
         df = df.withColumn(PART_COLUMN, part)
-    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    # the columns' types decide whether a many-group write packs its keys (a one-group
+    # write never does: no call into the JVM for its schema)
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields} \
+        if len(specs) > 1 else {}
     open_files = concurrent_writers(specs, types)  # 0: sorted by (group, key), one file open
     df = df.withColumn(PID_COLUMN, pid_column(specs, n_buckets))
     shuffled = df.repartition(n_buckets, F.col(PID_COLUMN))
