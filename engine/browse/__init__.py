@@ -1,0 +1,1 @@
+"""Paged read models for the dashboard: partitions, queries, histograms."""
