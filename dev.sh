@@ -44,7 +44,7 @@ ensure_chromium() {
   fi
 }
 
-ensure_oidc_provider() {  # the local OpenID provider of tests/test_oidc_browser.py (node)
+ensure_oidc_provider() {  # the local OpenID provider of tests/e2e/test_oidc_browser.py (node)
   if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
     echo "dev.sh: installing Debian nodejs and npm for the OIDC browser test" >&2
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null) \

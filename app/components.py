@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 import streamlit as st
 
-from app import charts, glossary, services, views
+from app import charts, glossary, plan_service, services, views
 
 TABLE_KEY = "table"
 SNAPSHOT_KEY = "snapshot_choice"
@@ -196,8 +196,8 @@ def glossary_drawer() -> None:
     """Every term the pages use, in plain words with its paper reference, searchable.
 
     One markdown element for all the terms, not one each: the drawer is in every page's
-    sidebar, and its 33 elements were a quarter of what a page load sent and rendered
-    (Overview: 122 websocket messages; bench/README_ui.md, round 6)."""
+    sidebar, and one element per term would be a large share of what a page load sends and
+    renders (bench/ui/README.md)."""
     with st.expander("Glossary", icon=":material/menu_book:"):
         needle = st.text_input("Find a term", key="glossary_search", placeholder="e.g. boundary")
         terms = glossary.search(needle or "")
@@ -232,7 +232,7 @@ def wair_state_panel(table: str) -> None:
     """What WAIR remembers on ``table`` (window, credit, debt, window closes) and, for a
     signed-in approver, a reset: learned state explains why a plan is allowed or not."""
     with guard(stop=False):
-        state = services.wair_state(table)
+        state = plan_service.wair_state(table)
         with st.expander("What WAIR remembers on this table", icon=":material/memory:"):
             if not state["saved"]:
                 st.caption("Nothing yet: the next decision starts from the parameters above "
@@ -256,7 +256,7 @@ def wair_state_panel(table: str) -> None:
             if st.button("Reset WAIR's memory", key="wair_reset", disabled=identity is None,
                          help="Needs a signed-in approver. The next decision then starts fresh."):
                 with guard(stop=False):
-                    services.reset_wair_state(table, identity, reason)
+                    plan_service.reset_wair_state(table, identity, reason)
                     st.session_state["wair_reset_done"] = True
                     st.rerun()
             if st.session_state.pop("wair_reset_done", False):
@@ -306,11 +306,11 @@ def savings_report(report: Any, label: str, key: str, ratio_label: str,
 
 
 def realized_later(plan: Any) -> None:
-    """The saving of a succeeded run over the queries imported AFTER it (issue 11 §3), or
+    """The saving of a succeeded run over the queries imported AFTER it (WAIR section 4.3), or
     what is still missing; the log's measured bytes and durations beside the estimate."""
     st.markdown(f"#### {views.REALIZED_LABEL[:1].upper() + views.REALIZED_LABEL[1:]}")
     with guard(stop=False):
-        later = services.realized_savings(plan["id"], plan["table"])
+        later = plan_service.realized_savings(plan["id"], plan["table"])
         status = later.get("status")
         if status == "unknown":
             st.caption("This run did not record where it stood in the query log (it predates "
@@ -363,7 +363,7 @@ def declined_panel(table: str, rec: Any, params: Any = None, key: str = "decline
                       "4 at alpha / k), stepping up from the break-even until it proposes. "
                       "Nothing is stored."):
         with guard(stop=False), st.spinner("Previewing WAIR at busier rates..."):
-            st.session_state[f"{key}_busier_out"] = services.busier_preview(table, params)
+            st.session_state[f"{key}_busier_out"] = plan_service.busier_preview(table, params)
     out = st.session_state.get(f"{key}_busier_out")
     if out:
         st.markdown(views.busier_text(out))  # the engine's numbers, no user text

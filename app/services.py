@@ -13,11 +13,9 @@ A user mistake surfaces as :class:`engine.core.errors.AdvisorError`; pages catch
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -25,7 +23,7 @@ import streamlit as st
 
 from app import charts, views
 from engine import api
-from engine.core.config import CONFIG_FILE_NAME, ENV_PREFIX, Settings, load_settings
+from engine.core.config import CONFIG_FILE_NAME, ENV_PREFIX, Settings
 from engine.core.errors import AdvisorError
 
 __all__ = ["AdvisorError"]
@@ -42,14 +40,21 @@ def _env_key() -> tuple[tuple[str, str], ...]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _settings_for(env_key: tuple[tuple[str, str], ...]) -> Settings:
+def _workspace_for(env_key: tuple[tuple[str, str], ...]) -> api.Workspace:
     env = {k: v for k, v in env_key if not k.startswith("__")}
-    return load_settings(environ=env)
+    return api.open_workspace(environ=env)
+
+
+def workspace() -> api.Workspace:
+    """The dashboard's workspace, opened once per configuration (environment and config
+    file) like the CLI's (file < environment): its stores and memos are shared by every
+    page of the session."""
+    return _workspace_for(_env_key())
 
 
 def settings() -> Settings:
     """Workspace settings, resolved like the CLI (file < environment)."""
-    return _settings_for(_env_key())
+    return workspace().settings
 
 
 def home() -> str:
@@ -59,20 +64,20 @@ def home() -> str:
 def sign_in(name: str, secret: str) -> Any:
     """Authenticate an approver; the identity is the ``actor`` of every guarded call.
     A wrong secret raises (an AdvisorError, audited, after a growing delay)."""
-    return api.authenticate(settings(), name.strip(), secret)
+    return api.authenticate(workspace(), name.strip(), secret)
 
 
 def session_alive(identity: Any) -> bool:
     """Whether a signed-in session is still valid (it expires after inactivity)."""
     try:
-        api.check_session(settings(), identity)
+        api.check_session(workspace(), identity)
     except AdvisorError:
         return False
     return True
 
 
 def sign_out(identity: Any) -> None:
-    api.sign_out(settings(), identity)
+    api.sign_out(workspace(), identity)
 
 
 def oidc_providers() -> list[tuple[str | None, str]]:
@@ -99,12 +104,12 @@ def sign_in_oidc(claims: Mapping[str, Any]) -> Any:
     """The identity of the approver linked to the OIDC account in ``claims`` (``st.user``'s:
     ``iss``, ``sub``, ``email``, ``email_verified``), or None when none is linked (read-only).
     An unverified email link raises an AdvisorError (audited)."""
-    return api.sign_in_oidc(settings(), claims)
+    return api.sign_in_oidc(workspace(), claims)
 
 
 def has_admin() -> bool:
     """Whether the workspace has an admin (without one, nothing can be approved)."""
-    return api.has_admin(settings())
+    return api.has_admin(workspace())
 
 
 # --------------------------------------------------------------------------- tables
@@ -116,24 +121,24 @@ def list_tables() -> list[str]:
 
 def table_labels() -> dict[str, str]:
     """Each table's name with its format and catalog, as the table picker shows it."""
-    return {t["name"]: views.table_label(t) for t in api.list_tables(settings())}
+    return {t["name"]: views.table_label(t) for t in api.list_tables(workspace())}
 
 
 def table_snapshots(table: str) -> pd.DataFrame:
     """The table's snapshot history, newest first, with a ``current`` flag."""
-    return views.snapshot_history(api.table_snapshots(settings(), table))
+    return views.snapshot_history(api.table_snapshots(workspace(), table))
 
 
 def snapshot_history(table: str) -> pd.DataFrame:
     """The snapshot history the table's format records (Iceberg snapshots, Delta versions,
     native headers), newest first, as the dashboard shows it."""
-    return views.snapshot_history_frame(api.snapshot_history(settings(), table))
+    return views.snapshot_history_frame(api.snapshot_history(workspace(), table))
 
 
 def rollback_targets(table: str) -> list[str]:
     """Snapshots a rollback would change anything with, newest first (never the current
-    snapshot's twin, issue 10 section 2)."""
-    return api.rollback_targets(settings(), table)
+    snapshot's twin)."""
+    return api.rollback_targets(workspace(), table)
 
 
 #: session-state key of the current snapshot id the sidebar read at the start of this run
@@ -164,7 +169,7 @@ def current_snapshot_id(table: str) -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _snapshot(home_: str, table: str, snapshot_id: str) -> Any:
-    return api.load_snapshot(settings(), table, snapshot_id)
+    return api.load_snapshot(workspace(), table, snapshot_id)
 
 
 def snapshot(table: str, snapshot_id: str | None = None) -> Any:
@@ -177,7 +182,7 @@ def rollback_table(table: str, to_snapshot_id: str, actor: Any) -> dict[str, Any
     """Make ``to_snapshot_id`` current again (a new snapshot; nothing is deleted) and reset
     WAIR's learned state when it is newer than that snapshot; the engine checks that
     ``actor`` is a signed-in admin. Returns ``{"snapshot", "state_reset"}``."""
-    out = api.rollback_and_reset(settings(), table, to_snapshot_id, actor=actor)
+    out = api.rollback_and_reset(workspace(), table, to_snapshot_id, actor=actor)
     clear_caches()
     return dict(out)
 
@@ -187,7 +192,7 @@ def rollback_table(table: str, to_snapshot_id: str, actor: Any) -> dict[str, Any
 @st.cache_data(show_spinner=False, max_entries=16)
 def _column_summaries(home_: str, table: str, snapshot_id: str) -> dict[str, Any]:
     # stored per snapshot by the engine: a fresh server loads it instead of recomputing
-    return dict(api.column_summaries(settings(), table, snapshot_id=snapshot_id))
+    return dict(api.column_summaries(workspace(), table, snapshot_id=snapshot_id))
 
 
 def analyze(table: str, snapshot_id: str | None = None) -> list[dict[str, Any]]:
@@ -207,8 +212,8 @@ def snapshot_header(table: str, snapshot_id: str | None = None) -> dict[str, Any
 @st.cache_data(show_spinner=False, max_entries=16)
 def _predicate_scope(home_: str, table: str, column: str, snapshot_id: str,
                      where: str) -> dict[str, Any]:
-    mask = api.predicate_partitions(settings(), table, where, snapshot_id=snapshot_id)
-    scoped = api.analyze(settings(), table, columns=[column], snapshot_id=snapshot_id,
+    mask = api.predicate_partitions(workspace(), table, where, snapshot_id=snapshot_id)
+    scoped = api.analyze(workspace(), table, columns=[column], snapshot_id=snapshot_id,
                          where=where)[0]
     return {"mask": mask, "metrics": scoped}
 
@@ -224,8 +229,8 @@ def predicate_scope(table: str, column: str, where: str,
 @st.cache_data(show_spinner=False, max_entries=32)
 def _column_clustering(home_: str, table: str, column: str, snapshot_id: str) -> dict[str, Any]:
     # from the stored summary: per-partition depths and overlaps as numpy arrays (no
-    # sweep in a fresh process, no million-element lists; issue 15)
-    return dict(api.stored_column_clustering(settings(), table, column, snapshot_id=snapshot_id))
+    # sweep in a fresh process, no million-element lists)
+    return dict(api.stored_column_clustering(workspace(), table, column, snapshot_id=snapshot_id))
 
 
 def column_clustering(table: str, column: str, snapshot_id: str | None = None) -> dict[str, Any]:
@@ -237,7 +242,7 @@ def column_clustering(table: str, column: str, snapshot_id: str | None = None) -
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _ep_metrics(home_: str, table: str, column: str, snapshot_id: str) -> dict[str, Any]:
-    return dict(api.ep_metrics(settings(), table, column, snapshot_id=snapshot_id))
+    return dict(api.ep_metrics(workspace(), table, column, snapshot_id=snapshot_id))
 
 
 def ep_metrics(table: str, column: str, snapshot_id: str | None = None) -> dict[str, Any]:
@@ -284,7 +289,7 @@ def partition_marks(table: str, column: str, snapshot_id: str | None, order_by: 
                     color_by: str) -> dict[str, Any]:
     """The Partitions page's segment marks (:func:`app.charts.segment_marks`: neighbouring
     partitions of one colour joined past a few thousand), cached per column, order and
-    colour: at 1,000,000 partitions binning and joining cost ~0.5 CPU-s a rerun."""
+    colour: at 1,000,000 partitions binning and joining is too slow for every rerun."""
     sid = snapshot_id or current_snapshot_id(table)
     return _partition_marks(home(), table, column, sid, order_by, color_by)
 
@@ -292,7 +297,7 @@ def partition_marks(table: str, column: str, snapshot_id: str | None, order_by: 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _ep_overview(home_: str, table: str, column: str, snapshot_id: str,
                  keep: tuple[int, ...]) -> dict[str, Any]:
-    return api.ep_overview(settings(), table, column, snapshot_id=snapshot_id, keep=keep)
+    return api.ep_overview(workspace(), table, column, snapshot_id=snapshot_id, keep=keep)
 
 
 def ep_overview(table: str, column: str, snapshot_id: str | None = None,
@@ -305,7 +310,7 @@ def ep_overview(table: str, column: str, snapshot_id: str | None = None,
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _partition_details(home_: str, table: str, snapshot_id: str, index: int) -> dict[str, Any]:
-    return api.partition_details(settings(), table, index, snapshot_id=snapshot_id)
+    return api.partition_details(workspace(), table, index, snapshot_id=snapshot_id)
 
 
 def partition_details(table: str, index: int, snapshot_id: str | None = None) -> dict[str, Any]:
@@ -315,33 +320,19 @@ def partition_details(table: str, index: int, snapshot_id: str | None = None) ->
     return _partition_details(home(), table, sid, int(index))
 
 
-def ddep_ep_files(table: str, ep: Mapping[str, Any]) -> set[int]:
-    """EP files holding partitions DD-EP would recluster now (empty when it proposes
-    nothing); needs the current snapshot, as plans always do."""
-    try:
-        rec = preview_plan(table, "dd-ep", {})
-    except AdvisorError:
-        return set()
-    if rec.get("status") == "no-action":
-        return set()
-    paths = [p for g in rec.get("groups") or [] for p in g["partitions"]]
-    return api.ep_files_holding(settings(), table, paths, int(ep["ep_file_partitions"]),
-                                snapshot_id=rec["base_snapshot"])
-
-
 # --------------------------------------------------------------------------- workload
 
 def workload_key(table: str) -> str:
     """A cheap fingerprint of the table's imported workload and of how it is scored: it
     changes when a log is imported, and when ``prune_row_groups`` is switched in the
     workspace's file (every cache keyed by it holds file-level or row-group answers)."""
-    s = settings()
-    return f"{api.workload_version(s, table)}:{'row-groups' if s.prune_row_groups else 'files'}"
+    ws = workspace()
+    return f"{api.workload_version(ws, table)}:{'row-groups' if ws.settings.prune_row_groups else 'files'}"
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _fragments(home_: str, table: str, wkey: str) -> tuple[Any, ...]:
-    return tuple(api.workload_fragments(settings(), table))
+    return tuple(api.workload_fragments(workspace(), table))
 
 
 def fragments(table: str) -> tuple[Any, ...]:
@@ -352,7 +343,7 @@ def fragments(table: str) -> tuple[Any, ...]:
 @st.cache_data(show_spinner=False, max_entries=16)
 def _pruning(home_: str, table: str, snapshot_id: str, wkey: str) -> pd.DataFrame:
     # stored per snapshot and workload version by the engine (a fresh server loads it)
-    return views.pruning_frame(api.pruning_summary(settings(), table, snapshot_id=snapshot_id))
+    return views.pruning_frame(api.pruning_summary(workspace(), table, snapshot_id=snapshot_id))
 
 
 def pruning(table: str, snapshot_id: str | None = None) -> pd.DataFrame:
@@ -366,8 +357,8 @@ def _fragment_scan(home_: str, table: str, snapshot_id: str, wkey: str, query_id
     # the cached fragments: api.fragment_scan would read the whole stored workload again
     frag = next((f for f in _fragments(home_, table, wkey) if f.query_id == query_id), None)
     if frag is None:
-        return api.fragment_scan(settings(), table, query_id, snapshot_id=snapshot_id)  # its error
-    return api.query_scan(settings(), table, frag, snapshot_id=snapshot_id)
+        return api.fragment_scan(workspace(), table, query_id, snapshot_id=snapshot_id)  # its error
+    return api.query_scan(workspace(), table, frag, snapshot_id=snapshot_id)
 
 
 def fragment_scan(table: str, query_id: str, snapshot_id: str | None = None) -> Any:
@@ -413,246 +404,8 @@ def query_order(table: str, sort: str, descending: bool,
     return _query_order(home(), table, sid, workload_key(table), sort, descending)
 
 
-# --------------------------------------------------------------------------- plans
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _preview(home_: str, table: str, policy: str, params: tuple[tuple[str, Any], ...],
-             snapshot_id: str, wkey: str) -> dict[str, Any]:
-    return dict(api.preview_plan(settings(), table, policy=policy, params=dict(params)))
-
-
-def preview_plan(table: str, policy: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """What ``policy`` would propose on the current snapshot; nothing is stored.
-
-    ``status`` is ``preview`` with groups, costs and the curve, or ``no-action`` with the
-    policy's reason."""
-    key = tuple(sorted((k, v) for k, v in (params or {}).items() if v is not None))
-    return _preview(home(), table, policy, key, current_snapshot_id(table), workload_key(table))
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _busier(home_: str, table: str, params: tuple[tuple[str, Any], ...], snapshot_id: str,
-            wkey: str) -> dict[str, Any]:
-    return dict(api.busier_preview(settings(), table, dict(params)))
-
-
-def busier_preview(table: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The busier-workload what-if: how many times as often the same queries must arrive
-    before WAIR proposes a plan, and that plan (:func:`engine.api.busier_preview`)."""
-    key = tuple(sorted((k, v) for k, v in (params or {}).items() if v is not None))
-    return _busier(home(), table, key, current_snapshot_id(table), workload_key(table))
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _wair_k_max(home_: str, table: str, snapshot_id: str, budget: int) -> dict[str, Any]:
-    return dict(api.wair_k_max(settings(), table))
-
-
-def wair_k_max(table: str) -> dict[str, Any]:
-    """The k_max WAIR derives on the table's current snapshot when none is given
-    (:func:`engine.api.wair_k_max`: memory budget over the median partition), the
-    Recommendation form's default, as the CLI's without ``--k-max``."""
-    return _wair_k_max(home(), table, current_snapshot_id(table), int(settings().memory_budget_bytes))
-
-
-def signature_points(rec: Mapping[str, Any]) -> tuple | None:
-    """The savings-signature scatter of a preview, projected to 2-D by the engine; the
-    arguments of :func:`app.charts.signatures`, or None when there is nothing to draw."""
-    scatter = (rec.get("details") or {}).get("scatter") or {}
-    return views.signature_points(scatter, api.signature_projection(scatter))
-
-
-def create_plan(table: str, policy: str, params: Mapping[str, Any], actor: str | None) -> dict[str, Any]:
-    """Store the policy's proposal as a plan in state ``proposed``."""
-    return dict(api.create_plan(settings(), table, policy=policy,
-                                params={k: v for k, v in params.items() if v is not None},
-                                created_by=actor))
-
-
-def default_proposer() -> str:
-    """Who stores a plan from the dashboard: the OS user running it."""
-    return views.proposer_label(api.default_actor())
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _trend(home_: str, table: str, current: str, wkey: str, columns: tuple[str, ...]) -> pd.DataFrame:
-    return pd.DataFrame(api.clustering_trend(settings(), table, columns=list(columns)))
-
-
-def clustering_trend(table: str, columns: list[str]) -> pd.DataFrame:
-    """Average depth per column and the workload's pruning per snapshot, oldest first."""
-    return _trend(home(), table, current_snapshot_id(table), workload_key(table), tuple(columns))
-
-
-def reclustering_history(table: str) -> pd.DataFrame:
-    """The runs of ``table``'s plans with predicted against measured figures, the saving
-    re-estimated on the decision window and the one realized on later queries (the run
-    list is not cached: the control store is the live truth)."""
-    rows = api.reclustering_history(settings(), table)
-    for row in rows:
-        if row["status"] == "succeeded":
-            try:
-                row["later"] = realized_savings(int(row["plan"]), table)
-            except AdvisorError as exc:  # e.g. a snapshot expired by gc: say so in its cell
-                row["later"] = {"status": f"unavailable: {exc}"}
-    return views.history_frame(rows)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _realized(home_: str, plan_id: int, wkey: str) -> dict[str, Any]:
-    return dict(api.realized_savings(settings(), plan_id))
-
-
-def realized_savings(plan_id: int, table: str) -> dict[str, Any]:
-    """The saving of a run over the queries imported after it (scored on the snapshots
-    before and after, the log's measured figures beside the estimate); cached per
-    workload version, since a new import is what changes it."""
-    return _realized(home(), int(plan_id), workload_key(table))
-
-
-def prediction_history(table: str) -> dict[str, Any]:
-    """Every run's predicted rewrite time beside the measured one, with the summary
-    (not cached: a run adds a row)."""
-    return dict(api.prediction_history(settings(), table))
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _lint(home_: str, table: str, wkey: str) -> pd.DataFrame:
-    return pd.DataFrame(api.lint_workload(settings(), table),
-                        columns=["query_id", "kind", "column", "predicate", "reason", "rewrite"])
-
-
-def workload_lint(table: str) -> pd.DataFrame:
-    """Predicates of the stored queries that cannot prune, with the reason and a rewrite."""
-    return _lint(home(), table, workload_key(table))
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _plan_impact(home_: str, table: str, snapshot_id: str, wkey: str, groups_key: str,
-                 _groups: Any, window: int | None) -> dict[str, pd.DataFrame]:
-    # the groups are hashed into groups_key (a preview's groups hold thousands of paths)
-    return views.impact_frames(api.plan_impact(settings(), table, _groups, window_queries=window))
-
-
-def plan_impact(table: str, plan: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """A plan's (or preview's) predicted effect per query and per filtered column, cached
-    per snapshot, workload version and groups."""
-    window = int((plan.get("predicted_saving") or {}).get("window_queries") or 0) or None
-    groups = plan["groups"]
-    digest = hashlib.sha256(json.dumps(groups, sort_keys=True, default=str).encode()).hexdigest()
-    return _plan_impact(home(), table, current_snapshot_id(table), workload_key(table), digest,
-                        groups, window)
-
-
-def list_plans(table: str | None = None) -> pd.DataFrame:
-    """Stored plans, newest first (not cached: the control store is the live truth)."""
-    return views.plans_list(api.list_plans(settings(), table=table))
-
-
-def show_plan(plan_id: int) -> dict[str, Any]:
-    """Everything about one plan (groups, costs, audit, progress, result)."""
-    return dict(api.show_plan(settings(), int(plan_id)))
-
-
-def approve_plan(plan_id: int, actor: Any, reason: str = "") -> dict[str, Any]:
-    return dict(api.approve_plan(settings(), int(plan_id), actor, reason or None))
-
-
-def reject_plan(plan_id: int, actor: Any, reason: str = "") -> dict[str, Any]:
-    return dict(api.reject_plan(settings(), int(plan_id), actor, reason or None))
-
-
-def audit_log(plan_id: int | None = None) -> pd.DataFrame:
-    rows = api.audit_log(settings(), plan_id=None if plan_id is None else int(plan_id))
-    return pd.DataFrame([dict(r) for r in rows])
-
-
-def depth_before_after(plan: Mapping[str, Any]) -> pd.DataFrame:
-    """Average and max depth of the plan's key columns on its base and result snapshots."""
-    after_id = (plan.get("result") or {}).get("snapshot_id")
-    cols = views.plan_key_columns(plan)
-    if not after_id or not cols:
-        return pd.DataFrame()
-    return views.depth_before_after(cols, analyze(plan["table"], plan["base_snapshot"]),
-                                    analyze(plan["table"], after_id))
-
-
-def wair_state(table: str) -> dict[str, Any]:
-    """What WAIR learned on ``table`` (window, credit, debt, window closes, its plans);
-    not cached: a plan creation or run changes it."""
-    return dict(api.wair_state(settings(), table))
-
-
-def reset_wair_state(table: str, actor: Any, reason: str = "") -> dict[str, Any]:
-    """Forget WAIR's learned state on ``table`` (a signed-in approver; audited)."""
-    out = dict(api.reset_policy_state(settings(), table, actor, reason or None))
-    clear_caches()
-    return out
-
-
-def plan_exports(plan_id: int) -> tuple[str, str]:
-    """(JSON, Markdown runbook) of a stored plan, for the download buttons."""
-    return api.plan_json(settings(), int(plan_id)), api.plan_runbook(settings(), int(plan_id))
-
-
-def compare_plans(a: int, b: int) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Two stored plans side by side: the frame and the partition overlap counts."""
-    out = api.compare_plans(settings(), int(a), int(b))
-    return views.compare_frame(out), {k: int(out[k]) for k in ("shared_partitions", "only_a",
-                                                               "only_b")}
-
-
-def start_run(plan_id: int, actor: Any) -> Any:
-    """Run an approved plan in the engine's background thread (the first run starts Spark,
-    ~12 s); the page follows it with :func:`run_progress`."""
-    return api.start_run(settings(), int(plan_id), actor=actor)
-
-
-def run_progress(plan_id: int) -> tuple[float, str, str]:
-    """(fraction done, message, status) of a plan's run, from the control store (so a run
-    started elsewhere, e.g. by the CLI, shows the same way)."""
-    return views.run_progress(api.plan_progress(settings(), int(plan_id)))
-
-
-# --------------------------------------------------------------------------- simulator
-
-def presets() -> list[dict[str, Any]]:
-    """``[{"name", "description", "default_rows"}]``."""
-    return [dict(p) for p in api.list_presets()]
-
-
-def scenario_parameters(preset: str) -> list[dict[str, Any]]:
-    """The what-if form schema of a preset: name, kind, default, choices, min/max, help."""
-    return [dict(p) for p in api.scenario_parameters(preset)]
-
-
-def simulator_policies() -> dict[str, str]:
-    """Policy name -> display label."""
-    return {p["name"]: p["label"] for p in api.simulation_policies()}
-
-
-def simulate(preset: str, rows: int, policies: Sequence[str], seed: int,
-             overrides: Mapping[str, Any], progress: Callable[..., Any] | None = None) -> dict[str, Any]:
-    """Run the what-if simulator (not cached: the page keeps its result in session state)."""
-    return dict(api.simulate(settings(), preset=preset, rows=int(rows), policies=list(policies),
-                             seed=int(seed), overrides=dict(overrides), progress=progress))
-
-
 def clear_caches() -> None:
     """Forget cached metrics (after an action that changed the workspace) and the current
     snapshot id remembered for this run."""
     st.cache_data.clear()
     st.session_state.pop(RUN_CURRENT_KEY, None)
-
-
-# --------------------------------------------------------------------------- designs
-
-def design_paw(table: str, delta: Any = "auto", window: int | None = None) -> dict[str, Any]:
-    """PAW's whole-table design of ``table`` (samples the table: the page runs it on a
-    button and keeps the answer)."""
-    return dict(api.design_paw(settings(), table, delta=delta, window=window))
-
-
-def design_pto(table: str, top_k: int = 3, label: str = "cost") -> dict[str, Any]:
-    """PTO's whole-table design of ``table`` (labels layouts on a sample: on a button)."""
-    return dict(api.design_pto(settings(), table, top_k=int(top_k), label=label))

@@ -13,6 +13,7 @@ the per-snapshot summaries subscribe to them instead of being warmed by the faç
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,7 +22,11 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from engine.core.config import Settings, load_settings
 
 if TYPE_CHECKING:
+    from engine.plans.plan import PlanBook
+    from engine.plans.ports import Executor
     from engine.plans.store import ControlStore
+    from engine.security.db import ControlDB
+    from engine.security.store import SecurityStore
     from engine.table.store import TableStore
     from engine.workload.store import WorkloadStore
 
@@ -53,6 +58,19 @@ class Workspace:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.events = Events()
+        self._caches: dict[str, Any] = {}
+        # the dashboard's stored summaries follow every commit, rollback and import; imported
+        # here, not at the top: opening a workspace must not load the analysis stack first
+        from engine.summaries.store import subscribe_warming
+        subscribe_warming(self.events)
+
+    def cache(self, name: str, factory: Callable[[], Any]) -> Any:
+        """The workspace's cache ``name`` (made by ``factory()`` on first use): the memo a
+        domain module keeps for as long as the workspace lives, one CLI command or one
+        dashboard session, instead of a process-wide global."""
+        if name not in self._caches:
+            self._caches[name] = factory()
+        return self._caches[name]
 
     @classmethod
     def open(cls, home: str | None = None, overrides: Mapping[str, Any] | None = None,
@@ -75,10 +93,68 @@ class Workspace:
         return WorkloadStore(self.settings)
 
     @cached_property
+    def control_db(self) -> "ControlDB":
+        """The control database (``control.db``) that :attr:`control` and :attr:`security`
+        share; opening it beside reclustered tables whose file is gone is an error."""
+        from engine.security.db import ControlDB
+        return ControlDB(self.settings.control_db, tables=self.tables)
+
+    @cached_property
     def control(self) -> "ControlStore":
+        """Plans, job records and policy state (audited in :attr:`security`'s log)."""
         from engine.plans.store import ControlStore
-        return ControlStore(self.settings)
+        return ControlStore(self.control_db, self.security.audit)
+
+    @cached_property
+    def security(self) -> "SecurityStore":
+        """Approvers, sessions, OIDC links and the hash-chained audit log."""
+        from engine.security.approvers import ApproverStore
+        from engine.security.audit import AuditLog
+        from engine.security.oidc import OidcLinks
+        from engine.security.sessions import SessionStore
+        from engine.security.store import SecurityStore
+        db = self.control_db
+        return SecurityStore(db, AuditLog(db), ApproverStore(db), SessionStore(db),
+                             OidcLinks(db))
+
+    @cached_property
+    def plans(self) -> "PlanBook":
+        """The plans of the home, read with their state settled (over :attr:`control` and
+        :attr:`tables`)."""
+        from engine.plans.plan import PlanBook
+        return PlanBook(self.settings, self.control, self.tables)
+
+    @cached_property
+    def executor(self) -> "Executor":
+        """The :class:`~engine.plans.ports.Executor` that runs plans: Spark's. Importing it
+        does not start Spark; a run starts a session only when it needs one."""
+        from engine.spark.executor import SparkExecutor
+        return SparkExecutor(self.settings, self.tables)
 
     def emit(self, event: str, table: str) -> None:
         """Tell the subscribers that ``event`` happened to ``table``."""
         self.events.emit(self, event, table)
+
+
+def as_workspace(ws_or_settings: "Workspace | Settings") -> Workspace:
+    """``ws_or_settings`` itself when it is a workspace, else a workspace over those settings
+    (the façade's functions accept either, for tests and scripts)."""
+    return ws_or_settings if isinstance(ws_or_settings, Workspace) else Workspace(ws_or_settings)
+
+
+def on_settings(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn(settings, ...)`` as a function of a workspace (or of settings): the façade's
+    adapter for the domain functions written over :class:`Settings` alone."""
+    @functools.wraps(fn)
+    def call(ws: "Workspace | Settings", *args: Any, **kwargs: Any) -> Any:
+        return fn(as_workspace(ws).settings, *args, **kwargs)
+    return call
+
+
+def on_workspace(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn(workspace, ...)`` callable with a workspace or with settings
+    (:func:`as_workspace`): the façade's adapter for the domain functions over a workspace."""
+    @functools.wraps(fn)
+    def call(ws: "Workspace | Settings", *args: Any, **kwargs: Any) -> Any:
+        return fn(as_workspace(ws), *args, **kwargs)
+    return call

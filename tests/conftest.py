@@ -27,7 +27,7 @@ def _cheap_argon2(monkeypatch: pytest.MonkeyPatch) -> None:
     production parameters cost about a second per hash on a busy test machine."""
     from argon2 import PasswordHasher
 
-    import engine.plans.identity as identity
+    import engine.security.identity as identity
 
     monkeypatch.setattr(identity, "_HASHER",
                         PasswordHasher(time_cost=1, memory_cost=64, parallelism=1))

@@ -6,7 +6,7 @@ import time
 
 import streamlit as st
 
-from app import components, dba_services, services, views
+from app import components, plan_service, run_service, services, views
 from app.components import guard
 from app.views import fmt_bytes, fmt_money, fmt_num, fmt_seconds
 
@@ -27,8 +27,8 @@ def follow_run(plan_id: int, actor, run=None) -> None:
                       "table at its current snapshot. Needs a signed-in approver."):
         with st.spinner("Cancelling: stopping the Spark jobs, removing the written files..."):
             with guard(stop=False):
-                out = dba_services.cancel_run(plan_id, actor, reason)
-                st.session_state["flash_run"] = dba_services.cancel_text(out)
+                out = run_service.cancel_run(plan_id, actor, reason)
+                st.session_state["flash_run"] = views.cancel_text(out)
                 st.rerun()
     if run is None:
         run_progress_fragment(plan_id)
@@ -42,10 +42,10 @@ def follow_run(plan_id: int, actor, run=None) -> None:
 
 def show_eta(plan_id: int, bar, line) -> dict:
     """Draw the run's progress bar and ETA line into two slots; returns the ETA answer."""
-    info = dba_services.run_eta(plan_id)
+    info = run_service.run_eta(plan_id)
     bar.progress(min(1.0, info["fraction"]),
                  text=info["message"] or "starting (the first run starts Spark, ~15 s)")
-    line.caption(dba_services.eta_text(info))
+    line.caption(views.eta_text(info))
     return info
 
 
@@ -58,7 +58,7 @@ def run_ended(plan_id: int) -> None:
             raise run.error
         st.session_state.setdefault("flash_run", f"The run stopped: {run.error}")
     with guard(stop=False):
-        dba_services.settle_cancelled(plan_id)  # a cancel whose requester stopped waiting
+        run_service.settle_cancelled(plan_id)  # a cancel whose requester stopped waiting
     services.clear_caches()
     st.rerun()
 
@@ -82,7 +82,7 @@ if actor is None:
 is_admin = actor is not None and actor.role == "admin"
 
 with guard():
-    plans = services.list_plans(table)
+    plans = plan_service.list_plans(table)
 
 st.subheader("Plans")
 if plans.empty:
@@ -90,7 +90,7 @@ if plans.empty:
             "press *Store as proposed plan* (or run `layout-advisor plan create "
             f"{table}`).")
     with guard(stop=False):
-        rec = services.preview_plan(table, "wair")
+        rec = plan_service.preview_plan(table, "wair")
         if rec.get("status") == "no-action":
             components.declined_panel(table, rec, key="plans")
         else:
@@ -107,7 +107,7 @@ else:
                            key="plan_pick")
     st.session_state["selected_plan"] = plan_id
     with guard():
-        plan = services.show_plan(plan_id)
+        plan = plan_service.show_plan(plan_id)
 
     status = plan["status"]
     st.markdown(f"### Plan {plan['id']} · {views.STATUS_BADGE.get(status, status)}")
@@ -132,7 +132,7 @@ else:
         st.table(views.groups_frame(plan), hide_index=True)
         components.hybrid_layout_chart(table, plan, key="plan_layout")
     with guard(stop=False):
-        as_json, runbook = services.plan_exports(plan_id)
+        as_json, runbook = plan_service.plan_exports(plan_id)
         left, right, _ = st.columns([1, 1, 2])
         left.download_button("Export as JSON", as_json, file_name=f"plan-{plan_id}.json",
                              mime="application/json", key="export_json")
@@ -152,18 +152,18 @@ else:
         if status == "proposed" and approve_slot.button("Approve", type="primary",
                                                         disabled=actor is None, key="approve"):
             with guard(stop=False):
-                services.approve_plan(plan_id, actor, reason)
+                plan_service.approve_plan(plan_id, actor, reason)
                 st.rerun()
         if reject_slot.button("Reject", disabled=actor is None, key="reject"):
             with guard(stop=False):
-                services.reject_plan(plan_id, actor, reason)
+                plan_service.reject_plan(plan_id, actor, reason)
                 st.rerun()
         if status == "approved" and right.button("Run now", type="primary", disabled=actor is None,
                                                  key="run"):
             # while it runs, nothing else may change the plan: the buttons are drawn disabled
             reject_slot.button("Reject", disabled=True, key="reject_running")
             with guard(stop=False):
-                started = services.start_run(plan_id, actor)
+                started = plan_service.start_run(plan_id, actor)
                 st.session_state.setdefault("active_runs", {})[plan_id] = started
                 follow_run(plan_id, actor, started)
 
@@ -205,7 +205,7 @@ else:
                        "checks the rewrite and the zonemap model, not the forecast (the "
                        "realized saving above is measured on later queries).")
         with guard(stop=False):
-            st.dataframe(services.depth_before_after(plan), hide_index=True, key="plan_depths")
+            st.dataframe(plan_service.depth_before_after(plan), hide_index=True, key="plan_depths")
             st.caption("Average and maximum overlap depth of the plan's key columns before and "
                        "after the run (lower is better).")
 
@@ -214,7 +214,7 @@ else:
             others = [i for i in ids if i != plan_id]
             other = st.selectbox("Other plan", others, key="compare_pick")
             with guard(stop=False):
-                frame, overlap = services.compare_plans(plan_id, other)
+                frame, overlap = plan_service.compare_plans(plan_id, other)
                 st.dataframe(frame, hide_index=True, key="compare_table")
                 st.caption(f"They share {overlap['shared_partitions']:,} partitions; "
                            f"{overlap['only_a']:,} only in plan {plan_id}, "
@@ -222,11 +222,11 @@ else:
 
     with st.expander("Audit log"):
         with guard(stop=False):
-            st.dataframe(services.audit_log(plan_id), hide_index=True, key="plan_audit")
+            st.dataframe(plan_service.audit_log(plan_id), hide_index=True, key="plan_audit")
 
 st.subheader("Reclustering history")
 with guard(stop=False):
-    history = services.reclustering_history(table)
+    history = plan_service.reclustering_history(table)
     if history.empty:
         st.caption("No plan has run on this table yet.")
     else:
@@ -237,7 +237,7 @@ with guard(stop=False):
 
 st.subheader("Prediction errors (rewrite time)")
 with guard(stop=False):
-    predictions = services.prediction_history(table)
+    predictions = plan_service.prediction_history(table)
     if not predictions["runs"]:
         st.caption("No run has recorded a measured rewrite time on this table yet.")
     else:

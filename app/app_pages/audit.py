@@ -2,7 +2,7 @@
 
 Read-only (open without signing in, like the other read-only pages). The data comes from
 ``engine.api`` only: ``audit_log`` (entries, oldest first) and ``verify_audit`` (the hash
-chain of issue 10 section 1: an edited, deleted or inserted entry, a plan status set behind
+chain: an edited, deleted or inserted entry, a plan status set behind
 the store's back, a replaced control store). Every user-supplied string (names, reasons)
 is shown as text in a table, never rendered as Markdown.
 """

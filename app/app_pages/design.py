@@ -1,11 +1,11 @@
 """Design: how the whole table should be laid out (PAW, PTO), previewed on a button; a
-plan is stored only when asked. Everything comes from ``engine.api.design``."""
+plan is stored only when asked. Everything comes from ``engine.api`` (``design_paw``, ``design_pto``)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app import charts, components, services, views
+from app import charts, components, plan_service, services, views, whatif_service
 from app.components import guard
 
 st.title("Design")
@@ -16,7 +16,7 @@ table = components.require_table()
 components.require_workload(table, "Both designs start from the workload")
 
 identity = components.signed_in()
-actor = identity.name if identity is not None else services.default_proposer()
+actor = identity.name if identity is not None else plan_service.default_proposer()
 paw_tab, pto_tab = st.tabs(["PAW (seed 001)", "PTO (seed 002)"])
 
 with paw_tab:
@@ -25,7 +25,7 @@ with paw_tab:
     delta = st.text_input("δ (a number, or auto)", value="auto", key="paw_delta")
     if st.button("Design with PAW", type="primary", key="paw_run"):
         with guard(stop=False), st.spinner("PAW samples the table and builds its tree..."):
-            st.session_state["paw_result"] = (table, services.design_paw(
+            st.session_state["paw_result"] = (table, whatif_service.design_paw(
                 table, delta=delta.strip() or "auto"))
     stored = st.session_state.get("paw_result")
     if stored and stored[0] == table:
@@ -59,7 +59,7 @@ with paw_tab:
                        f"rows ({summary.get('b_min_rows', '?')} rows of the table).")
             if st.button("Store as proposed plan", key="paw_store"):
                 with guard(stop=False):
-                    plan = services.create_plan(table, "paw", {"delta": delta.strip() or "auto"}, actor)
+                    plan = plan_service.create_plan(table, "paw", {"delta": delta.strip() or "auto"}, actor)
                     st.success(f"Plan {plan.get('id')} stored ({plan.get('status')}); review it "
                                "on **Approve and run**." if plan.get("id") else
                                f"Nothing stored: {views.md_text(plan.get('reason'))}")
@@ -75,7 +75,7 @@ with pto_tab:
                                  "skip: the paper's skipped rows.")
     if st.button("Design with PTO", type="primary", key="pto_run"):
         with guard(stop=False), st.spinner("PTO labels candidate layouts on a sample..."):
-            st.session_state["pto_result"] = (table, services.design_pto(table, int(top_k), label))
+            st.session_state["pto_result"] = (table, whatif_service.design_pto(table, int(top_k), label))
     stored = st.session_state.get("pto_result")
     if stored and stored[0] == table:
         result = stored[1]
@@ -85,7 +85,7 @@ with pto_tab:
                    "layouts PTO labelled to train its model.")
         if st.button("Store as proposed plan", key="pto_store"):
             with guard(stop=False):
-                plan = services.create_plan(table, "pto", {"top_k": int(top_k), "label": label}, actor)
+                plan = plan_service.create_plan(table, "pto", {"top_k": int(top_k), "label": label}, actor)
                 st.success(f"Plan {plan.get('id')} stored ({plan.get('status')}); review it on "
                            "**Approve and run**." if plan.get("id") else
                            f"Nothing stored: {views.md_text(plan.get('reason'))}")

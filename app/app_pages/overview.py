@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import charts, components, services, views
+from app import charts, components, plan_service, services, views
 from app.components import guard
 from app.views import fmt_bytes, fmt_num
 
@@ -80,7 +80,7 @@ else:
 
 st.subheader("Trend across snapshots")
 with guard(stop=False):
-    trend = services.clustering_trend(table, chosen)
+    trend = plan_service.clustering_trend(table, chosen)
     if len(trend) < 2:
         st.caption("One snapshot so far: the trend appears after the first reclustering run.")
     else:
@@ -96,7 +96,7 @@ with guard(stop=False):
 
 st.subheader("Latest plans and runs")
 with guard(stop=False):
-    plans = services.list_plans(table)
+    plans = plan_service.list_plans(table)
     if plans.empty:
         st.info("No plan yet. Open **Recommendation** to preview what WAIR proposes and store it.")
     else:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app import charts, components, services, views
+from app import charts, components, plan_service, services, views
 from app.components import guard
 from app.views import fmt_bytes, fmt_num
 from engine import api
 
 #: the partition table's page sizes: the largest is the default, so a table of up to
-#: that many partitions is shown whole (issue 15: 1M rows were sent at once)
+#: that many partitions is shown whole (a larger table is paged, never sent at once)
 PAGE_SIZES = (100, 1_000, 10_000)
 
 
@@ -77,7 +77,7 @@ with guard(stop=False):
     show_ddep = sid is None and st.toggle(
         "Show the EP files DD-EP would recluster now", key="partitions_ddep",
         help="Runs DD-EP's selection on the current snapshot and marks its EP files.")
-    selected_eps = services.ddep_ep_files(table, ep) if show_ddep else set()
+    selected_eps = plan_service.ddep_ep_files(table, ep) if show_ddep else set()
     if selected_eps:  # the summary's files plus every one DD-EP selects
         ep = services.ep_overview(table, column, snap.id, keep=selected_eps)
     st.plotly_chart(charts.ep_regions(ep["ep_files"], deepest_sr, cz.ltype, column, selected_eps),

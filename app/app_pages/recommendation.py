@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import charts, components, dba_services, services, views
+from app import charts, components, plan_service, services, views, whatif_service
 from app.components import guard
 from app.views import fmt_bytes, fmt_seconds
 
 
 def preview_compare(table: str, rec: dict) -> None:
-    """This unsaved preview beside a stored plan of the table (issue 14 section 3)."""
+    """This unsaved preview beside a stored plan of the table."""
     with guard(stop=False):
-        stored = services.list_plans(table)
+        stored = plan_service.list_plans(table)
         if stored.empty:
             return
         with st.expander("Compare this preview with a stored plan"):
@@ -20,7 +20,7 @@ def preview_compare(table: str, rec: dict) -> None:
             other = st.selectbox("Stored plan", ids, key="rec_compare_pick",
                                  format_func=lambda i: f"plan {i} · "
                                  f"{stored.loc[stored['id'] == i, 'status'].iloc[0]}")
-            frame, overlap = dba_services.compare_preview(rec, other)
+            frame, overlap = whatif_service.compare_preview(rec, other)
             st.dataframe(frame, hide_index=True, key="rec_compare_table")
             st.caption(f"They share {overlap['shared_partitions']:,} partitions; "
                        f"{overlap['only_a']:,} only in this preview, {overlap['only_b']:,} only "
@@ -44,7 +44,7 @@ DEFAULTS = {"window": 50, "alpha": 1.0, "beta": 0.0, "cost_limit": 0.0, "k_max":
             "eps": 0.1, "min_samples": 5}
 params = st.session_state.setdefault("wair_params", dict(DEFAULTS))
 with guard():
-    derived = services.wair_k_max(table)
+    derived = plan_service.wair_k_max(table)
 
 with st.form("wair_form"):
     st.markdown("**WAIR parameters** (section 4 of the paper)")
@@ -83,7 +83,7 @@ st.caption(f"k_max {int(derived['k_max']):,}: derived from the memory budget and
 
 with guard():
     with st.spinner("WAIR is reading the workload window..."):
-        rec = services.preview_plan(table, "wair", engine_params)
+        rec = plan_service.preview_plan(table, "wair", engine_params)
 
 components.wair_state_panel(table)
 
@@ -107,7 +107,7 @@ else:
 
     left, right = st.columns(2)
     with left:
-        scatter = services.signature_points(rec)
+        scatter = plan_service.signature_points(rec)
         if scatter is None:
             st.info("Only one predicated column in the window: every signature is the same unit "
                     "vector, so there is nothing to cluster.")
@@ -127,7 +127,7 @@ else:
 
     st.subheader("Predicted effect")
     with guard(stop=False):
-        impact = services.plan_impact(table, rec)
+        impact = plan_service.plan_impact(table, rec)
         left, right = st.columns([3, 2])
         left.dataframe(impact["queries"], hide_index=True, key="rec_impact_queries", height=260)
         left.caption("Per query of the window: partitions and bytes read on the current layout "
@@ -164,10 +164,10 @@ else:
     preview_compare(table, rec)
 
     identity = components.signed_in()
-    actor = identity.name if identity is not None else services.default_proposer()
+    actor = identity.name if identity is not None else plan_service.default_proposer()
     if st.button("Store as proposed plan", type="primary", key="rec_store"):
         with guard(stop=False):
-            plan = services.create_plan(table, "wair", engine_params, actor)
+            plan = plan_service.create_plan(table, "wair", engine_params, actor)
             if plan.get("id") is None:
                 st.info(f"Nothing stored: {views.md_text(plan.get('reason'))}")
             elif plan.get("duplicate_of") is not None:
@@ -192,7 +192,7 @@ rows = [views.plan_summary("WAIR", rec)]
 if comparison.open:
     for name in ("dd", "dd-ep"):
         try:
-            rows.append(views.plan_summary(name.upper(), services.preview_plan(table, name, {})))
+            rows.append(views.plan_summary(name.upper(), plan_service.preview_plan(table, name, {})))
         except services.AdvisorError as exc:
             rows.append({"policy": name.upper(), "decision": f"unavailable: {exc}"})
 cols = comparison.columns(len(rows)) if comparison.open else []

@@ -1,8 +1,8 @@
 """What-if: the same policies on a simulated table and workload, cost over time.
 
-Two tabs: the table picked in the sidebar with its imported workload (issue 14 section 5),
-and the generated presets (WAIR section 6), whose README setup reproduces the README's
-figures."""
+Two tabs: the table picked in the sidebar with its imported workload,
+and the generated presets (WAIR section 6), whose "As in the README" setup reproduces
+the simulator benchmark's figures (bench/sim/README.md)."""
 
 from __future__ import annotations
 
@@ -10,18 +10,18 @@ from typing import Any, Mapping
 
 import streamlit as st
 
-from app import charts, components, dba_services, services, views
+from app import charts, components, services, views, whatif_service
 from app.components import guard
 from engine import api
 
 # small defaults so a run answers in seconds; the form changes them
 QUICK = {"rows": 200_000, "periods": 4, "batches_per_period": 4, "recluster_start": 2}
-# the preset's own scenario at 200k rows: bench/wair_replication.py --quick, the README's figures
+# the preset's own scenario at 200k rows, as the simulator benchmark runs it (bench/sim/README.md)
 README_SETUP = {"rows": 200_000}
-# the README's setup first: the defaults reproduce the README's figures (issue 14 section 5)
-MODES = {"readme": "As in the README (bench/wair_replication.py --quick; about a minute)",
+# that setup first: the defaults reproduce the simulator benchmark's figures
+MODES = {"readme": "As in the README (bench/sim/wair_replication.py --quick; about a minute)",
          "quick": "Quick (seconds)"}
-# the own-table what-if: NR, WAIR, DD, DD-EP and PAW (issue 14 section 5)
+# the own-table what-if: NR, WAIR, DD, DD-EP, PAW and PTO
 OWN_POLICIES = ("nr", "wair", "dd", "dd-ep", "paw", "pto")
 OWN_BATCHES = 8
 OWN_SAMPLE_ROWS = 200_000
@@ -136,12 +136,12 @@ def own_table_tab() -> None:
         return
     choices = None
     with guard(stop=False):
-        policy_labels = dba_services.whatif_policies()
+        policy_labels = whatif_service.whatif_policies()
         if not services.fragments(table):
             st.info(f"**{table}** has no imported workload to replay. Import a query log with "
                     f"`layout-advisor workload import {table} FILE`, then reload this page.")
             return
-        choices = dba_services.shift_choices(table)
+        choices = whatif_service.shift_choices(table)
     if choices is None:
         return
     st.caption(f"Replays the imported workload of `{table}` on a simulated copy of its current "
@@ -189,9 +189,9 @@ def own_table_tab() -> None:
             return
         bar, progress = progress_bar(policy_labels)
         with guard(stop=False):
-            result = dba_services.whatif_table(table, policies, int(batches),
-                                               f"{source}:{target}" if shifted else None,
-                                               int(sample_rows), progress, cold_start)
+            result = whatif_service.whatif_table(table, policies, int(batches),
+                                                 f"{source}:{target}" if shifted else None,
+                                                 int(sample_rows), progress, cold_start)
             bar.progress(1.0, text=f"done in {result.get('seconds', 0):.1f} s")
             st.session_state["whatif_own_result"] = result
     result = st.session_state.get("whatif_own_result")
@@ -211,7 +211,7 @@ def own_table_tab() -> None:
 
 def own_periods(result: Mapping[str, Any]) -> None:
     """Cost per policy in each counted period: the replay, then the shifted replay."""
-    frame = dba_services.period_frame(result)
+    frame = views.period_frame(result)
     if frame.empty:
         return
     st.subheader("Per period")
@@ -253,22 +253,23 @@ def own_result_header(result: Mapping[str, Any]) -> None:
 
 # ------------------------------------------------------------------ generated presets
 def presets_tab(policy_labels: Mapping[str, str]) -> None:
-    """A generated scenario (WAIR section 6.1); the README setup reproduces its figures."""
+    """A generated scenario (WAIR section 6.1); the "As in the README" setup reproduces the
+    simulator benchmark's figures (bench/sim/README.md)."""
     st.caption("Replays a generated table and workload batch by batch under several reclustering "
                "policies, in memory, and adds up what the queries and the reclustering cost "
                "(WAIR section 6). Nothing in the workspace changes.")
     with guard():
-        presets = services.presets()
+        presets = whatif_service.presets()
     names = [p["name"] for p in presets]
     preset = st.selectbox("Preset", names, key="wi_preset",
                           format_func=lambda n: next(f"{p['name']}: {p['description']}"
                                                      for p in presets if p["name"] == n))
     with guard():
-        schema = services.scenario_parameters(preset)
+        schema = whatif_service.scenario_parameters(preset)
 
     mode = st.radio("Defaults", list(MODES), format_func=MODES.get, horizontal=True, key="wi_mode",
                     help="The README setup (the default) is the preset's own scenario at 200,000 "
-                         "rows, whose WAIR and NR totals the README and bench/README_sim.md "
+                         "rows, whose WAIR and NR totals bench/sim/README.md "
                          "report; Quick shortens it (4 periods of 4 batches).")
     start_values = QUICK if mode == "quick" else README_SETUP
 
@@ -293,7 +294,7 @@ def presets_tab(policy_labels: Mapping[str, str]) -> None:
         overrides = {k: v for k, v in values.items() if v is not None}
         bar, progress = progress_bar(policy_labels)
         with guard():
-            result = services.simulate(preset, rows, policies, seed, overrides, progress)
+            result = whatif_service.simulate(preset, rows, policies, seed, overrides, progress)
         bar.progress(1.0, text=f"done in {result.get('seconds', 0):.1f} s")
         st.session_state["whatif_result"] = result
 
@@ -334,7 +335,7 @@ def _field(box: Any, f: Mapping[str, Any], start_values: Mapping[str, Any], pres
 
 st.title("What-if")
 with guard():
-    labels = services.simulator_policies()
+    labels = whatif_service.simulator_policies()
 own_tab, presets_tab_box = st.tabs([f"This table ({components.selected_table() or 'none'})",
                                     "Generated presets"])
 with own_tab:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from app import charts, components, services, views
+from app import charts, components, plan_service, services, views
 from app.components import guard
 from app.views import fmt_bytes
 from engine import api
@@ -38,11 +38,11 @@ def _query_marks(home_: str, table: str, snapshot_id: str, wkey: str, query_id: 
                  column: str, limit: int, bins: int) -> dict:
     """The one-query chart's marks (:func:`app.charts.segment_marks` of every partition in
     min order, coloured by its state for the query), cached per query and column: binning
-    the states of 1M partitions took 0.5 s of every rerun."""
+    the states of 1M partitions is too slow for every rerun."""
     zm = services.snapshot(table, snapshot_id).zonemaps()
     scan = services.fragment_scan(table, query_id, snapshot_id)
     # state codes (indexes of STATES): binning orders the 1M categories, numbers faster than
-    # names (0.15 against 0.25 CPU-s for one-character strings); the marks get names below
+    # names, even one-character strings; the marks get names below
     state = np.where(~scan.scanned, 0, np.where(scan.fully_covered, 1, 2)).astype(np.int8)
     cz = zm.column(column)
     order = views.partition_order(zm, column, "min")
@@ -183,7 +183,7 @@ d.metric("Boundary", f"{int(scan.boundary.sum()):,}")
 
 cz = zm.column(column)
 marks = _query_marks(services.home(), table, snap.id, services.workload_key(table), qid, column,
-                     charts.BIN_LIMIT, charts.BINS)
+                     charts.partitions.BIN_LIMIT, charts.partitions.BINS)
 if marks["k"] > 1:
     st.caption(f"{len(zm):,} partitions: each mark joins up to {marks['k']} neighbouring "
                "partitions (in min order) in the same state, drawn over their combined range; "
@@ -218,7 +218,7 @@ lint_box = st.expander("Check every query's predicates", key="workload_lint_open
                        on_change="rerun", icon=":material/rule:")
 if lint_box.open:
     with lint_box, guard(stop=False):
-        lint = services.workload_lint(table)
+        lint = plan_service.workload_lint(table)
         if lint.empty:
             st.caption("Every filtering query has a predicate the zonemaps can prune with.")
         else:

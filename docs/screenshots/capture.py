@@ -4,7 +4,7 @@
     .venv/bin/python docs/screenshots/capture.py --home .layout-advisor --table lineitem
 
 Starts ``layout-advisor ui`` on a free port, drives Debian's /usr/bin/chromium with
-playwright (the same code as tests/test_browser.py), and writes one PNG per page here.
+playwright (the same code as tests/e2e/test_browser.py), and writes one PNG per page here.
 """
 
 from __future__ import annotations

@@ -1,24 +1,26 @@
 """Security façade: approvers, sign-in, sessions and the audit log's integrity.
 
-For the CLI and the dashboard (the dashboard's sign-in form calls the same functions):
+For the CLI and the dashboard (the dashboard's sign-in form calls the same functions).
+Every function takes the workspace ``ws`` first (or settings, for tests and scripts:
+:func:`engine.workspace.as_workspace`).
 
-- ``identity = authenticate(settings, name, secret)`` signs an approver in and returns an
+- ``identity = authenticate(ws, name, secret)`` signs an approver in and returns an
   :class:`Identity` (name, role, session token). Pass it as ``actor`` to every guarded call:
   ``approve_plan``, ``reject_plan``, ``run_plan``/``start_run``, ``rollback_table``,
   ``gc_table`` ... A bare name is refused. A session expires after ``session_idle_s``
-  seconds without use (default 900); ``check_session(settings, identity)`` says whether it
+  seconds without use (default 900); ``check_session(ws, identity)`` says whether it
   is still alive (and extends it), ``sign_out`` ends it. A wrong secret raises
   :class:`~engine.core.errors.AuthenticationError` after a delay that doubles with each
   failure, and is audited (``sign-in-failed``).
-- ``add_approver(settings, name, secret, admin=False, actor=None)``: the first admin needs
+- ``add_approver(ws, name, secret, admin=False, actor=None)``: the first admin needs
   no ``actor`` (only while no admin exists); afterwards ``actor`` must be an admin's
   identity. ``remove_approver``, ``change_secret`` (an admin, or the approver for their own
   secret), ``list_approvers`` (names and roles, never hashes), ``has_admin``.
-- OpenID Connect (the dashboard's ``st.login``): ``sign_in_oidc(settings, claims)`` returns
+- OpenID Connect (the dashboard's ``st.login``): ``sign_in_oidc(ws, claims)`` returns
   the Identity of the approver an admin linked to the ID token's account, or None (that
-  person may only read). ``link_oidc(settings, name, issuer, subject=... | email=...,
+  person may only read). ``link_oidc(ws, name, issuer, subject=... | email=...,
   actor=admin)``, ``unlink_oidc``, ``list_oidc_links``; links are audited.
-- ``verify_audit(settings)``: the hash chain of the audit log, plans whose status was set
+- ``verify_audit(ws)``: the hash chain of the audit log, plans whose status was set
   without an audit entry, reclustered snapshots whose plan is missing from the control store
   (a replaced ``control.db``). ``{"ok", "entries", "head", "problems"}``.
 """
@@ -29,123 +31,126 @@ import secrets
 from typing import TYPE_CHECKING, Any, Mapping
 
 from engine.core.errors import ApprovalError
-from engine.plans import gate, identity as _identity
-from engine.plans.identity import ADMIN, APPROVER, Identity
-from engine.plans.store import ControlStore, reclustered_tables
-from engine.table.store import TableStore
+from engine.security import gate, identity as _identity, oidc as _oidc
+from engine.security.db import reclustered_tables
+from engine.security.identity import ADMIN, APPROVER, Identity
+from engine.workspace import as_workspace
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
+    from engine.workspace import Workspace
 
 __all__ = ["Identity", "authenticate", "check_session", "sign_out", "add_approver",
            "remove_approver", "change_secret", "list_approvers", "has_admin", "verify_audit",
            "generate_secret", "sign_in_oidc", "link_oidc", "unlink_oidc", "list_oidc_links"]
 
 
-def authenticate(settings: "Settings", name: str, secret: str) -> Identity:
+def authenticate(ws: "Workspace | Settings", name: str, secret: str) -> Identity:
     """Sign in; the returned identity is the ``actor`` of guarded calls."""
-    return _identity.authenticate(settings, name, secret)
+    return _identity.authenticate(as_workspace(ws), name, secret)
 
 
-def sign_in_oidc(settings: "Settings", claims: Mapping[str, Any]) -> Identity | None:
+def sign_in_oidc(ws: "Workspace | Settings", claims: Mapping[str, Any]) -> Identity | None:
     """Sign in the approver linked to an OIDC account (``claims``: the ID token's, as
     Streamlit's ``st.user`` holds them: ``iss``, ``sub``, ``email``, ``email_verified``).
     None when no approver is linked (audited): read-only. A link by email is refused
     (AuthenticationError, audited) unless the provider says the email is verified."""
-    return _identity.sign_in_oidc(settings, claims)
+    return _oidc.sign_in_oidc(as_workspace(ws), claims)
 
 
-def link_oidc(settings: "Settings", name: str, issuer: str, subject: str | None = None,
+def link_oidc(ws: "Workspace | Settings", name: str, issuer: str, subject: str | None = None,
               email: str | None = None, actor: Identity | None = None) -> dict[str, str]:
     """Link approver ``name`` to the OIDC account ``subject`` (or verified ``email``) of
     ``issuer`` (an admin's action, audited ``approver-link``)."""
-    control = ControlStore(settings)
-    by = gate.require(settings, actor, "approvers", control)
-    name, issuer = _identity.check_name(name), _identity.check_issuer(issuer)
-    kind, value = _identity.oidc_key(subject, email)
-    control.link_oidc(name, issuer, kind, value, by)
+    ws = as_workspace(ws)
+    by = gate.require(ws, actor, "approvers")
+    name, issuer = _identity.check_name(name), _oidc.check_issuer(issuer)
+    kind, value = _oidc.oidc_key(subject, email)
+    ws.security.oidc.link(name, issuer, kind, value, by)
     return {"name": name, "issuer": issuer, "kind": kind, "value": value}
 
 
-def unlink_oidc(settings: "Settings", issuer: str, subject: str | None = None,
+def unlink_oidc(ws: "Workspace | Settings", issuer: str, subject: str | None = None,
                 email: str | None = None, actor: Identity | None = None) -> dict[str, str]:
     """Remove a link (an admin's action, audited ``approver-unlink``)."""
-    control = ControlStore(settings)
-    by = gate.require(settings, actor, "approvers", control)
-    kind, value = _identity.oidc_key(subject, email)
-    issuer = _identity.check_issuer(issuer)
-    name = control.unlink_oidc(issuer, kind, value, by)
+    ws = as_workspace(ws)
+    by = gate.require(ws, actor, "approvers")
+    kind, value = _oidc.oidc_key(subject, email)
+    issuer = _oidc.check_issuer(issuer)
+    name = ws.security.oidc.unlink(issuer, kind, value, by)
     return {"name": name, "issuer": issuer, "kind": kind, "value": value}
 
 
-def list_oidc_links(settings: "Settings") -> list[dict[str, Any]]:
+def list_oidc_links(ws: "Workspace | Settings") -> list[dict[str, Any]]:
     """``[{"name", "issuer", "kind", "value", "created_at", "created_by"}]`` by approver."""
-    return ControlStore(settings).oidc_links()
+    return as_workspace(ws).security.oidc.links()
 
 
-def check_session(settings: "Settings", identity: Identity) -> str:
+def check_session(ws: "Workspace | Settings", identity: Identity) -> str:
     """The signed-in name if the session is alive (and extend it); AuthenticationError if
     it expired or the approver was removed."""
-    name, _role = _identity.resolve(ControlStore(settings), settings, identity)
+    name, _role = _identity.resolve(as_workspace(ws), identity)
     return name
 
 
-def sign_out(settings: "Settings", identity: Identity) -> None:
+def sign_out(ws: "Workspace | Settings", identity: Identity) -> None:
     """End the session now."""
-    _identity.sign_out(settings, identity)
+    _identity.sign_out(as_workspace(ws), identity)
 
 
-def has_admin(settings: "Settings") -> bool:
+def has_admin(ws: "Workspace | Settings") -> bool:
     """Whether an admin exists (a workspace without one refuses every guarded change)."""
-    return ControlStore(settings).count_role(ADMIN) > 0
+    return as_workspace(ws).security.approvers.count_role(ADMIN) > 0
 
 
-def list_approvers(settings: "Settings") -> list[dict[str, Any]]:
+def list_approvers(ws: "Workspace | Settings") -> list[dict[str, Any]]:
     """``[{"name", "role", "created_at", "created_by", "updated_at"}]`` by name."""
-    return ControlStore(settings).approvers()
+    return as_workspace(ws).security.approvers.approvers()
 
 
-def add_approver(settings: "Settings", name: str, secret: str, admin: bool = False,
+def add_approver(ws: "Workspace | Settings", name: str, secret: str, admin: bool = False,
                  actor: Identity | None = None) -> dict[str, Any]:
     """Store a new approver (``admin`` for the admin role) with an Argon2id hash of
     ``secret``. Without ``actor`` only the first admin may be added."""
-    control = ControlStore(settings)
+    ws = as_workspace(ws)
+    approvers = ws.security.approvers
     name = _identity.check_name(name)
     role = ADMIN if admin else APPROVER
     if actor is None:
-        if control.count_role(ADMIN) > 0:
+        if approvers.count_role(ADMIN) > 0:
             raise ApprovalError("an admin exists already; adding an approver needs an admin: "
                                 "--as ADMIN")
         if role != ADMIN:
             raise ApprovalError("no admin exists yet; create the first one with "
                                 f"`layout-advisor approvers add {name} --admin`")
-        control.add_approver(name, role, _identity.hash_secret(secret), by=name,
-                             first_admin=True)
+        approvers.add_approver(name, role, _identity.hash_secret(secret), by=name,
+                               first_admin=True)
     else:
-        by = gate.require(settings, actor, "approvers", control)
-        control.add_approver(name, role, _identity.hash_secret(secret), by=by)
+        by = gate.require(ws, actor, "approvers")
+        approvers.add_approver(name, role, _identity.hash_secret(secret), by=by)
     return {"name": name, "role": role}
 
 
-def remove_approver(settings: "Settings", name: str, actor: Identity) -> None:
+def remove_approver(ws: "Workspace | Settings", name: str, actor: Identity) -> None:
     """Remove an approver (an admin's action); the last admin cannot be removed."""
-    control = ControlStore(settings)
-    by = gate.require(settings, actor, "approvers", control)
-    row = control.approver(name)
-    if row is not None and row["role"] == ADMIN and control.count_role(ADMIN) == 1:
+    ws = as_workspace(ws)
+    approvers = ws.security.approvers
+    by = gate.require(ws, actor, "approvers")
+    row = approvers.approver(name)
+    if row is not None and row["role"] == ADMIN and approvers.count_role(ADMIN) == 1:
         raise ApprovalError(f"{name!r} is the last admin and cannot be removed; add another "
                             "admin first")
-    control.remove_approver(name, by)
+    approvers.remove_approver(name, by)
 
 
-def change_secret(settings: "Settings", name: str, secret: str, actor: Identity) -> None:
+def change_secret(ws: "Workspace | Settings", name: str, secret: str, actor: Identity) -> None:
     """Set a new secret for ``name``: by that approver, or by an admin; ends its sessions."""
-    control = ControlStore(settings)
-    signed_in, role = _identity.resolve(control, settings, actor)
+    ws = as_workspace(ws)
+    signed_in, role = _identity.resolve(ws, actor)
     if signed_in != name and not gate.allowed(role, "approvers"):
         raise ApprovalError(f"{signed_in!r} may change only their own secret; an admin may "
                             "change anyone's")
-    control.set_secret(name, _identity.hash_secret(secret), signed_in)
+    ws.security.approvers.set_secret(name, _identity.hash_secret(secret), signed_in)
 
 
 def generate_secret() -> str:
@@ -153,14 +158,14 @@ def generate_secret() -> str:
     return secrets.token_urlsafe(16)
 
 
-def verify_audit(settings: "Settings") -> dict[str, Any]:
+def verify_audit(ws: "Workspace | Settings") -> dict[str, Any]:
     """The audit log's hash chain and the plans' trail, plus reclustered snapshots whose
     plan the control store does not know (it was replaced)."""
-    control = ControlStore(settings)
-    report = control.verify_audit()
-    known = control.plan_ids()
-    store = TableStore(settings)
-    for table in reclustered_tables(settings):
+    ws = as_workspace(ws)
+    report = ws.security.audit.verify()
+    known = ws.control.plan_ids()
+    store = ws.tables
+    for table in reclustered_tables(store):
         for h in store.history(table):
             if h["operation"] != "recluster":
                 continue
@@ -168,6 +173,6 @@ def verify_audit(settings: "Settings") -> dict[str, Any]:
             if plan_id is not None and int(plan_id) not in known:
                 report["problems"].append(
                     f"table {table} snapshot {h['id']} was written by plan {plan_id}, which "
-                    f"this control store does not know: {control.path} was replaced")
+                    f"this control store does not know: {ws.security.path} was replaced")
     report["ok"] = not report["problems"]
     return report

@@ -1,8 +1,8 @@
 """``layout-advisor`` command line.
 
 The dispatcher only parses global flags and hands over to the sub-command modules in this
-package; each module exposes ``register(subparsers)`` and sets ``func(args, settings)`` on
-its parsers. :func:`main` is the one entry point that turns every failure into one line on
+package; each module exposes ``register(subparsers)`` and sets ``func(args, ws)`` on its
+parsers (``ws``: the command's one workspace, :func:`engine.api.open_workspace`). :func:`main` is the one entry point that turns every failure into one line on
 stderr: an :class:`~engine.core.errors.AdvisorError` or an operating-system error on a
 path the user gave is a user mistake (exit 2); anything else is a bug (exit 1, with a hint
 to report it; ``--traceback`` shows it). Output piped into a reader that stops early
@@ -17,6 +17,7 @@ import sys
 import warnings
 from typing import Sequence
 
+from engine import api
 from engine.cli import (
     analysis, approvers, audit, calibrate, demo, design, plans, simulate, tables, ui, workload,
 )
@@ -114,9 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # --help piped into head
         return _quiet_broken_pipe()
     try:
-        settings = _load_settings(args)
-        require_workspace(args, settings)
-        result = args.func(args, settings)
+        ws = api.Workspace(_load_settings(args))  # the command's one workspace
+        require_workspace(args, ws.settings)
+        result = args.func(args, ws)
         sys.stdout.flush()
         return int(result or 0)
     except AdvisorError as exc:

@@ -69,15 +69,15 @@ def pruning_text(rows: Sequence[Mapping[str, Any]], table: str) -> str:
     return "\n".join(lines)
 
 
-def _analyze(args: argparse.Namespace, settings: Any) -> int:
-    rows = api.analyze(settings, args.name, columns=args.columns, snapshot_id=args.snapshot,
+def _analyze(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    rows = api.analyze(ws, args.name, columns=args.columns, snapshot_id=args.snapshot,
                        ep_file_partitions=args.ep_files, where=args.where)
     emit(args, rows, analyze_text)
     return 0
 
 
-def _pruning(args: argparse.Namespace, settings: Any) -> int:
-    rows = api.iter_pruning(settings, args.table, exact=args.exact, snapshot_id=args.snapshot,
+def _pruning(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    rows = api.iter_pruning(ws, args.table, exact=args.exact, snapshot_id=args.snapshot,
                             per_partition=args.per_partition, row_groups=args.row_groups)
     emit_stream(args, rows, lambda r: pruning_text(r, args.table))
     return 0

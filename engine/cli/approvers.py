@@ -21,25 +21,25 @@ from engine.cli.auth import add_identity_args, read_new_secret, signed_in
 from engine.cli.output import add_json_flag, aligned, emit
 
 
-def _add(args: argparse.Namespace, settings: Any) -> int:
-    guard = signed_in(args, settings) if args.actor else nullcontext(None)
+def _add(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    guard = signed_in(args, ws) if args.actor else nullcontext(None)
     with guard as identity:
         secret = read_new_secret(args.name)
-        added = api.add_approver(settings, args.name, secret, admin=args.admin, actor=identity)
+        added = api.add_approver(ws, args.name, secret, admin=args.admin, actor=identity)
     emit(args, added, lambda d: f"added {d['role']} {d['name']}")
     return 0
 
 
-def _remove(args: argparse.Namespace, settings: Any) -> int:
-    with signed_in(args, settings) as identity:
-        api.remove_approver(settings, args.name, identity)
+def _remove(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    with signed_in(args, ws) as identity:
+        api.remove_approver(ws, args.name, identity)
     emit(args, {"name": args.name, "removed": True}, f"removed approver {args.name}")
     return 0
 
 
-def _passwd(args: argparse.Namespace, settings: Any) -> int:
-    with signed_in(args, settings) as identity:
-        api.change_secret(settings, args.name, read_new_secret(args.name), identity)
+def _passwd(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    with signed_in(args, ws) as identity:
+        api.change_secret(ws, args.name, read_new_secret(args.name), identity)
     emit(args, {"name": args.name, "changed": True},
          f"secret of {args.name} changed; their sessions ended")
     return 0
@@ -53,17 +53,17 @@ def _oidc_target(args: argparse.Namespace) -> dict[str, str]:
     return {"issuer": args.oidc_email[0], "email": args.oidc_email[1]}
 
 
-def _link(args: argparse.Namespace, settings: Any) -> int:
-    with signed_in(args, settings) as identity:
-        linked = api.link_oidc(settings, args.name, actor=identity, **_oidc_target(args))
+def _link(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    with signed_in(args, ws) as identity:
+        linked = api.link_oidc(ws, args.name, actor=identity, **_oidc_target(args))
     emit(args, linked, lambda d: f"linked {d['name']} to the OIDC {d['kind']} {d['value']} of "
                                  f"{d['issuer']}")
     return 0
 
 
-def _unlink(args: argparse.Namespace, settings: Any) -> int:
-    with signed_in(args, settings) as identity:
-        gone = api.unlink_oidc(settings, actor=identity, **_oidc_target(args))
+def _unlink(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    with signed_in(args, ws) as identity:
+        gone = api.unlink_oidc(ws, actor=identity, **_oidc_target(args))
     emit(args, gone, lambda d: f"unlinked {d['name']} from the OIDC {d['kind']} {d['value']} "
                                f"of {d['issuer']}")
     return 0

@@ -26,8 +26,8 @@ def _verify_text(d: Mapping[str, Any]) -> str:
                      + [f"  {p}" for p in d["problems"]])
 
 
-def _verify(args: argparse.Namespace, settings: Any) -> int:
-    report = api.verify_audit(settings)
+def _verify(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    report = api.verify_audit(ws)
     emit(args, report, _verify_text)
     return 0 if report["ok"] else 2
 

@@ -79,14 +79,14 @@ def read_new_secret(name: str) -> str:
 
 
 @contextmanager
-def signed_in(args: argparse.Namespace, settings: Any) -> Iterator[Any]:
+def signed_in(args: argparse.Namespace, ws: "api.Workspace") -> Iterator[Any]:
     """The identity of ``--as NAME`` for one command; its session ends with the command."""
     name = args.actor
-    identity = api.authenticate(settings, name, read_secret(args, name))
+    identity = api.authenticate(ws, name, read_secret(args, name))
     try:
         yield identity
     finally:
         try:
-            api.sign_out(settings, identity)
+            api.sign_out(ws, identity)
         except AdvisorError:  # pragma: no cover - the command's own error matters more
             pass

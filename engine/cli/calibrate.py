@@ -11,7 +11,6 @@ from typing import Any, Mapping
 from engine import api
 from engine.cli.args import non_negative_int, positive_int
 from engine.cli.output import add_json_flag, emit
-from engine.core import table_price
 from engine.core.errors import InvalidParameterError
 from engine.core.fmt import format_seconds, human_bytes
 
@@ -98,7 +97,7 @@ def _text(data: Mapping[str, Any]) -> str:
 
 def _table_fit_lines(t: Mapping[str, Any]) -> list[str]:
     """A per-table price's fit (which, and both stored), its points' spread over the runs,
-    and the busy-machine warning (``calibrate --rewrite-on``, round 10)."""
+    and the busy-machine warning (``calibrate --rewrite-on``)."""
     out = []
     if t.get("fixed_s") is not None:
         out.append(f"    fit: line, the table's own fixed part {t['fixed_s']:.2f} s per job "
@@ -134,7 +133,7 @@ def _yes_no(flag: bool | None) -> str:
 def _session(run: Mapping[str, Any]) -> str:
     """A run's session and the prediction it was compared with: "fresh" (the cold figure),
     "fresh*" (fresh, but the plan had no cold figure: compared warm), "warm", "?" (a run
-    before round 9).
+    that did not record its session).
 
     >>> [_session(r) for r in ({"fresh_session": True, "compared_with": "cold"},
     ...  {"fresh_session": True, "compared_with": "warm"}, {"fresh_session": False}, {})]
@@ -182,9 +181,9 @@ def _say(message: str) -> None:
     print(f"calibrate: {message}", file=sys.stderr, flush=True)
 
 
-def _run(args: argparse.Namespace, settings: Any) -> int:
+def _run(args: argparse.Namespace, ws: "api.Workspace") -> int:
     if args.history:
-        emit(args, api.prediction_history(settings, args.table), _history_text)
+        emit(args, api.prediction_history(ws, args.table), _history_text)
         return 0
     if args.table:
         raise InvalidParameterError("--table: only with --history")
@@ -195,9 +194,9 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
         if value is not None and not args.rewrite_on:
             raise InvalidParameterError(f"{flag}: only with --rewrite-on TABLE")
     if args.queries_on:
-        api.calibrate_queries(settings, table=args.queries_on, repeat=args.repeat)
+        api.calibrate_queries(ws, table=args.queries_on, repeat=args.repeat)
     elif args.rewrite_on:
-        got = api.calibrate_rewrite(settings, table=args.rewrite_on, repeat=args.repeat,
+        got = api.calibrate_rewrite(ws, table=args.rewrite_on, repeat=args.repeat,
                                     max_rows=args.max_rows, fit=args.fit, warmup=args.warmup,
                                     progress=_say)
         _say(f"table {got['table']}: {got['rewrite_cell_bytes']:.3f} B per cell"
@@ -210,9 +209,9 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
         if got.get("busy"):
             print(f"layout-advisor: {got['busy']}", file=sys.stderr, flush=True)
     elif not args.show:
-        api.calibrate(settings, rows=_rows(args.rows), repeat=args.repeat,
+        api.calibrate(ws, rows=_rows(args.rows), repeat=args.repeat,
                       max_rows=args.max_rows)
-    emit(args, api.show_calibration(settings), _text)
+    emit(args, api.show_calibration(ws), _text)
     return 0
 
 
@@ -234,13 +233,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mode.add_argument("--rewrite-on", metavar="TABLE",
                       help="measure TABLE's own rewrite price per cell on samples of its files "
                            "(up to --max-rows; nothing committed); its plans use it from then on")
-    p.add_argument("--fit", choices=table_price.FITS, default=None,
+    p.add_argument("--fit", choices=api.PRICE_FITS, default=None,
                    help="with --rewrite-on: line (default: the table's own fixed part and "
                         "price per cell; falls back to cell when it cannot be trusted) or cell "
                         "(only the price per cell, the calibration's fixed cost held)")
     p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
                    help="with --rewrite-on: untimed runs of the smallest sample first "
-                        "(default 3, measured: bench/README_executor.md round 10)")
+                        "(default 3)")
     p.add_argument("--repeat", type=positive_int, default=None,
                    help="runs per size, the median kept (default 3)")
     sizes = p.add_mutually_exclusive_group()

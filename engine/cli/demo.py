@@ -47,17 +47,17 @@ DEMO_ADMIN = "dba"
 DEMO_SECRET_ENV = "LAYOUT_ADVISOR_DEMO_SECRET"
 
 
-def ensure_demo_admin(settings: Settings) -> None:
+def ensure_demo_admin(ws: "api.Workspace | Settings") -> None:
     """Give a workspace without an admin the demo admin ``dba``: its secret is
     ``LAYOUT_ADVISOR_DEMO_SECRET`` when set, else generated and printed once (only its
     Argon2id hash is stored)."""
-    if api.has_admin(settings):
+    if api.has_admin(ws):
         return
     secret = os.environ.get(DEMO_SECRET_ENV) or ""
     generated = not secret
     if generated:
         secret = api.generate_secret()
-    api.add_approver(settings, DEMO_ADMIN, secret, admin=True)
+    api.add_approver(ws, DEMO_ADMIN, secret, admin=True)
     if generated:
         _say(f"created admin {DEMO_ADMIN!r} with the generated secret {secret} (shown only "
              "this once; change it with `layout-advisor approvers passwd dba --as dba`)")
@@ -65,7 +65,7 @@ def ensure_demo_admin(settings: Settings) -> None:
         _say(f"created admin {DEMO_ADMIN!r} with the secret from {DEMO_SECRET_ENV}")
 
 
-def build_demo(settings: Settings, scale: float | None = None, table_format: str = "iceberg",
+def build_demo(ws: "api.Workspace | Settings", scale: float | None = None, table_format: str = "iceberg",
                queries: int | None = None, writer: str = "arrow") -> None:
     """Create table ``lineitem`` and import its workload unless they already exist.
 
@@ -76,45 +76,46 @@ def build_demo(settings: Settings, scale: float | None = None, table_format: str
     superseded files until ``table gc``: list the live ones with ``layout-advisor table
     files lineitem``). ``writer`` "arrow" (default) writes the micro-partitions from Arrow
     in the file's row order without Spark; "spark" runs the general Spark ingest."""
+    ws = api.as_workspace(ws)  # scripts and tests may pass Settings
     started = time.monotonic()
 
     def say(message: str) -> None:
         _say(f"[{time.monotonic() - started:5.0f} s] {message}")
 
-    ensure_demo_admin(settings)
-    existing = {t["name"] for t in api.list_tables(settings)}
+    ensure_demo_admin(ws)
+    existing = {t["name"] for t in api.list_tables(ws)}
     if scale:
         if DEMO_TABLE not in existing and writer == "spark":
-            api.start_spark_early(settings)  # the JVM starts while the data is generated
+            api.start_spark_early(ws)  # the JVM starts while the data is generated
         say(f"TPC-H scale {scale:g}: data and demo query log (generated once, offline)")
-        table_file, query_file = api.make_demo_data(settings, scale, queries=queries, progress=say)
+        table_file, query_file = api.make_demo_data(ws, scale, queries=queries, progress=say)
     else:
         table_file, query_file = sample_dir() / SAMPLE_TABLE_FILE, sample_dir() / SAMPLE_QUERY_FILE
     if DEMO_TABLE in existing:
-        say(f"table {DEMO_TABLE} already exists in {settings.home}; keeping it")
+        say(f"table {DEMO_TABLE} already exists in {ws.settings.home}; keeping it")
     else:
         say(f"building {table_format} table {DEMO_TABLE} from {table_file} "
             f"({api.DEMO_TARGET_ROWS} rows per micro-partition, ingestion order = o_orderdate, "
             f"written by {writer})")
-        api.create_demo_table(settings, DEMO_TABLE, table_file, api.DEMO_TARGET_ROWS,
+        api.create_demo_table(ws, DEMO_TABLE, table_file, api.DEMO_TARGET_ROWS,
                               table_format=table_format, writer=writer, progress=say)
-    if api.workload_fragments(settings, DEMO_TABLE):
+    if api.workload_fragments(ws, DEMO_TABLE):
         say("workload already imported; keeping it")
     else:
-        report = api.import_workload(settings, DEMO_TABLE, str(query_file))
+        report = api.import_workload(ws, DEMO_TABLE, str(query_file))
         say(f"imported {report['fragments']} scan fragments from {query_file}")
-    took = api.warm_summaries(settings, DEMO_TABLE)  # the dashboard's first visit only loads them
+    took = api.warm_summaries(ws, DEMO_TABLE)  # the dashboard's first visit only loads them
     say(f"dashboard summaries stored ({took['columns_s'] + took['pruning_s']:.1f} s)")
     say("demo ready")
 
 
-def _run(args: argparse.Namespace, settings: Settings) -> int:
-    build_demo(settings, None if args.sample else args.scale, args.format, args.queries, args.writer)
+def _run(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    build_demo(ws, None if args.sample else args.scale, args.format, args.queries, args.writer)
     if args.no_ui:
         _say("done (--no-ui): start the dashboard with `layout-advisor ui`")
         return 0
-    port = args.port if args.port is not None else settings.ui_port
-    return run_ui(settings, port, table=DEMO_TABLE, address=args.address)
+    port = args.port if args.port is not None else ws.settings.ui_port
+    return run_ui(ws.settings, port, table=DEMO_TABLE, address=args.address)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -1,8 +1,8 @@
 """``layout-advisor design paw|pto TABLE``: preview a whole-table layout design.
 
 ``design paw`` prints the PAW tree summary and the predicted rows per query of PAW beside
-the greedy Qd-tree, the k-d tree and the lower bounds (issue 12); ``design pto`` the PTO
-candidates ranked by predicted saving with the chosen layout and the baselines (issue 13).
+the greedy Qd-tree, the k-d tree and the lower bounds (PAW section VI); ``design pto`` the PTO
+candidates ranked by predicted saving with the chosen layout and the baselines (PTO section 4.1.2).
 ``plan create TABLE --policy paw|pto`` stores a design as a proposed plan.
 """
 
@@ -81,8 +81,8 @@ def _paw_text(out: Mapping[str, Any]) -> str:
     return head + "\n" + aligned(["method", "history", "worst δ-similar future"], rows, right=(1, 2))
 
 
-def _do_paw(args: argparse.Namespace, settings: Any) -> int:
-    out = api.design_paw(settings, args.table, delta=args.delta, b_min_rows=args.b_min_rows,
+def _do_paw(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    out = api.design_paw(ws, args.table, delta=args.delta, b_min_rows=args.b_min_rows,
                          alpha=args.alpha, psi=args.psi, refine=args.refine, window=args.window,
                          n_mbr=args.n_mbr)
     emit(args, out, _paw_text)
@@ -169,8 +169,8 @@ def pto_text(d: Mapping[str, Any]) -> str:
     ]).rstrip()
 
 
-def _pto(args: argparse.Namespace, settings: Any) -> None:
-    emit(args, api.design_pto(settings, args.table, top_k=args.top_k, label=args.label,
+def _pto(args: argparse.Namespace, ws: "api.Workspace") -> None:
+    emit(args, api.design_pto(ws, args.table, top_k=args.top_k, label=args.label,
                               verify_top=args.verify_top, refine_sizes=args.refine_sizes,
                               training_budget=args.training_budget,
                               max_design_rows=args.max_design_rows,

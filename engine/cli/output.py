@@ -37,7 +37,7 @@ def emit_stream(args: argparse.Namespace, items: Iterable[Any],
                 text: Callable[[list[Any]], str]) -> None:
     """:func:`emit` for a long list: with --json each item is printed as soon as it comes,
     byte for byte what ``json.dumps(list(items), indent=2)`` would print, so a report of
-    100,000 queries never sits in memory whole (issue 15); text needs the whole list.
+    100,000 queries never sits in memory whole; text needs the whole list.
 
     Example:
     >>> emit_stream(argparse.Namespace(json=True), iter([{"q": 1}, {"q": 2}]), str)

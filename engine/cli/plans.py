@@ -94,7 +94,7 @@ def _plan_text(p: Mapping[str, Any]) -> str:
 
 
 def _price_line(price: Mapping[str, Any] | None) -> list[str]:
-    """Which rewrite price per cell the plan was priced with (round 10): the table's own
+    """Which rewrite price per cell the plan was priced with: the table's own
     (``calibrate --rewrite-on``) or the calibration table's; nothing for a plan priced before.
 
     >>> _price_line({"source": "table", "cell_bytes": 3.51,
@@ -112,8 +112,8 @@ def _price_line(price: Mapping[str, Any] | None) -> list[str]:
 
 def _cold_line(predicted: Mapping[str, Any]) -> list[str]:
     """The predicted rewrite time warm and in a fresh Spark session (``show_plan``'s
-    ``predicted_rewrite_seconds``), when the plan was priced with a calibrated cold start
-    (round 9); no line otherwise.
+    ``predicted_rewrite_seconds``), when the plan was priced with a calibrated cold start;
+    no line otherwise.
 
     >>> _cold_line({"warm": 2.0, "cold": 9.5, "cold_start_s": 7.5})
     ['  predicted rewrite time: 2 s in a warm session (the dashboard after its first run), 9.5 s in a fresh one (`plan run` from the CLI: +7.5 s cold start)']
@@ -166,7 +166,7 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
               "open_cost_offset": args.open_cost_offset}
 
 
-def _preview(args: argparse.Namespace, settings: Any) -> int:
+def _preview(args: argparse.Namespace, ws: "api.Workspace") -> int:
     """``plan preview``: what ``plan create`` would store, nothing stored; ``--busier``:
     the busier-workload what-if (WAIR only)."""
     if args.busier:
@@ -174,43 +174,43 @@ def _preview(args: argparse.Namespace, settings: Any) -> int:
             print("layout-advisor: error: --busier: the busier-workload what-if is WAIR's "
                   f"(equation 4), not {args.policy}'s", file=sys.stderr)
             return 2
-        emit(args, api.busier_preview(settings, args.table, _params(args)), _busier_text)
+        emit(args, api.busier_preview(ws, args.table, _params(args)), _busier_text)
     else:
-        emit(args, api.preview_plan(settings, args.table, args.policy, _params(args)), _plan_text)
+        emit(args, api.preview_plan(ws, args.table, args.policy, _params(args)), _plan_text)
     return 0
 
 
-def _create(args: argparse.Namespace, settings: Any) -> int:
+def _create(args: argparse.Namespace, ws: "api.Workspace") -> int:
     params = _params(args)
     if args.actor:  # a named proposer signs in: nobody proposes in someone else's name
-        with signed_in(args, settings) as identity:
-            result = api.create_plan(settings, args.table, policy=args.policy,
+        with signed_in(args, ws) as identity:
+            result = api.create_plan(ws, args.table, policy=args.policy,
                                      params=params, created_by=identity)
     else:
-        result = api.create_plan(settings, args.table, policy=args.policy, params=params)
+        result = api.create_plan(ws, args.table, policy=args.policy, params=params)
     emit(args, result, _plan_text)
     return 0
 
 
-def _run(args: argparse.Namespace, settings: Any) -> int:
+def _run(args: argparse.Namespace, ws: "api.Workspace") -> int:
     def progress(event: Mapping[str, Any]) -> None:
         print(f"[{event['groups_done']}/{event['groups_total']}] {event['message']}",
               file=sys.stderr, flush=True)
 
-    with signed_in(args, settings) as identity:
+    with signed_in(args, ws) as identity:
         try:
-            api.run_plan(settings, args.id, progress=progress, actor=identity)
+            api.run_plan(ws, args.id, progress=progress, actor=identity)
         except api.RunCancelled:
-            api.settle_cancelled(settings, args.id)  # the canceller may have settled it already
+            api.settle_cancelled(ws, args.id)  # the canceller may have settled it already
             raise
-    emit(args, api.show_plan(settings, args.id), _plan_text)
+    emit(args, api.show_plan(ws, args.id), _plan_text)
     return 0
 
 
-def _cancel(args: argparse.Namespace, settings: Any) -> int:
+def _cancel(args: argparse.Namespace, ws: "api.Workspace") -> int:
     """``plan cancel ID --as NAME``: stop a running plan (from any process) and wait for it."""
-    with signed_in(args, settings) as identity:
-        out = api.cancel_plan(settings, args.id, identity, args.reason, wait_s=args.wait)
+    with signed_in(args, ws) as identity:
+        out = api.cancel_plan(ws, args.id, identity, args.reason, wait_s=args.wait)
     emit(args, out, _cancel_text)
     return 0
 
@@ -231,10 +231,10 @@ _DECISIONS = {"approve": "approved", "reject": "rejected"}
 
 def _decide(action: str) -> Callable[[argparse.Namespace, Any], int]:
     """The command of ``plan approve`` / ``plan reject``: record the decision, say who made it."""
-    def run(args: argparse.Namespace, settings: Any) -> int:
+    def run(args: argparse.Namespace, ws: "api.Workspace") -> int:
         decide = api.approve_plan if action == "approve" else api.reject_plan
-        with signed_in(args, settings) as identity:
-            shown = decide(settings, args.id, identity, args.reason)
+        with signed_in(args, ws) as identity:
+            shown = decide(ws, args.id, identity, args.reason)
         emit(args, shown, lambda d: _decision_text(d, action, identity.name))
         return 0
     return run

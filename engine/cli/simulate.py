@@ -118,7 +118,7 @@ def _json_object(text: str) -> dict:
     return value
 
 
-def _run(args: argparse.Namespace, settings: Any) -> int:
+def _run(args: argparse.Namespace, ws: "api.Workspace") -> int:
     overrides = dict(args.overrides or {})
     for key in ("periods", "batches_per_period", "recluster_start", "shifting_rate", "distribution",
                 "distribution_param", "selectivity", "target_rows"):
@@ -131,7 +131,7 @@ def _run(args: argparse.Namespace, settings: Any) -> int:
             print(f"\r{info['policy']:>10}: batch {info['batch']}/{info['batches']}", end="",
                   file=sys.stderr, flush=True)
 
-    result = api.simulate(settings, preset=args.preset, rows=args.rows, policies=args.policies,
+    result = api.simulate(ws, preset=args.preset, rows=args.rows, policies=args.policies,
                           seed=args.seed, overrides=overrides or None, progress=progress,
                           act_every=args.act_every, feedback=args.feedback,
                           calibrated=not args.configured_rates, cold_start=args.cold_start)
@@ -173,7 +173,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "to their window) or after their whole window of queries")
     p.add_argument("--configured-rates", dest="configured_rates", action="store_true",
                    help="price queries and rewrites with the workspace's rates instead of the "
-                        "preset's DuckDB-measured economics (bench/README_sim.md)")
+                        "preset's DuckDB-measured economics (bench/sim/README.md)")
     p.add_argument("--cold-start", dest="cold_start", choices=api.COLD_START_MODES,
                    default=api.DEFAULT_COLD_START,
                    help="which rewrites pay the calibrated cold start of a fresh Spark session "

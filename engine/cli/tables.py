@@ -118,15 +118,15 @@ def _gc_text(d: Mapping[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------- commands
-def _create(args: argparse.Namespace, settings: Any) -> int:
-    snap = api.create_table(settings, args.name, args.source, order_by=args.order_by,
+def _create(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    snap = api.create_table(ws, args.name, args.source, order_by=args.order_by,
                             target_rows=args.target_rows, target_mb=args.target_mb,
                             progress=_progress, format=args.format)
     emit(args, _snapshot_summary(snap), _snapshot_text)
     return 0
 
 
-def _register(args: argparse.Namespace, settings: Any) -> int:
+def _register(args: argparse.Namespace, ws: "api.Workspace") -> int:
     given = [flag for flag, value in (("PATH", args.path), ("--iceberg", args.iceberg),
                                       ("--delta", args.delta)) if value]
     if len(given) != 1:
@@ -136,77 +136,77 @@ def _register(args: argparse.Namespace, settings: Any) -> int:
     if args.catalog and not args.iceberg:
         raise InvalidParameterError("table register: --catalog goes with --iceberg")
     if args.iceberg:
-        snap = api.register_iceberg(settings, args.name, args.iceberg, args.catalog)
+        snap = api.register_iceberg(ws, args.name, args.iceberg, args.catalog)
     elif args.delta:
-        snap = api.register_delta(settings, args.name, args.delta)
+        snap = api.register_delta(ws, args.name, args.delta)
     else:
-        snap = api.register_table(settings, args.name, args.path, progress=_progress)
+        snap = api.register_table(ws, args.name, args.path, progress=_progress)
     emit(args, _snapshot_summary(snap), _snapshot_text)
     return 0
 
 
-def _adopt(args: argparse.Namespace, settings: Any) -> int:
-    snap = api.adopt_iceberg(settings, args.name, args.path)
+def _adopt(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    snap = api.adopt_iceberg(ws, args.name, args.path)
     emit(args, _snapshot_summary(snap),
          lambda d: _snapshot_text(d) + f" - now iceberg table default.{args.name}, no file copied")
     return 0
 
 
-def _files(args: argparse.Namespace, settings: Any) -> int:
-    emit(args, api.table_files(settings, args.name, args.snapshot), lambda d: "\n".join(d))
+def _files(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    emit(args, api.table_files(ws, args.name, args.snapshot), lambda d: "\n".join(d))
     return 0
 
 
-def _list(args: argparse.Namespace, settings: Any) -> int:
-    emit(args, api.list_tables(settings), _list_text)
+def _list(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    emit(args, api.list_tables(ws), _list_text)
     return 0
 
 
-def _show(args: argparse.Namespace, settings: Any) -> int:
-    data = api.show_table(settings, args.name, args.snapshot)
+def _show(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    data = api.show_table(ws, args.name, args.snapshot)
     if args.json:
         emit(args, data)
     else:
-        info = api.table_info(settings, args.name)
+        info = api.table_info(ws, args.name).to_json()
         if args.snapshot:
-            snap = api.load_snapshot(settings, args.name, args.snapshot)
+            snap = api.load_snapshot(ws, args.name, args.snapshot)
             info.update(rows=snap.total_rows, bytes=snap.total_bytes,
                         columns=[{"name": n, "type": t} for n, t in snap.schema.columns])
         emit(args, data, lambda d: _show_text(d, info))
     return 0
 
 
-def _snapshots(args: argparse.Namespace, settings: Any) -> int:
-    emit(args, api.table_snapshots(settings, args.name), _snapshots_text)
+def _snapshots(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    emit(args, api.table_snapshots(ws, args.name), _snapshots_text)
     return 0
 
 
-def _rollback(args: argparse.Namespace, settings: Any) -> int:
-    api.load_snapshot(settings, args.name, args.to)  # a wrong target before the secret prompt
-    with signed_in(args, settings) as identity:  # WAIR's state follows the table back
-        outcome = api.rollback_and_reset(settings, args.name, args.to, actor=identity)
-    snap = api.load_snapshot(settings, args.name, outcome["snapshot"])
+def _rollback(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    api.load_snapshot(ws, args.name, args.to)  # a wrong target before the secret prompt
+    with signed_in(args, ws) as identity:  # WAIR's state follows the table back
+        outcome = api.rollback_and_reset(ws, args.name, args.to, actor=identity)
+    snap = api.load_snapshot(ws, args.name, outcome["snapshot"])
     reset = " - WAIR's learned state was reset" if outcome["state_reset"] else ""
     emit(args, {**_snapshot_summary(snap), "state_reset": outcome["state_reset"]},
          lambda d: _snapshot_text(d) + f" - now equal to snapshot {args.to}{reset}")
     return 0
 
 
-def _gc(args: argparse.Namespace, settings: Any) -> int:
-    """A dry run unless --yes; deleting needs an admin's --as (trust, issue 10 §2)."""
+def _gc(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    """A dry run unless --yes; deleting needs an admin's --as (docs/security.md)."""
     older = api.parse_duration(args.older_than)
     dry_run = not args.yes
     if args.yes and not args.actor:
         raise InvalidParameterError("--yes deletes files: add --as ADMIN (an admin's name; "
                                     "the secret is asked for)")
     if dry_run:
-        files = api.gc_table(settings, args.name, older, dry_run=True,
+        files = api.gc_table(ws, args.name, older, dry_run=True,
                              force_retention=args.force_retention)
     else:
-        api.gc_table(settings, args.name, older, dry_run=True,  # refuse before the prompt
+        api.gc_table(ws, args.name, older, dry_run=True,  # refuse before the prompt
                      force_retention=args.force_retention)
-        with signed_in(args, settings) as identity:
-            files = api.gc_table(settings, args.name, older, dry_run=False, actor=identity,
+        with signed_in(args, ws) as identity:
+            files = api.gc_table(ws, args.name, older, dry_run=False, actor=identity,
                                  force_retention=args.force_retention)
     total = api.files_bytes(files) if dry_run else None
     emit(args, {"table": args.name, "dry_run": dry_run, "older_than": args.older_than,
@@ -214,10 +214,10 @@ def _gc(args: argparse.Namespace, settings: Any) -> int:
     return 0
 
 
-def _drop(args: argparse.Namespace, settings: Any) -> int:
-    api.table_info(settings, args.name)  # an unknown table before the secret prompt
-    with signed_in(args, settings) as identity:
-        api.drop_table(settings, args.name, actor=identity)
+def _drop(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    api.table_info(ws, args.name)  # an unknown table before the secret prompt
+    with signed_in(args, ws) as identity:
+        api.drop_table(ws, args.name, actor=identity)
     emit(args, {"table": args.name, "dropped": True}, f"table {args.name} dropped")
     return 0
 

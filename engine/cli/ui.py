@@ -6,7 +6,7 @@ the workspace handed over in ``LAYOUT_ADVISOR_HOME`` (and the Spark master in
 The app script is found through the installed ``app`` package's location (without importing
 it: the engine never imports the app), so the command works from any directory.
 
-Safety (issue 10 sections 1 and 3): the dashboard binds ``127.0.0.1`` unless ``--address``
+Safety: the dashboard binds ``127.0.0.1`` unless ``--address``
 says otherwise, and any other address prints a warning (the read-only pages are open to
 whoever reaches the port; changes need a sign-in). The port is checked before the server
 starts, so the URL printed is this dashboard's. Streamlit runs in its own process group;
@@ -27,9 +27,13 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.core.config import Settings
 from engine.core.errors import EnvironmentCheckError, InvalidParameterError
+
+if TYPE_CHECKING:
+    from engine import api
 
 #: the address the dashboard binds when none is given: this machine only
 DEFAULT_ADDRESS = "127.0.0.1"
@@ -40,7 +44,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def app_script() -> Path:
     """Path of ``app/server.py`` inside the installed package: ``streamlit_app.py`` served
     as an ``st.App`` whose start-up hook imports the engine and warms the tables' stored
-    summaries, so the first browser visit does not pay for them (bench/README_ui.md).
+    summaries, so the first browser visit does not pay for them (bench/ui/README.md).
 
     The dashboard ships with the engine (pyproject packages: ``app*``); its import spec
     gives the package's folder without running any of its code.
@@ -209,7 +213,8 @@ def _url_host(address: str) -> str:
     return "localhost" if address in ("0.0.0.0", "::", "127.0.0.1") else address
 
 
-def _run(args: argparse.Namespace, settings: Settings) -> int:
+def _run(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    settings = ws.settings
     port = args.port if args.port is not None else settings.ui_port
     return run_ui(settings, port, table=args.table, address=args.address)
 

@@ -33,29 +33,29 @@ def _show_text(table: str, rows: list[dict]) -> str:
         ["query_id", "ts", "cols", "predicate"], out)
 
 
-def _do_import(args: argparse.Namespace, settings: Any) -> int:
-    report = api.import_workload(settings, args.table, args.file, dialect=args.dialect,
+def _do_import(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    report = api.import_workload(ws, args.table, args.file, dialect=args.dialect,
                                  strict=args.strict, replace=args.replace,
                                  append=args.append)
     emit(args, report, _import_text)
     return 0
 
 
-def _do_show(args: argparse.Namespace, settings: Any) -> int:
-    rows = api.show_workload(settings, args.table)
+def _do_show(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    rows = api.show_workload(ws, args.table)
     emit(args, rows, lambda data: _show_text(args.table, data))
     return 0
 
 
-def _do_clear(args: argparse.Namespace, settings: Any) -> int:
-    with signed_in(args, settings) as identity:
-        api.clear_workload(settings, args.table, actor=identity)
+def _do_clear(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    with signed_in(args, ws) as identity:
+        api.clear_workload(ws, args.table, actor=identity)
     print(f"cleared the workload of {args.table}")
     return 0
 
 
-def _do_lint(args: argparse.Namespace, settings: Any) -> int:
-    findings = api.lint_workload(settings, args.table)
+def _do_lint(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    findings = api.lint_workload(ws, args.table)
     emit(args, findings, lint_text)
     return 0
 

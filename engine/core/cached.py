@@ -1,6 +1,6 @@
 """Reading a cache file that may be missing or damaged: the caller recomputes either way.
 
-The stored summaries (``engine.api.summaries``) and the zonemap cache
+The stored summaries (``engine.summaries.store``) and the zonemap cache
 (``engine.table.zonemap_cache``) both keep derived data beside the workspace, written
 atomically but still exposed to a disk that fills, a user who deletes or edits a file, or
 an older version's layout. A missing file is the normal first visit and says nothing; an

@@ -100,7 +100,7 @@ class Settings:
     rewrite_read_bytes_per_s: float = 0.0
     query_fixed_s: float = 0.0
     query_scan_bytes_per_s: float = 0.0
-    # ... (round 8, engine.spark.calibrate_queries) a query's seconds per file it scans; the
+    # ... (engine.spark.calibrate_queries) a query's seconds per file it scans; the
     # scan rate above is then per projected byte, measured on the workload's query shapes
     query_file_s: float = 0.0
     # calibrated layout terms (engine.policy.costmodel.RewriteTerms; 0 = not calibrated):
@@ -108,7 +108,7 @@ class Settings:
     fitted_job_s: float = 0.0
     fitted_key_bytes_per_s: float = 0.0
     file_s: float = 0.0
-    # ... and (round 7) for a plan of two or more groups (its write is partitioned by group):
+    # ... and for a plan of two or more groups (its write is partitioned by group):
     # once per plan, per extra group, and the extra rate of its bytes
     multi_group_s: float = 0.0
     group_s: float = 0.0
@@ -116,7 +116,7 @@ class Settings:
     # the calibration table's compressed bytes per cell (row x column): plans price a group
     # at rows x columns x this (engine.policy.costmodel.work_bytes); 0 = its compressed bytes
     rewrite_cell_bytes: float = 0.0
-    # (round 9) what the first rewrite job of a fresh Spark session pays on top of the warm
+    # what the first rewrite job of a fresh Spark session pays on top of the warm
     # price (JIT, Python workers): a CLI ``plan run`` starts one; 0 = not calibrated
     cold_start_s: float = 0.0
     # a runner on another host whose heartbeat (every RUNNER_HEARTBEAT_S = 10 s) is older than

@@ -1,11 +1,10 @@
 """How much CPU OTHER processes took while we measured: the busy-machine check of a probe.
 
 A timing probe (``calibrate --rewrite-on``) is only as good as the machine is quiet: another
-process on the cores lengthens every wall time and the price fitted on them (round 10: 12.3
-against 6.5 B per cell on the same demo table, a core taken by another process). The
+process on the cores lengthens every wall time and the price fitted on them. The
 1-minute load average cannot tell: it counts the probe's own runnable threads (Spark's
-tasks, its GC, shuffle and JIT threads) and lags a minute; it read 3.3-4.5 on 2 cores with
-nothing else running (round 10, bench/README_real_replay.md "Round 10, quiet machine").
+tasks, its GC, shuffle and JIT threads) and lags a minute, so it reads above the core count on a
+quiet machine (bench/replay/README.md).
 
 So the check counts CPU seconds instead (Linux ``/proc``): the machine's busy seconds
 (``/proc/stat``: user + nice + system + irq + softirq + steal) less this process tree's

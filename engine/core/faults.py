@@ -2,7 +2,7 @@
 (``LA_FAULT``). The one place every test hook of the engine lives.
 
 Why this exists: the promise "a crash at any point leaves the table at its previous
-snapshot" (issue 10 section 5; WAIR section 5.1's atomic swap) can only be tested by
+snapshot" (WAIR section 5.1's atomic swap) can only be tested by
 killing a real run at each step that writes something, and the promise "a rewrite never
 loses a row" only by making one lose a row and watching the verification catch it.
 

@@ -29,6 +29,9 @@ from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 
 KINDS = ("sort", "zorder", "hilbert", "qdtree", "paw")
 
+#: kind -> ordering class, filled by :meth:`Ordering.__init_subclass__`
+_REGISTRY: dict[str, type["Ordering"]] = {}
+
 
 class NotFittedError(InvalidParameterError, AttributeError):
     """``keys``/``order`` was called on an ordering that has not been fitted."""
@@ -138,12 +141,18 @@ class RankCodec:
 class Ordering:
     """A row order for one group of partitions: fit on a sample, key any batch.
 
-    Subclasses set ``kind`` and implement ``fit``, ``keys``, ``_params`` and
+    Subclasses set ``kind`` (which registers them for :func:`make_ordering` and
+    :func:`ordering_from_json`) and implement ``fit``, ``keys``, ``_params`` and
     ``_state``/``_load_state`` (the JSON form of the learned state).
     """
 
     kind: ClassVar[str] = ""
     columns: tuple[str, ...]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("kind"):
+            _REGISTRY[cls.kind] = cls
 
     def fit(self, data: Mapping[str, np.ndarray]) -> "Ordering":
         raise NotImplementedError
@@ -194,15 +203,18 @@ class Ordering:
         return f"{type(self).__name__}(columns={self.columns!r}{', ' if params else ''}{params})"
 
 
-def _classes() -> dict[str, type[Ordering]]:
-    # imported here: each of these modules imports this one (cycle)
-    from engine.layout.hilbert import Hilbert
-    from engine.layout.paw import PawOrdering
-    from engine.layout.qdtree import QdTree
-    from engine.layout.sortkey import SortKey
-    from engine.layout.zorder import ZOrder
+def ordering_classes() -> dict[str, type[Ordering]]:
+    """The ordering class of each layout kind, as the subclasses registered themselves.
 
-    return {"sort": SortKey, "zorder": ZOrder, "hilbert": Hilbert, "qdtree": QdTree, "paw": PawOrdering}
+    A subclass that sets ``kind`` registers on definition; the package
+    (:mod:`engine.layout`) imports every layout module, so all of :data:`KINDS` are here
+    once ``engine.layout`` is imported.
+
+    Example:
+    >>> sorted(ordering_classes()) == sorted(KINDS)
+    True
+    """
+    return dict(_REGISTRY)
 
 
 def make_ordering(layout: str, columns: Sequence[str], params: Mapping[str, Any] | None = None) -> Ordering:
@@ -212,7 +224,7 @@ def make_ordering(layout: str, columns: Sequence[str], params: Mapping[str, Any]
     >>> make_ordering("hilbert", ["a", "b"], {"bits": 8})
     Hilbert(columns=('a', 'b'), bits=8)
     """
-    classes = _classes()
+    classes = ordering_classes()
     if layout not in classes:
         raise InvalidParameterError(f"unknown layout {layout!r}; choose one of {', '.join(KINDS)}")
     cls = classes[layout]
@@ -224,7 +236,7 @@ def make_ordering(layout: str, columns: Sequence[str], params: Mapping[str, Any]
 
 def ordering_from_json(d: Mapping[str, Any]) -> Ordering:
     """Rebuild an ordering (fitted or not) from :meth:`Ordering.to_json`."""
-    classes = _classes()
+    classes = ordering_classes()
     kind = d.get("kind")
     if kind not in classes:
         raise InvalidParameterError(f"unknown ordering kind {kind!r} in JSON")

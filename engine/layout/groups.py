@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from engine.core.errors import InvalidParameterError, PlanError
-from engine.layout.base import KINDS, Ordering, _classes, make_ordering
+from engine.layout.base import KINDS, Ordering, make_ordering, ordering_classes
 from engine.layout.qdtree import encode_bounds, scale_min_leaf_rows
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def accepted_params(layout: str) -> frozenset[str]:
     >>> sorted(accepted_params("hilbert"))
     ['bits']
     """
-    classes = _classes()
+    classes = ordering_classes()
     if layout not in classes:
         raise PlanError(f"unknown layout {layout!r}; choose one of {', '.join(KINDS)}")
     return frozenset(n for n, p in inspect.signature(classes[layout]).parameters.items()

@@ -6,7 +6,7 @@ The difference is its saving, in bytes and in CPU-seconds priced like equation 3
 (its measured duration when the log has it, else its bytes at scan rate, scaled by the
 share of its bytes no longer read).
 
-Two scopes, never mixed (issue 11, section 3):
+Two scopes, never mixed (WAIR section 4.3, realized savings):
 
 * **re-estimated** (:func:`realized_report`, at run time): the window the policy decided
   on replayed on both snapshots. The same queries the prediction was fitted on, so it
@@ -39,9 +39,9 @@ from engine.scan import rowgroups
 from engine.scan.pruning import analyze_workload
 
 if TYPE_CHECKING:
-    from engine.core.config import Settings
     from engine.plans.plan import Plan
     from engine.table.model import Snapshot
+    from engine.table.store import TableStore
     from engine.workload.model import ScanFragment
 
 #: kept beside a policy's saved state: the plans whose later queries it has learned from
@@ -50,17 +50,20 @@ RE_ESTIMATED = "re-estimated"
 REALIZED = "later queries"
 
 
-def compare_snapshots(settings: "Settings", before: "Snapshot", after: "Snapshot",
+def compare_snapshots(tables: "TableStore", before: "Snapshot", after: "Snapshot",
                       fragments: Sequence["ScanFragment"]) -> dict[str, Any]:
-    """Bytes the fragments scan over ``before`` and ``after``, and the CPU-seconds saved."""
+    """Bytes the fragments scan over ``before`` and ``after``, and the CPU-seconds saved.
+    ``tables``: the home's table catalog; its settings price the reads and say whether
+    scans are charged by row group (:func:`engine.scan.rowgroups.if_enabled`)."""
+    settings = tables.settings
     frags = list(fragments)
     if not frags:
         return {"queries": 0, "bytes_before": 0.0, "bytes_after": 0.0, "saving_bytes": 0.0,
                 "saving_cpu_seconds": 0.0, "partitions_scanned_before": 0,
                 "partitions_scanned_after": 0}
     # row-group level on both sides
-    scans_before = analyze_workload(before.zonemaps(), frags, rowgroups.if_enabled(settings, before.table, before))
-    scans_after = analyze_workload(after.zonemaps(), frags, rowgroups.if_enabled(settings, after.table, after))
+    scans_before = analyze_workload(before.zonemaps(), frags, rowgroups.if_enabled(tables, before.table, before))
+    scans_after = analyze_workload(after.zonemaps(), frags, rowgroups.if_enabled(tables, after.table, after))
     bytes_before = bytes_after = cpu = 0.0
     parts_before = parts_after = 0
     for frag, sb, sa in zip(frags, scans_before, scans_after):
@@ -84,12 +87,12 @@ def window_fragments(fragments: Sequence["ScanFragment"], n: int) -> list["ScanF
     return frags[-n:] if n > 0 else frags
 
 
-def realized_report(settings: "Settings", before: "Snapshot", after: "Snapshot",
+def realized_report(tables: "TableStore", before: "Snapshot", after: "Snapshot",
                     fragments: Sequence["ScanFragment"], predicted: Mapping[str, Any],
                     cost_cpu_seconds: float) -> dict[str, Any]:
     """Realized vs predicted over ``fragments`` (the decision's window), as recorded on the
     plan."""
-    measured = compare_snapshots(settings, before, after, fragments)
+    measured = compare_snapshots(tables, before, after, fragments)
     return _report(RE_ESTIMATED, "re-estimated: the decision's window replayed on the "
                    "snapshots before and after (the queries the prediction was fitted on)",
                    measured, predicted, 1.0, cost_cpu_seconds)
@@ -110,20 +113,20 @@ def _report(scope: str, label: str, measured: Mapping[str, Any], predicted: Mapp
     }
 
 
-def later_report(settings: "Settings", before: "Snapshot", after: "Snapshot",
+def later_report(tables: "TableStore", before: "Snapshot", after: "Snapshot",
                  fragments: Sequence["ScanFragment"], predicted: Mapping[str, Any],
                  cost_cpu_seconds: float) -> dict[str, Any]:
     """Realized savings over ``fragments``, the queries that came after the run, with the
     prediction scaled to as many queries (``predicted["window_queries"]`` is the number it
     was made for) and the log's measured bytes and durations beside the estimate."""
     frags = list(fragments)
-    measured = compare_snapshots(settings, before, after, frags)
+    measured = compare_snapshots(tables, before, after, frags)
     window = float(predicted.get("window_queries", 0.0) or 0.0)
     scale = len(frags) / window if window > 0 else 0.0
     report = _report(REALIZED, f"realized: {len(frags)} queries imported after the run, "
                      "scored on the snapshots before and after", measured, predicted, scale,
                      cost_cpu_seconds)
-    report["log"] = measured_against_estimate(after, frags, rowgroups.if_enabled(settings, after.table, after))
+    report["log"] = measured_against_estimate(after, frags, rowgroups.if_enabled(tables, after.table, after))
     return report
 
 
@@ -150,14 +153,14 @@ def measured_against_estimate(after: "Snapshot", fragments: Sequence["ScanFragme
 
 def later_fragments(plan: "Plan", fragments: Sequence["ScanFragment"]) -> list["ScanFragment"] | None:
     """The fragments imported after ``plan`` ran (None if it did not record where its run
-    stood in the log, e.g. a plan run before issue 11)."""
+    stood in the log)."""
     at = (plan.result or {}).get("queries_at_run")
     if at is None:
         return None
     return list(fragments)[int(at):]
 
 
-def settle_later(settings: "Settings", plans: Iterable["Plan"], policy: Policy,
+def settle_later(tables: "TableStore", plans: Iterable["Plan"], policy: Policy,
                  fragments: Sequence["ScanFragment"], snapshot_of: Any,
                  settled: Sequence[int]) -> list[int]:
     """Feed ``policy`` the realized savings of each succeeded plan of ``plans`` not in
@@ -174,7 +177,7 @@ def settle_later(settings: "Settings", plans: Iterable["Plan"], policy: Policy,
         need = max(1, int(predicted.get("window_queries", 0) or 0))
         if later is None or len(later) < need:
             continue
-        report = later_report(settings, snapshot_of(plan, plan.base_snapshot),
+        report = later_report(tables, snapshot_of(plan, plan.base_snapshot),
                               snapshot_of(plan, plan.result["snapshot_id"]), later[:need],
                               predicted, plan.proposal.estimated_cost.cpu_seconds)
         policy.observe(feedback_from_report(report))

@@ -12,8 +12,8 @@ snapshot can never run. A ``running`` plan is never marked stale (its own commit
 table); if its runner process died (on this host: its pid is gone; on another host: its
 heartbeat is older than the ``runner_timeout_s`` setting), the next read settles
 it as ``succeeded`` when the current snapshot carries the plan's commit, else ``failed``. The transitions people ask for
-(approve, reject, run) and who may ask are the gate's (:mod:`engine.plans.gate`); every
-change is audited by the store (:mod:`engine.plans.store`).
+(approve, reject, run) are :mod:`engine.plans.approval`'s, who may ask is the gate's
+(:mod:`engine.security.gate`); every change is audited by the store (:mod:`engine.plans.store`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from engine.plans.store import ControlStore, PlanRow
 from engine.policy.base import PlanGroup, Proposal
 from engine.policy.codec import proposal_from_json, proposal_to_json
 from engine.table.leases import pid_alive
-from engine.table.store import TableStore
 
 if TYPE_CHECKING:
     from engine.core.config import Settings
+    from engine.table.store import TableStore
 
 PROPOSED, APPROVED, RUNNING = "proposed", "approved", "running"
 SUCCEEDED, FAILED, REJECTED, STALE = "succeeded", "failed", "rejected", "stale"
@@ -98,12 +98,14 @@ class PlanBook:
 
     Every read settles staleness and dead runners first; :meth:`move` is the one way a
     state changes (atomically, audited, refused when someone else moved the plan first).
+    Built over the home's stores (:attr:`engine.workspace.Workspace.plans`); ``settings``
+    are the home's (the runner timeout, and the gate's rules).
     """
 
-    def __init__(self, settings: "Settings", control: ControlStore | None = None) -> None:
+    def __init__(self, settings: "Settings", control: ControlStore, tables: "TableStore") -> None:
         self.settings = settings
-        self.control = control or ControlStore(settings)
-        self.tables = TableStore(settings)
+        self.control = control
+        self.tables = tables
 
     def _current_id(self, table: str) -> str | None:
         """The table's current snapshot id (reads only its pointer), None if it is gone."""

@@ -15,13 +15,18 @@ This is the only owner of a decision's window and of policy state. One decision:
 Before step 2 the policy learns from the queries that came after its past runs
 (:func:`engine.plans.feedback.settle_later`: a run followed by as many queries as its
 window is scored on them and fed to ``observe``), so WAIR's credit, debt and window follow
-the realized savings (issue 11, section 3); a preview learns in memory only.
+the realized savings (WAIR section 4.3); a preview learns in memory only.
 
-:func:`run_plan` goes through the gate (:mod:`engine.plans.gate`), runs the Spark executor
-(:mod:`engine.spark.executor`), records the re-estimated saving (the decision's window
-replayed) and where the run stood in the query log; :func:`realized_savings` scores the
-queries imported since (:mod:`engine.plans.feedback`). A preview lists the plan's
-predicted regressions (:func:`engine.policy.impact.rewrite_losses`).
+:func:`run_plan` goes through the gate (:mod:`engine.plans.approval`), runs the workspace's
+executor (:class:`engine.plans.ports.Executor`; Spark's, :mod:`engine.spark.executor`),
+records the re-estimated saving (the decision's window replayed) and where the run stood
+in the query log; :func:`realized_savings` scores the queries imported since
+(:mod:`engine.plans.feedback`). A preview lists the plan's predicted regressions
+(:func:`engine.policy.impact.rewrite_losses`).
+
+Every entry point takes the :class:`~engine.workspace.Workspace` (``ws``): its stores
+(``ws.tables``, ``ws.workloads``, ``ws.control``, ``ws.plans``) are opened once and shared
+by every step of a decision or a run.
 """
 
 from __future__ import annotations
@@ -30,18 +35,19 @@ import contextlib
 import threading
 from datetime import datetime, timezone
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from engine.core import table_price
 from engine.core.errors import AdvisorError, ApprovalError, ExecutionError
 from engine.core.jsonable import plain_json
-from engine.plans import gate
+from engine.plans import approval
 from engine.plans.feedback import (later_fragments, later_report, load_policy,
                                    realized_report, save_policy_state, settle_later,
                                    settled_plans, window_fragments)
 from engine.plans.heartbeat import Heartbeat
 from engine.plans.plan import ROLLED_BACK, RUNNING, SUCCEEDED, Plan, PlanBook
+from engine.plans.ports import ProgressFn
 from engine.plans.store import ControlStore
+from engine.policy import pricing
 from engine.policy.base import Policy, PolicyContext, Proposal
 from engine.policy.codec import proposal_to_json
 from engine.policy.costmodel import for_table
@@ -50,17 +56,17 @@ from engine.policy.impact import rewrite_losses
 from engine.policy.registry import make_policy, plan_params
 from engine.scan import rowgroups
 from engine.scan.pruning import analyze_workload
-from engine.spark.executor import execute_plan
+from engine.security.gate import default_actor, require
 from engine.spark.progress import RunCancelled, clear_cancel_request, read_cancel_request
 from engine.table.formats.partitioning import prepare_groups
 from engine.table.model import Snapshot
-from engine.table.store import TableStore
-from engine.workload.store import WorkloadStore
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from engine.core.config import Settings
+    from engine.table.store import TableStore
+    from engine.workspace import Workspace
 
 __all__ = ["decide", "window_size", "saved_window", "Decision", "preview_plan", "create_plan",
            "run_plan", "start_run", "BackgroundRun", "list_plans", "show_plan", "plan_progress",
@@ -69,7 +75,6 @@ __all__ = ["decide", "window_size", "saved_window", "Decision", "preview_plan", 
 
 #: the policy whose saved window sizes the decisions of policies without a window of their own
 WINDOW_POLICY = "wair"
-ProgressFn = Callable[[Mapping[str, Any]], None]
 
 
 def _jsonable(value: Any) -> Any:
@@ -108,33 +113,33 @@ class Decision:
     declined: str | None = None  # why the table's format left nothing of the proposal
 
 
-def decide(settings: "Settings", table: str, policy: str,
+def decide(ws: "Workspace", table: str, policy: str,
            params: Mapping[str, Any] | None) -> Decision:
     """Run ``policy`` once on the current snapshot of ``table`` (nothing is stored)."""
     clean = plan_params(policy, params)
-    snapshot = TableStore(settings).current_snapshot(table)
+    snapshot = ws.tables.current_snapshot(table)
     table = snapshot.table or table
     name = policy.lower()
     # "window" is a parameter of WAIR and greedy; for the others it only sizes the context
     own_window = "window" in make_policy(name).param_names()
     policy_params = {k: v for k, v in clean.items() if own_window or k != "window"}
-    control = ControlStore(settings)
+    control = ws.control
     pol = load_policy(control, table, name, policy_params, window=clean.get("window"))
-    fragments = list(WorkloadStore(settings).fragments(table))
-    settled = _settle(settings, control, table, pol, fragments)
+    fragments = list(ws.workloads.fragments(table))
+    settled = _settle(ws, table, pol, fragments)
     window = fragments[-window_size(pol, clean.get("window"), control, table, len(fragments)):]
     zonemaps = snapshot.zonemaps()
-    groups = rowgroups.if_enabled(settings, table, snapshot) if window else None
+    groups = rowgroups.if_enabled(ws.tables, table, snapshot) if window else None
     scans = analyze_workload(zonemaps, window, groups) if window else []
     # priced under the table's own file targets, as the executor will cut its files
-    # and (round 10) at the table's own price per cell when it has one (table_price.resolve)
-    info = TableStore(settings).info(table)
-    own, price = table_price.apply(settings, table)
+    # and at the table's own price per cell when it has one (pricing.resolve)
+    info = ws.tables.info(table)
+    own, price = pricing.apply(ws.settings, table)
     priced = for_table(own, info.target_rows, info.target_bytes)
     ctx = PolicyContext(table=table, snapshot_id=snapshot.id, zonemaps=zonemaps, window=window,
                         scans=scans, settings=priced, queries_seen=len(fragments),
                         row_groups=groups)
-    fitted = _fit_to_format(settings, table, snapshot, pol.propose(ctx))
+    fitted = _fit_to_format(ws.tables, table, snapshot, pol.propose(ctx))
     if isinstance(fitted, FormatDeclined):
         return Decision(snapshot, pol, None, clean, tuple(window), settled, fitted.reason)
     return Decision(snapshot, pol, _priced_with(fitted, priced, price), clean, tuple(window),
@@ -142,7 +147,7 @@ def decide(settings: "Settings", table: str, policy: str,
 
 
 def _priced_with(proposal: Proposal | None, priced: "Settings",
-                 price: "table_price.TablePrice | None" = None) -> Proposal | None:
+                 price: "pricing.TablePrice | None" = None) -> Proposal | None:
     """The proposal marked with whether its rewrite cost was priced with a calibration
     (``details["priced_with_calibration"]``): the history of prediction errors
     (:func:`cost_check`) must tell a calibrated prediction from the default rates by how the
@@ -150,10 +155,10 @@ def _priced_with(proposal: Proposal | None, priced: "Settings",
     if proposal is None:
         return None
     details = {**proposal.details, "priced_with_calibration": bool(priced.rewrite_fixed_s),
-               # round 9: what the first rewrite of a fresh Spark session adds (a CLI run)
+               # what the first rewrite of a fresh Spark session adds (a CLI run)
                "cold_start_s": float(priced.cold_start_s),
-               # round 10: the price per cell used, the table's own or the calibration's
-               "rewrite_price": table_price.describe(price, priced)}
+               # the price per cell used, the table's own or the calibration's
+               "rewrite_price": pricing.describe(price, priced)}
     return replace(proposal, details=details)
 
 
@@ -162,7 +167,7 @@ def predicted_seconds(plan: Plan) -> dict[str, Any]:
     fresh one (plus the calibrated ``cold_start_s``: the first rewrite job of a new JVM
     pays its JIT and Python workers; a CLI ``plan run`` starts a fresh session, the
     dashboard's stays warm after its first run). ``cold`` is None for a plan priced
-    before round 9 or without a calibrated cold start.
+    without a calibrated cold start (or whose details do not record one).
 
     Example:
     >>> from engine.policy.base import CostEstimate
@@ -183,16 +188,16 @@ class FormatDeclined:
     reason: str
 
 
-def _fit_to_format(settings: "Settings", table: str, snapshot: Snapshot,
+def _fit_to_format(tables: "TableStore", table: str, snapshot: Snapshot,
                    proposal: Proposal | None) -> Proposal | FormatDeclined | None:
-    """The proposal made fit for the table's format (issue 16): groups split by partition
+    """The proposal made fit for the table's format: groups split by partition
     value, files with merge-on-read deletes or of an older partition spec that fit no
     current partition left out. A proposal left without groups is
     :class:`FormatDeclined` with the reason; the service records it in the decision (the
     policy's own state and ``last_decision_`` stay as the policy left them)."""
     if proposal is None:
         return None
-    groups = prepare_groups(proposal.groups, TableStore(settings).format(table), snapshot.id)
+    groups = prepare_groups(proposal.groups, tables.format(table), snapshot.id)
     if not groups:
         return FormatDeclined(
             "every file the plan would rewrite is left out by the table's format: it has "
@@ -202,16 +207,15 @@ def _fit_to_format(settings: "Settings", table: str, snapshot: Snapshot,
     return replace(proposal, groups=groups) if groups != proposal.groups else proposal
 
 
-def _settle(settings: "Settings", control: ControlStore, table: str, policy: Policy,
-            fragments: list) -> tuple[int, ...]:
+def _settle(ws: "Workspace", table: str, policy: Policy, fragments: list) -> tuple[int, ...]:
     """Feed ``policy`` (in memory) the realized savings of its past runs on ``table`` that
     enough later queries have followed; the ids it has learned from, old and new. Policies
     without memory learn nothing."""
     if not policy.state():
         return ()
-    before = settled_plans(control, table, policy.name)
-    store = TableStore(settings)
-    fed = settle_later(settings, PlanBook(settings).list(table), policy, fragments,
+    before = settled_plans(ws.control, table, policy.name)
+    store = ws.tables
+    fed = settle_later(store, ws.plans.list(table), policy, fragments,
                        lambda plan, sid: store.snapshot(plan.table, sid), before)
     return tuple(before) + tuple(fed)
 
@@ -229,11 +233,11 @@ def _no_action(decision: Decision, policy: str) -> dict[str, Any]:
             "curve": [[int(c), float(v)] for c, v in curve], "details": _jsonable(why)}
 
 
-def preview_plan(settings: "Settings", table: str, policy: str = "wair",
+def preview_plan(ws: "Workspace", table: str, policy: str = "wair",
                  params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What :func:`create_plan` would store, without storing anything or touching policy
     state."""
-    decision = decide(settings, table, policy, params)
+    decision = decide(ws, table, policy, params)
     if decision.proposal is None:
         return _no_action(decision, policy)
     proposal, snap = decision.proposal, decision.snapshot
@@ -242,11 +246,11 @@ def preview_plan(settings: "Settings", table: str, policy: str = "wair",
             "policy": policy, "params": _jsonable(decision.params),
             "partition_count": len(proposal.partitions),
             **{k: v for k, v in p.items() if k not in ("policy", "params")},
-            "effective_params": p["params"], "regressions": _regressions(settings, decision),
+            "effective_params": p["params"], "regressions": _regressions(ws.tables, decision),
             "rewrite_price": proposal.details.get("rewrite_price")}
 
 
-def _regressions(settings: "Settings", decision: Decision) -> dict[str, Any]:
+def _regressions(tables: "TableStore", decision: Decision) -> dict[str, Any]:
     """The preview's predicted regressions: WAIR's own (counted in its decision), else
     :func:`rewrite_losses` of the proposal over the window the policy saw."""
     details = decision.proposal.details if decision.proposal is not None else {}
@@ -255,13 +259,14 @@ def _regressions(settings: "Settings", decision: Decision) -> dict[str, Any]:
                           "cpu_seconds": details.get("loss_cpu_s", 0.0),
                           "queries": details.get("loss_queries", 0),
                           "columns": details["regressions"]})
+    settings = tables.settings
     snap, level = decision.snapshot, settings.prune_row_groups  # charged as the scans are
-    groups = rowgroups.if_enabled(settings, snap.table, snap)
+    groups = rowgroups.if_enabled(tables, snap.table, snap)
     return _jsonable(rewrite_losses(snap.zonemaps(), decision.proposal.groups, decision.window,
                                     settings, row_groups=groups, row_group_level=level))
 
 
-def create_plan(settings: "Settings", table: str, policy: str = "wair",
+def create_plan(ws: "Workspace", table: str, policy: str = "wair",
                 params: Mapping[str, Any] | None = None,
                 created_by: str | None = None) -> dict[str, Any]:
     """Store what ``policy`` proposes as a ``proposed`` plan, and the policy's new state.
@@ -269,26 +274,26 @@ def create_plan(settings: "Settings", table: str, policy: str = "wair",
     A proposal identical to a plan still waiting on the same snapshot (same policy, same
     groups: partitions, layouts, keys) is not stored twice: the answer is that plan, with
     ``duplicate_of`` set to its id, and no policy state changes."""
-    decision = decide(settings, table, policy, params)
+    decision = decide(ws, table, policy, params)
     if decision.proposal is None:
         return _no_action(decision, policy)
     snap = decision.snapshot
     proposal = proposal_to_json(decision.proposal)
-    twin = _waiting_twin(settings, snap.table, snap.id, policy, proposal)
+    twin = _waiting_twin(ws.plans, snap.table, snap.id, policy, proposal)
     if twin is not None:
-        return {**show_plan(settings, twin), "duplicate_of": twin}
-    control = ControlStore(settings)
+        return {**show_plan(ws, twin), "duplicate_of": twin}
+    control = ws.control
     save_policy_state(control, snap.table, policy.lower(), decision.policy, decision.settled)
     plan_id = control.insert_plan(snap.table, snap.id, policy, _jsonable(decision.params),
-                                  proposal, created_by or gate.default_actor())
-    return show_plan(settings, plan_id)
+                                  proposal, created_by or default_actor())
+    return show_plan(ws, plan_id)
 
 
-def _waiting_twin(settings: "Settings", table: str, snapshot_id: str, policy: str,
+def _waiting_twin(book: PlanBook, table: str, snapshot_id: str, policy: str,
                   proposal: Mapping[str, Any]) -> int | None:
     """The id of a proposed or approved plan on ``snapshot_id`` whose groups equal
     ``proposal``'s, else None."""
-    for plan in PlanBook(settings).list(table):
+    for plan in book.list(table):
         if (plan.status in ("proposed", "approved") and plan.base_snapshot == snapshot_id
                 and plan.policy == policy
                 and proposal_to_json(plan.proposal)["groups"] == proposal["groups"]):
@@ -297,7 +302,7 @@ def _waiting_twin(settings: "Settings", table: str, snapshot_id: str, policy: st
 
 
 # -- running -----------------------------------------------------------------------------
-def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
+def run_plan(ws: "Workspace", id: int, progress: ProgressFn | None = None,
              spark: "SparkSession | None" = None, actor: str | None = None) -> dict[str, Any]:
     """Run an approved, non-stale plan; returns its result (new snapshot, groups, realized).
 
@@ -306,8 +311,9 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
     (:class:`~engine.spark.progress.RunCancelled`, raised after the executor removed what it
     wrote) becomes ``cancelled`` in one audited transition (:func:`_settle_cancel`).
     """
-    book = PlanBook(settings)
-    plan = gate.start(book, int(id), actor)
+    settings, book = ws.settings, ws.plans
+    executor = ws.executor  # wired before any transition (Spark itself starts only to write)
+    plan = approval.start(ws, int(id), actor)
     control = book.control
     control.start_job(plan.id, len(plan.groups))
 
@@ -320,9 +326,9 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
     try:
         # readers on other hosts see it live
         with Heartbeat(control, plan.id, settings.runner_timeout_s) as beat:
-            result = execute_plan(settings, plan, spark=spark, progress=on_progress,
-                                  approvers=gate.approvals_so_far(book, plan.id),
-                                  may_commit=beat.may_commit)
+            result = executor.execute_plan(plan, spark=spark, progress=on_progress,
+                                           approvers=approval.approvals_so_far(book, plan.id),
+                                           may_commit=beat.may_commit)
     except RunCancelled as exc:
         _settle_cancel(settings, book, plan.id, str(exc))
         raise
@@ -337,10 +343,10 @@ def run_plan(settings: "Settings", id: int, progress: ProgressFn | None = None,
                                  f"{type(exc).__name__}: {message}") from exc
         raise
     result["cost_check"] = cost_check(settings, plan, result)
-    re_estimated = _re_estimated(settings, plan, result["snapshot_id"])
+    re_estimated = _re_estimated(ws, plan, result["snapshot_id"])
     result["re_estimated"] = re_estimated
     result["realized"] = re_estimated  # until later queries arrive: realized_savings()
-    result["queries_at_run"] = len(WorkloadStore(settings).fragments(plan.table))
+    result["queries_at_run"] = len(ws.workloads.fragments(plan.table))
     book.succeed(plan.id, result)
     return result
 
@@ -364,7 +370,7 @@ def cost_check(settings: "Settings", plan: Plan, result: Mapping[str, Any]) -> d
     and the relative error of the prediction; money at ``price_per_cpu_hour`` on the
     measured executor CPU.
 
-    The run is compared with the prediction that matches its session (round 9): a run
+    The run is compared with the prediction that matches its session: a run
     whose Spark session was fresh (``measured["fresh_session"]``, the executor's record)
     with the cold figure when the plan has one, else with the warm one
     (:func:`predicted_seconds`); ``compared_with`` says which."""
@@ -386,8 +392,7 @@ def cost_check(settings: "Settings", plan: Plan, result: Mapping[str, Any]) -> d
             "measured_wall_seconds": wall, "measured_cpu_seconds": cpu,
             # the input files' bytes: the job reads each whole (every column). Spark 4's
             # task metric (``spark_input_bytes``) misses small Parquet files, whose footer
-            # and pages are read outside the task thread's counter: 724.8 KiB for a plan of
-            # 8.4 MiB in 85 kB files (round 10, bench/README_executor.md)
+            # and pages are read outside the task thread's counter (bench/executor/README.md)
             "measured_bytes_read": int(result.get("bytes_read")
                                        or measured.get("bytes_read", 0) or 0),
             "spark_input_bytes": int(measured.get("bytes_read", 0) or 0),
@@ -399,45 +404,45 @@ def cost_check(settings: "Settings", plan: Plan, result: Mapping[str, Any]) -> d
 
 
 def priced_with_calibration(plan: Plan) -> bool | None:
-    """Whether the plan's predicted cost came from a calibration (None: a plan created
-    before round 8, which did not record it)."""
+    """Whether the plan's predicted cost came from a calibration (None: the plan's
+    details do not record it)."""
     flag = plan.proposal.details.get("priced_with_calibration")
     return None if flag is None else bool(flag)
 
 
-def _re_estimated(settings: "Settings", plan: Plan, snapshot_id: str) -> dict[str, Any]:
+def _re_estimated(ws: "Workspace", plan: Plan, snapshot_id: str) -> dict[str, Any]:
     """The decision's window replayed on the snapshots before and after (re-estimated, not
     realized: the policy learns from later queries, :func:`_settle`). Never fails the run
     (the data is committed by now): errors are recorded instead."""
     try:
-        store = TableStore(settings)
+        store = ws.tables
         before = store.snapshot(plan.table, plan.base_snapshot)
         after = store.snapshot(plan.table, snapshot_id)
         predicted = plan.proposal.predicted_saving
         n = int(predicted.get("window_queries", 0) or 0)
-        frags = window_fragments(WorkloadStore(settings).fragments(plan.table), n)
-        return realized_report(settings, before, after, frags, predicted,
+        frags = window_fragments(ws.workloads.fragments(plan.table), n)
+        return realized_report(store, before, after, frags, predicted,
                                plan.proposal.estimated_cost.cpu_seconds)
     except Exception as exc:  # noqa: BLE001 - the commit is done; report, do not fail
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def realized_savings(settings: "Settings", id: int) -> dict[str, Any]:
+def realized_savings(ws: "Workspace", id: int) -> dict[str, Any]:
     """The realized saving of a succeeded plan: every query imported after its run, scored
     on the snapshots before and after (zonemaps), its prediction scaled to as many
     queries, and the log's measured bytes and durations beside the estimate; ``settled``
     says whether the policy has learned from it (after a window's worth of queries).
     ``{"status": "not run"}`` for a plan that has not succeeded, ``"unknown"`` for a run
     that did not record its place in the log."""
-    book = PlanBook(settings)
+    book = ws.plans
     plan = book.get(int(id))
     if plan.status != "succeeded" or not plan.result:
         return {"id": plan.id, "status": "not run", "queries": 0}
-    later = later_fragments(plan, WorkloadStore(settings).fragments(plan.table))
+    later = later_fragments(plan, ws.workloads.fragments(plan.table))
     if later is None:
         return {"id": plan.id, "status": "unknown", "queries": 0}
-    store = TableStore(settings)
-    report = later_report(settings, store.snapshot(plan.table, plan.base_snapshot),
+    store = ws.tables
+    report = later_report(store, store.snapshot(plan.table, plan.base_snapshot),
                           store.snapshot(plan.table, plan.result["snapshot_id"]), later,
                           plan.proposal.predicted_saving,
                           plan.proposal.estimated_cost.cpu_seconds)
@@ -455,17 +460,17 @@ class BackgroundRun:
     in :attr:`error` (the first transition's refusal too, e.g. a plan not approved).
     """
 
-    def __init__(self, settings: "Settings", plan_id: int, actor: str | None = None,
+    def __init__(self, ws: "Workspace", plan_id: int, actor: str | None = None,
                  spark: "SparkSession | None" = None) -> None:
         self.plan_id, self.actor = int(plan_id), actor
         self.result: dict[str, Any] | None = None
         self.error: BaseException | None = None
-        self._settings, self._spark = settings, spark
+        self._ws, self._spark = ws, spark
         self._thread = threading.Thread(target=self._work, name=f"plan-{plan_id}", daemon=True)
 
     def _work(self) -> None:
         try:
-            self.result = run_plan(self._settings, self.plan_id, spark=self._spark,
+            self.result = run_plan(self._ws, self.plan_id, spark=self._spark,
                                    actor=self.actor)
         except BaseException as exc:  # handed to the caller, who shows AdvisorErrors plainly
             self.error = exc
@@ -483,20 +488,20 @@ class BackgroundRun:
 
     def progress(self) -> dict[str, Any]:
         """:func:`plan_progress` of this run's plan."""
-        return plan_progress(self._settings, self.plan_id)
+        return plan_progress(self._ws, self.plan_id)
 
 
-def start_run(settings: "Settings", id: int, actor: str | None = None,
+def start_run(ws: "Workspace", id: int, actor: str | None = None,
               spark: "SparkSession | None" = None) -> BackgroundRun:
     """Start :func:`run_plan` in a background daemon thread and return at once."""
-    return BackgroundRun(settings, id, actor, spark).start()
+    return BackgroundRun(ws, id, actor, spark).start()
 
 
 # -- reading -----------------------------------------------------------------------------
-def list_plans(settings: "Settings", table: str | None = None) -> list[dict[str, Any]]:
+def list_plans(ws: "Workspace", table: str | None = None) -> list[dict[str, Any]]:
     """All plans (of ``table``), oldest first, in summary form (statuses refreshed)."""
     out = []
-    for plan in PlanBook(settings).list(table):
+    for plan in ws.plans.list(table):
         cost = plan.proposal.estimated_cost
         out.append({"id": plan.id, "status": plan.status, "table": plan.table,
                     "base_snapshot": plan.base_snapshot, "policy": plan.policy,
@@ -509,21 +514,21 @@ def list_plans(settings: "Settings", table: str | None = None) -> list[dict[str,
     return out
 
 
-def show_plan(settings: "Settings", id: int) -> dict[str, Any]:
+def show_plan(ws: "Workspace", id: int) -> dict[str, Any]:
     """Everything about one plan: groups, cost, saving, curve, audit, progress, result."""
-    book = PlanBook(settings)
+    book = ws.plans
     plan = book.get(int(id))
     data = plan.to_json()
     data["predicted_rewrite_seconds"] = predicted_seconds(plan)  # warm and fresh session
-    data["rewrite_price"] = plan.proposal.details.get("rewrite_price")  # round 10: which price
+    data["rewrite_price"] = plan.proposal.details.get("rewrite_price")  # which price per cell
     data["audit"] = book.control.audit(plan.id)
     data["progress"] = book.control.progress(plan.id)
     return data
 
 
-def plan_progress(settings: "Settings", id: int) -> dict[str, Any]:
+def plan_progress(ws: "Workspace", id: int) -> dict[str, Any]:
     """The running (or last) job's progress and the plan's status."""
-    book = PlanBook(settings)
+    book = ws.plans
     plan = book.get(int(id))
     prog = book.control.progress(plan.id) or {}
     return {"id": plan.id, "status": plan.status, **{k: prog.get(k) for k in (
@@ -531,20 +536,20 @@ def plan_progress(settings: "Settings", id: int) -> dict[str, Any]:
         "updated_at")}}
 
 
-def audit_log(settings: "Settings", plan_id: int | None = None) -> list[dict[str, Any]]:
+def audit_log(ws: "Workspace", plan_id: int | None = None) -> list[dict[str, Any]]:
     """Append-only audit entries (of one plan), oldest first."""
     if plan_id is not None:
-        PlanBook(settings).get(int(plan_id))  # PlanNotFoundError for a wrong id
-    return ControlStore(settings).audit(None if plan_id is None else int(plan_id))
+        ws.plans.get(int(plan_id))  # PlanNotFoundError for a wrong id
+    return ws.control.audit(None if plan_id is None else int(plan_id))
 
 
-def policy_state(settings: "Settings", table: str, policy: str = "wair") -> dict[str, Any] | None:
+def policy_state(ws: "Workspace", table: str, policy: str = "wair") -> dict[str, Any] | None:
     """The persisted memory of ``policy`` on ``table`` (WAIR: window, credit, history)."""
-    return ControlStore(settings).policy_state(table, policy)
+    return ws.control.policy_state(table, policy)
 
 
-# -- forgetting learned state (issue 14) ---------------------------------------------------
-def reset_policy_state(settings: "Settings", table: str, policy: str = "wair",
+# -- forgetting learned state --------------------------------------------------------------
+def reset_policy_state(ws: "Workspace", table: str, policy: str = "wair",
                        actor: object = None, reason: str | None = None,
                        who: str | None = None) -> dict[str, Any] | None:
     """Forget what ``policy`` learned on ``table`` (WAIR: adapted window, credit, debt,
@@ -552,30 +557,30 @@ def reset_policy_state(settings: "Settings", table: str, policy: str = "wair",
     like one without saved state. Needs a signed-in approver (the gate's ``run``: whoever
     may run a rewrite may reset what rewrites taught); audited. ``who``: a name already
     checked by the caller's own gate (the rollback). Returns the state as saved."""
-    control = ControlStore(settings)
-    name = who or gate.require(settings, actor, "run", control)
+    control = ws.control
+    name = who or require(ws, actor, "run")
     state = save_policy_state(control, table, policy.lower(), make_policy(policy.lower()))
     control.record(name, "policy-reset", f"table {table}: {policy.lower()} state reset"
                    + (f" ({reason})" if reason else ""))
     return state
 
 
-def reset_state_after_rollback(settings: "Settings", table: str, target: Snapshot,
+def reset_state_after_rollback(ws: "Workspace", table: str, target: Snapshot,
                                who: str) -> bool:
     """After ``table`` was rolled back to snapshot ``target`` by ``who``: WAIR's state is
     reset when it is newer than the target: a WAIR decision was taken on another snapshot
     after the target was committed, or a WAIR plan's run committed after it (its credit,
     debt and window describe data that is gone). Returns whether it was reset."""
-    control = ControlStore(settings)
+    control = ws.control
     if control.policy_state(table, WINDOW_POLICY) is None:
         return False
     since = _utc(target.created_at)
-    newer = [p for p in PlanBook(settings, control).list(table) if p.policy == WINDOW_POLICY and (
+    newer = [p for p in ws.plans.list(table) if p.policy == WINDOW_POLICY and (
         (p.base_snapshot != target.id and _utc(p.created_at) > since)
         or (p.status in (SUCCEEDED, ROLLED_BACK) and _utc(p.updated_at) > since))]
     if not newer:
         return False
-    reset_policy_state(settings, table, WINDOW_POLICY, who=who,
+    reset_policy_state(ws, table, WINDOW_POLICY, who=who,
                        reason=f"rolled back to snapshot {target.id}, older than plan(s) "
                               + ", ".join(str(p.id) for p in newer))
     return True

@@ -39,7 +39,7 @@ class PlanGroup:
     columns in priority order; ``layout_params`` anything the ordering needs beyond the
     columns (e.g. a Qd-tree's cut candidates); ``reason`` says why, for a human.
 
-    The executor's contract (agreed for the whole-table designs, issues 11-13): a layout
+    The executor's contract: a layout
     kind joins LAYOUT_KINDS when :func:`engine.layout.groups.ordering_for_group` can build
     it and the executor can write it (PAW adds ``"paw"``: rows routed to the partition
     tree's leaves; PTO adds ``"binpack"``: no reordering, files packed to size). Besides
@@ -180,8 +180,8 @@ class Policy(ABC):
         return None
 
     def bind_sampler(self, sampler: RowSampler | None) -> None:
-        """Rows of the table come from ``sampler`` (None: the snapshot's files). Added for
-        PAW in the simulator (issue 12); policies that only read zonemaps ignore it."""
+        """Rows of the table come from ``sampler`` (None: the snapshot's files). PAW uses it
+        in the simulator; policies that only read zonemaps ignore it."""
         return None
 
     @property

@@ -46,9 +46,12 @@ __all__ = ["NoRecluster", "NewDataSort", "QdTreeRepartition", "Oracle", "OracleK
            "encoded_boxes"]
 
 
-def _full_proposal(ctx: PolicyContext, policy: str, layout: str, columns: Sequence[str],
-                   paths: Sequence[str], reason: str, layout_params: Mapping[str, Any] | None = None,
-                   params: Mapping[str, Any] | None = None) -> Proposal:
+def whole_table_proposal(ctx: PolicyContext, policy: str, layout: str, columns: Sequence[str],
+                         paths: Sequence[str], reason: str, layout_params: Mapping[str, Any] | None = None,
+                         params: Mapping[str, Any] | None = None) -> Proposal:
+    """A proposal of one group: ``paths`` (the whole table, or NN's new partitions)
+    rewritten in ``layout`` order over ``columns``, its rewrite cost from the cost model
+    (:func:`engine.policy.costmodel.groups_rewrite_cost`), its predicted saving 0."""
     group = PlanGroup(partitions=tuple(str(p) for p in paths), layout=layout, columns=tuple(columns),
                       reason=reason, layout_params=dict(layout_params or {}))
     cost = groups_rewrite_cost(ctx.zonemaps, (group,), ctx.settings)
@@ -96,10 +99,10 @@ class NewDataSort(Policy):
         self.new_ = []
         if not new or not self.columns_:
             return None
-        return _full_proposal(ctx, self.name, self.layout_, self.columns_, new,
-                              f"NN: sort the {len(new)} newly ingested partitions by "
-                              f"{', '.join(self.columns_)} ({self.layout_})",
-                              params={"key": list(self.columns_), "layout": self.layout_})
+        return whole_table_proposal(ctx, self.name, self.layout_, self.columns_, new,
+                                    f"NN: sort the {len(new)} newly ingested partitions by "
+                                    f"{', '.join(self.columns_)} ({self.layout_})",
+                                    params={"key": list(self.columns_), "layout": self.layout_})
 
 
 def encoded_boxes(fragments: Sequence[ScanFragment], types: Mapping[str, str],
@@ -151,11 +154,11 @@ class QdTreeRepartition(Policy):
         queries = encoded_boxes(info.history, types, cols)
         target = info.target_rows or int(np.median(ctx.zonemaps.rows)) or 1
         params = {"min_leaf_rows": int(target), "queries": queries, "max_leaves": self.max_leaves}
-        return _full_proposal(ctx, self.name, "qdtree", cols, list(ctx.zonemaps.paths),
-                              f"QD: full repartition with a greedy Qd-tree over {', '.join(cols)} "
-                              f"trained on the {len(info.history)} queries of period {info.period - 1}",
-                              layout_params=params,
-                              params={"columns": cols, "training_queries": len(info.history)})
+        return whole_table_proposal(ctx, self.name, "qdtree", cols, list(ctx.zonemaps.paths),
+                                    f"QD: full repartition with a greedy Qd-tree over {', '.join(cols)} "
+                                    f"trained on the {len(info.history)} queries of period {info.period - 1}",
+                                    layout_params=params,
+                                    params={"columns": cols, "training_queries": len(info.history)})
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         return None
@@ -179,9 +182,9 @@ class Oracle(Policy):
     def before_queries(self, ctx: PolicyContext) -> Proposal | None:
         if not self.columns_ or len(ctx.zonemaps) == 0:
             return None
-        return _full_proposal(ctx, self.name, self.layout_, self.columns_, list(ctx.zonemaps.paths),
-                              f"oracle: the whole table in {self.layout_} order of "
-                              f"{', '.join(self.columns_)}")
+        return whole_table_proposal(ctx, self.name, self.layout_, self.columns_, list(ctx.zonemaps.paths),
+                                    f"oracle: the whole table in {self.layout_} order of "
+                                    f"{', '.join(self.columns_)}")
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         return None

@@ -28,9 +28,8 @@ WAIR's memory limit k_max (section 3.3) exists to stay on the cheap side of that
 Layout terms (:class:`RewriteTerms`, measured by ``calibrate`` on the same Spark; all 0,
 so the plain model above, until measured). The paper's ``t_r(P)`` is a function of bytes
 only because WAIR always sorts; our executor also writes fitted orderings and cuts files,
-and bench/README_executor.md (round 3) measured what bytes alone miss: the demo-like plan
-(2 Hilbert groups, 43 output files) ran 34% over its bytes-only prediction while a one-
-group sort was within 14%. So a plan also pays:
+and bytes alone under-price a plan of fitted groups and many small files
+(bench/executor/README.md). So a plan also pays:
 
 * ``fitted_job_s`` once per plan with any Hilbert / Z-order / Qd-tree / PAW group: the
   executor's extra Spark job that samples the key columns to fit the curve or tree (one
@@ -43,8 +42,8 @@ group sort was within 14%. So a plan also pays:
   not counted twice.
 * for a plan of two or more groups, ``multi_group_s`` once, ``group_s`` per group beyond
   the first and ``B / multi_group_bytes_per_s``: the executor writes such a plan partitioned
-  by group, with a sort key per group and a group-tagged checksum (round 6 at 10M rows: the
-  50-group plan cost 1.5x a one-group sort).
+  by group, with a sort key per group and a group-tagged checksum, which costs more than one
+  sort of the same bytes.
 
 The terms are settings (``fitted_job_s``, ``fitted_key_bytes_per_s``, ``file_s``,
 ``multi_group_s``, ``group_s``, ``multi_group_bytes_per_s``; stored by ``calibrate``,
@@ -52,20 +51,15 @@ overridable like every rate); every policy prices its proposal with them through
 :func:`groups_rewrite_cost` (each group's size from the zonemaps, its layout, and its output
 files from :func:`group_files`, the executor's own file-size rule).
 
-The size a group is priced at (round 7, :func:`work_bytes`): once calibrated, rows x
+The size a group is priced at (:func:`work_bytes`): once calibrated, rows x
 columns x ``rewrite_cell_bytes`` (the calibration table's compressed bytes per cell), not
 the group's own compressed bytes: the executor's work follows rows and columns, while
-compressed bytes per row fell from 16.7 to 9.5 for the same rows as files grew, and the
-rates measured per compressed byte on the calibration table under-predicted 10M rows of
-another by 32-56% (bench/README_executor.md, round 7). Uncalibrated (0), the compressed
-bytes, the paper's "aggregate size of P". Round 10: a table measured by ``calibrate --rewrite-on``
-has its own price per cell, put in ``settings.rewrite_cell_bytes`` by the plan service
-(:mod:`engine.core.table_price`); the functions here price whatever the settings hold.
-
-Measured once at 1M rows on the 2 shared cores (bench/README_executor.md, round 3b, load
-15-19): fitted job 24 ms, key function 2.5 MiB/s, 95 ms per file; prediction errors with
-the terms -21% / +0% / -10% / +5% (sort / Hilbert / 50 groups / demo-like plan), without
-them -19% / -20% / -26% / -37%: the demo-like plan's gap was its 43 files, Hilbert's the key.
+compressed bytes per row change with the data and the file size, so a rate per compressed
+byte measured on one table misprices another. Uncalibrated (0), the compressed bytes, the
+paper's "aggregate size of P". A table measured by ``calibrate --rewrite-on`` has its own
+price per cell, put in ``settings.rewrite_cell_bytes`` by the plan service (the table price
+resolver); the functions here price whatever the settings hold. The measured terms and the
+prediction errors with and without them: bench/executor/README.md.
 
 Example:
 >>> from engine.core.config import Settings
@@ -103,7 +97,7 @@ class RewriteTerms:
 
     Read from the settings (``calibration.json``'s ``terms`` merged by
     :func:`engine.core.config.load_settings`, or configured), else given explicitly
-    (``bench/bench_executor.py`` reads them from the calibration file).
+    (``bench/executor/bench_executor.py`` reads them from the calibration file).
     """
 
     fitted_job_s: float = 0.0
@@ -127,7 +121,7 @@ class RewriteTerms:
 #: the layout terms, in the order ``calibrate`` stores and shows them
 TERM_KEYS = ("fitted_job_s", "fitted_key_bytes_per_s", "file_s", "multi_group_s", "group_s",
              "multi_group_bytes_per_s")
-#: the terms a calibration from before round 7 lacks (loaded as 0, ``calibrate --show`` says so)
+#: the terms an older calibration file may lack (loaded as 0, ``calibrate --show`` says so)
 GROUP_TERM_KEYS = ("multi_group_s", "group_s", "multi_group_bytes_per_s")
 
 
@@ -140,9 +134,8 @@ def query_scan_rate(settings: "Settings") -> float:
     """Bytes per second a query scans its projected column chunks at: the calibrated
     ``query_scan_bytes_per_s`` (``calibrate``, :mod:`engine.spark.calibrate_queries`), else
     ``scan_bytes_per_s``. The one rate both sides of WAIR's trade use: the bill of a query
-    (:func:`query_seconds`) and the value of the bytes a rewrite saves (:func:`scan_seconds`);
-    before round 8 the saving was valued at ``scan_bytes_per_s`` (200 MB/s) while the bill
-    used the calibrated rate (2.0 GiB/s in round 7's calibration).
+    (:func:`query_seconds`) and the value of the bytes a rewrite saves (:func:`scan_seconds`),
+    so a saving is never valued at another rate than the bill it reduces.
 
     Example:
     >>> from engine.core.config import Settings
@@ -445,10 +438,9 @@ def work_bytes(rows: float, nbytes: float, columns: int, settings: "Settings") -
     bytes (the paper's ``t_r`` of "the aggregate size of P").
 
     Why cells: the executor's work is per row and per column (decode, shuffle, sort,
-    encode), while compressed bytes per row move with the data and the file size; the same
-    6-column rows take 16.7 B/row in 2,000-row files, 11.4 in 20,000-row files and 9.5 in
-    200,000-row files (bench/README_executor.md, round 7), so a rate per compressed byte
-    measured on one table mispriced another by up to 1.7x.
+    encode), while compressed bytes per row move with the data and the file size (the same
+    rows take fewer bytes per row in larger files; bench/executor/README.md), so a rate per
+    compressed byte measured on one table misprices another.
 
     Example:
     >>> from engine.core.config import Settings

@@ -14,9 +14,9 @@ The paper's DD (seed 000, section 6.1 (4)) prices nothing: it ranks by depth. Th
 DD plan shows is for comparison with WAIR's, so it is priced by the rule every other saving
 and bill uses (:func:`engine.policy.costmodel.read_seconds`: files x ``query_file_s`` +
 bytes at the calibrated rate), converted per query as WAIR's equation 3 does: a query's
-wasted bytes in the chosen partitions at its own seconds per byte read. Before round 9 it
-counted the bytes alone at the scan rate, so with a calibrated per-file cost it showed a
-fraction of what the same rewrite was worth to WAIR (issue 11 §6).
+wasted bytes in the chosen partitions at its own seconds per byte read, so DD and WAIR
+value the same rewrite alike (bytes alone at the scan rate would leave out the calibrated
+per-file cost).
 """
 
 from __future__ import annotations

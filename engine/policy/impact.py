@@ -327,8 +327,7 @@ def rewrite_losses(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Seque
                    row_group_level: bool | None = None) -> dict[str, Any]:
     """The predicted loss of a rewrite: the queries of ``fragments`` that would read MORE
     bytes after it (a filter on a column whose clustering the rewrite mixes), per query
-    and per filtered column ("net of losses", issue 11 section 3; WAIR's equation 3 counts
-    only gains).
+    and per filtered column ("net of losses"; WAIR's equation 3 counts only gains).
 
     Only the rewritten partitions can change, so each query is scored on their zonemaps
     before and on their predicted replacements (:func:`predicted_zonemaps`); a query's

@@ -9,14 +9,14 @@ the snapshot's files (:mod:`engine.design.paw`), and travels in the plan as the 
 Parameters: ``delta`` (a fraction of each column's domain, or ``"auto"``: δ′ from the two
 halves of the window, §IV-E; ``"auto-nearest"``: the one-sided nearest distance instead),
 ``b_min_rows`` (rows of the table per partition at least; default the median file's rows),
-``alpha`` and ``psi`` (the split policy Ψ, PAW_PTO.md §6 decision 1), ``refine`` (k-d
+``alpha`` and ``psi`` (the split policy Ψ), ``refine`` (k-d
 refinement of large rectangular leaves), ``max_columns`` (query dimensions), ``fit_rows``
 (the design sample), ``n_mbr`` (the precise descriptor plugin, §V-A; 0, the paper's
 default, is off): with ``n_mbr`` > 0 the plan asks the executor (``layout_params["n_mbr"]``)
 to write each file's rows in STR order as ``n_mbr`` row groups, so the row groups' min/max
 are the leaf's MBRs, and the design prices that (``costs["paw_precise"]``).
 
-In the simulator (and the what-if page) PAW behaves like QD, as issue 12 asks: at each
+In the simulator (and the what-if page) PAW behaves like QD: at each
 reclustering period's start (:meth:`PawPolicy.begin_period`, then
 :meth:`PawPolicy.before_queries`) the whole table is re-partitioned by a tree designed on
 the previous period's queries; :meth:`PawPolicy.propose` stays silent once the period
@@ -34,7 +34,7 @@ from engine.design.paw.designer import design_for_table
 from engine.design.paw.similarity import DELTA_ESTIMATORS
 from engine.design.paw.tree import PSI
 from engine.policy.base import PeriodInfo, Policy, PolicyContext, Proposal, RowSampler
-from engine.policy.baselines import _full_proposal
+from engine.policy.baselines import whole_table_proposal
 from engine.policy.costmodel import groups_rewrite_cost
 from engine.workload.model import ScanFragment
 
@@ -137,9 +137,9 @@ class PawPolicy(Policy):
             layout_params["n_mbr"] = self.n_mbr
             reason += (f"; with {self.n_mbr} STR row groups per file (precise descriptors) "
                        f"{costs['paw_precise']['worst_future']:.0f}")
-        proposal = _full_proposal(ctx, self.name, "paw", cols, list(ctx.zonemaps.paths), reason,
-                                  layout_params=layout_params,
-                                  params=self.get_params())
+        proposal = whole_table_proposal(ctx, self.name, "paw", cols, list(ctx.zonemaps.paths), reason,
+                                        layout_params=layout_params,
+                                        params=self.get_params())
         self.last_decision_ = {"action": "propose", "reason": reason}
         cost = groups_rewrite_cost(ctx.zonemaps, proposal.groups, ctx.settings)
         return dataclasses.replace(proposal, details={"paw": design.to_json()}, estimated_cost=cost)

@@ -16,7 +16,7 @@ from typing import Any
 
 from engine.design.pto.optimizer import PtoConfig, PtoRun, run_on_files
 from engine.policy.base import Policy, PolicyContext, Proposal
-from engine.policy.baselines import _full_proposal
+from engine.policy.baselines import whole_table_proposal
 from engine.policy.costmodel import groups_rewrite_cost
 
 
@@ -24,7 +24,7 @@ class PtoPolicy(Policy):
     """Propose PTO's layout for the whole table.
 
     ``top_k``: partition columns and sort schemes kept (section 4.1.3: 3); ``label``:
-    ``"cost"`` (scan cost with file and row-group overheads, decision 6) or ``"skip"``
+    ``"cost"`` (scan cost with file and row-group overheads) or ``"skip"``
     (the paper's skipped rows); ``lightweight``: label with one fragment per filter-column
     set (section 4.5); ``verify_top``: label that many of the best-ranked unlabelled
     candidates after prediction and choose again (ours; 0, the default, is the paper's
@@ -87,8 +87,8 @@ class PtoPolicy(Policy):
         params: dict[str, Any] = {"target_file_bytes": int(lay.tfs_bytes), "row_group_bytes": int(lay.rgs_bytes)}
         if lay.partition is not None:
             params["partition_by"] = lay.partition
-        proposal = _full_proposal(ctx, self.name, lay.sort.kind, lay.sort.columns, list(zm.paths),
-                                  run.reason(), layout_params=params, params=self.get_params())
+        proposal = whole_table_proposal(ctx, self.name, lay.sort.kind, lay.sort.columns, list(zm.paths),
+                                        run.reason(), layout_params=params, params=self.get_params())
         details = design_details(run)
         self.last_decision_ = {"reason": run.reason(), "choice": details["choice"]}
         return Proposal(proposal.policy, proposal.params, proposal.groups,

@@ -18,7 +18,7 @@
   - ``aggressive``: alpha = 0.5, credit allowance c = 10;
   - ``wair-static``: WAIR with its window fixed at the initial 50 queries -- not in the
     paper; a reference point for the adaptive window (``engine/policy/wair/state.py``).
-  - ``paw`` (issue 12, not a WAIR variant): the whole table re-partitioned by a PAW tree at
+  - ``paw`` (not a WAIR variant): the whole table re-partitioned by a PAW tree at
     each reclustering period's start, like ``qd``.
 
   The two facts these variants take from a scenario (one batch's worth of partitions, the
@@ -55,13 +55,13 @@ PLAN_POLICIES: dict[str, type[Policy]] = {
     "dd": DDPolicy,
     "dd-ep": DDEPPolicy,
     "greedy": GreedyBoundaryPolicy,  # WAIR's Algorithm 1
-    "paw": PawPolicy,  # PAW (seed 001): a whole-table partition tree, issue 12
+    "paw": PawPolicy,  # PAW (seed 001): a whole-table partition tree
     "pto": PtoPolicy,  # PTO's whole-table design (seed 002)
 }
 
 #: the simulator's variants, in display order, and their labels
 SIM_POLICIES = ("nr", "nn", "qd", "dd", "dd-ep", "wair", "fk", "fw", "aggressive", "wair-static",
-                "paw",  # PAW (issue 12): a full repartition at each period start, like QD
+                "paw",  # PAW: a full repartition at each period start, like QD
                 "oracle")
 DEFAULT_SIM_POLICIES = ("nr", "nn", "qd", "dd", "wair", "oracle")
 LABELS = {"nr": "NR", "nn": "NN", "qd": "QD", "dd": "DD", "dd-ep": "DD-EP", "wair": "WAIR",

@@ -1,13 +1,13 @@
-"""Per-query pruning summaries without materialising the scanned partitions (issue 15).
+"""Per-query pruning summaries without materialising the scanned partitions.
 
-:func:`engine.scan.pruning.fragment_summary` reads a query's sparse scan: O(scanned
+:func:`engine.scan.fragment_scan.fragment_summary` reads a query's sparse scan: O(scanned
 partitions) per query. On a table whose partitions are wide against the queries' ranges
 (lineitem's ship dates trail the order dates by 100-1,000 days: each partition spans ~1.5
 of 6 years) a 7-90 day range scans ~25% of the partitions, so the dashboard's summary of
 10,000 stored queries at 1,000,000 partitions touches 2.5e9 partitions (~200 CPU-s).
 
 For the common query, one range on one column of a discrete kind (int, date, timestamp,
-bool, string ranks: :mod:`engine.scan.pruning`'s coordinates, inclusive integer points
+bool, string ranks: :mod:`engine.scan.estimate`'s coordinates, inclusive integer points
 ``[fa, fb]``), every field of the summary is a sum over partitions that 1-D prefix sums
 over the column's sorted endpoints answer in O(log n) per query:
 
@@ -23,7 +23,7 @@ over the column's sorted endpoints answer in O(log n) per query:
   block), the one partial block by a comparison of at most :data:`BLOCK` elements.
 * utilization sums (``average_utilization``, ``wasted_bytes``, ``selectivity``): a scanned
   valid partition's utilization is ``(min(hi, fb) - max(lo, fa) + 1) * inv * share``
-  (:func:`engine.scan.pruning._column_fraction`, in (0, 1] there), so with
+  (:func:`engine.scan.estimate.column_fraction`, in (0, 1] there), so with
   ``c = inv * share * g`` for a weight ``g`` (1, read bytes, rows):
   ``sum min(hi, fb) c = sum_{fa <= hi <= fb} hi c + fb (sum_{lo <= fb} c - sum_{hi <= fb} c)``
   and ``sum max(lo, fa) c = sum_{fa <= lo <= fb} lo c + fa (sum_{lo < fa} c - sum_{hi < fa} c)``;
@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from engine.scan.pruning import _EMPTY, _box_bounds, _prepared, _read_bytes
+from engine.scan.estimate import EMPTY_BOX, box_bounds, cached_read_bytes, prepared_column
 
 if TYPE_CHECKING:
     from engine.table.zonemaps import ZoneMaps
@@ -84,7 +84,7 @@ def _sorted(zonemaps: "ZoneMaps", column: str) -> _Sorted:
     cache = zonemaps.__dict__.setdefault("_counts_sorted", {})
     if column in cache:
         return cache[column]
-    prep = _prepared(zonemaps, column)
+    prep = prepared_column(zonemaps, column)
     valid = np.ones(len(prep.lo), bool) if prep.valid is None else prep.valid
     pos = np.flatnonzero(valid)
     lo_order = pos[np.argsort(prep.lo[pos], kind="stable")]
@@ -191,11 +191,11 @@ def _eligible(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> tuple[str, floa
     """(column, fa, fb) when the fragment is one range on one discrete, finite column."""
     if len(fragment.boxes) != 1 or len(fragment.boxes[0]) != 1:
         return None
-    parsed = _box_bounds(zonemaps, fragment.boxes[0])
-    if parsed is None or parsed is _EMPTY:
+    parsed = box_bounds(zonemaps, fragment.boxes[0])
+    if parsed is None or parsed is EMPTY_BOX:
         return None
     (column,), (bounds,) = parsed
-    prep = _prepared(zonemaps, column)
+    prep = prepared_column(zonemaps, column)
     if prep.kind != "discrete" or not prep.finite or bounds[0] > bounds[2]:
         return None
     if not _sorted(zonemaps, column).ordered:
@@ -205,7 +205,7 @@ def _eligible(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> tuple[str, floa
 
 def one_range_summaries(zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"],
                         selectivity: bool = False) -> list[dict[str, Any] | None]:
-    """:func:`engine.scan.pruning.fragment_summary` of each fragment that is one range on
+    """:func:`engine.scan.fragment_scan.fragment_summary` of each fragment that is one range on
     one discrete column (plus ``selectivity`` when asked, as :func:`engine.api.pruning`
     computes it), None for the others; O(log n) per answered query after one sort of the
     column's endpoints per snapshot (see the module docstring for what is exact)."""
@@ -231,7 +231,7 @@ def one_range_summaries(zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"
         hi_lt_fa = np.searchsorted(s.hi, fa, side="left")
         hi_le_fb = np.searchsorted(s.hi, fb, side="right")
         cut = (fa, fb, lo_le_fb, lo_lt_fa, hi_lt_fa, hi_le_fb)
-        read = _read_bytes(zonemaps, proj)
+        read = cached_read_bytes(zonemaps, proj)
         read_int = read.astype(np.int64)
         cum_read = np.concatenate([[0], np.cumsum(read_int[s.lo_order])])
         cum_read_hi = np.concatenate([[0], np.cumsum(read_int[s.hi_order])])

@@ -1,36 +1,35 @@
-"""Row-group pruning: charge a query only the row groups it meets (PAW_PTO.md decision 9).
+"""Row-group pruning: charge a query only the row groups it meets (PAW §V-A, physically).
 
 File-level pruning reads a whole file as soon as its min/max might match. A Parquet
 reader (DuckDB, Spark, pyarrow) then skips the row groups whose own min/max cannot match,
 so a file written in STR order with ``n_mbr`` row groups (PAW's precise descriptor,
 §V-A; ``engine.spark.str_rowgroups``) costs only the row groups a query meets. This
-module refines a file-level :class:`~engine.scan.pruning.FragmentScan` with the row
+module refines a file-level :class:`~engine.scan.fragment_scan.FragmentScan` with the row
 groups' statistics:
 
 * a scanned file with several row groups stays scanned only if some row group might
-  match (the same conservative test as for files, :func:`engine.scan.pruning._evaluate`);
+  match (the same conservative test as for files, :func:`engine.scan.estimate.evaluate_boxes`);
   otherwise it is pruned;
 * it is charged the projection-aware bytes of the row groups met: the compressed sizes of
   the queried columns' chunks in those row groups, from the footers (the native store keeps
-  them in its ``.rowgroups.parquet`` since round 7). Where a row group's sizes are not
-  known (a row-group file written before), the file's projection-aware bytes are shared
+  them in its ``.rowgroups.parquet``). Where a row group's sizes are not
+  known (a row-group file without them), the file's projection-aware bytes are shared
   among its row groups by rows, ``read_bytes * (rows of the row groups met) / rows``;
 * it is fully covered when every row group is covered, and its utilization is the
   row-weighted sum of its row groups' utilizations (still the share of the file's rows
   that match, so ``util * rows`` keeps meaning matching rows).
 
 Files with one row group are left as the file-level analysis has them, and only files
-with more than one are held here (issue 15: a table of 1,000,000 one-row-group files
-adds nothing). Everything is arrays: the row groups of the scanned files are gathered
+with more than one are held here (a table of 1,000,000 one-row-group files adds
+nothing). Everything is arrays: the row groups of the scanned files are gathered
 by a CSR offset per file and aggregated with ``np.add.reduceat``.
 
 A snapshot never changes, so :func:`for_snapshot` computes its row groups once: kept on
 the snapshot object (a process that analyses it again, e.g. the dashboard) and on disk
 beside the zonemap cache (:mod:`engine.table.zonemap_cache`'s format, in
 ``<home>/cache/zonemaps/<table>/.rowgroups/``), so a fresh process memory-maps them
-instead of reading the row-group files and matching 10^6 paths again (1,000,000 files,
-10% with 3 row groups: 0.68 CPU-s cold, 0.063 cached at load 2-4;
-bench/paw_rowgroup_cache.py). For an
+instead of reading the row-group files and matching 10^6 paths again (a tenth of the cold cost;
+bench/paw/README.md). For an
 open format, a data file whose footer could not be read when the entry was written stays
 file-level for that snapshot.
 """
@@ -46,12 +45,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.scan.pruning import FragmentScan, _evaluate, _ragged, _read_bytes
+from engine.scan.batched import ragged_ranges
+from engine.scan.estimate import cached_read_bytes, evaluate_boxes
+from engine.scan.fragment_scan import FragmentScan
 from engine.table import footers, manifest, zonemap_cache
 from engine.table.model import ZoneMaps
 
 if TYPE_CHECKING:
-    from engine.core.config import Settings
     from engine.table.model import Snapshot, TableSchema
     from engine.table.store import TableStore
     from engine.workload.model import ScanFragment
@@ -136,15 +136,15 @@ def refine(scan: FragmentScan, groups: RowGroupMaps | None, fragment: "ScanFragm
         return FragmentScan.sparse(scan.query_id, scan.n, index, scan.covered, scan.util,
                                    scan.read_bytes, scan.predicated_columns, read.astype(np.float64),
                                    (single + int(lengths.sum()), groups.total))
-    sel = _ragged(groups.start[index[has]], lengths[has])
-    met, cov, util = _evaluate(groups.zonemaps, fragment, sel)
+    sel = ragged_ranges(groups.start[index[has]], lengths[has])
+    met, cov, util = evaluate_boxes(groups.zonemaps, fragment, sel)
     rg_rows = groups.zonemaps.rows[sel].astype(np.float64)
     firsts = np.concatenate(([0], np.cumsum(lengths[has])[:-1]))
     met_rows = np.add.reduceat(np.where(met, rg_rows, 0.0), firsts)
     # bytes of the row groups met, from their own sizes; a file with a row group of unknown
     # size (a row-group file written before the sizes were kept) shares its bytes by rows
-    rg_read = _read_bytes(groups.zonemaps, tuple(dict.fromkeys([*fragment.columns,
-                                                                 *fragment.predicated_columns])))[sel]
+    rg_read = cached_read_bytes(groups.zonemaps, tuple(dict.fromkeys([*fragment.columns,
+                                                                       *fragment.predicated_columns])))[sel]
     known = np.add.reduceat((groups.zonemaps.bytes[sel] > 0).astype(np.int64), firsts) == lengths[has]
     met_bytes = np.add.reduceat(np.where(met, rg_read, 0.0), firsts)
     n_met = np.add.reduceat(met.astype(np.int64), firsts)
@@ -177,15 +177,13 @@ MAX_FOOTER_FILES = 10_000
 CACHE_VERSION = 1
 
 
-def if_enabled(settings: "Settings", table: str, snapshot: "Snapshot") -> RowGroupMaps | None:
-    """``snapshot``'s row groups (:func:`for_snapshot`) when ``settings.prune_row_groups``
-    asks for the row-group scan analysis, else None (file level): the one switch every
-    view, plan and report charges its scans by."""
-    if not settings.prune_row_groups:
+def if_enabled(store: "TableStore", table: str, snapshot: "Snapshot") -> RowGroupMaps | None:
+    """``snapshot``'s row groups (:func:`for_snapshot`) when the store's
+    ``settings.prune_row_groups`` asks for the row-group scan analysis, else None (file
+    level): the one switch every view, plan and report charges its scans by."""
+    if not store.settings.prune_row_groups:
         return None
-    from engine.table.store import TableStore  # the store is only needed when enabled
-
-    return for_snapshot(TableStore(settings), table, snapshot)
+    return for_snapshot(store, table, snapshot)
 
 
 def for_snapshot(store: "TableStore", table: str, snapshot: "Snapshot",

@@ -6,7 +6,7 @@ ours and :func:`engine.spark.tpch_data.make_lineitem` already writes it in inges
 (``o_orderdate``, WAIR section 6.2.1), so there is nothing to number or sort. The Spark
 path still numbers the rows, shuffles them so that every write task holds whole buckets,
 and commits 3,001 small files through the Hadoop committer; on two shared cores that write
-was most of the SF 1 build (see ``bench/README_ui.md``, "Demo build"). Here one streaming
+was most of the SF 1 build (see ``bench/ui/README.md``). Here one streaming
 pass slices record batches into files of exactly ``target_rows`` rows (the last one
 smaller), a couple of writer threads encode them (pyarrow releases the GIL), and the files
 are published like the Spark ingest publishes its own: one Iceberg append commit (or a
@@ -125,7 +125,7 @@ def write_micro_partitions(source: str, out_dir: str, target_rows: int,
     return written, rows
 
 
-def create_table(settings: "Settings", name: str, source: str | os.PathLike, target_rows: int,
+def create_table(store: TableStore, name: str, source: str | os.PathLike, target_rows: int,
                  table_format: str = "iceberg", progress: Progress | None = None,
                  threads: int = 2) -> Snapshot:
     """Managed table ``name`` from the demo's generated file, in its row order.
@@ -133,15 +133,15 @@ def create_table(settings: "Settings", name: str, source: str | os.PathLike, tar
     ``table_format`` "iceberg": table ``default.NAME`` of the workspace's SQLite catalog,
     files under its location, one append commit (like :func:`engine.spark.ingest.create_table`
     with ``format="iceberg"``); "native": the workspace's own snapshot "1". On failure
-    nothing is published and the written files are removed."""
+    nothing is published and the written files are removed. ``store``: the home's table
+    catalog."""
     say = progress or _quiet
     validate_name(name)
-    store = TableStore(settings)
     if store.exists(name):
         raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
     source = str(source)
     if table_format == "iceberg":
-        return _create_iceberg(settings, store, name, source, target_rows, say, threads)
+        return _create_iceberg(store.settings, store, name, source, target_rows, say, threads)
     if table_format != "native":
         raise InvalidParameterError(f"unknown table format {table_format!r}: use iceberg or native")
     out_dir = store.new_data_dir(name, "create")

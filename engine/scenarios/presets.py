@@ -34,7 +34,7 @@ determined by ``rows`` and ``seed``:
   period, ``l_shipdate`` (two-month windows) and ``l_partkey`` (windows of 2% of the part
   keys, about the same selectivity), no predicate switch; oracle key a Hilbert order over
   both. Here one sort key serves only half the queries, so hybrid layouts matter (the
-  FK ablation's setting; the issue 11 audit measured 68% against 47% on such a variant).
+  FK ablation's setting).
 
 ``build_scenario(preset, rows, seed, overrides)`` applies the dashboard/CLI overrides listed
 by :func:`scenario_parameters`.
@@ -64,11 +64,11 @@ DEFAULT_ROWS = {"tpch": 1_000_000, "dsb": 1_000_000, "mirrors": 1_000_000, "tpch
 PARTITIONS_PER_BATCH = {"tpch": 24, "dsb": 24, "mirrors": 8, "tpch2": 24}
 PARTKEY_WINDOW = 0.02  # tpch2: an l_partkey window covers 2% of the part keys
 
-#: The simulator's economics per preset, measured with DuckDB by ``bench/sim_calibration.py``
+#: The simulator's economics per preset, measured with DuckDB by ``bench/sim/sim_calibration.py``
 #: (rates per simulator byte; see :mod:`engine.sim.economics`). Provenance in "measured".
 SIM_CALIBRATION: dict[str, Any] = {
     "rows": 1_000_000,
-    "measured": "2026-11-23 by bench/sim_calibration.py --rows 1000000 (DuckDB 2.0.0, threads=1, 2-core shared machine at load ~20, Parquet files of 100k rows, snappy)",
+    "measured": "2026-11-23 by bench/sim/sim_calibration.py --rows 1000000 (DuckDB 2.0.0, threads=1, 2-core shared machine at load ~20, Parquet files of 100k rows, snappy)",
     "presets": {
         "tpch": {
             "scan_bytes_per_s": 93250000.0,
@@ -314,7 +314,7 @@ def dsb_dataset(rows: int, n_batches: int, seed: int, months: int | None = None,
                 refresh_dates: str = "month") -> Dataset:
     """Refresh runs of ``store_sales``: batch ``i`` holds the sales of month ``i`` in random
     order (``refresh_dates="month"``), or sales dates spread over the whole range
-    (``"spread"``, the preset before issue 11)."""
+    (``"spread"``)."""
     if refresh_dates not in ("month", "spread"):
         raise InvalidParameterError(f"refresh_dates must be month or spread, got {refresh_dates!r}")
     rng = np.random.default_rng([seed, 202])

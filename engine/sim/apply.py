@@ -5,26 +5,25 @@ partitions, fit the group's :mod:`engine.layout` ordering on their rows (sort, Z
 Hilbert, Qd-tree, PAW), order the rows, cut them into ``ceil(rows / target_rows)`` near-equal
 partitions (a Qd-tree's or a PAW tree's leaves each on their own), and replace the group's
 partitions with them; a PAW group with ``n_mbr`` > 0 gets each file's rows in STR order as
-``n_mbr`` row groups (:func:`str_row_groups`), which the simulator prices (decision 9).
+``n_mbr`` row groups (:func:`str_row_groups`), which the simulator prices.
 
 A rewrite is priced by :func:`rewrite_seconds`, as the engine that runs it pays:
 
-* ``fixed_per="plan"`` (the default; the Spark executor, one job per plan since issue 11
-  section 1): :func:`engine.policy.costmodel.plan_rewrite_cost`, the function the policies'
+* ``fixed_per="plan"`` (the default; the Spark executor, one job per plan): :func:`engine.policy.costmodel.plan_rewrite_cost`, the function the policies'
   :func:`~engine.policy.costmodel.groups_rewrite_cost` prices a proposal with, so
   ``rewrite_fixed_s`` once per plan, each group's read and sort (k_max splitting), and the
   calibrated layout terms (fitted job, key function, ``file_s`` per output partition). The
   simulator's one difference is the file count: the partitions it actually cut, where the
   policies estimate them with :func:`~engine.policy.costmodel.group_files`.
-* the size of a group is the one plans price (round 8): its rows x columns x
+* the size of a group is the one plans price: its rows x columns x
   ``rewrite_cell_bytes`` once calibrated (:func:`engine.policy.costmodel.work_bytes`), its
   compressed bytes before; so a Spark calibration's per-cell rates are applied to cells, as
   in the plan and in WAIR's cut, not to the simulator's modelled compressed bytes.
 * ``fixed_per="group"``: ``rewrite_fixed_s`` per group (one DuckDB ``COPY ... ORDER BY`` per
   group), for the presets' DuckDB-measured economics (:mod:`engine.sim.economics`), which
-  measured the fixed cost per statement. Measured in round 4 (bench/README_sim.md): charging
-  it once per plan under those economics made DSB's multi-group plans look cheaper than
-  DuckDB runs them (WAIR lost 12.2% there instead of 0.0%), so ``simulate()`` keeps it there.
+  measured the fixed cost per statement: charging it once per plan under those economics
+  would make multi-group plans look cheaper than DuckDB runs them (bench/sim/README.md), so
+  ``simulate()`` keeps it per group there.
 """
 
 from __future__ import annotations
@@ -160,7 +159,7 @@ def paw_file_starts(leaf_starts: np.ndarray, n_rows: int, target_rows: int) -> n
     """The files the executor writes for PAW leaves: in each leaf (rows in leaf, then first
     column order), full files of ``target_rows`` rows and one remainder, as Spark's
     ``maxRecordsPerFile`` cuts them; no file holds two leaves (measured against written
-    files by ``bench/paw_real.py``, PAW_PTO.md §5 G10).
+    files by ``bench/paw/paw_real.py``).
 
     >>> paw_file_starts(np.array([0, 5]), 12, 3).tolist()
     [0, 3, 5, 8, 11]
@@ -175,7 +174,7 @@ def str_row_groups(table: "SimTable", rows: np.ndarray, file_starts: np.ndarray,
     """Each file's rows put in STR order over ``columns`` as ``n_mbr`` row groups, as the
     executor writes a ``paw`` group with ``n_mbr`` > 0 (:mod:`engine.spark.str_rowgroups`,
     the same :func:`~engine.design.paw.descriptors.str_order`); returns the rows and the row
-    groups' start offsets (seed 001 §V-A, PAW_PTO.md decision 9).
+    groups' start offsets (seed 001 §V-A).
 
     >>> from types import SimpleNamespace
     >>> t = SimpleNamespace(data={"x": np.array([0.0, 9, 1, 10, 5])})

@@ -1,7 +1,7 @@
 """The batch protocol: one policy's pass over a scenario, batch by batch.
 
 The simulator (:mod:`engine.sim.runner`, in memory) and the real replay
-(``bench/real_replay``, Parquet files, Spark and DuckDB) drive policies through the same
+(:mod:`engine.replay.runner`, Parquet files, Spark and DuckDB) drive policies through the same
 steps; only how a table ingests, executes a rewrite and answers a query differs, and those
 are the abstract methods of :class:`BatchDriver`. Per batch (:meth:`BatchDriver.step`):
 

@@ -1,11 +1,10 @@
-"""The simulator's economics, calibrated (issue 11, section 5): Settings for one scenario
+"""The simulator's economics, calibrated: Settings for one scenario
 from the DuckDB measurements stored in :data:`engine.scenarios.presets.SIM_CALIBRATION`.
 
-Before, the simulator priced a rewrite with the default rates (scan 200 MB/s, read + sort
-and write 200 + 50 MB/s) against queries that paid only their scanned bytes, so a rewrite
-of a partition cost about 21 times one TPC-H query's projected scan of it and the
-layout-independent work of a query (joins, aggregation) was missing: reclustering looked
-cheap next to nothing. Calibrated, per preset (measured by ``bench/sim_calibration.py``
+Why: with the default rates against queries that pay only their scanned bytes, a rewrite
+is priced far below what a real engine charges for it relative to a query, and the
+layout-independent work of a query (joins, aggregation) is missing, so reclustering would
+look cheap next to nothing. Calibrated, per preset (measured by ``bench/sim/sim_calibration.py``
 with DuckDB, the engine of WAIR's prototype, single-threaded so seconds are CPU-seconds):
 
 * ``scan_bytes_per_s``: the query scan rate, per simulator byte;
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
 
 def selected_mask(scenario: "Scenario", fragment: "ScanFragment") -> np.ndarray:
     """Which rows of the scenario's whole data ``fragment`` selects (its boxes in numpy;
-    ``bench/sim_calibration.py`` runs each sampled query's shape on exactly these rows)."""
+    ``bench/sim/sim_calibration.py`` runs each sampled query's shape on exactly these rows)."""
     data = scenario.dataset.data
     cf = compile_fragment(fragment, dict(scenario.schema.columns))
     n = int(scenario.dataset.batch_offsets[-1])

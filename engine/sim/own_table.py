@@ -1,4 +1,4 @@
-"""The simulator on the user's own table and workload (issue 14 section 5).
+"""The simulator on the user's own table and workload.
 
 The generated presets (:mod:`engine.scenarios.presets`) own their rows; a real table has
 zonemaps for every file but rows only on disk. The what-if on the table itself builds a
@@ -43,7 +43,7 @@ from engine.core.errors import InvalidParameterError
 from engine.design.paw.designer import design_for_table
 from engine.layout.groups import OUTPUT_PARAMS  # the executor's output parameters
 from engine.policy.base import PeriodInfo, Policy, PolicyContext, Proposal
-from engine.policy.baselines import _full_proposal  # the whole-table proposal PTO and QD use
+from engine.policy.baselines import whole_table_proposal  # the whole-table proposal PTO and QD use
 from engine.policy.costmodel import groups_rewrite_cost
 from engine.policy.paw import PawPolicy
 from engine.scenarios.generator import Batch, Dataset, PeriodSpec, Scenario, ScenarioSpec
@@ -276,9 +276,9 @@ class DesignOnce(Policy):
             return None
         self.last_decision_ = {"reason": self.reason}
         size = {"target_file_bytes": int(self.target_file_bytes)} if self.target_file_bytes else {}
-        return _full_proposal(ctx, self.name, layout, cols, list(ctx.zonemaps.paths),
-                              self.reason or f"{self.name}: {layout} on {', '.join(cols)}",
-                              layout_params=size, params=self.get_params())
+        return whole_table_proposal(ctx, self.name, layout, cols, list(ctx.zonemaps.paths),
+                                    self.reason or f"{self.name}: {layout} on {', '.join(cols)}",
+                                    layout_params=size, params=self.get_params())
 
     def propose(self, ctx: PolicyContext) -> Proposal | None:
         return None
@@ -293,10 +293,8 @@ class PawTreeOnly(PawPolicy):
 
     Why: that pricing (PAW section VI's comparison, shown in a real plan's reason) walks
     every history and extended query through four trees and the sample; it does not take
-    part in the decision. Measured on the demo at TPC-H SF 0.1 (301 files, a 200k-row
-    sample, 600 queries) it took 101 of PAW's 108 s; it grows with the leaves (one per
-    file), so at SF 1 it kept the six-policy what-if from finishing
-    (``bench/README_ui.md``, "What-if on your own table"). With precise descriptors
+    part in the decision, yet it is most of PAW's time and grows with the leaves (one per
+    file) (``bench/ui/README.md``). With precise descriptors
     (``n_mbr`` > 0) or without the simulator's row sampler the registry's design runs.
     """
 
@@ -321,8 +319,8 @@ class PawTreeOnly(PawPolicy):
         cols = list(design.tree.columns)
         reason = (f"PAW: full repartition into {len(design.tree.leaves_)} partitions over {', '.join(cols)} "
                   f"(b_min = {design.b_min_rows} rows; not priced against the baselines)")
-        proposal = _full_proposal(ctx, self.name, "paw", cols, list(zm.paths), reason,
-                                  layout_params={"tree": design.tree.router_json()}, params=self.get_params())
+        proposal = whole_table_proposal(ctx, self.name, "paw", cols, list(zm.paths), reason,
+                                        layout_params={"tree": design.tree.router_json()}, params=self.get_params())
         self.last_decision_ = {"action": "propose", "reason": reason}
         return dataclasses.replace(proposal, estimated_cost=groups_rewrite_cost(zm, proposal.groups, ctx.settings))
 

@@ -25,7 +25,7 @@ extrapolated to its window. The paper compares "after completing a window W of q
 but it decides after every query, so windows complete continuously; with decisions once
 per batch, waiting for a whole window of hundreds of queries (``feedback="window"``,
 available) delays WAIR's credit and window updates by dozens of batches (see
-``bench/README_sim.md`` for the measured effect).
+``bench/sim/README.md`` for the measured effect).
 
 The scan analysis handed to policies (``ctx.scans``) is computed lazily with
 :func:`engine.scan.pruning.analyze_fragment` on the current zonemaps and cached until the

@@ -11,7 +11,7 @@ what a query reads, which is what the simulator charges.
 
 Partitions written with row groups of their own statistics (PAW's precise descriptors as STR
 row groups, seed 001 §V-A) are priced as
-:func:`engine.design.paw.descriptors.row_group_cost` prices them (PAW_PTO.md decision 9): a
+:func:`engine.design.paw.descriptors.row_group_cost` prices them: a
 file is read iff the query meets one of its row groups, and only the row groups met are
 read. The same pruning as files (:func:`scanned_mask`) runs on the row groups' zonemaps, so
 disjunctions, open bounds and columns outside the tree are handled as for files.
@@ -117,7 +117,7 @@ def query_cost(zm: "ZoneMaps", cf: CompiledFragment, read_bytes: np.ndarray | No
                row_groups: "tuple[ZoneMaps, np.ndarray] | None" = None) -> QueryCost:
     """Bytes and partitions one query reads over ``zm``; ``row_groups`` (the row groups'
     zonemaps and each one's partition position in ``zm``, :meth:`SimTable.row_group_zonemaps`)
-    prices the partitions that have them by the row groups met (decision 9)."""
+    prices the partitions that have them by the row groups met."""
     mask = scanned_mask(zm, cf)
     rb = zm.read_bytes(list(cf.columns)) if read_bytes is None else read_bytes
     if row_groups is None:

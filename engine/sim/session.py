@@ -1,22 +1,20 @@
-"""When a simulated rewrite pays the Spark session's cold start (issue 11, sections 5-6).
+"""When a simulated rewrite pays the Spark session's cold start.
 
 The calibration measures ``cold_start_s`` (:func:`engine.spark.calibrate.cold_start`): the
-first rewrite job of a fresh Spark session less the warm median (11.3 s on the round-9
-quiet machine), the JVM's class loading and code generation that a session pays once.
+first rewrite job of a fresh Spark session less the warm median, the JVM's class loading and code generation that a session pays once.
 Plans show both figures ("x s in a warm session, y s in a fresh one",
-:func:`engine.plans.service.predicted_seconds`); the simulator priced every rewrite warm,
-so the real replay's first WAIR plan was simulated at 30.5 s against 69.6 s measured
-(bench/README_real_replay.md, "Round 9, quiet machine"). :class:`ColdStart` charges it by
+:func:`engine.plans.service.predicted_seconds`); a simulator that priced every rewrite warm
+would under-price the first plan of a replay (bench/replay/README.md). :class:`ColdStart` charges it by
 one of three modes:
 
 * ``"first"`` (the default): one long-lived session. The first charged rewrite of a
   policy's run pays ``cold_start_s``, later ones run warm. This is how the real replay
   (one ``SparkSession`` per replay process, reclustering every plan of its policy in it)
   and the dashboard (one session for the server's life) run, so it is the setting whose
-  simulated totals are compared with measured ones (bench/README_real_replay.md, round 10).
+  simulated totals are compared with measured ones (bench/replay/README.md).
 * ``"every"``: each plan in a fresh session, as ``layout-advisor plan run`` from the CLI
   runs one plan per process: every charged rewrite pays it.
-* ``"none"``: every rewrite warm, the behaviour before round 10 and the paper's model
+* ``"none"``: every rewrite warm, the paper's model
   (WAIR section 4 prices a rewrite by its bytes alone; its prototype runs in DuckDB, which
   has no session to start), kept selectable.
 

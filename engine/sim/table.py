@@ -12,7 +12,7 @@ of ``R`` ordered rows becomes ``ceil(R / target_rows)`` partitions of near-equal
 
 A rewrite may also give its partitions row groups with their own min/max (PAW's precise
 descriptors written as STR row groups, seed 001 §V-A): the simulator then prices a query on
-those partitions by the row groups it meets (decision 9, :mod:`engine.sim.scan`).
+those partitions by the row groups it meets (:mod:`engine.sim.scan`).
 
 Per-column bytes are ``rows * width[column]`` (compressed bytes per row), so scans are
 projection-aware through :meth:`engine.table.model.ZoneMaps.read_bytes`. Columns with

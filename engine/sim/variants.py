@@ -34,9 +34,8 @@ def first_recluster_key(scenario: "Scenario") -> str:
 
 #: WAIR's k_max in the simulator: the paper's 2 GiB of sort memory over 32 MB partitions
 #: (section 6.3). WAIR derives k_max from the memory budget and the median partition
-#: (issue 11), but the simulator's partitions hold a few kB, so the 2 GiB default would
-#: allow ~10^5 per sort; measured on TPC-H at 200k rows with the old economics, the
-#: derived k_max gives 58.3% CPU reduction against 61.6% at 64. (Shrinking the memory
+#: (:func:`engine.policy.wair.groups.derived_k_max`), but the simulator's partitions hold a
+#: few kB, so the 2 GiB default would allow ~10^5 per sort. (Shrinking the memory
 #: budget instead would charge QD's full repartition an external sort, which the paper
 #: rules out: "we assume local memory is sufficient to hold the entire table".)
 SIM_K_MAX = 64

@@ -1,4 +1,4 @@
-"""A rewrite never changes a type (issue 10, section 4): the new files carry the input's
+"""A rewrite never changes a type: the new files carry the input's
 exact Arrow schema.
 
 Spark reads and writes Parquet through its own type system: one string type (a

@@ -14,12 +14,10 @@ query over files that survived pruning pays
   (the bytes :meth:`engine.table.model.ZoneMaps.read_bytes` counts, what the simulator and
   the policies charge a query).
 
-Why three terms, and on these shapes (bench/README_real_replay.md, round 7): the first
-query model fitted ``fixed + whole-file bytes / rate`` on one query form (``count(*)`` and
-the sum of one double under a date filter) over 1-16 files of 50,000 rows: 1.9 ms + 2.0
-GiB/s. The real replay's queries, which filter and aggregate every projected column
-(strings included) over ~300 files of 17,361 rows each, took ~10x that: fitted on their own
-form, 8.8 ms + 0.60 ms per file + 500 MB per projected second. So the probe here measures
+Why three terms, and on these shapes (bench/replay/README.md): a model ``fixed + whole-file
+bytes / rate`` fitted on one query form (``count(*)`` and the sum of one double under a date
+filter) under-prices real queries, which filter and aggregate every projected column
+(strings included) over hundreds of files, several fold. So the probe here measures
 shapes like a workload's queries: a filter on a date column and an aggregate of every
 projected column (``SUM`` of the numbers, ``MAX`` of the rest), over a narrow, a medium and
 an all-column projection of a TPC-H lineitem-like table (16 columns, the paper's benchmark
@@ -156,11 +154,9 @@ def timed_median(con: Any, sql: str, repeat: int) -> float:
 def table_counts(n_files: int, top: int = TABLE_MAX_FILES) -> tuple[int, ...]:
     """File counts a query that keeps ``n_files`` files is timed over on its table: its own
     count (at most ``top``), half and a quarter of it, and 1 (the per-query fixed cost). The
-    workload's shapes, not a geometric sweep: at 10M rows the replay's queries keep 25-465
-    files each (median ~300); round 8's sweep 1, 4, 16, 64, ... spent most of its points
-    below 64 files, where a file costs more (footer and first-chunk overheads are not
-    amortised: 2.5 ms for 1 file, 1.05 ms per file at 4, 0.81 ms at 294), and the fit's per
-    file term moved with them between runs (0.27 and 0.72 ms).
+    workload's shapes, not a geometric sweep: a sweep 1, 4, 16, 64, ... spends most of its
+    points below 64 files, where a file costs more (footer and first-chunk overheads are not
+    amortised), and the fit's per-file term then moves between runs.
 
     Example:
     >>> table_counts(300), table_counts(3), table_counts(5000)
@@ -248,13 +244,11 @@ def measure_fragments(paths: Sequence[str], fragments: Sequence["ScanFragment"],
     quarter and one (:func:`table_counts`), and the half and all of them projecting only the
     predicated columns: within one query's files the bytes grow with the files (a fixed
     projection), so without a second projection over the same files the per-file and the
-    per-byte terms are not separable and their split moves with the noise (round 8: 0.27
-    against 0.72 ms per file on the same table). Timed in ``repeat`` interleaved rounds
+    per-byte terms are not separable and their split moves with the noise. Timed in ``repeat`` interleaved rounds
     (:func:`_rounds`); the terms are fitted on each shape's median, and on each round alone
     for their ``spread`` (min, median, max), which shows how far one run's terms can move.
     The rates then carry the table's compression and types and the queries' selectivity, which a rate per projected byte depends on: DuckDB decodes the
-    other projected columns only where the filter keeps rows (bench/README_real_replay.md,
-    round 8: a filter that keeps every row of the replay's files cost 2-4x its queries)."""
+    other projected columns only where the filter keeps rows (bench/replay/README.md)."""
     from engine.scan.pruning import analyze_fragment  # the scan layer; only this mode needs it
     from engine.spark.exact import fragment_sql
     from engine.table.model import ZoneMaps

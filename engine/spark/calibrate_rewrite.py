@@ -4,10 +4,9 @@ WAIR prices reclustering with ``t_r(P)``, "a function of the aggregate size of P
 4.2). Plans measure that size in cells: rows x columns x ``rewrite_cell_bytes``
 (:func:`engine.policy.costmodel.work_bytes`), a price per cell that ``calibrate`` measures on
 its own 6-column numeric table. The work per cell depends on the table (column types,
-string widths, encodings): round 9's quiet figures found the calibration table's price
-right for the bench's 6-column table (10M sort -4%) and too cheap for a 16-17-column
-lineitem with strings (the sample demo's plan -38% warm, the 10M replay's rewrites 40-49%
-under). So this probe rewrites samples of the table's own files with the executor's own
+string widths, encodings): the calibration table's price fits a 6-column numeric table and
+is too cheap for a 16-17-column lineitem with strings (bench/executor/README.md). So this
+probe rewrites samples of the table's own files with the executor's own
 rewrite (:func:`engine.spark.calibrate.timed_rewrite`: into a scratch folder, nothing
 committed, the scratch removed) and fits the table's own price per cell.
 
@@ -21,16 +20,14 @@ time is linear in the price per cell (in memory; the external-sort step is handl
 re-linearising, :func:`fit_cell_price`), and the price is the least-squares fit of the
 points' relative errors (the goal is a relative error: ±30% of a plan's wall time).
 
-Round 10 (tablefit10): the fit is selectable (``fit``, :data:`FITS`). ``"cell"`` is the
+The fit is selectable (``fit``, :data:`FITS`). ``"cell"`` is the
 above. ``"line"`` (the default, :data:`DEFAULT_FIT`) fits the table's own fixed part AND its
 price per cell on its points (:func:`fit_line`), the read/sort rates and ``file_s`` still
 held: WAIR's ``t_r(P)`` is "a function of the aggregate size of P" (section 4.2), not
-necessarily proportional to it, and this machine's measured curve is not: on the 10M
-replay's 16-column lineitem the executor CPU is linear in rows (3.3 / 6.6 / 11.5 s at
-400k / 800k / 1.6M rows) while the wall time is not (3.64 / 5.63 / 8.04 s), because the
-executor sorts a group under ``slicing.MIN_SLICE_ROWS`` rows per slice in fewer tasks
-(2 cores used 0.9x at 400k, 1.4x at 1.6M). One price per cell then leaves the 400k sample
-at -20%; a line (fixed 2.24 s + 2.10 B per cell) fits the three within ±7%. A line whose
+necessarily proportional to it: the executor CPU is linear in rows while the wall time is
+not, because the executor sorts a group under ``slicing.MIN_SLICE_ROWS`` rows per slice in
+fewer tasks, so one price per cell misprices the small samples and a line fits them
+(bench/executor/README.md). A line whose
 intercept comes out negative, or whose rise across the sizes is no larger than the spread
 of one size's runs (the slope lost in noise), falls back to ``"cell"`` and the reason is
 stored (``fit_fallback``). Both fits are stored (``fits``) so a reader can compare them;
@@ -46,8 +43,8 @@ The machine's 1-minute load is read before, after every run and after the probe
 (``load_reader``, injectable), and the CPU seconds other processes used during the timed
 rounds are counted (:mod:`engine.core.cpu_share`: the machine's busy seconds less this
 process tree's, the local Spark JVM included): from half a core on, the probe's times and
-price are too high (:func:`engine.core.table_price.busy_note`). The load alone cannot tell:
-it counts the probe's own threads (4.5 on 2 cores with nothing else running, round 10).
+price are too high (:func:`engine.policy.pricing.busy_note`). The load alone cannot tell:
+it counts the probe's own threads, above the core count on a quiet machine.
 """
 
 from __future__ import annotations
@@ -63,9 +60,10 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from engine.core import cpu_share, logical_types
 from engine.core.errors import InvalidParameterError
-from engine.core.table_price import DEFAULT_FIT, FITS, busy_note
 from engine.policy.costmodel import sized_rewrite_cost
+from engine.policy.pricing import DEFAULT_FIT, FITS, busy_note
 from engine.spark import calibrate
+from engine.spark.session import get_spark
 from engine.table.model import ZoneMaps
 
 if TYPE_CHECKING:
@@ -78,8 +76,7 @@ if TYPE_CHECKING:
 SIZE_FRACTIONS = (1 / 4, 1 / 2, 1.0)
 #: the default largest sample (rows): calibrate's own largest size
 DEFAULT_MAX_ROWS = calibrate.DEFAULT_MAX_ROWS
-#: untimed runs of the smallest sample before the timed rounds (bench/README_executor.md,
-#: "Round 10 (tablefit10)": measured)
+#: untimed runs of the smallest sample before the timed rounds (bench/executor/README.md)
 DEFAULT_WARMUP = 3
 __all__ = ["DEFAULT_FIT", "DEFAULT_MAX_ROWS", "DEFAULT_WARMUP", "FITS", "choose_fit",
            "fit_cell_price", "fit_line", "measure", "sample_sizes", "sort_key"]
@@ -233,8 +230,7 @@ def fit_line(points: Sequence[dict[str, float]], columns: int, settings: "Settin
 def _spread(p: dict[str, Any]) -> float:
     """The spread of one size's runs around its median: max - min, the fastest and the
     slowest dropped when there are 4 or more (the median ignores one outlier; so does its
-    noise: round 10, at load 9.5 one run of the smallest sample took 10.8 s, the other four
-    2.1-3.1 s).
+    noise: on a loaded machine one run can take several times the others).
 
     >>> _spread({"runs_s": [10.76, 3.08, 2.13, 3.05, 2.96]}), _spread({"runs_s": [1.0, 1.4]})
     (0.12, 0.4)
@@ -293,8 +289,7 @@ def _cpu_reading() -> "cpu_share.CpuReading | None":
 
 def _load() -> float | None:
     """The machine's 1-minute load average, stored beside the points: the price per cell
-    moves with the load like every timing (round 10: 12.3 against 6.5 B per cell on the same
-    demo table, a core taken by another process), so a reader can judge a stored price."""
+    moves with the load like every timing, so a reader can judge a stored price."""
     try:
         return round(os.getloadavg()[0], 2)
     except OSError:
@@ -313,8 +308,6 @@ def measure(settings: "Settings", schema: "TableSchema", parts: Sequence["Partit
     ``target_rows`` / ``target_bytes``: the table's output file size, as its plans write.
     ``load_reader``: the machine's 1-minute load (read before, after each run and at the
     end); ``cores``: the machine's (``os.cpu_count()``), for the busy-machine note."""
-    from engine.spark.session import get_spark
-
     if int(repeat) < 1:
         raise InvalidParameterError(f"--repeat must be >= 1, got {repeat}")
     if int(warmup) < 0:
@@ -360,7 +353,7 @@ def measure(settings: "Settings", schema: "TableSchema", parts: Sequence["Partit
                 reading = load_reader()
                 if reading is not None:
                     during.append(float(reading))
-                say(f"  round {k + 1}/{repeat}, {n} files: {runs[i][-1][0]:.2f} s")
+                say(f"  repetition {k + 1}/{repeat}, {n} files: {runs[i][-1][0]:.2f} s")
         others = cpu_share.others_cores(cpu_before, cpu_reader())
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -5,7 +5,7 @@ rows gives the same value whatever the order or the file split, and a lost, dupl
 altered row changes it. The sum is exact: each 64-bit hash is split into its signed high
 and unsigned low 32 bits, each summed as a ``bigint`` (no overflow below 2^31 rows), and
 the two sums are recombined on the driver. Summing the hash as a ``decimal(20,0)`` (the
-previous version, same value) made Spark add BigDecimals row by row: 3-5x slower.
+same value) would make Spark add BigDecimals row by row, several times slower.
 """
 
 from __future__ import annotations

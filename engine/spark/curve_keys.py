@@ -1,9 +1,8 @@
 """Hilbert and Z-order keys as native Spark expressions, equal to the fitted ordering's.
 
-Round 6's executor computed every fitted key in ONE scalar Arrow UDF
-(:func:`engine.spark.fitting.with_key`): each row crossed into a Python worker and back,
-which kept a one-group Hilbert rewrite at 1.79x a bare ``orderBy`` (issue 11, section 1,
-goal 1.5x). A grid ordering's key (:class:`engine.layout.base.GridOrdering`) is plain
+The scalar Arrow UDF of :func:`engine.spark.fitting.with_key` computes every fitted key
+in a Python worker: each row crosses into it and back, most of a Hilbert rewrite's cost
+beyond a bare ``orderBy`` (bench/executor/README.md). A grid ordering's key (:class:`engine.layout.base.GridOrdering`) is plain
 arithmetic on the fitted state, so this module writes it as Column expressions that
 whole-stage code generation compiles:
 
@@ -13,14 +12,13 @@ whole-stage code generation compiles:
    (:class:`~engine.layout.base.RankCodec`), stretched over ``2**bits`` cells: for an
    integral column (ints, dates, bools) whose boundaries span at most
    :data:`LOOKUP_SPAN` whole numbers, ONE lookup in a literal table of every value's
-   scaled rank (:func:`rank_table`, computed by ``RankCodec.scaled`` itself; round 8);
-   for timestamps, floats and wide ints, a bucket table (:func:`bucket_table`, round 9:
-   the value's bucket among equal-width buckets gives the boundaries below it and at
+   scaled rank (:func:`rank_table`, computed by ``RankCodec.scaled`` itself);
+   for timestamps, floats and wide ints, a bucket table (:func:`bucket_table`: the value's bucket among equal-width buckets gives the boundaries below it and at
    most :data:`BUCKET_MAX` to compare, exact); otherwise a branch-free binary search over
    a literal array (one step per bit of the boundary count);
 3. the curve: bit interleaving (Z-order, :func:`engine.layout.zorder.interleave_bits`); a
    2-D Hilbert key by a state machine over :data:`HILBERT_CHUNK` bits of each coordinate
-   per table lookup (:func:`hilbert_table`, four lookups for 16 bits; round 8), any other
+   per table lookup (:func:`hilbert_table`, four lookups for 16 bits), any other
    Hilbert by Skilling's transform then interleaving (:func:`engine.layout.hilbert.hilbert_encode`,
    J. Skilling, AIP Conf. Proc. 707, 2004), step for step as the numpy code does it.
 
@@ -32,18 +30,18 @@ rank tables) lie in one literal array, each group's slice found by its offset (a
 lookup by group id).
 
 The written order is the UDF's: both compute the same integer for every row
-(``tests/test_curve_keys.py`` checks expression = UDF = numpy on random data with nulls,
+(``tests/engine/spark/test_curve_keys.py`` checks expression = UDF = numpy on random data with nulls,
 ties, negative numbers, dates and timestamps at 1 to 5 bits, and at the default 16 bits
 over dates and ints; the state machine equals Skilling's curve at 1 to 31 bits). String
 and decimal columns, and a one-column curve of more than 31 bits, stay on the UDF
 (:func:`expressible`).
 
-**The default is "auto"** (:data:`KEY_FUNCTION`): the expressions where they are a handful
-of projections (:func:`cheap`: ranks by tables, a 2-D Hilbert or a Z-order), the UDF
-elsewhere. Round 7's general chain (binary search and Skilling's steps, about 70
-projections at 16 bits) ran far slower than the UDF; the cheap chain runs without the
-Python worker's Arrow round trip, which is most of the UDF's cost (round 8,
-bench/README_executor.md).
+**The default is "auto"** (:attr:`engine.spark.options.ExecutorOptions.key_function`): the
+expressions where they are a handful of projections (:func:`cheap`: ranks by tables, a
+2-D Hilbert or a Z-order), the UDF elsewhere. The general chain (binary search and
+Skilling's steps, about 70 projections at 16 bits) runs far slower than the UDF; the
+cheap chain runs without the Python worker's Arrow round trip, which is most of the UDF's
+cost (bench/executor/README.md).
 """
 
 from __future__ import annotations
@@ -55,60 +53,42 @@ import numpy as np
 from engine.layout.base import RankCodec
 from engine.spark.hashing import long_array
 from engine.spark.jobspec import GROUP_COLUMN, KEY_COLUMN, GroupSpec, q
+from engine.spark.options import DEFAULT_OPTIONS, KEY_FUNCTIONS, ExecutorOptions
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
     from engine.table.model import TableSchema
 
-#: how the executor computes Hilbert and Z-order keys: "udf" (the scalar Arrow UDF of
-#: :mod:`engine.spark.fitting`, round 6's way, and the path for key types the expressions do
-#: not cover), "expression" (this module, for every group :func:`expressible` covers) or
-#: "auto" (the default, round 8): the expressions when every fitted group is :func:`cheap`
-#: (ranks from lookup tables, a 2-D Hilbert by table or a Z-order: a handful of
-#: projections) and they hold :data:`AUTO_MIN_ROWS` rows or more, the UDF otherwise. Round 7 measured the general chain at 1M rows: 36.9 s
-#: of executor CPU against the UDF's 5.5 s (about 70 chained projections for 16 bits: the
-#: binary search's steps and Skilling's); round 8 the cheap chain (bench/README_executor.md)
-KEY_FUNCTION = "auto"
-KEY_FUNCTIONS = ("auto", "expression", "udf")
-#: "auto" takes the expressions only for fitted groups of at least this many rows in all:
-#: building their staged plan costs about 0.4-0.5 s more on the driver than the UDF's (round
-#: 8, load 5), and the UDF's Arrow round trip costs about 1.5 CPU-s more per million rows,
-#: so below ~300k rows the UDF is faster (the demo-like plan, 2 Hilbert groups of 12k rows:
-#: 8.1 s by the expressions against 5.9 s by the UDF, load 6-7)
-AUTO_MIN_ROWS = 300_000
 #: layouts whose key is a grid curve over ranked columns
 CURVES = ("hilbert", "zorder")
 #: logical types whose encoding is a double computed by Spark exactly as by pyarrow. Not
 #: decimals: Spark's cast to double and pyarrow's can differ in the last bit (found by the
 #: property test: 28958385.7843 as decimal(14, 4) ranked 0 by Spark, 1 by numpy)
 NUMERIC_KEYS = ("int", "float", "bool", "date", "timestamp")
-#: ranks of integral key columns (ints, dates, bools) with few fitted values between their
-#: first and last boundary: "lookup" (one literal table per column, :func:`_rank_lookup`)
-#: or "search" (round 7's staged binary search, :func:`_rank_scaled`, also the path of
-#: every other column)
-RANKS = "lookup"
-#: logical types whose encoded values are whole numbers (a table can be indexed by them)
+#: logical types whose encoded values are whole numbers (a table can be indexed by them:
+#: ``options.ranks`` "lookup", :func:`_rank_lookup`; "search" is the staged binary search,
+#: :func:`_rank_scaled`, also the path of every other column)
 INTEGRAL_KEYS = ("int", "date", "bool")
 #: the most values between a column's first and last boundary that get a lookup table
 #: (a literal array of that many longs; a date column spans a few thousand days)
 LOOKUP_SPAN = 1 << 16
-#: ranks of every other numeric key column (timestamps, floats, wide ints; round 9):
-#: "bucketed" cuts the first-to-last boundary range into :data:`BUCKETS` equal buckets
-#: (:func:`bucket_table`); a row's bucket, computed by the same IEEE double arithmetic as
-#: numpy, gives the boundaries before it and the few inside it, compared one by one in ONE
-#: projection (exact: a bucket index that never decreases with the value sorts every
-#: boundary of an earlier bucket below the row and of a later one above it). Used where no
-#: bucket holds more than :data:`BUCKET_MAX` boundaries, else the staged binary search
-BUCKETED = True  # "expression" only: "auto" keeps these columns on the UDF (see cheap)
-#: buckets per column (a literal table of ``BUCKETS + 2`` longs)
+#: buckets per column (a literal table of ``BUCKETS + 2`` longs) for the ranks of every
+#: other numeric key column (timestamps, floats, wide ints; ``options.bucketed``,
+#: "expression" only: "auto" keeps these columns on the UDF, see :func:`cheap`): the bucket
+#: table cuts the first-to-last boundary range into equal buckets (:func:`bucket_table`); a
+#: row's bucket, computed by the same IEEE double arithmetic as numpy, gives the boundaries
+#: before it and the few inside it, compared one by one in ONE projection (exact: a bucket
+#: index that never decreases with the value sorts every boundary of an earlier bucket below
+#: the row and of a later one above it). Used where no bucket holds more than
+#: :data:`BUCKET_MAX` boundaries, else the staged binary search
 BUCKETS = 1 << 16
 #: the most boundaries one bucket may hold for :func:`bucket_fits` (comparisons per row)
 BUCKET_MAX = 8
-#: a 2-D Hilbert key: "table" (:func:`_hilbert_2d`, ``bits / HILBERT_CHUNK`` lookups) or
-#: "skilling" (round 7: Skilling's transform step by step, the only way for 3 or more columns)
-HILBERT_2D = "table"
-#: bits of each coordinate per table lookup: the table holds ``4 << 2 * HILBERT_CHUNK`` longs
+#: bits of each coordinate per table lookup of a 2-D Hilbert key (``options.hilbert_2d``
+#: "table", :func:`_hilbert_2d`: ``bits / HILBERT_CHUNK`` lookups; "skilling" is Skilling's
+#: transform step by step, the only way for 3 or more columns): the table holds
+#: ``4 << 2 * HILBERT_CHUNK`` longs
 HILBERT_CHUNK = 4
 _TMP = "__la_ck"  # prefix of the staged helper columns (dropped at the end)
 
@@ -125,31 +105,35 @@ def expressible(spec: GroupSpec, schema: "TableSchema") -> bool:
     return 2 * int(state["bits"]) <= 62
 
 
-def cheap(spec: GroupSpec, schema: "TableSchema") -> bool:
+def cheap(spec: GroupSpec, schema: "TableSchema",
+          options: ExecutorOptions = DEFAULT_OPTIONS) -> bool:
     """Is this group's expression chain short (what "auto" asks)? Every key column's ranks
     come from a lookup table (:func:`lookup_fits`), and the curve is a Z-order (one
     expression) or a 2-D Hilbert (:func:`_hilbert_2d`). Timestamps, floats and wide ints
-    take bucket tables (:func:`bucket_fits`, round 9), which are exact and beat the binary
-    search but not the UDF: a 2-D Hilbert over a timestamp and a float at 500k rows, warm,
-    load 6, ran 8.9 s by buckets, 13.6 s by the binary search, 1.6 s by the UDF (``noop``
-    write; ``bench/bench_curve_keys.py``); Hilbert curves over 1 or 3+ columns take Skilling's
+    take bucket tables (:func:`bucket_fits`), which are exact and beat the binary search
+    but not the UDF (a 2-D Hilbert over a timestamp and a float:
+    ``bench/executor/README.md``, ``bench/executor/bench_curve_keys.py``); Hilbert curves over 1 or 3+ columns take Skilling's
     steps. All of these stay on the UDF under "auto"."""
-    if not expressible(spec, schema) or RANKS != "lookup":
+    if not expressible(spec, schema) or options.ranks != "lookup":
         return False
     cols = spec.ordering_json["columns"]
-    if spec.group.layout == "hilbert" and (len(cols) != 2 or HILBERT_2D != "table"):
+    if spec.group.layout == "hilbert" and (len(cols) != 2 or options.hilbert_2d != "table"):
         return False
     codecs = spec.ordering_json["state"]["codecs"]
     return all(lookup_fits({schema.type_of(c)}, [codec["boundaries"]])
                for c, codec in zip(cols, codecs))
 
 
-def chosen(specs: Sequence[GroupSpec], schema: "TableSchema", function: str) -> str:
-    """"expression" or "udf": what ``function`` (one of :data:`KEY_FUNCTIONS`) computes
-    the fitted groups of ``specs`` with; one way for all of them (one key column)."""
+def chosen(specs: Sequence[GroupSpec], schema: "TableSchema", function: str,
+           options: ExecutorOptions = DEFAULT_OPTIONS) -> str:
+    """"expression" or "udf": what ``function`` ("auto", "expression" or "udf":
+    :attr:`engine.spark.options.ExecutorOptions.key_function`) computes
+    the fitted groups of ``specs`` with; one way for all of them (one key column).
+    ``options``: "auto"'s threshold and the ways :func:`cheap` asks about."""
     if function == "auto":
-        big = sum(s.rows for s in specs) >= AUTO_MIN_ROWS
-        return "expression" if specs and big and all(cheap(s, schema) for s in specs) else "udf"
+        big = sum(s.rows for s in specs) >= options.auto_min_rows
+        return ("expression" if specs and big and all(cheap(s, schema, options) for s in specs)
+                else "udf")
     if function == "expression" and all(expressible(s, schema) for s in specs):
         return "expression"
     return "udf"
@@ -187,10 +171,11 @@ def double_array(values: Sequence[float]) -> "Column":
     return F.expr("array(" + ",".join(f"{float(v)!r}D" for v in values) + ")")
 
 
-def with_curve_keys(df: "DataFrame", specs: Sequence[GroupSpec],
-                    schema: "TableSchema") -> "DataFrame":
+def with_curve_keys(df: "DataFrame", specs: Sequence[GroupSpec], schema: "TableSchema",
+                    options: ExecutorOptions = DEFAULT_OPTIONS) -> "DataFrame":
     """``df`` with :data:`KEY_COLUMN`: each expressible group's curve key (:func:`expressible`;
-    the caller sends the others to the UDF), 0 for every other row."""
+    the caller sends the others to the UDF), 0 for every other row; ranks and 2-D Hilbert
+    keys computed as ``options`` says."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     chains: dict[tuple[str, int, int], list[GroupSpec]] = {}
@@ -202,7 +187,8 @@ def with_curve_keys(df: "DataFrame", specs: Sequence[GroupSpec],
     spark_types = {f.name: f.dataType.typeName() for f in df.schema.fields}
     key = None
     for n, ((kind, d, bits), members) in enumerate(chains.items()):
-        df, value = _chain(df, f"{_TMP}{n}", kind, d, bits, members, spark_types, schema)
+        df, value = _chain(df, f"{_TMP}{n}", kind, d, bits, members, spark_types, schema,
+                           options)
         cond = F.col(GROUP_COLUMN).isin([s.index for s in members])
         key = F.when(cond, value) if key is None else key.when(cond, value)
     key = F.lit(0).cast("long") if key is None else key.otherwise(F.lit(0).cast("long"))
@@ -212,7 +198,7 @@ def with_curve_keys(df: "DataFrame", specs: Sequence[GroupSpec],
 
 def _chain(df: "DataFrame", tmp: str, kind: str, d: int, bits: int,
            members: Sequence[GroupSpec], spark_types: Mapping[str, str],
-           schema: "TableSchema") -> tuple["DataFrame", "Column"]:
+           schema: "TableSchema", options: ExecutorOptions) -> tuple["DataFrame", "Column"]:
     """Staged columns computing one (curve, d, bits) chain's key for its groups; returns
     the frame and the key's expression (valid on the chain's groups' rows)."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
@@ -233,15 +219,16 @@ def _chain(df: "DataFrame", tmp: str, kind: str, d: int, bits: int,
     for i in range(d):
         groups = [(s.index, s.ordering_json["state"]["codecs"][i]["boundaries"]) for s in members]
         ltypes = {schema.type_of(s.ordering_json["columns"][i]) for s in members}
-        if RANKS == "lookup" and lookup_fits(ltypes, [b for _, b in groups]):
+        if options.ranks == "lookup" and lookup_fits(ltypes, [b for _, b in groups]):
             looked_up[xs[i]] = _rank_lookup(xs[i], bits, groups)
-        elif RANKS == "lookup" and bucket_fits([b for _, b in groups]):
+        elif (options.ranks == "lookup" and options.bucketed
+              and bucket_fits([b for _, b in groups])):
             df = _rank_bucketed(df, xs[i], f"{tmp}_k{i}", bits, groups)
         else:
             df = _rank_scaled(df, xs[i], f"{tmp}_lo{i}", bits, groups)
     if looked_up:
         df = df.withColumns(looked_up)
-    if kind == "hilbert" and d == 2 and HILBERT_2D == "table":
+    if kind == "hilbert" and d == 2 and options.hilbert_2d == "table":
         return _hilbert_2d(df, xs, bits, f"{tmp}_h")
     if kind == "hilbert":
         df = _skilling(df, xs, bits)
@@ -301,35 +288,32 @@ def _rank_lookup(x: str, bits: int, groups: Sequence[tuple[int, Sequence[float]]
     return scaled
 
 
-def bucket_table(boundaries: Sequence[float]) -> tuple[float, float, list[int]]:
+def bucket_table(boundaries: Sequence[float],
+                 buckets: int = BUCKETS) -> tuple[float, float, list[int]]:
     """``(lo, scale, starts)`` of one column's fitted (sorted, distinct) boundaries: a value
     ``x`` in ``[lo, last boundary]`` falls in bucket ``k = floor((x - lo) * scale)`` (0 to
     :data:`BUCKETS`), and the boundaries of bucket ``k`` are ``starts[k]`` to
     ``starts[k + 1] - 1``. ``(x - lo) * scale`` is one IEEE subtraction and one
-    multiplication, the same double in numpy and in the JVM.
+    multiplication, the same double in numpy and in the JVM. ``buckets``: :data:`BUCKETS`
+    (other values only to show the table small).
 
     Example (boundaries 0, 1, 3 over 4 buckets of 3/4: ids 0, 1, 4):
-    >>> import engine.spark.curve_keys as ck
-    >>> ck.BUCKETS, saved = 4, ck.BUCKETS
-    >>> bucket_table([0.0, 1.0, 3.0])
+    >>> bucket_table([0.0, 1.0, 3.0], buckets=4)
     (0.0, 1.3333333333333333, [0, 1, 2, 2, 2, 3])
-    >>> ck.BUCKETS = 1 << 16
     """
     b = np.asarray(boundaries, dtype=np.float64)
     if not len(b):
         return 0.0, 0.0, [0]
     lo, span = float(b[0]), float(b[-1] - b[0])
-    scale = BUCKETS / span if span > 0 else 0.0
-    ids = np.minimum(np.floor((b - lo) * scale), BUCKETS).astype(np.int64)
-    starts = np.searchsorted(ids, np.arange(BUCKETS + 2), side="left")
+    scale = buckets / span if span > 0 else 0.0
+    ids = np.minimum(np.floor((b - lo) * scale), buckets).astype(np.int64)
+    starts = np.searchsorted(ids, np.arange(buckets + 2), side="left")
     return lo, scale, [int(v) for v in starts]
 
 
 def bucket_fits(boundaries: Sequence[Sequence[float]]) -> bool:
     """Can the ranks come from :func:`_rank_bucketed`? Every group has boundaries (finite:
     RankCodec keeps finite values) and no bucket holds more than :data:`BUCKET_MAX`."""
-    if not BUCKETED:
-        return False
     for b in boundaries:
         if not len(b):  # nothing to bucket: the binary search's one step
             return False
@@ -403,7 +387,7 @@ def long_table(values: Sequence[int]) -> "Column":
     """A literal ``array<bigint>`` built in the JVM as ONE literal (a ``long[]`` sent as
     bytes, then ``functions.lit``), not parsed from SQL text as :func:`long_array` does:
     Spark's analyzer and optimizer walk a parsed array's every element, which took about
-    10 s for 65,536 longs against 1 s this way (round 8, warm session). Falls back to
+    10 s for 65,536 longs against 1 s this way (warm session). Falls back to
     :func:`long_array` without a classic SparkContext (Spark Connect)."""
     return _jvm_literal(values, "long", long_array)
 
@@ -439,7 +423,7 @@ def hilbert_table(chunk: int) -> list[int]:
 
     The curve is the classic "xy2d" one, which is Skilling's transform in two dimensions
     (:func:`engine.layout.hilbert.hilbert_encode`, dimension 0 = x most significant;
-    ``tests/test_curve_keys.py`` checks them equal at 1 to 31 bits). At each bit level
+    ``tests/engine/spark/test_curve_keys.py`` checks them equal at 1 to 31 bits). At each bit level
     the quadrant's digit is ``3*bx ^ by``; where ``by`` is 0 the rest of the curve is the
     transposed one, complemented too where ``bx`` is 1. A state is that transform of the
     original bits: bit 0 transpose, bit 1 complement.

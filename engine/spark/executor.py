@@ -39,6 +39,7 @@ from engine.policy.costmodel import batches
 from engine.spark import arrow_types, footers_parallel, reading
 from engine.spark.checksum import content_checksum
 from engine.spark.hadoop_files import list_data_files, remove_dir
+from engine.spark.options import DEFAULT_OPTIONS, ExecutorOptions
 from engine.spark.progress import CancelWatcher, write_message
 from engine.spark.rewrite import GroupResult, RewriteResult, rewrite
 from engine.spark.session import get_spark
@@ -55,14 +56,13 @@ if TYPE_CHECKING:
 
 #: names other modules import from here (kept when the executor was split into modules)
 __all__ = ["JOB_CONF", "GroupResult", "RewriteResult", "boundaries",
-           "content_checksum", "execute_plan", "list_data_files", "note_rewrite",
+           "content_checksum", "execute_plan", "SparkExecutor", "list_data_files", "note_rewrite",
            "range_partition", "rewrite", "rows_per_file", "session_conf", "session_fresh"]
 
 ProgressFn = Callable[[Mapping[str, Any]], None]
 
 #: the Spark applications (one per JVM) of this process that have run a rewrite job: the
-#: first rewrite of a fresh session pays the JIT and the Python workers' start-up (round 8:
-#: the sample demo plan 10.8 s from the CLI against 2.4 s warm), which the calibrated
+#: first rewrite of a fresh session pays the JIT and the Python workers' start-up, which the calibrated
 #: price of a warm job does not hold (``cold_start_s`` does: :mod:`engine.spark.calibrate`)
 _WARM_APPS: set[str] = set()
 
@@ -85,9 +85,8 @@ def plan_inputs(snapshot: "Snapshot", paths: Sequence[str]) -> dict[str, "Partit
 
     The snapshot's paths are read from its zonemap arrays, in snapshot order, and only the
     plan's rows of ``snapshot.partitions`` are made into objects: a dict over every
-    partition made one ``Partition`` per file of the table on every run (about 5 CPU-s at
-    1,000,000 files, and on a zonemap-cache hit a read of the manifest; round 7's audit,
-    bench/README_planning.md).
+    partition would make one ``Partition`` per file of the table on every run (seconds at
+    1,000,000 files, and on a zonemap-cache hit a read of the manifest).
 
     Example (a snapshot of three partitions, a plan naming two and one it lacks):
     >>> from engine.table.model import Partition, Snapshot, TableSchema
@@ -128,7 +127,9 @@ def _commit(store: TableStore, table: str, base_snapshot: str, removed: Sequence
 def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None" = None,
                  progress: ProgressFn | None = None,
                  approvers: Sequence[str] = (),
-                 may_commit: Callable[[], None] | None = None) -> dict[str, Any]:
+                 may_commit: Callable[[], None] | None = None, *,
+                 store: TableStore,
+                 options: ExecutorOptions = DEFAULT_OPTIONS) -> dict[str, Any]:
     """Rewrite the plan's groups in one job and commit one snapshot; returns the result.
 
     The caller (``engine.plans.service.run_plan``) owns the plan's state transitions; this
@@ -138,9 +139,10 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
     ``may_commit()`` is called just before each commit and raises to stop it (the caller's
     plan was settled by someone else meanwhile: a runner taken for dead must not commit).
     A cancel request (:class:`engine.spark.progress.CancelWatcher`) stops the Spark jobs
-    and raises ``RunCancelled`` before the next commit, after the same cleanup.
+    and raises ``RunCancelled`` before the next commit, after the same cleanup. ``store``:
+    the home's table catalog (:attr:`engine.workspace.Workspace.tables`); ``options``: the
+    executor's strategies (:class:`engine.spark.options.ExecutorOptions`).
     """
-    store = TableStore(settings)
     info = store.info(plan.table)
     current = store.current_snapshot(plan.table)
     if current.id != plan.base_snapshot:
@@ -180,7 +182,8 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
                          for i in batch]
                 try:
                     run = rewrite(spark, current.schema, pairs, out_dir, info.target_rows,
-                                  info.target_bytes, progress=on_write, first_index=batch.start)
+                                  info.target_bytes, progress=on_write, first_index=batch.start,
+                                  options=options)
                 except Exception as exc:
                     raise _named_failure(exc, inputs) from None
                 finally:
@@ -249,7 +252,7 @@ def _footers(spark: "SparkSession", store: TableStore, table: str, schema: "Tabl
 
 
 #: the job metrics summed over a plan's batches into its measured result
-#: (:class:`engine.spark.progress.JobMetrics`; the spill bytes since round 9)
+#: (:class:`engine.spark.progress.JobMetrics`)
 MEASURED_SUMS = ("executor_cpu_seconds", "bytes_read", "bytes_written", "spark_jobs",
                  "memory_bytes_spilled", "disk_bytes_spilled", "shuffle_write_bytes",
                  "shuffle_read_bytes", "executor_run_seconds", "jvm_gc_seconds")
@@ -282,3 +285,21 @@ def _result(plan: "Plan", snapshots: Sequence[str], results: Sequence[GroupResul
         "measured": total,
     }
 
+
+class SparkExecutor:
+    """The :class:`engine.plans.ports.Executor` that rewrites on Spark (:func:`execute_plan`),
+    over one home's settings and table catalog; the workspace wires it
+    (:attr:`engine.workspace.Workspace.executor`); ``options``: its strategies
+    (:class:`engine.spark.options.ExecutorOptions`, the product's by default)."""
+
+    def __init__(self, settings: "Settings", store: TableStore,
+                 options: ExecutorOptions = DEFAULT_OPTIONS) -> None:
+        self.settings, self.store, self.options = settings, store, options
+
+    def execute_plan(self, plan: "Plan", spark: "SparkSession | None" = None,
+                     progress: ProgressFn | None = None, approvers: Sequence[str] = (),
+                     may_commit: Callable[[], None] | None = None) -> dict[str, Any]:
+        """:func:`execute_plan` of ``plan`` on this home."""
+        return execute_plan(self.settings, plan, spark=spark, progress=progress,
+                            approvers=approvers, may_commit=may_commit, store=self.store,
+                            options=self.options)

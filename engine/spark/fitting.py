@@ -21,6 +21,7 @@ from engine.layout.base import ordering_from_json
 from engine.layout.groups import ordering_for_group
 from engine.spark import curve_keys
 from engine.spark.jobspec import FITTED, GROUP_COLUMN, KEY_COLUMN, LEAVES, GroupSpec, q
+from engine.spark.options import DEFAULT_OPTIONS, ExecutorOptions
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -75,11 +76,12 @@ def fit_group(spec: GroupSpec, sample: Any, schema: "TableSchema", rows_per_file
 
 
 def with_key(df: "DataFrame", specs: Sequence[GroupSpec], schema: "TableSchema",
-              dtype: str, key_function: str | None = None) -> "DataFrame":
+              dtype: str, key_function: str | None = None,
+              options: ExecutorOptions = DEFAULT_OPTIONS) -> "DataFrame":
     """Append the fitted groups' key column (rows of other groups get 0: they are ordered
     by their own columns).
 
-    ``key_function`` (default :data:`curve_keys.KEY_FUNCTION`, "auto") picks the way
+    ``key_function`` (default ``options.key_function``, "auto") picks the way
     (:func:`curve_keys.chosen`): native Spark expressions (:mod:`engine.spark.curve_keys`)
     when every fitted group is a Hilbert or Z-order curve they cover ("expression") or
     cover cheaply ("auto": integral columns, ranks by lookup tables); otherwise ONE scalar
@@ -87,19 +89,19 @@ def with_key(df: "DataFrame", specs: Sequence[GroupSpec], schema: "TableSchema",
     group id and the key columns and dispatches per group (each group's ordering travels
     as JSON in the closure and is rebuilt once per worker). Both give the same integers.
     """
-    function = key_function or curve_keys.KEY_FUNCTION
+    function = key_function or options.key_function
     if function not in curve_keys.KEY_FUNCTIONS:
         raise InvalidParameterError(f"key_function must be one of "
                                     f"{', '.join(curve_keys.KEY_FUNCTIONS)}, got {function!r}")
     fitted = [s for s in specs if s.group.layout in FITTED]
-    if curve_keys.chosen(fitted, schema, function) == "expression":
-        return curve_keys.with_curve_keys(df, specs, schema)
+    if curve_keys.chosen(fitted, schema, function, options) == "expression":
+        return curve_keys.with_curve_keys(df, specs, schema, options)
     return _with_udf_key(df, specs, schema, dtype)
 
 
 def _with_udf_key(df: "DataFrame", specs: Sequence[GroupSpec], schema: "TableSchema",
                   dtype: str) -> "DataFrame":
-    """:func:`with_key` by ONE scalar Arrow UDF (round 6's way; Qd-tree, PAW, strings)."""
+    """:func:`with_key` by ONE scalar Arrow UDF (Qd-tree, PAW, strings)."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
     from pyspark.sql.functions import ArrowUDFType  # pyspark: costly import, deferred
     from pyspark.sql.types import DoubleType, LongType

@@ -94,41 +94,6 @@ def flatten(spark: "SparkSession", out_dir: str) -> list[str]:
     return sorted(moved)
 
 
-#: Spark's name of a write task's file: ``part-<task, 5 digits>-<job>.c<n>...``
-_TASK_FILE = re.compile(r"^part-(\d+)-")
-
-
-def move_task_files(spark: "SparkSession", staging: str, out_dir: str,
-                    group_of_task: dict[int, int], group_column: str) -> None:
-    """Move each data file Spark wrote into ``staging`` to ``out_dir/<group_column>=<g>/``,
-    ``g`` the group of the task that wrote it (from the file's name), and remove
-    ``staging``: the layout ``partitionBy`` leaves, which :func:`flatten` takes. A file of
-    no known task is refused."""
-    local = local_dir(staging)
-    names = ([n for n in os.listdir(local) if n.endswith(".parquet") and not n.startswith(("_", "."))]
-             if local is not None else
-             [p.rsplit("/", 1)[1] for p in list_data_files(spark, staging)])
-    if local is None:
-        fs, _ = _hadoop_fs(spark, out_dir)
-        path_class = spark.sparkContext._jvm.org.apache.hadoop.fs.Path
-    for name in sorted(names):
-        m = _TASK_FILE.match(name)
-        group = group_of_task.get(int(m.group(1))) if m else None
-        if group is None:
-            raise ExecutionError(f"{staging}/{name}: a file of no write task of the plan")
-        folder = f"{out_dir.rstrip('/')}/{group_column}={group}"
-        if local is not None:
-            os.makedirs(local_dir(folder), exist_ok=True)
-            _rename_local(f"{local}/{name}", f"{local_dir(folder)}/{name}",
-                          f"{staging}/{name}", folder)
-        elif not fs.rename(path_class(f"{staging}/{name}"), path_class(f"{folder}/{name}")):
-            raise ExecutionError(f"could not move {staging}/{name} to {folder}")
-    if local is not None:
-        shutil.rmtree(local)
-    else:
-        remove_dir(spark, staging)
-
-
 def local_dir(path: str) -> str | None:
     """The local file system path of ``path`` (a plain path or a ``file://`` URI), None
     for any other file system (``hdfs:``, ``s3a:``; ``file:/x`` is left to Hadoop too).
@@ -166,8 +131,7 @@ def _local_data_files(out_dir: str, root: str) -> list[str]:
 def _flatten_local(out_dir: str, root: str) -> list[str]:
     """:func:`flatten` on a local disk (``root`` is ``out_dir``'s local path), by the
     operating system: the same files, names and order, without the ~15 calls into the
-    JVM per file that Hadoop's listing and rename take through py4j (round 8: about 1.5-2 s
-    for a 50-group plan's 50 files at load 10, against 0.08 s for a one-group plan's 10).
+    JVM per file that Hadoop's listing and rename take through py4j (seconds for a plan of many groups).
     Spark's own ``.crc`` files stay in the group directories, which are removed."""
     root = root.rstrip("/")
     base = out_dir.rstrip("/")

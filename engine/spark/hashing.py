@@ -5,7 +5,7 @@ without a Spark job.
   :func:`hash_targets` finds, per shuffle partition ``i``, a value that Spark sends there.
 * :func:`xxhash64` is ``xxhash64(string)``: :class:`PathLookup` maps each row's
   ``_metadata.file_path`` to its input file through a table of those hashes, so ONE scan
-  of all the plan's files tags every row with its group (issue 11, section 1), where a
+  of all the plan's files tags every row with its group, where a
   union of one scan per group made at least one task per group, twice.
 """
 

@@ -323,7 +323,7 @@ FORMATS = ("native", "iceberg")
 WORKSPACE_NAMESPACE = "default"
 
 
-def create_table(settings: Settings, name: str, source: str, order_by: str | None = None,
+def create_table(store: TableStore, name: str, source: str, order_by: str | None = None,
                  target_rows: int | None = None, target_mb: float | None = None,
                  spark: "SparkSession | None" = None, progress: Progress | None = None,
                  format: str = "native") -> Snapshot:
@@ -334,14 +334,15 @@ def create_table(settings: Settings, name: str, source: str, order_by: str | Non
     snapshot "1" (operation "create"); on failure nothing is published. ``format``
     "iceberg": the files are written under a new table ``default.NAME`` of the
     workspace's Iceberg catalog and appended to it in one commit (see :func:`_create_iceberg`).
+    ``store``: the home's table catalog (its settings start Spark and size the files).
     """
     progress = progress or _quiet
-    store = TableStore(settings)
+    settings = store.settings
     validate_name(name)
     if format not in FORMATS:
         raise InvalidParameterError(f"unknown table format {format!r}: use one of {', '.join(FORMATS)}")
     if format == "iceberg":
-        return _create_iceberg(settings, name, source, order_by, target_rows, target_mb,
+        return _create_iceberg(store, name, source, order_by, target_rows, target_mb,
                                spark, progress)
     if store.exists(name):
         raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
@@ -381,7 +382,7 @@ def create_table(settings: Settings, name: str, source: str, order_by: str | Non
         raise
 
 
-def _create_iceberg(settings: Settings, name: str, source: str, order_by: str | None,
+def _create_iceberg(store: TableStore, name: str, source: str, order_by: str | None,
                     target_rows: int | None, target_mb: float | None,
                     spark: "SparkSession | None", progress: Progress) -> Snapshot:
     """Managed Iceberg table ``default.NAME`` of the workspace catalog: Spark writes the
@@ -390,7 +391,7 @@ def _create_iceberg(settings: Settings, name: str, source: str, order_by: str | 
     files and the workspace entry are removed."""
     from engine.table.formats import iceberg  # lazy: pyiceberg + sqlalchemy, ~0.7 CPU-s at import
 
-    store = TableStore(settings)
+    settings = store.settings
     if store.exists(name):
         raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
     catalog = iceberg.workspace_catalog(str(settings.home))
@@ -423,37 +424,35 @@ def _create_iceberg(settings: Settings, name: str, source: str, order_by: str | 
         raise
 
 
-def register_iceberg(settings: Settings, name: str, identifier: str,
+def register_iceberg(store: TableStore, name: str, identifier: str,
                      catalog: str | None = None) -> Snapshot:
     """Register an existing Iceberg table (reads its metadata only; writes nothing there)."""
     from engine.table.formats import iceberg  # lazy: pyiceberg + sqlalchemy, ~0.7 CPU-s at import
 
-    store = TableStore(settings)
     validate_name(name)
     if not isinstance(identifier, str) or "." not in identifier.strip(".") :
         raise InvalidParameterError(f"--iceberg {identifier!r}: give NAMESPACE.TABLE")
-    cat = iceberg.open_catalog(str(settings.home), catalog)
+    cat = iceberg.open_catalog(str(store.settings.home), catalog)
     fmt = iceberg.IcebergFormat(name, identifier, cat)
     location = fmt.table().location()
     store.register_format(name, "iceberg", location, catalog=catalog, identifier=identifier)
     return store.current_snapshot(name)
 
 
-def adopt_iceberg(settings: Settings, name: str, path: str) -> Snapshot:
+def adopt_iceberg(store: TableStore, name: str, path: str) -> Snapshot:
     """Make the Parquet files under ``path`` an Iceberg table ``default.NAME`` of the
     workspace catalog without copying (pyiceberg ``add_files``), and register it.
 
     The table's location is the folder itself, so the rewrites land next to the files."""
     from engine.table.formats import iceberg  # lazy: pyiceberg + sqlalchemy, ~0.7 CPU-s at import
 
-    store = TableStore(settings)
     validate_name(name)
     if store.exists(name):
         raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
     files = [f for f in fs.expand(path) if f.lower().endswith(PARQUET_SUFFIXES)]
     if not files:
         raise DataFileError(f"{path}: no Parquet files to adopt")
-    catalog = iceberg.workspace_catalog(str(settings.home))
+    catalog = iceberg.workspace_catalog(str(store.settings.home))
     identifier = f"{WORKSPACE_NAMESPACE}.{name}"
     root = _dataset_root(path)
     location = root if fs.is_uri(root) else f"file://{root}"
@@ -469,7 +468,7 @@ def adopt_iceberg(settings: Settings, name: str, path: str) -> Snapshot:
     return store.current_snapshot(name)
 
 
-def append_batch(settings: Settings, name: str, source_or_dataframe: "str | DataFrame",
+def append_batch(store: TableStore, name: str, source_or_dataframe: "str | DataFrame",
                  order_by: str | None = None, spark: "SparkSession | None" = None,
                  progress: Progress | None = None, target_rows: int | None = None) -> Snapshot:
     """Ingest more rows into ``name`` as new micro-partitions (operation "append").
@@ -478,7 +477,7 @@ def append_batch(settings: Settings, name: str, source_or_dataframe: "str | Data
     partitions get ``created_seq`` numbers after all existing ones, so they are the newest.
     """
     progress = progress or _quiet
-    store = TableStore(settings)
+    settings = store.settings
     info = store.info(name)
     base = store.current_snapshot(name)
     if spark is None:
@@ -522,7 +521,7 @@ def append_batch(settings: Settings, name: str, source_or_dataframe: "str | Data
         raise
 
 
-def register_table(settings: Settings, name: str, path: str, spark: "SparkSession | None" = None,
+def register_table(store: TableStore, name: str, path: str, spark: "SparkSession | None" = None,
                    progress: Progress | None = None) -> Snapshot:
     """Adopt an existing Parquet dataset in place (a file, folder tree or glob); read-only.
 
@@ -530,7 +529,7 @@ def register_table(settings: Settings, name: str, path: str, spark: "SparkSessio
     their creation order. Metadata goes to the workspace, never into the dataset.
     """
     progress = progress or _quiet
-    store = TableStore(settings)
+    settings = store.settings
     validate_name(name)
     if store.exists(name):
         raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")

@@ -2,8 +2,7 @@
 
 :class:`JobMetrics` reads the job group's cost from Spark's status store,
 :class:`WriteWatcher` reports tasks and rows while the write runs (:func:`write_message`),
-and :class:`CancelWatcher` stops a run an approver cancelled (issue 14, "run progress with
-ETA and cancel"): it tags the run's Spark jobs, cancels them when a request appears
+and :class:`CancelWatcher` stops a run an approver cancelled: it tags the run's Spark jobs, cancels them when a request appears
 (:func:`request_cancel`), and the executor's check before the commit turns the request into
 :class:`RunCancelled`, after the executor's cleanup removed what was written.
 """
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
 
 #: the task metrics summed over a job group's stages besides CPU time and bytes (Spark's
 #: ``StageData`` getters -> the measured result's keys): a sort that does not fit the
-#: execution memory spills (issue 11, round 9: WAIR's 5.4M-row plan at 3.6x its price)
+#: execution memory spills, and a spill costs far more than the priced sort
 STAGE_SUMS = {"memoryBytesSpilled": "memory_bytes_spilled",
               "diskBytesSpilled": "disk_bytes_spilled",
               "shuffleWriteBytes": "shuffle_write_bytes",

@@ -1,4 +1,4 @@
-"""Read a plan's input files ONCE, each row tagged with its group (issue 11, section 1).
+"""Read a plan's input files ONCE, each row tagged with its group.
 
 One scan of all the plan's files; a row's group comes from its file's path
 (``_metadata.file_path``) looked up in a driver-built hash table
@@ -8,7 +8,7 @@ design, made every group at least one task in the write and again in the verific
 Spark job; a literal map is searched linearly per row.
 
 Before anything is read by Spark, :func:`check_inputs` reads every input's footer on the
-driver (issue 10 sections 3 and 4): a file deleted under the table, or two files whose
+driver: a file deleted under the table, or two files whose
 columns have different Arrow types (``int32`` beside ``int64``, a column one of them lacks,
 ``timestamp[ms]`` beside ``timestamp[us]``), refuse the run in one line naming the files
 and the column, before anything is written: Spark would otherwise fail deep in its job, or

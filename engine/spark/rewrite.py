@@ -1,5 +1,5 @@
 """One rewrite job: every group of a plan (or of a partial-progress batch) read once,
-ordered, written once and verified from one aggregate (issue 11, section 1; WAIR section
+ordered, written once and verified from one aggregate (WAIR section
 5.1 rewrites the selected micro-partitions, and the price of that rewrite, section 4.2's
 ``t_r``, must not carry a fixed cost per group).
 
@@ -29,6 +29,7 @@ from engine.core.faults import crash_point, crash_when, injected
 from engine.spark import arrow_types, fitting, slicing, str_rowgroups, verification, writing
 from engine.spark.hadoop_files import data_files, flatten, group_of_file
 from engine.spark.jobspec import FITTED, GROUP_COLUMN, GroupSpec
+from engine.spark.options import DEFAULT_OPTIONS, ExecutorOptions
 from engine.spark.progress import JobMetrics, WriteWatcher
 from engine.spark.reading import read_inputs, spark_schema_of
 from engine.table import fs as table_fs
@@ -107,12 +108,14 @@ def group_specs(schema: "TableSchema", groups: Sequence[tuple["PlanGroup", Seque
 def rewrite(spark: "SparkSession", schema: "TableSchema",
             groups: Sequence[tuple["PlanGroup", Sequence["Partition"]]], out_dir: str,
             target_rows: int | None, target_bytes: int | None,
-            progress: TaskProgress | None = None, first_index: int = 0) -> RewriteResult:
+            progress: TaskProgress | None = None, first_index: int = 0,
+            options: ExecutorOptions = DEFAULT_OPTIONS) -> RewriteResult:
     """Rewrite ``groups`` (each a plan group and its input partitions) into ``out_dir``
     in one write job per file-size setting (one for almost every plan), verify every
     group from one aggregate; raises ExecutionError when any group does not match.
 
-    ``progress(tasks_done, tasks_total, rows_written)`` is called while the write runs.
+    ``progress(tasks_done, tasks_total, rows_written)`` is called while the write runs;
+    ``options``: how keys are computed, groups written and files verified.
     """
     laps = _Laps()
     specs = group_specs(schema, groups, first_index)
@@ -123,7 +126,8 @@ def rewrite(spark: "SparkSession", schema: "TableSchema",
         metrics = JobMetrics(spark, f"rewrite-{specs[0].index}")
         try:
             files, checks = _write_and_verify(spark, schema, arrow, specs, out_dir,
-                                              target_rows, target_bytes, progress, laps)
+                                              target_rows, target_bytes, progress, laps,
+                                              options)
         finally:
             measured = metrics.close()
     measured["bytes_read_inputs"] = sum(s.bytes_in for s in specs)
@@ -134,6 +138,7 @@ def rewrite(spark: "SparkSession", schema: "TableSchema",
 def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.Schema",
                       specs: list[GroupSpec], out_dir: str, target_rows: int | None,
                       target_bytes: int | None, progress: TaskProgress | None, laps: _Laps,
+                      options: ExecutorOptions = DEFAULT_OPTIONS,
                       ) -> tuple[list[str], verification.Checks]:
     """The job's Spark work; returns the written files (flattened, with the inputs' exact
     Arrow schema ``arrow``) and their checks."""
@@ -142,11 +147,10 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
     data_cols = [c for c in schema.names if c in df.columns]
     settings_of = _file_settings(specs, target_rows, target_bytes)
     if any(s.group.layout in FITTED for s in specs):
-        df = _fit(df, specs, schema, settings_of)
+        df = _fit(df, specs, schema, settings_of, options)
         laps.lap("fit")
     crash_point("after_read")
     cores = max(1, spark.sparkContext.defaultParallelism)
-    observe = not verification.ALWAYS_REREAD
     tag = verification.tagged(specs)
     seen = verification.Sums()
     wrote = partial(_wrote_any, out_dir)  # the mid_write crash point's condition
@@ -155,23 +159,19 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
         n_tasks = max(1, min(math.ceil(sum(s.rows for s in batch) / max_rows),
                              TASKS_PER_CORE * cores))
         n_buckets = slicing.plan_slices(batch, schema, n_tasks, max_rows)
-        if writing.one_group_per_task(batch):  # each slice its own task (writing.GROUP_WRITE)
-            n_buckets = writing.separate_buckets(batch)
         subset = df if len(batch) == len(specs) else df.where(
             df[GROUP_COLUMN].isin([s.index for s in batch]))
         keep = writing.drop_row_filter(subset, data_cols) if injected("drop-row") else None
         swap = writing.swap_rows_group(subset, data_cols) if injected("swap-rows") else None
-        if observe:
-            subset, observation = verification.observe_inputs(subset, data_cols, tag)
+        subset, observation = verification.observe_inputs(subset, data_cols, tag)
         if keep is not None:
             subset = subset.where(keep)
         if swap is not None:
             subset = subset.withColumn(GROUP_COLUMN, swap)
         with WriteWatcher(spark, progress or (lambda *_: None)), crash_when("mid_write", wrote):
             writing.write(subset, batch, n_buckets, out_dir, max_rows, rg_bytes, data_cols,
-                          spark)
-        if observe:
-            seen = seen + verification.observed(observation)
+                          options)
+        seen = seen + verification.observed(observation)
     laps.lap("order_write")
     # verified in Spark's __la_g=i/ folders (the group read from the folder: one plan for
     # every run, verification.scan_group_folders), then moved out of them as committed
@@ -187,12 +187,8 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
     def read_again() -> "DataFrame":
         return read_inputs(spark, schema, specs, spark_schema)
 
-    if observe:
-        checks = verification.verify(spark, specs, seen, written, data_cols, spark_schema,
-                                     read_again, out_dir)
-    else:  # rounds 3-5's way above 8 groups (bench only): the inputs read again
-        checks = verification.aggregate(spark, read_again(), written, data_cols, spark_schema)
-        verification.check(specs, checks)
+    checks = verification.verify(spark, specs, seen, written, data_cols, spark_schema,
+                                 read_again, out_dir, options.verify_from_folder)
     laps.lap("verify")
     files = flatten(spark, out_dir)
     writing.drop_checksums(files)
@@ -216,14 +212,15 @@ def _file_settings(specs: Sequence[GroupSpec], target_rows: int | None,
 
 
 def _fit(df: "DataFrame", specs: Sequence[GroupSpec], schema: "TableSchema",
-         settings_of: dict[int, tuple[int, Any]]) -> "DataFrame":
+         settings_of: dict[int, tuple[int, Any]],
+         options: ExecutorOptions = DEFAULT_OPTIONS) -> "DataFrame":
     """Fit every fitted group's ordering on one sample; add the key column."""
     sample = fitting.sample_fitted(df, specs, schema)
     fitted = [s for s in specs if s.group.layout in FITTED]
     for s in fitted:
         fitting.fit_group(s, sample, schema, settings_of[s.index][0])
     dtype = "double" if any(s.key_dtype == "double" for s in fitted) else "long"
-    return fitting.with_key(df, specs, schema, dtype)
+    return fitting.with_key(df, specs, schema, dtype, options=options)
 
 
 def _results(specs: Sequence[GroupSpec], files: Sequence[str], checks: verification.Checks,

@@ -92,13 +92,12 @@ def _zonemap_cuts(spec: GroupSpec, column: str, ltype: str, fractions: Sequence[
 #: a group is split across tasks only into slices of at least this many output files (each
 #: slice may end in one partial file, as the cuts are estimates)
 MIN_FILES_PER_SLICE = 4
-#: ... and of at least this many rows (round 9). Each slice but the last may end in a file
+#: ... and of at least this many rows. Each slice but the last may end in a file
 #: smaller than the target (its cut is estimated from the zonemaps), so a sliced group
 #: writes up to ``slices - 1`` files more than ``ceil(rows / rows_per_file)``, the count the
 #: cost model prices (``engine.policy.costmodel.group_files``): the sample demo's plan (one
 #: group of 88,000 rows in files of 2,000) wrote 46 files for the 44 of its target. Below
-#: this a group sorts in one task (bench/README_executor.md, round 9); 0 slices any group
-#: as rounds 3-8 did.
+#: this a group sorts in one task (bench/executor/README.md); 0 slices any group.
 MIN_SLICE_ROWS = 250_000
 
 

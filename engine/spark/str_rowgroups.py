@@ -1,4 +1,4 @@
-"""PAW's precise descriptors on disk (seed 001 §V-A; PAW_PTO.md §1 "Precise descriptors").
+"""PAW's precise descriptors on disk (seed 001 §V-A).
 
 A ``paw`` group whose ``layout_params["n_mbr"]`` is N > 0 gets each written file's rows in
 STR (sort-tile-recursive) order over the tree's columns, as exactly N row groups: one row

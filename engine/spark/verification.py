@@ -1,7 +1,7 @@
 """Verify a rewrite before its commit: the written files hold exactly the input rows, each
 in its own group (the data-safety rule: never a lost, duplicated, altered or moved row),
-at a cost that does not grow with the number of groups (issue 11, section 1: "a plan of 1
-to 500 groups costs about the same fixed overhead as one group").
+at a cost that does not grow with the number of groups (a plan of 1 to 500 groups costs
+about the same fixed overhead as one group).
 
 **What is compared.** Per row ``r`` of group ``g``: its hash ``h(r) = xxhash64(columns)``
 (the checksum of :mod:`engine.spark.checksum`) and its *tagged* hash
@@ -20,9 +20,9 @@ to 500 groups costs about the same fixed overhead as one group").
 The commit goes ahead only if ``N = sum R_g``, ``n_g = R_g`` for every group,
 ``sum H_g = H`` and ``sum T_g = T``, and no written row is outside the plan's groups.
 
-**Why that is as safe as per-group checksums** (rounds 3-5 compared ``(n, H)`` per group,
-which cost three conditional sums per group and row, or a second read of the inputs above
-8 groups). Let ``I`` and ``O`` be the multisets of (row, group) pairs read and written; the
+**Why that is as safe as per-group checksums** (comparing ``(n, H)`` per group costs
+three conditional sums per group and row, or a second read of the inputs above 8
+groups). Let ``I`` and ``O`` be the multisets of (row, group) pairs read and written; the
 question is whether ``O != I`` can pass.
 - A lost or duplicated row changes ``n_g`` of its group (caught exactly, no probability).
 - An altered row (same group, other values) changes ``H`` by ``h(r') - h(r)``: zero only
@@ -72,14 +72,6 @@ Checks = dict[int, dict[str, tuple[int, str]]]
 HASH_COLUMN = "__la_row_hash"
 #: the tagged hash observed (likewise)
 TAG_COLUMN = "__la_tag_hash"
-#: read the inputs again in every verification instead of observing them (rounds 3-5's
-#: design above 8 groups; kept only so the bench can measure it: ``--variants
-#: executor-50-groups-reread``)
-ALWAYS_REREAD = False
-#: read the written files' group from Spark's ``__la_g=i`` folders (round 11, the default:
-#: :func:`scan_group_folders`); False: from each row's file path (rounds 3-10, kept so the
-#: bench can measure it: ``--variants executor-50-groups-path-verify``)
-GROUP_FROM_FOLDER = True
 _LOW = 0xFFFFFFFF
 
 
@@ -110,9 +102,7 @@ class Sums:
 def with_hashes(df: "DataFrame", data_cols: Sequence[str], tag: bool) -> "DataFrame":
     """``df`` with ``h`` (and, if ``tag``, ``t``) as columns, each computed once per row: an
     observation evaluates its aggregates without sharing subexpressions, so ``t`` written
-    in two sums would be computed twice. (With or without this, the tag measured about
-    +0.4-0.8 executor CPU s on a 1M-row 50-group plan, in runs too noisy to separate the
-    two: bench/README_executor.md.)"""
+    in two sums would be computed twice. (The tag's own cost: bench/executor/README.md.)"""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     df = df.withColumn(HASH_COLUMN, row_hash(data_cols))
@@ -165,13 +155,16 @@ def observed(observation: "Observation") -> Sums:
 
 
 def written_sums(spark: "SparkSession", files: Sequence[str], data_cols: Sequence[str],
-                 spark_schema: Any, tag: bool, out_dir: str | None = None) -> dict[int, Sums]:
+                 spark_schema: Any, tag: bool, out_dir: str | None = None,
+                 from_folder: bool = True) -> dict[int, Sums]:
     """ONE aggregate over the written files: per group (-1: a file of no group), rows and
     hash sums. Files still in Spark's ``out_dir/__la_g=i/`` folders are read with the
-    group from the folder (:func:`scan_group_folders`), others by their paths."""
+    group from the folder (:func:`scan_group_folders`) unless ``from_folder`` is False
+    (:attr:`engine.spark.options.ExecutorOptions.verify_from_folder`), others by their
+    paths."""
     if not files:
         return {}
-    if GROUP_FROM_FOLDER and out_dir is not None and in_group_folders(files, out_dir):
+    if from_folder and out_dir is not None and in_group_folders(files, out_dir):
         written = scan_group_folders(spark, spark_schema, data_cols, files, out_dir)
     else:
         groups = [group_of_file(f) for f in files]
@@ -207,8 +200,8 @@ def scan_group_folders(spark: "SparkSession", spark_schema: Any, names: Sequence
     """ONE scan of ``files`` (each in an :func:`in_group_folders` folder): the columns
     ``names`` and each row's group, which Spark reads from the folder's name once per file.
     The per-row lookup of the file's path (:func:`engine.spark.reading.scan_tagged`) is
-    planned anew for every run's paths; this scan is the same plan on every run (round
-    11, 1M rows in 50 groups: 0.55 s against 0.78 s, bench/README_executor.md)."""
+    planned anew for every run's paths; this scan is the same plan on every run (the two
+    are compared in bench/executor/README.md)."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
     from pyspark.sql.types import IntegerType, StructField, StructType
 
@@ -251,13 +244,15 @@ def mismatch(specs: Sequence[GroupSpec], seen: Sums, out: Mapping[int, Sums],
 
 def verify(spark: "SparkSession", specs: Sequence[GroupSpec], seen: Sums, files: Sequence[str],
            data_cols: Sequence[str], spark_schema: Any,
-           read_again: Callable[[], "DataFrame"], out_dir: str | None = None) -> Checks:
+           read_again: Callable[[], "DataFrame"], out_dir: str | None = None,
+           from_folder: bool = True) -> Checks:
     """Compare the observed inputs ``seen`` with ONE aggregate of the written files; raise
     :class:`ExecutionError` naming the failing group (a second read of the inputs,
     ``read_again()``, only then) or return each group's (rows, checksum). ``out_dir``: the
-    write's folder, when ``files`` are still in its group folders."""
+    write's folder, when ``files`` are still in its group folders; ``from_folder``: read
+    their group from it (:func:`written_sums`)."""
     tag = tagged(specs)
-    out = written_sums(spark, files, data_cols, spark_schema, tag, out_dir)
+    out = written_sums(spark, files, data_cols, spark_schema, tag, out_dir, from_folder)
     stray = out.get(-1)
     if stray:
         raise ExecutionError(f"rows of files outside the plan's groups were written "
@@ -274,7 +269,7 @@ def aggregate(spark: "SparkSession", inputs: "DataFrame | None", files: Sequence
               data_cols: Sequence[str], spark_schema: Any) -> Checks:
     """ONE aggregate over the written files and the inputs read again: rows and checksum
     per (side, group). Returns {group: {"in": (rows, checksum), "out": ...}}. Used after a
-    mismatch (to name the group) and by :data:`ALWAYS_REREAD`."""
+    mismatch, to name the group."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     cols = [F.col(q(c)) for c in data_cols]

@@ -6,7 +6,8 @@ cuts the files: ``partitionBy(group[, physical partition])`` (no file straddles 
 two ``partition_by`` values or two Qd-tree leaves) and ``maxRecordsPerFile`` (files of the
 target size, exactly, without sampling for boundaries). When every group sorts on one
 date or 32-bit integer column, (group, key) is one packed long that Spark radix-sorts
-(:data:`GROUP_WRITE` "packed", :func:`packed_key`).
+(:attr:`ExecutorOptions.group_write <engine.spark.options.ExecutorOptions>` "packed",
+:func:`packed_key`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
-from engine.spark.hadoop_files import move_task_files
 from engine.spark.hashing import hash_targets, long_array
 from engine.table import fs as table_fs
 from engine.spark.jobspec import (
     FINE_SHIFT, GROUP_COLUMN, KEY_COLUMN, LEAVES, ORD_COLUMN, PART_COLUMN, PID_COLUMN,
     ROW_COLUMN, GroupSpec, q,
 )
+from engine.spark.options import DEFAULT_OPTIONS, ExecutorOptions
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 #: sort by the partition columns that makes the optimizer drop ours (rows would leave in
 #: no order); more than 32 input paths would be listed by an extra Spark job; no
 #: ``_SUCCESS`` marker (the run verifies its files itself, and a marker left by a killed
-#: run is a hidden file an open format's gc does not list: issue 10 section 5)
+#: run is a hidden file an open format's gc does not list)
 JOB_CONF = {"spark.sql.adaptive.enabled": "false",
             "spark.sql.optimizer.plannedWrite.enabled": "false",
             "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
@@ -121,13 +122,8 @@ def part_column(specs: Sequence[GroupSpec]) -> "Column | None":
     return expr.otherwise(F.lit(""))
 
 
-#: how a plan with several key specs sorts (issue 11 section 1, round 7): "columns" computes
-#: each sort key once per row as a column before the sort, one column per key position
-#: where every spec's key there has the same type (the ``CASE`` on the group is evaluated
-#: once per row); "case" puts the ``CASE`` expressions in the sort itself (rounds 3-6),
-#: evaluated on both rows of every comparison: kept for the bench
-SORT_KEYS = "columns"
-SORT_KEY_PREFIX = "__la_sk"  # the precomputed sort keys' columns
+#: the precomputed sort keys' columns (:func:`with_sort_keys`)
+SORT_KEY_PREFIX = "__la_sk"
 
 
 def _key_specs(specs: Sequence[GroupSpec]) -> dict[tuple[str, ...], list[int]]:
@@ -141,7 +137,7 @@ def _key_specs(specs: Sequence[GroupSpec]) -> dict[tuple[str, ...], list[int]]:
         elif s.group.layout in LEAVES:  # ties of a leaf's key (its rank bucket) in the
             key = (KEY_COLUMN, s.group.columns[0])  # first column's order
         else:  # a curve's key: ties share one grid cell; ONE long column lets Spark
-            key = (KEY_COLUMN,)  # radix-sort (round 8: -0.4 CPU-s at 1M rows, Hilbert)
+            key = (KEY_COLUMN,)  # radix-sort
         by_spec.setdefault(key, []).append(s.index)
     return by_spec
 
@@ -163,7 +159,7 @@ def sort_columns(specs: Sequence[GroupSpec]) -> list["Column"]:
 
 def with_sort_keys(df: "DataFrame", specs: Sequence[GroupSpec]) -> tuple["DataFrame", list["Column"]]:
     """``df`` with the sort keys after (group, partition) as columns, and the columns to
-    sort by (:data:`SORT_KEYS`).
+    sort by.
 
     Position j's column is, for each row, the j-th key column of its group's spec; specs
     whose j-th columns differ in type get one column each (null on the other groups' rows,
@@ -176,7 +172,7 @@ def with_sort_keys(df: "DataFrame", specs: Sequence[GroupSpec]) -> tuple["DataFr
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     by_spec = _key_specs(specs)
-    if len(by_spec) == 1 or SORT_KEYS == "case":
+    if len(by_spec) == 1:
         return df, sort_columns(specs)
     types = {f.name: f.dataType for f in df.schema.fields}
     g = F.col(GROUP_COLUMN)
@@ -195,39 +191,18 @@ def with_sort_keys(df: "DataFrame", specs: Sequence[GroupSpec]) -> tuple["DataFr
     return df.withColumns(columns), [F.col(c) for c in columns]
 
 
-#: how a plan of several groups (and no physical partition) is written (round 8):
-#: "partition_by" (rounds 3-7, the default) packs several groups per task and sorts by
-#: (group, key) for Spark's ``partitionBy`` writer, so every comparison inside a group ties
-#: on the group prefix and reads both rows (1.32 against 0.36 executor CPU-s for 1M rows in
-#: 50 groups, the sort alone); "tasks" gives every write task the rows of one group only
-#: (each slice its own task) and writes without ``partitionBy``, so a task sorts on its
-#: group's key alone. Measured (bench/README_executor.md "Round 8", loaded machine): "tasks"
-#: cut the 1M 50-group plan's executor CPU by 19% in two runs but not clearly its wall time
-#: (+0.32 s, -0.22 s), and the two 10M runs (no warm-up) contradict each other, so it is
-#: not the default until a quiet run says so.
-#: Above :data:`GROUP_TASKS_MAX` slices a plan always takes "partition_by".
-#: "concurrent" (round 9) packs groups into tasks as "partition_by" does, but sorts each
-#: task by the groups' keys alone (a group's rows then still come in its key's order, mixed
-#: with the other groups' rows) and lets Spark's writer keep one open file per group of the
-#: task (``spark.sql.maxConcurrentOutputFileWriters``, set to the most groups a task holds,
-#: so Spark never falls back to its own sort by the group): the sort of "tasks" in the
-#: tasks of "partition_by". Plans with a physical partition keep "partition_by". Measured
-#: (bench/README_executor.md "Round 9", loaded machine, 1M rows in 50 groups): executor CPU
-#: -7% to -21% in three side-by-side runs, wall -0.1 s, -0.6 s and level; not the default
-#: until a quiet run says so.
-#: "packed" (round 11, the default) keeps "partition_by"'s tasks but, when every group sorts
-#: on ONE column of a date or a 32-bit (or narrower) integer type, packs (group, key) into
-#: ONE long per row (:func:`packed_key`), so each task radix-sorts a single long (no
-#: comparison of two fields per pair of rows), and writes with one open file per group of
-#: the task, as "concurrent" does (Spark's writer would otherwise sort again by the group:
-#: the order it requires is the group's, not the packed key's). Its open files hold at most
-#: the task's rows, so it is used only while every task reads at most
-#: :data:`PACKED_TASK_BYTES`; otherwise, and for other keys, "partition_by". Measured
-#: (bench/README_executor.md "Round 11", quiet machine, 1M rows in 50 groups, the write
-#: job alone, median of 4): 2.40 s and 2.67 executor CPU-s against "partition_by"'s 2.79 s
-#: and 3.62 CPU-s.
-GROUP_WRITE = "packed"
-GROUP_TASKS_MAX = 256
+# A many-group write ("packed", :class:`engine.spark.options.ExecutorOptions`) keeps
+# "partition_by"'s tasks but, when every group sorts on ONE column of a date or a 32-bit
+# (or narrower) integer type, packs (group, key) into ONE long per row (:func:`packed_key`),
+# so each task radix-sorts a single long (no comparison of two fields per pair of rows),
+# and writes with one open file per group of the task
+# (``spark.sql.maxConcurrentOutputFileWriters``, set to the most groups a task holds:
+# Spark's writer would otherwise sort again by the group, since the order it requires is
+# the group's, not the packed key's). Its open files hold at most the task's rows, so it
+# is used only while every task reads at most :data:`PACKED_TASK_BYTES`; otherwise, and
+# for other keys, "partition_by": several groups per task, sorted by (group, key) for
+# Spark's ``partitionBy`` writer. The two are compared in ``bench/executor/README.md``.
+
 #: the most input bytes one task of a "packed" write may read: its open files buffer at
 #: most its rows, encoded, until the task ends; Parquet's own writer buffers up to a row
 #: group (``parquet.block.size``, 128 MiB) per file, and compressed input bytes grow about
@@ -238,18 +213,12 @@ PACKED_TYPES = ("date", "int", "smallint", "tinyint")
 #: the packed key's column (a long: group << 33 | key + 2^31 + 1, nulls 0)
 PACKED_COLUMN = "__la_packed"
 _PACKED_SHIFT = 33
-#: "concurrent" only while no task holds more groups than this (each open file buffers its
-#: row group in memory; Parquet's memory manager would shrink the row groups beyond it)
+#: one open file per group only while no task holds more groups than this (each open file
+#: buffers its row group in memory; Parquet's memory manager would shrink the row groups
+#: beyond it)
 GROUP_CONCURRENT_MAX = 256
-_TASK_DIR = "__la_t"  # the one-group-per-task write's folder, emptied into the groups'
 #: Spark's setting: how many files one write task may keep open (0: none, sort instead)
 CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
-
-
-def one_group_per_task(specs: Sequence[GroupSpec]) -> bool:
-    """Does this write give each task one group's rows (:data:`GROUP_WRITE`)?"""
-    return (GROUP_WRITE == "tasks" and len(specs) > 1 and part_column(specs) is None
-            and sum(len(s.buckets) for s in specs) <= GROUP_TASKS_MAX)
 
 
 def groups_per_task(specs: Sequence[GroupSpec]) -> int:
@@ -269,15 +238,14 @@ def groups_per_task(specs: Sequence[GroupSpec]) -> int:
     return max((len(g) for g in held.values()), default=0)
 
 
-def concurrent_writers(specs: Sequence[GroupSpec], types: Mapping[str, str] | None = None) -> int:
-    """Files one task keeps open in the "concurrent" or "packed" write
-    (:data:`GROUP_WRITE`), 0 when this write sorts by (group, key) instead. ``types``: the
-    Spark type (``simpleString``) of each column, which decides whether the keys pack."""
-    if GROUP_WRITE not in ("concurrent", "packed") or len(specs) < 2 \
-            or part_column(specs) is not None:
+def concurrent_writers(specs: Sequence[GroupSpec], types: Mapping[str, str] | None = None,
+                       options: ExecutorOptions = DEFAULT_OPTIONS) -> int:
+    """Files one task keeps open in the "packed" write (``options.group_write``), 0 when
+    this write sorts by (group, key) instead. ``types``: the Spark type (``simpleString``)
+    of each column, which decides whether the keys pack."""
+    if options.group_write != "packed" or len(specs) < 2 or part_column(specs) is not None:
         return 0
-    if GROUP_WRITE == "packed" and not (packs(specs, types or {})
-                                        and max_task_bytes(specs) <= PACKED_TASK_BYTES):
+    if not (packs(specs, types or {}) and max_task_bytes(specs) <= PACKED_TASK_BYTES):
         return 0
     n = groups_per_task(specs)
     return n if n <= GROUP_CONCURRENT_MAX else 0
@@ -349,28 +317,11 @@ def packed_key(specs: Sequence[GroupSpec], types: Mapping[str, str]) -> "Column"
     return F.shiftleft(g.cast("long"), _PACKED_SHIFT) + expr
 
 
-def separate_buckets(specs: Sequence[GroupSpec]) -> int:
-    """Give every slice of every group a bucket of its own (after
-    :func:`engine.spark.slicing.plan_slices` packed them); returns the buckets.
-
-    Example (two groups of 2 and 1 slices, packed into buckets 0 and 1):
-    >>> from types import SimpleNamespace as S
-    >>> a, b = S(buckets=[0, 1]), S(buckets=[1])
-    >>> separate_buckets([a, b]), a.buckets, b.buckets
-    (3, [0, 1], [2])
-    """
-    n = 0
-    for s in specs:
-        s.buckets = list(range(n, n + len(s.buckets)))
-        n += len(s.buckets)
-    return n
-
-
 def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: str,
            max_rows: int, row_group_bytes: int | None, data_cols: Sequence[str],
-           spark: "SparkSession | None" = None) -> None:
+           options: ExecutorOptions = DEFAULT_OPTIONS) -> None:
     """The one shuffle, sort and write (Spark's writer cuts files per group, partition
-    and ``max_rows``)."""
+    and ``max_rows``; a many-group write as ``options.group_write`` says)."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     part = part_column(specs)
@@ -380,13 +331,9 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
     # write never does: no call into the JVM for its schema)
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields} \
         if len(specs) > 1 else {}
-    open_files = concurrent_writers(specs, types)  # 0: sorted by (group, key), one file open
+    open_files = concurrent_writers(specs, types, options)  # 0: sorted by (group, key)
     df = df.withColumn(PID_COLUMN, pid_column(specs, n_buckets))
     shuffled = df.repartition(n_buckets, F.col(PID_COLUMN))
-    if spark is not None and one_group_per_task(specs):
-        _write_group_tasks(spark, shuffled, specs, out_dir, max_rows, row_group_bytes,
-                           data_cols)
-        return
     if len(specs) == 1 and part is None:
         # one group, no physical partition: no partitionBy (its required sort by the group,
         # a constant, would come first and leave Spark's sort a useless prefix and no radix
@@ -396,7 +343,7 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
         target = f"{out_dir.rstrip('/')}/{GROUP_COLUMN}={specs[0].index}"
     else:
         partition_cols = [GROUP_COLUMN] + ([PART_COLUMN] if part is not None else [])
-        if open_files and GROUP_WRITE == "packed":  # one long: (group, key) packed
+        if open_files:  # one long: (group, key) packed
             shuffled = shuffled.withColumn(PACKED_COLUMN, packed_key(specs, types))
             keys = [F.col(PACKED_COLUMN)]
         else:
@@ -415,36 +362,12 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
         writer.parquet(target)
 
 
-
-def _write_group_tasks(spark: "SparkSession", shuffled: "DataFrame", specs: Sequence[GroupSpec],
-                       out_dir: str, max_rows: int, row_group_bytes: int | None,
-                       data_cols: Sequence[str]) -> None:
-    """:func:`write` when each task holds one group (:func:`one_group_per_task`): sort on
-    the group's key alone, write without ``partitionBy`` into a folder of its own, then
-    move each task's files (Spark names them ``part-<task>-...``) into its group's folder,
-    where :func:`engine.spark.hadoop_files.flatten` finds them as after a ``partitionBy``.
-    A file put in the wrong group is caught by the verification (rows per group and the
-    tagged checksum), as any other misplaced row."""
-    from pyspark.sql import functions as F  # pyspark: costly import, deferred
-
-    shuffled, keys = with_sort_keys(shuffled, specs)
-    ordered = shuffled.sortWithinPartitions(*keys)
-    out = ordered.select(*[F.col(q(c)) for c in data_cols])
-    staging = f"{out_dir.rstrip('/')}/{_TASK_DIR}"
-    writer = out.write.mode("append").option("maxRecordsPerFile", int(max_rows))
-    if row_group_bytes:
-        writer = writer.option("parquet.block.size", int(row_group_bytes))
-    writer.parquet(staging)
-    group_of_task = {b: s.index for s in specs for b in s.buckets}
-    move_task_files(spark, staging, out_dir, group_of_task, GROUP_COLUMN)
-
-
 def drop_checksums(files: Sequence[str]) -> None:
     """Remove the ``.NAME.crc`` that Hadoop's local file system writes beside each file.
 
     Nothing reads them (the run verifies rows and checksums itself; pyarrow, DuckDB and the
     formats ignore them), and a killed run's would outlive its files: they are hidden files,
-    which an open format's gc does not list (issue 10 section 5). None on object stores.
+    which an open format's gc does not list. None on object stores.
     """
     for path in files:
         if table_fs.is_uri(path) and not path.startswith("file:"):

@@ -8,8 +8,8 @@ cluster).
 
 Row-group statistics are kept too. ``Partition`` has no field for them, so they travel
 beside it: :func:`read_footers` returns them, and :func:`read_partitions` remembers them in a
-small process cache that :meth:`engine.table.store.TableStore.commit` consults when it
-writes the row-group manifest next to a snapshot.
+small process cache that the native commit (:func:`engine.table.formats.native_files.publish`)
+consults when it writes the row-group manifest next to a snapshot.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def _coerce(ltype: str, value: Any) -> Any:
 
 
 def _nan_bounds(lo: float | None, hi: float | None) -> tuple[float | None, float | None]:
-    """Float bounds with NaN made safe for pruning (issue 10 section 4). Spark's Parquet
+    """Float bounds with NaN made safe for pruning. Spark's Parquet
     writer puts NaN into the statistics (max = NaN) where pyarrow leaves NaN out; every
     comparison with NaN is false, so the file would be pruned for every range although
     DuckDB and Spark sort NaN above every number and ``x > 100`` reads its NaN rows. A NaN
@@ -196,7 +196,8 @@ def _nan_bounds(lo: float | None, hi: float | None) -> tuple[float | None, float
     return lo, hi
 
 
-def _merge(ltype: str, groups: list[tuple[int, dict]], name: str) -> tuple[Any, Any, int | None, int, list]:
+def merge_column_stats(ltype: str, groups: list[tuple[int, dict]],
+                       name: str) -> tuple[Any, Any, int | None, int, list]:
     """Merge row-group stats of one column: unknown if any non-empty group lacks min/max."""
     lo = hi = None
     known = ltype != "other"
@@ -234,7 +235,7 @@ def _to_partition(raw: tuple, schema: TableSchema, seq: int) -> tuple[Partition,
     stats: dict[str, ColumnStats] = {}
     per_col: dict[str, list] = {}
     for name, ltype in schema.columns:
-        lo, hi, nulls, cbytes, per_group = _merge(ltype, groups, name)
+        lo, hi, nulls, cbytes, per_group = merge_column_stats(ltype, groups, name)
         stats[name] = ColumnStats(lo, hi, nulls, cbytes)
         per_col[name] = per_group
     rgs = [RowGroupStats(i, groups[i][0], {n: per_col[n][i] for n in per_col},

@@ -53,6 +53,16 @@ def join(root: str, *parts: str) -> str:
     return os.path.join(root, *parts)
 
 
+def is_under(path: str, root: str) -> bool:
+    """True when ``path`` is ``root`` or inside it (by spelling: normalize both first).
+
+    >>> is_under("/t/data/a.parquet", "/t/data/"), is_under("/t/data2/a", "/t/data")
+    (True, False)
+    """
+    root = root.rstrip("/")
+    return path == root or path.startswith(root + "/")
+
+
 def has_glob(path: str) -> bool:
     return any(ch in path for ch in _GLOB_CHARS)
 

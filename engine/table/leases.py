@@ -1,8 +1,8 @@
 """Leases: the folders a rewrite is writing, protected from ``gc`` until the writer ends.
 
-Issue 10 section 4: a ``gc --older-than 0s --force-retention`` from another process, landing
-between a run's verification and its commit, used to delete the run's new files (they are
-referenced by no snapshot yet); the run then committed a snapshot naming missing files.
+Why: a ``gc --older-than 0s --force-retention`` from another process, landing between a
+run's verification and its commit, would delete the run's new files (they are referenced
+by no snapshot yet), and the run would then commit a snapshot naming missing files.
 Retention by file age cannot protect them when the retention is forced to zero, so every
 folder a writer gets from :meth:`engine.table.store.TableStore.new_data_dir` is *leased*
 first: a small JSON file ``<table folder>/leases/<token>.json`` naming the folder, the

@@ -35,7 +35,13 @@ def arrow_type(ltype: str) -> Any:
     }.get(ltype, pa.string())
 
 
-def _stat_value(ltype: str, value: Any) -> Any:
+def stat_value(ltype: str, value: Any) -> Any:
+    """A column bound as the manifest stores it: decimals as strings, None when unknown
+    (an unorderable type, an integer beyond int64).
+
+    >>> stat_value("decimal", 1), stat_value("other", 3), stat_value("int", 2**64)
+    ('1', None, None)
+    """
     if value is None:
         return None
     if ltype == "decimal":
@@ -161,8 +167,8 @@ def splice(schema: TableSchema, base: Any, removed: np.ndarray, added: Sequence[
     without its rows where ``removed`` (bool per row) is True, and ``added`` in the slot of
     the first removed row (appended when none is). The same table
     :func:`partitions_to_table` makes of that list of partitions, without a
-    :class:`Partition` per kept row: at 1,000,000 partitions those walks took ~15 CPU-s of
-    a commit (bench/bench_snapshot_walks.py)."""
+    :class:`Partition` per kept row: at 1,000,000 partitions those walks would be most of
+    a commit (bench/planning/README.md)."""
     target = manifest_schema(schema)
     removed = np.asarray(removed, dtype=bool).reshape(base.num_rows)
     kept = base.cast(target)
@@ -188,8 +194,8 @@ def _fresh_table(schema: TableSchema, parts: Sequence[Partition],
     }
     for i, (name, ltype) in enumerate(schema.columns):
         stats = [p.columns.get(name) for p in parts]
-        data[f"c{i}_min"] = [None if s is None else _stat_value(ltype, s.min) for s in stats]
-        data[f"c{i}_max"] = [None if s is None else _stat_value(ltype, s.max) for s in stats]
+        data[f"c{i}_min"] = [None if s is None else stat_value(ltype, s.min) for s in stats]
+        data[f"c{i}_max"] = [None if s is None else stat_value(ltype, s.max) for s in stats]
         data[f"c{i}_nulls"] = [None if s is None else s.null_count for s in stats]
         data[f"c{i}_cbytes"] = [0 if s is None else int(s.compressed_bytes or 0) for s in stats]
     return pa.Table.from_pydict(data, schema=target)
@@ -197,7 +203,7 @@ def _fresh_table(schema: TableSchema, parts: Sequence[Partition],
 
 class ManifestPartitions(SequenceABC):
     """A snapshot's partitions backed by its manifest: :class:`Partition` objects are made
-    on access, never all at load (issue 15: building 1,000,000 of them took 12 s, and the
+    on access, never all at load (a million of them cost seconds to build, and the
     algorithms read :class:`ZoneMaps` anyway). Indexing, slicing, ``len`` and iteration
     behave as on the tuple this replaces; every object made for row i shares the same
     :class:`ManifestData`, so :func:`partitions_to_table` still gathers them columnar.
@@ -334,10 +340,9 @@ def unicode_array(array: Any) -> tuple[np.ndarray, np.ndarray]:
 
     An ASCII column is right-padded with NUL bytes by Arrow to its longest value, so its
     bytes are one fixed-width block that numpy reads as ``S<width>`` and widens to
-    ``U<width>`` in C (numpy drops trailing NULs, as it does on the object path). At
-    1,000,000 values this took 0.10-0.18 CPU-s against 0.15-0.24 CPU-s through Python
-    objects (bench/README_planning.md). A column holding any non-ASCII byte is decoded from
-    UTF-8 by :func:`_utf8_array`, in numpy too.
+    ``U<width>`` in C (numpy drops trailing NULs, as it does on the object path). It is
+    faster than going through Python objects (bench/planning/README.md). A column holding any non-ASCII byte is decoded from
+    UTF-8 by :func:`utf8_array`, in numpy too.
 
     >>> unicode_array(pa.chunked_array([["b", None], ["", "abc"]]))[0].tolist()
     ['b', '', '', 'abc']
@@ -347,7 +352,7 @@ def unicode_array(array: Any) -> tuple[np.ndarray, np.ndarray]:
     if not pa.types.is_string(array.type):
         return logical_types.encode_arrow("string", array)
     if not _ascii(array):
-        return _utf8_array(array)
+        return utf8_array(array)
     n = len(array)
     valid = np.asarray(pc.is_valid(array).to_numpy(zero_copy_only=False), dtype=bool)
     filled = pc.fill_null(array, "")
@@ -358,7 +363,7 @@ def unicode_array(array: Any) -> tuple[np.ndarray, np.ndarray]:
     return data.view(f"S{width}").astype(f"U{width}"), valid
 
 
-def _utf8_array(array: Any) -> tuple[np.ndarray, np.ndarray]:
+def utf8_array(array: Any) -> tuple[np.ndarray, np.ndarray]:
     """(numpy unicode array, valid mask) of an Arrow string array holding non-ASCII text,
     decoded from its UTF-8 buffer with numpy (no Python ``str`` per value): each lead byte
     starts a code point of 1 to 4 bytes (RFC 3629: ``0xxxxxxx``, ``110xxxxx``,
@@ -367,9 +372,9 @@ def _utf8_array(array: Any) -> tuple[np.ndarray, np.ndarray]:
     matrix as wide as the longest string, which numpy reads as ``U<width>`` (UTF-32, and
     trailing NULs dropped, as on the object path). Arrow has validated the UTF-8 already.
     Equal value for value to ``logical_types.encode_arrow("string", array)`` (property
-    test in tests/test_scale_manifest.py).
+    test in tests/engine/table/test_scale_manifest.py).
 
-    >>> _utf8_array(pa.array(["é", None, "東京🦆", "a"]))[0].tolist()
+    >>> utf8_array(pa.array(["é", None, "東京🦆", "a"]))[0].tolist()
     ['é', '', '東京🦆', 'a']
     """
     n = len(array)
@@ -441,8 +446,8 @@ def row_groups_table(schema: TableSchema, row_groups: Mapping[str, Sequence[Any]
             sizes = getattr(g, "column_bytes", None) or {}
             for i, (name, ltype) in enumerate(schema.columns):
                 lo, hi, nulls = g.columns.get(name, (None, None, None))
-                data[f"c{i}_min"].append(_stat_value(ltype, lo))
-                data[f"c{i}_max"].append(_stat_value(ltype, hi))
+                data[f"c{i}_min"].append(stat_value(ltype, lo))
+                data[f"c{i}_max"].append(stat_value(ltype, hi))
                 data[f"c{i}_nulls"].append(nulls)
                 data[f"c{i}_bytes"].append(sizes.get(name))
     return pa.Table.from_pydict(data, schema=pa.schema(fields))

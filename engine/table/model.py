@@ -1,6 +1,7 @@
 """Frozen metadata of a table: column statistics, partitions, snapshots, columnar zonemaps.
 
-This module is pure data (no IO, no Spark). Storage lives in ``engine.table.store``.
+This module is pure data (no IO, no Spark). Storage lives in the formats
+(``engine.table.formats``), opened through the catalog (``engine.table.store``).
 
 Two views of the same partitions are offered:
 
@@ -176,7 +177,7 @@ class Snapshot:
     @property
     def total_rows(self) -> int:
         """Summed from the zonemap arrays (stores set them when they load a snapshot): a
-        walk over one Partition object per partition took ~15 s at 1,000,000 (issue 15)."""
+        walk over one Partition object per partition would cost seconds at a million."""
         return int(self.zonemaps().rows.sum())
 
     @property

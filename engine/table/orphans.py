@@ -1,14 +1,16 @@
 """Metadata files an Iceberg table no longer (or never) references: what gc may delete there.
 
-A commit killed half-way (issue 10 section 5) leaves manifests, a manifest list or a
-metadata JSON that no published version of the table names; pyiceberg 0.12 has no
-``remove_orphan_files``. Referenced are: the current metadata file and those of the
-metadata log, every snapshot's manifest list and the manifests in it, and the statistics
-files. Everything else under ``<table location>/metadata`` is an orphan.
+A commit killed half-way leaves manifests, a manifest list or a metadata JSON that no
+published version of the table names; pyiceberg 0.12 has no ``remove_orphan_files``.
+Referenced are: the current metadata file and those of the metadata log, every snapshot's
+manifest list and the manifests in it, and the statistics files. Everything else under
+``<table location>/metadata`` is an orphan.
 
-Only called by :meth:`engine.table.store.TableStore.gc` when no live lease exists on the
-table (no run of ours is committing) and only for files older than the retention: a writer
-outside the advisor that is committing right now is protected by the retention alone, as
+Only called by the gc of an Iceberg table
+(:func:`engine.table.formats.gc.collect_foreign`, through
+:meth:`~engine.table.formats.iceberg.IcebergFormat.metadata_orphans`) when no live lease
+exists on the table (no run of ours is committing) and only for files older than the
+retention: a writer outside the advisor that is committing right now is protected by the retention alone, as
 with Iceberg's own ``remove_orphan_files`` (hence its minimum of 7 days without
 ``--force-retention``).
 """

@@ -3,7 +3,7 @@ the Spark ingest (:mod:`engine.spark.ingest`) and the Arrow demo writer
 (:mod:`engine.scenarios.demo_table`) share, so the two writers cannot drift apart.
 
 pyiceberg is imported only by :func:`publish_iceberg` (its import costs ~0.7 CPU-s, and
-``import engine.api`` stays free of it for native tables; ``tests/test_scale_imports.py``).
+``import engine.api`` stays free of it for native tables; ``tests/engine/table/test_scale_imports.py``).
 """
 
 from __future__ import annotations

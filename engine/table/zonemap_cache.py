@@ -3,7 +3,7 @@
 Every command and every dashboard start is a fresh process, and a snapshot's zonemaps are
 the first thing each one needs: at 1,000,000 partitions reading the zstd manifest and
 building :class:`~engine.table.model.ZoneMaps` from its Arrow columns costs about a CPU
-second for six numeric columns, and more with strings (issue 15). A snapshot never
+second for six numeric columns, and more with strings. A snapshot never
 changes, so its arrays are written once, uncompressed, to
 ``<home>/cache/zonemaps/<table>/<key>/`` (one ``.npy`` per array and ``meta.json``) and
 memory-mapped back with ``numpy.load`` (no pickle: paths are Arrow's UTF-8 bytes and
@@ -44,8 +44,8 @@ _log = logging.getLogger(__name__)
 #: bumped whenever what an entry holds changes (older entries are then never read)
 CACHE_VERSION = 1
 #: entries kept per table (one per recently loaded snapshot; the oldest written go first):
-#: an entry is about the arrays' size in memory, 250 MB for 1,000,000 partitions x 6
-#: numeric columns, 635 MB x 16 mixed columns (bench/README_planning.md)
+#: an entry is about the arrays' size in memory, hundreds of MB for 1,000,000 partitions
+#: (bench/planning/README.md)
 KEEP_PER_TABLE = 4
 #: a temporary entry folder older than this is a killed writer's, deleted by the next store
 STALE_TMP_S = 3600.0

@@ -342,20 +342,21 @@ def extract_entries(entries: Iterator[LogEntry], table: str, schema: Any, file: 
     return out, report
 
 
-def import_log(settings: Any, table: str, path: str, dialect: str | None = None,
-               strict: bool = False, replace: bool = False,
+def import_log(tables: TableStore, workloads: WorkloadStore, table: str, path: str,
+               dialect: str | None = None, strict: bool = False, replace: bool = False,
                append: bool = False) -> ImportReport:
     """Import a query log into the table's workload (added to it, or replacing it).
 
     A log whose query ids are already in the workload (the same file imported twice: ids
     default to ``<file stem>:<line>``) is refused unless ``append`` (import them again) or
     ``replace`` says what to do: a doubled workload silently doubles every saving.
+    ``tables`` gives the table's current schema, ``workloads`` receives the fragments.
     """
-    schema = TableStore(settings).current_snapshot(table).schema
+    schema = tables.current_snapshot(table).schema
     entries, sql_file = _load(path, dialect)
     fragments, report = extract_entries(entries, table, schema, str(path), dialect=dialect,
                                         strict=strict, sql_file=sql_file)
-    store = WorkloadStore(settings)
+    store = workloads
     if not replace and not append:
         known = {f.query_id for f in store.fragments(table)}
         again = sorted({f.query_id for f in fragments} & known)

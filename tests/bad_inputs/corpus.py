@@ -1,8 +1,8 @@
-"""The bad-input corpus (issue 10 §3): inputs a user can get wrong, and what must be said.
+"""The bad-input corpus: inputs a user can get wrong, and what must be said.
 
 Each :class:`Case` runs one command against a fresh workspace (a small ``lineitem`` table,
 an imported workload, admin ``root``, approver ``alice`` and one proposed plan, see
-``tests/test_bad_inputs.py``) and must end with exit code 2, no traceback, exactly one
+``tests/e2e/test_bad_inputs.py``) and must end with exit code 2, no traceback, exactly one
 error line matching ``expect``, and nothing on disk changed (table files, snapshots, the
 control store; a case with ``audits=True`` may append audit entries and sessions, as a
 failed sign-in must).
@@ -257,7 +257,7 @@ CASES: tuple[Case, ...] = (
     Case("control-db-truncated", ("plan", "list"), r"control store .*control\.db cannot be used", damage="control-truncated"),
     Case("auth-bad-name", ("approvers", "add", "a\tb", "--admin"), r"approver name 'a\\tb' must be",
          stdin="a long new secret\n"),
-    # -- round 3: a named proposer signs in; a file deleted under the table; a copied workspace
+    # -- a named proposer signs in; a file deleted under the table; a copied workspace
     Case("create-as-without-secret", (*CREATE, "--as", "alice"), r"no secret for 'alice'"),
     Case("create-as-wrong-secret", (*CREATE, "--as", "alice", "--secret-file", "{tmp}/wrong"),
          r"wrong name or secret for 'alice'", files={"wrong": b"not the secret\n"}, audits=True),
@@ -277,7 +277,7 @@ CASES: tuple[Case, ...] = (
          r"belongs to the workspace at", damage="workspace-copied"),
 )
 
-#: damages a case may ask for (applied by the test, see tests/test_bad_inputs.py)
+#: damages a case may ask for (applied by the test, see tests/e2e/test_bad_inputs.py)
 DAMAGES = ("control-garbage", "control-directory", "control-missing-after-recluster",
            "pointer-garbage", "pointer-dangling", "header-garbage", "manifest-truncated",
            "table-json-garbage", "workload-garbage", "control-truncated", "data-file-deleted",

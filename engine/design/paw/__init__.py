@@ -1,4 +1,4 @@
-"""PAW: data partitioning robust to δ-similar workloads (seed 001; PAW_PTO.md §1).
+"""PAW: data partitioning robust to δ-similar workloads (seed 001).
 
 Definitions (:mod:`.similarity`), Alg. 1 (:mod:`.group_split`), Alg. 2 (:mod:`.axis_split`),
 Alg. 3 with Ψ, the partition tree, router, unknown δ and k-d refinement (:mod:`.tree`).

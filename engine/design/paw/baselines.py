@@ -3,7 +3,7 @@
 The Qd-tree is :class:`engine.layout.qdtree.QdTree` fitted on the *history* (no δ, no
 medians); the k-d tree is a :class:`PawTree` that splits nothing by the workload and is
 refined by median cuts on round-robin dimensions. LBCost reads exactly the query's result;
-LB_b = max(|q ∩ D|, b_min) when q meets D (PAW_PTO.md §1 "LB"). "q meets D" is read as: the
+LB_b = max(|q ∩ D|, b_min) when q meets D (section VI, "LB"). "q meets D" is read as: the
 box meets the data's bounding box, since a layout whose descriptors cover the space (every
 tree here) reads at least one partition of b_min rows for such a query even when no row
 matches; with the literal reading (a non-empty result) most 4-D queries of Table III have

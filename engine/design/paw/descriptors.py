@@ -2,8 +2,8 @@
 
 A partition is scanned iff its descriptor meets the query *and* at least one of its MBRs
 does; each MBR costs 16·d bytes at the master (two 8-byte bounds per dimension). The MBRs
-come from a sort-tile-recursive packing that yields exactly ``n_mbr`` tiles (decided in
-PAW_PTO.md §1; IPs get them too). Physically, rows written in STR order with ``n_mbr`` row
+come from a sort-tile-recursive packing that yields exactly ``n_mbr`` tiles (IPs get
+them too). Physically, rows written in STR order with ``n_mbr`` row
 groups make the row-group min/max the precise descriptor.
 
 Example: two clusters in one partition, a query in the gap between them:
@@ -108,7 +108,7 @@ class PreciseDescriptors:
 
 def row_group_cost(lo: np.ndarray, hi: np.ndarray, rows: np.ndarray, file_of: np.ndarray,
                    q: DBox) -> tuple[int, float]:
-    """The physical, descriptor-aware check (decision 9): row groups with min/max ``lo``/``hi``
+    """The physical, descriptor-aware check: row groups with min/max ``lo``/``hi``
     (one row per row group, the tree's columns), ``rows`` each, in files ``file_of``. A file
     is touched iff the query meets one of its row groups' boxes (its MBRs); the rows read are
     those of the row groups met. Returns (files touched, rows read).

@@ -8,7 +8,7 @@ Qd-tree's ``min_leaf_rows`` is (:func:`engine.layout.qdtree.scale_min_leaf_rows`
 
 ``n_mbr`` > 0 turns on the precise descriptor plugin (§V-A): every leaf gets ``n_mbr`` STR
 MBRs on the sample, the cost ``paw_precise`` counts a leaf only when a query meets one of
-them (decision 9), and the executor writes each file's rows in STR order as ``n_mbr`` row
+them, and the executor writes each file's rows in STR order as ``n_mbr`` row
 groups, whose min/max are then the descriptors (:mod:`engine.spark.str_rowgroups`).
 """
 

@@ -5,7 +5,7 @@ MBRs (grouped partitions GP). A GP holding fewer than ``b_min`` rows is grown ar
 centre by the F_GP expansion until it holds ``b_min`` rows (ties included). The rows outside
 every GP′ form the irregular partition IP, which no extended query touches. The split fails
 (``None``) when two GP′ overlap or the IP would hold fewer than ``b_min`` rows.
-Cost(𝐏′, Q_F*(P_o)) = Σ_i |group_i|·|GP′_i| (PAW_PTO.md §1, Alg. 1 steps 1-6).
+Cost(𝐏′, Q_F*(P_o)) = Σ_i |group_i|·|GP′_i| (Alg. 1 steps 1-6).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """δ-similar workloads (PAW §III-C): box distance, extended queries, matching, unknown δ.
 
 Distances are taken per dimension after clipping open bounds to the data's domain and
-dividing by the domain length, so δ is a fraction of the domain (PAW_PTO.md §1, decided).
+dividing by the domain length, so δ is a fraction of the domain (our reading of Def. 1).
 Pass ``domain=None`` for raw, unnormalised distances on closed boxes.
 
 Example (Def. 1):
@@ -109,7 +109,7 @@ def nearest_delta(qh: Sequence[DBox], qf: Sequence[DBox], domain: Domain | None 
     Not the paper's δ′ (a departure, ``DELTA_ESTIMATORS["auto-nearest"]``): on a skewed history
     whose halves hold different numbers of queries per cluster, the perfect matching must
     pair some query with another cluster's, and δ′ becomes the distance between clusters
-    (``bench/README_paw.md``, G5).
+    (``bench/paw/README.md``).
 
     >>> qh = [DBox.closed([0, 0], [10, 10]), DBox.closed([50, 50], [60, 60])]
     >>> qf = [DBox.closed([1, 1], [11, 11]), DBox.closed([2, 2], [12, 12])]

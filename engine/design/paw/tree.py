@@ -5,7 +5,7 @@
 node it tries the split functions Ψ allows, keeps the cheapest non-empty result and recurses
 if that beats leaving the node whole (|Q_F*(P)|·|P|). Irregular partitions (IPs) are leaves.
 
-Ψ (PAW_PTO.md §1 and decision 1): ``"text"`` (default) tries Alg. 1 and Alg. 2 when
+Ψ (readings of the paper's text and eq. 4): ``"text"`` (default) tries Alg. 1 and Alg. 2 when
 2·b_min ≤ |P| ≤ α·b_min and Alg. 2 alone when larger; ``"printed"`` is eq. 4 as printed
 (Alg. 1 and 2 when |P| ≥ α·b_min, Alg. 2 when |P| ≥ 2·b_min); ``"axis"`` is Alg. 2 alone
 (with ``medians=False`` and δ = 0 it is the greedy Qd-tree); ``"none"`` splits nothing (with

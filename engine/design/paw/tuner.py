@@ -6,7 +6,7 @@ picks the largest gain that fits the remaining budget, then updates the costs (d
 greedy as the paper says, not the reference code's knapsack). At query time a query inside
 some RP reads the smallest such RP, else the layout. Evaluation is logical only.
 
-Example (PAW_PTO.md §5 item 8):
+Example (hand-checked):
 >>> x = np.arange(1000.0)[:, None]
 >>> qs = [DBox.closed([150], [250]), DBox.closed([160], [240])]
 >>> t = tune_storage(x, qs, np.array([200.0, 200.0]), b_min=50, budget_rows=182)

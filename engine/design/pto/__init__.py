@@ -1,6 +1,6 @@
 """PTO: a workload-driven predictive table optimizer (Meduri et al., SIGMOD 2026, seed 002).
 
-The modules follow the paper's pipeline (spec: ``PAW_PTO.md`` section 2, decisions in 6):
+The modules follow the paper's pipeline (our readings of its open points are noted where they apply):
 
 * :mod:`.data`: the table's predicated columns in memory, fragments as encoded boxes;
 * :mod:`.stats`: filter-column frequency, selectivity, NDV (section 3.1);

@@ -8,7 +8,7 @@
   the same way (capped at 8 columns, ours, what was cut is reported); every non-empty
   subset scored by an equal-weight sum of min-max normalised avgDistClustSize
   (Algorithm 2), union frequency and 100 - union selectivity (the paper omits
-  ``scorePowerSet``; ``PAW_PTO.md`` section 2 decides this one); the top k become Z-order,
+  ``scorePowerSet``; our reading); the top k become Z-order,
   a plain sort for one column, and a major-minor sort when a DECIMAL is in the set
   (``decimal_forces_sort``, Spark-Iceberg cannot Z-order decimals); padded with
   BIN-PACKING to k; BIN-PACKING alone when the shortlist is empty.
@@ -176,7 +176,7 @@ def paper_tfs_grid() -> list[int]:
 
 
 def scaled_tfs_grid(table_bytes: int, files_min: int = 8, floor_bytes: int = 64 << 10) -> list[int]:
-    """Five powers of two of the file size, scaled to the table (ours, ``PAW_PTO.md`` s. 2):
+    """Five powers of two of the file size, scaled to the table (ours):
     the largest is the power of two nearest below table_bytes / ``files_min`` (so even the
     largest TFS gives a few files), capped at the paper's 512 MB, at least
     16 x ``floor_bytes``; each step halves it. At TPC-H SF 1 lineitem (~200 MB) this is
@@ -220,7 +220,7 @@ def training_layouts(partitions: Sequence[str | None], sorts: Sequence[SortSchem
     sizes of the pairs, one pair at a time in turn, until ``budget`` labels (or every
     candidate). The paper's 12 labels are 4 partition candidates x 3 sort schemes; a table
     with one partition candidate gets 6, one random size per pair, so the effect of the
-    size can be confounded with the partition column (TPC-H orders, README_pto.md).
+    size can be confounded with the partition column (TPC-H orders, bench/pto/README.md).
 
     Example: two pairs, budget 4 -> every pair gets a second size
     >>> g = [64, 128]

@@ -6,7 +6,7 @@ avgDistClustSize(S), #UnionQueries, avg / min / max / median selectivity of the 
 using any column of S, a one-hot of the column types AVG-pooled over S] and the
 partition vector is the same without the strategy. The one-hot has T dimensions, T =
 the number of distinct types in the table's schema, so x has 17 + 2T dimensions.
-BIN-PACKING and NULL (no partitioning) are all zeros (``PAW_PTO.md`` section 2).
+BIN-PACKING and NULL (no partitioning) are all zeros (our reading).
 
 Example:
 >>> import numpy as np

@@ -6,7 +6,7 @@ of the *distinct* cluster sizes (the SQL's ``AVG(DISTINCT sortClustSize)``), est
 a Bernoulli sample scaled up with a Good-Turing heuristic; the rate grows tenfold until
 fewer than 95% of the distinct sizes are singletons (section 3.2.4).
 
-Reading (``PAW_PTO.md`` decision 2): ``|dcs|`` counts the distinct cluster *sizes* and
+Our reading: ``|dcs|`` counts the distinct cluster *sizes* and
 ``numSingletons`` the *clusters* of size 1; it is the only reading reproducing Fig. 2.
 ``gt_mode="clusters"`` (|dcs| = number of clusters) is kept for comparison. Clamps
 (ours, needed): delta in [0, 1] (Fig. 2's own numbers give 13,388); scaleUp =
@@ -183,8 +183,8 @@ def bernoulli_sampler(data: Mapping[str, np.ndarray], columns: Sequence[str], se
 def sampled_rows(u: np.ndarray, rate: float, cache: dict, key: tuple) -> np.ndarray:
     """The rows whose draw is below ``rate``, memoised per (seed, rows, rate): every column
     set walks the same rates (``rate_min`` x 10^i), so the comparison over all rows runs
-    once per rate, not once per rate and subset (a third of Algorithm 2's time on SF 1
-    lineitem's 30 subsets, round 6)."""
+    once per rate, not once per rate and subset (most of Algorithm 2's time when
+    a shortlist has many subsets)."""
     if ("rows", key, rate) not in cache:
         cache[("rows", key, rate)] = np.flatnonzero(u < rate)
     return cache[("rows", key, rate)]

@@ -1,6 +1,6 @@
 """Labels: the skipping benefit of a layout on a downscaled in-memory sample (PTO Alg. 3).
 
-The sample is rewritten in memory (``PAW_PTO.md`` section 2): identity-partitioned on the
+The sample is rewritten in memory: identity-partitioned on the
 partition column, ordered inside each partition by the sort scheme (bin-packing keeps the
 sample's order), cut into near-equal files of at most TFS' rows and row groups of at most
 RGS' rows, where TFS' and RGS' are TFS and RGS (bytes -> rows through the table's mean
@@ -9,13 +9,13 @@ A fragment reads the row groups whose file *and* row-group min/max may match one
 boxes; skip% = 1 - rowsIn / |sample| (section 3.1; this metadata count replaces Presto's
 EXPLAIN ANALYZE rowsIn).
 
-Two labels (decision 6): ``"skip"`` is the mean skip% over the fragments (the paper's);
+Two labels: ``"skip"`` is the mean skip% over the fragments (the paper's);
 ``"cost"`` (default) is a scan-cost saving in percent,
 100 x (1 - (rowsIn / |sample| + (c_file x files opened + c_rg x row groups read) / |table|)),
 with the per-file and per-row-group open costs in row-equivalents of the full table
 (``c_file``, ``c_rg``). Without the overhead term the smallest files always win.
 
-Example (the label toy of ``PAW_PTO.md`` section 5: x = 0..99, fragment 10 <= x <= 20):
+Example (a hand-checked toy: x = 0..99, fragment 10 <= x <= 20):
 >>> import numpy as np
 >>> from engine.design.pto.data import TableData
 >>> from engine.workload.model import Range, ScanFragment
@@ -41,12 +41,9 @@ from engine.layout.base import make_ordering
 from engine.layout.cuts import cut_points
 
 LABELS = ("cost", "skip")
-#: default open costs in row-equivalents (decision 6), measured (round 6): DuckDB, one
-#: thread, on the process's CPU clock, 1M rows of 4 int64 columns (``bench/pto_open_costs.py``):
-#: seven runs over rounds 4 and 6 gave c_file 4,206-5,282 (median 4,874) and c_rg
-#: 1,011-1,689 (median 1,161), rounded to 5,000 and 1,200. Rounds 1-5 used 2,000 and 50,
-#: taken from wall-clock minima that moved 450-7,400 with the machine's load
-#: (README_pto.md, "Open costs"). bench/pto_replication.py calibrates on every run.
+#: default open costs in row-equivalents, measured with DuckDB (one thread, on the
+#: process's CPU clock, 1M rows of 4 int64 columns) and rounded; the method and the current
+#: figures are in bench/pto/README.md, whose replication calibrates them on every run.
 C_FILE_ROWS = 5_000.0
 C_RG_ROWS = 1_200.0
 #: fewer rows than this in a downscaled row group raises the sampling rate (ours)
@@ -119,7 +116,7 @@ class Placement:
 
     def cost_percent(self, fragments: Sequence[Sequence[EncodedBox]], c_file: float = C_FILE_ROWS,
                      c_rg: float = C_RG_ROWS) -> float:
-        """Mean scan-cost saving in percent (decision 6's label)."""
+        """Mean scan-cost saving in percent (the ``"cost"`` label)."""
         n, n_table = max(1, len(self.rows)), max(1, self.table.n_table)
         vals = []
         for b in fragments:

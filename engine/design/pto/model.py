@@ -1,4 +1,4 @@
-"""The prediction model and the choice (PTO section 3.3, ``PAW_PTO.md`` section 2).
+"""The prediction model and the choice (PTO section 3.3).
 
 One model per table: scikit-learn ``GradientBoostingRegressor(random_state=0)`` with its
 defaults (``min_samples_leaf=1``) fitted on the 12 labelled training layouts.
@@ -8,12 +8,11 @@ exceeds 12 rows, so it predicts one constant for every layout.
 Choice: argmax over all candidates of (the measured label if labelled, else the
 prediction); ties go to the larger TFS, then the larger RGS (fewer files, smaller footers).
 A tie is judged at ``tol``: scores within ``tol`` of the best are tied (:func:`choose`).
-The optimizer passes the model's own fitting residual on its training rows (ours, a
-defect fix of round 6): boosting reproduces a training label only up to
+The optimizer passes the model's own fitting residual on its training rows (ours):
+boosting reproduces a training label only up to
 0.9^100 x its distance from the mean (``learning_rate`` 0.1, 100 trees), so a prediction the
 trees cannot tell from a measured label (same leaves) lost or won a 1e-9 tie by that
-residue, not by the tie rule (TPC-H SF 1 customer: measured -108.53 at 1 MB / 171 KB beat
-the prediction -108.53 for 1 MB / 1 MB by 0.005, a 60.2 pp regret; README_pto.md).
+residue, not by the tie rule (bench/pto/README.md).
 
 Example:
 >>> import numpy as np

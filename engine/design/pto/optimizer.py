@@ -7,7 +7,7 @@ The pipeline of PTO section 3 (Figure 1) over the table's rows in memory:
    partition candidate (Algorithm 2, :mod:`.goodturing`);
 3. candidates: partition columns, sort schemes, TFS x RGS (:mod:`.candidates`);
 4. a Bernoulli sample at the largest convergence rate over all those column sets
-   (``PAW_PTO.md`` section 2 decides the max, the pseudocode returns the last subset's),
+   (we take the max; the pseudocode returns the last subset's),
    raised until the smallest downscaled row group holds ``MIN_RG_ROWS`` rows (ours);
 5. labels of the 12 training layouts on the sample (Algorithm 3, :mod:`.labels`);
 6. features (Figure 4), ``GradientBoostingRegressor``, predictions for every candidate
@@ -37,7 +37,7 @@ from engine.workload.model import ScanFragment
 
 @dataclass(frozen=True)
 class PtoConfig:
-    """PTO's parameters (defaults: section 4.1.3 and ``PAW_PTO.md`` section 2)."""
+    """PTO's parameters (defaults: section 4.1.3, and ours where the paper leaves one open)."""
 
     top_k: int = 3
     label: str = "cost"
@@ -59,41 +59,40 @@ class PtoConfig:
     max_sample_rows: int | None = None
     #: ours: after prediction, label the ``verify_top`` best-ranked unlabelled candidates on
     #: the sample and rank again (0: the paper's choice from 12 labels). GBR's additive
-    #: trees can predict an unlabelled layout above every measured one (TPC-H part at SF 0.1:
-    #: predicted 8.97, measured -7.31; README_pto.md); the extra labels are in memory.
+    #: trees can predict an unlabelled layout above every measured one (bench/pto/README.md);
+    #: the extra labels are in memory.
     verify_top: int = 0
     #: ours: label every (TFS, RGS) of the chosen (partition, sort) pair and choose again.
     #: The 12 training labels hold one random size per pair, so the size effect inside a
-    #: pair is never observed (TPC-H part at SF 0.1: sort(p_size) labelled at 256/25 KB,
-    #: the same pair at 1 MB/100 KB is the exhaustive best, 28 pp better; README_pto.md)
+    #: pair is never observed (bench/pto/README.md)
     refine_sizes: bool = False
     #: ours: at least this many training labels, more random sizes of the (partition,
     #: sort) pairs when the pairs are fewer (0: one per pair, the paper). TPC-H orders has
     #: 2 partition candidates x 3 sorts = 6 pairs, and its 6 labels confound the sizes with
-    #: the partition column (README_pto.md, "Orders' regret")
+    #: the partition column (bench/pto/README.md)
     training_budget: int = 0
     #: ours: run the whole design (workload statistics, Algorithm 2, the label sample) on a
     #: Bernoulli sample of at most this many of the table's rows, the table's cardinality
     #: and size kept (None or 0: every row, as the paper); Algorithm 2 then takes the sample
     #: as its table (:func:`run`). The what-if on a user's table sets it
-    #: (``engine.api.whatif.PTO_DESIGN_ROWS``, bench/README_ui.md "PTO's design on a row
-    #: sample"): SF 0.2, the same choice, design 35.9 -> 14.1 s; SF 1, 160-447 -> 25 s.
+    #: (``PTO_DESIGN_ROWS`` of the what-if; bench/ui/README.md): the same choice in a
+    #: fraction of the time.
     max_design_rows: int | None = None
-    #: ours (round 6, a defect fix): scores within this of the best are tied and the tie
+    #: ours: scores within this of the best are tied and the tie
     #: rule (larger TFS, then larger RGS) decides; None (default): the model's own fitting
     #: residual on the training labels (:func:`model.fit_residual`); 0: exact comparison
-    #: (rounds 3-5). A boosted prediction equals a label only up to that residual
-    #: (TPC-H SF 1 customer: 0.005 apart decided a 60.2 pp regret; README_pto.md)
+    #: A boosted prediction equals a label only up to that residual
+    #: (bench/pto/README.md)
     tie_tolerance: float | None = None
     #: the training draw's seed (None: ``seed``); the bench varies it alone, keeping the
-    #: sample and Algorithm 2's draws (bench/pto_regret.py)
+    #: sample and Algorithm 2's draws (bench/pto/pto_regret.py)
     train_seed: int | None = None
-    #: ours (round 7): two more features, the files and row groups each layout writes
+    #: ours: two more features, the files and row groups each layout writes
     #: (counted from the partition sizes, :func:`labels.written_counts`; False: Figure 4's
     #: 17 + 2T). The cost label's open costs are c_file x files + c_rg x row groups, which
-    #: the raw TFS / RGS carry only through the partition's sizes (README_pto.md, round 7)
+    #: the raw TFS / RGS carry only through the partition's sizes (bench/pto/README.md)
     size_features: bool = False
-    #: ours (round 7; cost label only): the model learns the label *plus* the open cost of
+    #: ours (cost label only): the model learns the label *plus* the open cost of
     #: the files and row groups a fragment opens when only the partition column prunes,
     #: 100 x (c_file x files + c_rg x row groups) / |table| (:func:`open_cost`), and that
     #: cost is subtracted from its predictions again: the size effect, which dominates the

@@ -5,7 +5,7 @@ rowsOut / tableCardinality x 100%, with rowsOut an exact count of matching rows 
 data at hand. Per column: the filter-column frequency f(c) (fragments whose filter uses c)
 and avgSel(c) (mean selectivity over those fragments). Per column set S: the union
 statistics of Figure 4 (fragments using any column of S). NDV: an exact count of distinct
-non-NULL values at our scale (``PAW_PTO.md`` section 2; PTO reads Iceberg ``$files``).
+non-NULL values at our scale (ours; PTO reads Iceberg ``$files``).
 
 Example:
 >>> import numpy as np

@@ -41,7 +41,7 @@ def prefix_costs(part_bytes_ranked: np.ndarray, settings: "Settings", k_max: int
     fixed cost ``rewrite_fixed_s`` is paid once per job: once, or with
     ``partial_progress_groups`` = N > 0 once per batch of N chunks
     (:func:`engine.policy.costmodel.batch_counts`, the batches ``costmodel.batches`` gives
-    the executor). Until round 9 it was paid once per chunk (with partial progress or not).
+    the executor).
     The layout terms are not part of the cut (the layouts are chosen after it); the plan
     is priced with them afterwards (``groups_rewrite_cost``).
     """

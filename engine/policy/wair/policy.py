@@ -222,7 +222,7 @@ class WairPolicy(Policy):
             raise InvalidParameterError(
                 f"context has {len(ctx.window)} fragments but {len(ctx.scans)} pruning results")
         w = self.decision_window(ctx.queries_seen)
-        window, scans = list(ctx.window[-w:]), ctx.scans[-w:]  # scans stay lazy (issue 15)
+        window, scans = list(ctx.window[-w:]), ctx.scans[-w:]  # scans stay lazy
         zm = ctx.zonemaps
         k_max = derived_k_max(p.k_max, zm, ctx.settings.memory_budget_bytes)
         br = breakdown_for_window(zm, scans, window, ctx.settings, p.beta)
@@ -465,7 +465,7 @@ def _partition_rows(ctx: PolicyContext) -> int:
 def _bytes_read(scans: Any) -> list[float]:
     """size_read(Q) of each query of the window. A lazy :class:`WindowScans` keeps these
     per distinct fragment, so a window beyond its memo is not pruned a second time
-    (issue 15: at 1M partitions x 100k queries the second pass was half of ``plan create``)."""
+    (at warehouse scale a second pass would cost as much as the decision itself)."""
     if isinstance(scans, WindowScans):
         return scans.bytes_scanned().tolist()
     return [sc.bytes_scanned for sc in scans]

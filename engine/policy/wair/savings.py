@@ -11,7 +11,7 @@ u < 1, so only they can save anything), ``size_read`` is projection-aware
 (``FragmentScan.read_bytes``: the compressed bytes of the columns Q reads, summed over what
 Q scans), and ``t_read(Q)`` is Q's measured duration when the log has it, else its priced
 read time ``read_seconds(size_read(Q), files scanned)``: the query's bill without its fixed
-cost, at the calibrated per-file cost and scan rate (round 8; uncalibrated the per-file
+cost, at the calibrated per-file cost and scan rate (uncalibrated the per-file
 cost is 0 and the formula reduces to the saved bytes at scan rate).
 
 Equation 6 adds ``beta * |d pruned(P | Q)|``: the price a user pays per extra pruned
@@ -27,7 +27,7 @@ savings signature.
 Everything is vectorized and streamed: per distinct query outcome we take the index array
 of its boundary partitions from the sparse scan (most partitions are pruned by most
 queries) and accumulate with ``np.bincount``; identical queries are folded once with their
-count (issue 15), so memory is O(partitions + distinct queries).
+count, so memory is O(partitions + distinct queries).
 
 Example (two partitions, one query reading 100 bytes in 1 s; P0 is a boundary partition
 with u = 0.25 and 40 bytes read, P1 is fully covered):
@@ -115,7 +115,7 @@ def savings_breakdown(n: int, scans: Sequence["FragmentScan"],
     order); queries without a predicated column cannot be helped by any clustering key
     and are skipped.
 
-    Streaming (issue 15): each distinct pruning outcome is visited once and folded into
+    Streaming: each distinct pruning outcome is visited once and folded into
     per-partition sums through its boundary partitions only; queries sharing an outcome
     (same boxes and projection) add their read times, since eq. 3 is linear in
     t_read(Q): ``sum_i w * t_i / size = w * (sum_i t_i) / size``. Memory is

@@ -11,9 +11,9 @@
   with ``PolicyContext.queries_seen`` (:meth:`WairState.advance`), over the predicted and
   realized savings of every run whose feedback arrived during that window
   (:meth:`WairState.record`), and keep the size within ``[min_window, max_window]``.
-  Taken literally, the rule starves the policy (``bench/README_sim.md``: 50 -> 25 -> 12
-  queries after two slightly optimistic runs, then no rewrite pays off over 12 queries, no
-  feedback arrives and the window never grows back). Our deviations, each for a reason:
+  Taken literally, the rule starves the policy (``bench/sim/README.md``): after two slightly
+  optimistic runs the window is so short that no rewrite pays off over it, no feedback
+  arrives and the window never grows back. Our deviations, each for a reason:
 
   1. **Idle windows grow.** A completed window in which WAIR proposed nothing and got no
      feedback has actual = predicted = 0, which the literal rule would halve. Nothing
@@ -37,13 +37,12 @@
   4. **Tolerance** (``window_tolerance``, default 0 = the paper's rule): a window counts
      as accurate when ``realized > (1 - tolerance) * predicted``, for estimates known to
      be biased (equation 3 credits all ``(1 - u)`` bytes of a boundary partition, but
-     rewritten partitions have boundaries of their own). With 1-3 in place a tolerance of
-     0.1 made no consistent difference on the three presets (TPC-H 0.0, DSB +0.3,
-     Mirrors -1.6 points at 200k rows), so the default keeps the paper's strict rule.
+     rewritten partitions have boundaries of their own). With 1-3 in place a tolerance
+     made no consistent difference on the three presets, so the default keeps the paper's
+     strict rule.
 
-  CPU reduction against no reclustering on the simulator's TPC-H / DSB / Mirrors presets
-  (200k rows): the literal rule per window of queries 31.4 / 51.6 / 42.6%, with 1 only
-  48.6 / 90.1 / 87.2%, with 1-3 62.2 / 89.9 / 88.3% (``bench/README_sim.md``).
+  Each deviation raises the CPU reduction against no reclustering on the simulator's
+  TPC-H / DSB / Mirrors presets; the figures are in ``bench/sim/README.md``.
 
   Closing is idempotent in the number of queries: windows that elapsed between two calls
   are closed one by one (the first with whatever feedback arrived, the rest idle), so a
@@ -58,8 +57,8 @@
   savings larger than the costs leave room). A run is booked when its feedback arrives
   (:meth:`WairState.record` stamps it with the last ``queries_seen`` the state was told);
   a new reclustering is allowed only if ``debt + its cost < cost_limit``. This bounds the
-  wasted effort under a dramatic workload shift. (Before issue 11 the debt was counted over
-  the whole history and clamped at 0; :attr:`WairState.debt` keeps that figure for display.)
+  wasted effort under a dramatic workload shift. (:attr:`WairState.debt` keeps the debt over
+  the whole history, clamped at 0, for display.)
 
 Realized savings arrive through :class:`engine.policy.base.Feedback` (measured by the caller
 with zonemaps before and after on later queries). The state is plain data so the plan store

@@ -1,12 +1,11 @@
 """The one table interface the engine uses, whatever format stores the table.
 
-Agreed interface for the lakehouse issue (16), used by the executor (cost issue 11), the
-trust issue (10: gc guards, integrity checks) and the planners (15: zonemaps at scale).
 Metrics, pruning, planning, the executor, the simulator's real replay and the dashboard
-call only this; they must not know which format they are on.
+call only this (through :meth:`engine.table.store.TableStore.format`, the catalog that
+opens a table in its format); they must not know which format they are on.
 
-Three implementations: ``native`` (the workspace's snapshot chain, :mod:`engine.table.store`),
-``iceberg`` (pyiceberg; the embedded default is a SQL catalog on SQLite in the workspace),
+Three peer implementations: ``native`` (the workspace's snapshot chain,
+:mod:`engine.table.formats.native`), ``iceberg`` (pyiceberg; the embedded default is a SQL catalog on SQLite in the workspace),
 ``delta`` (deltalake / delta-rs). Each reads partitions and per-column statistics from the
 format's own metadata (Iceberg manifests, the Delta log's file statistics), Parquet footers
 only where the metadata lacks a column's statistics.
@@ -23,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Hashable, Mapping, Protocol, Sequence, runtime_checkable
 
 from engine.core.errors import DataFileError
-from engine.table.model import Partition, Snapshot
+from engine.table.model import Partition, Snapshot, ZoneMaps
 
 
 @dataclass(frozen=True)
@@ -136,11 +135,54 @@ class TableFormat(ABC):
         """Replace ``removed`` with ``added`` in one atomic commit on top of the current
         snapshot; ``properties`` (plan id, policy, approver) go into the snapshot summary.
 
-        Contract for partitioned tables (added in round 3, what the executor does): no
+        Contract for partitioned tables (what the executor does): no
         group mixes partition values, and ``added`` lists the new files group by group in
         the order the groups' files appear in ``removed``, each group's rows conserved; a
         format whose files do not carry their partition (Delta) derives each new file's
         partition from that order (:func:`~engine.table.formats.partitioning.assign_by_rows`)."""
+
+    def commit(self, base_snapshot_id: str, removed: Sequence[str], added: Sequence[Partition],
+               operation: str, summary: Mapping | None = None) -> Snapshot:
+        """Publish a snapshot of operation ``operation`` (recluster, append ...) replacing
+        ``removed`` with ``added``: the catalog's commit
+        (:meth:`engine.table.store.TableStore.commit`). By default a :meth:`commit_rewrite`
+        whose properties are ``operation`` and ``summary``."""
+        return self.commit_rewrite(base_snapshot_id, removed, added,
+                                   {"operation": operation, **dict(summary or {})})
+
+    def next_seq(self) -> int:
+        """The ``created_seq`` the next new partition should get (higher than all so far):
+        by default one above the current snapshot's highest."""
+        return max((p.created_seq for p in self.current_snapshot().partitions), default=-1) + 1
+
+    def history_records(self) -> list[dict[str, Any]]:
+        """:meth:`history` as the records ``table snapshots`` prints (oldest first): id,
+        parent, created_at, operation, actor, summary and ``partition_count`` (the summary's
+        ``total-data-files``, None when the format does not record it)."""
+        return [{"id": h.id, "parent": h.parent, "created_at": h.created_at,
+                 "operation": h.operation, "actor": h.actor, "summary": dict(h.summary),
+                 "partition_count": _int_or_none(h.summary.get("total-data-files"))}
+                for h in self.history()]
+
+    def row_groups(self, snapshot_id: str | None = None,
+                   paths: Sequence[str] | None = None) -> dict[str, list[dict]]:
+        """Row-group statistics of a snapshot's partitions (optionally only ``paths``), by
+        path. Empty by default: the metadata of the open formats keeps file-level
+        statistics only."""
+        return {}
+
+    def row_group_zonemaps(self, snapshot_id: str | None = None,
+                           min_groups: int = 2) -> ZoneMaps | None:
+        """Row-group zonemaps of the snapshot's files holding at least ``min_groups`` row
+        groups (what ``engine.scan.rowgroups`` prunes with); None by default (file-level
+        statistics only) and when no file has that many."""
+        return None
+
+    def metadata_orphans(self, cutoff_s: float) -> list[str]:
+        """Metadata files of the format that no version of the table names, older than
+        ``cutoff_s`` (seconds since the epoch): what gc may delete besides data files
+        (:func:`engine.table.formats.gc.collect_foreign`). None by default."""
+        return []
 
     @abstractmethod
     def rollback(self, to_snapshot_id: str, actor: str | None = None) -> Snapshot:
@@ -150,3 +192,15 @@ class TableFormat(ABC):
     def expire(self, older_than: dt.timedelta, dry_run: bool = True) -> list[str]:
         """Files no retained snapshot references, deleted unless ``dry_run``; never the
         output of a run that has not committed yet."""
+
+
+def _int_or_none(value: Any) -> int | None:
+    """``value`` as an int, None when it is none (a total the format did not record).
+
+    >>> _int_or_none("12"), _int_or_none(None), _int_or_none("n/a")
+    (12, None, None)
+    """
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

@@ -1,6 +1,6 @@
 """A format's file statistics as the engine's columnar manifest: zonemaps without objects.
 
-The scale work (issue 15) made the native snapshot a typed Arrow manifest (one row per
+The native snapshot is a typed Arrow manifest (one row per
 data file, ``c{i}_min/max/nulls/cbytes`` per column, :mod:`engine.table.manifest`) from
 which :class:`~engine.table.model.ZoneMaps` (numpy arrays: what metrics, pruning, the
 policies and the sparse scan read) are built straight from Arrow arrays, and ``Partition``
@@ -94,8 +94,8 @@ def fill_from_footers(table: pa.Table, schema: TableSchema, missing: Sequence[st
     for name in missing:
         i, ltype = index[name], schema.columns[index[name]][1]
         stats = [p.columns.get(name) for p in read]
-        lo = [None if s is None else manifest._stat_value(ltype, s.min) for s in stats]
-        hi = [None if s is None else manifest._stat_value(ltype, s.max) for s in stats]
+        lo = [None if s is None else manifest.stat_value(ltype, s.min) for s in stats]
+        hi = [None if s is None else manifest.stat_value(ltype, s.max) for s in stats]
         target = manifest.arrow_type(ltype)
         table = _set(table, f"c{i}_min", pa.array(lo, target))
         table = _set(table, f"c{i}_max", pa.array(hi, target))
@@ -166,7 +166,7 @@ def decode_bounds(kind: str, raws: Sequence[bytes | None], scale: int = 0) -> pa
 def nan_safe_bounds(lo: pa.Array, hi: pa.Array, nan_counts: Sequence[int | None],
                     ) -> tuple[pa.Array, pa.Array]:
     """Float bounds (float64 arrays) made safe for pruning, as the footer reader does
-    (:func:`engine.table.footers._nan_bounds`, issue 10 section 4): DuckDB and Spark sort
+    (the footer reader's NaN rule): DuckDB and Spark sort
     NaN above every number, so a file holding NaN can match ``x > 100`` whatever its other
     values. The Iceberg spec keeps NaN out of the bounds and counts it in
     ``nan_value_counts``: a file with NaN counted gets +inf as upper bound. A writer that

@@ -272,7 +272,7 @@ class DeltaFormat(TableFormat):
                 **{f"la.{k.replace('_', '-')}": str(v) for k, v in properties.items()
                    if v is not None}}
         crash_point("mid_commit")
-        check_added(added)  # last, before the log write (issue 10 section 4)
+        check_added(added)  # last, before the log write
         try:
             table.create_write_transaction(actions, mode="append", schema=table.schema(),
                                            commit_properties=CommitProperties(custom_metadata=meta))

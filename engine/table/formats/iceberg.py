@@ -55,7 +55,7 @@ from pyiceberg.types import (BooleanType, DateType, DecimalType, DoubleType, Flo
 from engine.core.errors import (CommitConflictError, ConfigError, DataFileError,
                                 SnapshotNotFoundError, TableNotFoundError)
 from engine.core.faults import crash_point
-from engine.table import fs
+from engine.table import fs, orphans
 from engine.table.formats import columnar, iceberg_commit, iceberg_deletes, iceberg_files
 from engine.table.formats.recheck import check_added
 from engine.table.formats.base import SnapshotInfo, TableFormat, refuse_merge_on_read
@@ -323,7 +323,7 @@ class IcebergFormat(TableFormat):
                     f"live (a concurrent writer deleted or rewrote them), e.g. {gone[0]}")
             if new_files is None:
                 new_files = self._data_files(tbl, added)
-            check_added(added)  # last, before the catalog write (issue 10 section 4)
+            check_added(added)  # last, before the catalog write
             try:
                 with iceberg_commit.MemoTransaction(tbl) as tx:
                     if NAME_MAPPING not in tbl.properties:
@@ -347,8 +347,7 @@ class IcebergFormat(TableFormat):
 
     def _verify_total_rows(self, snapshot_id: int, before: int) -> None:
         """The committed snapshot's total row count, read back through pyiceberg, equals its
-        parent's (issue 16 §2: "the table's total row count through a pyiceberg scan after
-        the commit").
+        parent's: a rewrite never adds or loses a row.
 
         Cheap on purpose: the table is reloaded from the catalog (what any other reader
         sees) and ``scan(snapshot_id).plan_files()`` sums the planned data files'
@@ -500,6 +499,11 @@ class IcebergFormat(TableFormat):
                 except FileNotFoundError:
                     pass
         return data + metadata
+
+    def metadata_orphans(self, cutoff_s: float) -> list[str]:
+        """Files under the table's metadata folder that no version names, older than
+        ``cutoff_s`` (:func:`engine.table.orphans.metadata_orphans`)."""
+        return orphans.metadata_orphans(self.table(), cutoff_s)
 
 
 def _remember(cache: "OrderedDict[Any, Any]", key: Any, value: Any) -> None:

@@ -2,7 +2,7 @@
 
 A rewrite's commit is one pyiceberg overwrite (delete the plan's DataFiles, append the new
 ones). Measured at 100 files on a table with 100 snapshots and 100 manifests
-(bench/README_formats.md), pyiceberg 0.12 spends most of that commit on work whose inputs
+(bench/formats/README.md), pyiceberg 0.12 spends most of that commit on work whose inputs
 the advisor holds already:
 
 * ``Transaction.table_metadata`` re-applies the staged updates and deep-copies the whole

@@ -3,7 +3,7 @@
 The executor reads every new file's Parquet footer once (row count, size, per-column
 min/max/null count/compressed bytes: :class:`~engine.table.model.Partition`). pyiceberg's
 :func:`~pyiceberg.io.pyarrow.parquet_file_to_data_file` would open and parse the same footer
-again, which at 100 files was 0.6 s of a 2 s commit (bench/README_formats.md). This module
+again, a large part of a commit's time (bench/formats/README.md). This module
 builds the same entry from the ``Partition``: the table's metrics modes
 (``write.metadata.metrics.*``: none, counts, truncate(N), full) through pyiceberg's own
 statistics plan and :class:`~pyiceberg.io.pyarrow.StatsAggregator` (so bounds are truncated

@@ -1,9 +1,8 @@
 """The files a rewrite adds, checked again just before an Iceberg or Delta commit.
 
-Issue 10 section 4: between a run's verification and its commit, a file it wrote can be
-deleted (by hand, by another tool's cleanup) or replaced. The native commit re-checks under
-its lock that every added file exists with its verified size
-(``engine.table.store._check_files``); an Iceberg or Delta commit would otherwise publish a
+Between a run's verification and its commit, a file it wrote can be deleted (by hand, by
+another tool's cleanup) or replaced. The native commit re-checks under its lock that every
+added file exists with its verified size (:func:`engine.table.formats.native.check_files`); an Iceberg or Delta commit would otherwise publish a
 snapshot naming a missing file (the table unreadable until rolled back), or a manifest
 entry whose row count is not the file's. :func:`check_added` is the same check for those
 formats, with the row count from the file's footer too; the commits call it last, just

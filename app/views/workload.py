@@ -1,0 +1,169 @@
+"""The workload as frames: one row per query (partitions scanned, pruned,
+fully covered, boundary; bytes scanned and wasted), the predicated-column frequency, the
+waste per column and the query picker's labels.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from app.views.formatting import fmt_bytes
+
+
+def _col(df: pd.DataFrame, *names: str, default: float = 0.0) -> pd.Series:
+    for name in names:
+        if name in df.columns:
+            return df[name].fillna(default)
+    return pd.Series(default, index=df.index, dtype=float)
+
+
+def pruning_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per scan fragment (the API's ``pruning`` with selectivity), predicated
+    columns as one string; which snapshot and whether exact are the page's context."""
+    out = []
+    for r in rows:
+        row = {k: v for k, v in r.items() if k not in ("exact", "snapshot")}
+        row["predicated_columns"] = ", ".join(row.get("predicated_columns") or [])
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+#: the workload table's columns: source column -> (label, scale); fractions become percentages
+_QUERY_TABLE = {
+    "query_id": ("query", None), "ts": ("time", None), "predicated_columns": ("filters on", None),
+    "partitions": ("partitions", None), "scanned": ("scanned", None), "pruned": ("pruned", None),
+    "fully_covered": ("fully covered", None), "boundary": ("boundary", None),
+    "pruning_rate": ("pruned (%)", 100.0), "selectivity": ("rows matching (%)", 100.0),
+    "average_utilization": ("utilization (%)", 100.0), "bytes_scanned": ("bytes scanned", 1.0),
+    "wasted_bytes": ("bytes wasted", 1.0),
+}
+#: the query table's sort keys (``engine.api.QUERY_SORT_KEYS``) as the table's headers name them
+QUERY_SORT_LABELS = {"log": "log order", **{k: label for k, (label, _) in _QUERY_TABLE.items()}}
+
+
+def queries_table(per_query: pd.DataFrame) -> pd.DataFrame:
+    """The workload's per-query table as shown: whole bytes, percentages like the other
+    pages (not fractions), readable headers, in the order of ``per_query``.
+
+    Example:
+    >>> df = pd.DataFrame([{"query_id": "q1", "pruning_rate": 0.56, "bytes_scanned": 904097.4}])
+    >>> queries_table(df).to_dict("records")
+    [{'query': 'q1', 'pruned (%)': 56.0, 'bytes scanned': 904097}]
+    """
+    out = pd.DataFrame(index=per_query.index)
+    for source, (label, scale) in _QUERY_TABLE.items():
+        if source not in per_query.columns:
+            continue
+        col = per_query[source]
+        if scale == 1.0:
+            col = col.fillna(0).round().astype("int64")
+        elif scale is not None:
+            col = (col * scale).round(1)
+        out[label] = col
+    return out.reset_index(drop=True)
+
+
+def picked_row(state: Any) -> int | None:
+    """The row index a single-row dataframe selection state holds, else None.
+
+    Example:
+    >>> picked_row({"selection": {"rows": [2], "columns": []}}), picked_row(None)
+    (2, None)
+    """
+    try:
+        rows = list(state["selection"]["rows"])
+    except (KeyError, TypeError):
+        return None
+    return int(rows[0]) if rows else None
+
+
+def column_frequency(frags: Sequence[Any]) -> pd.Series:
+    """How many queries filter on each column, most frequent first."""
+    counts: dict[str, int] = {}
+    for frag in frags:
+        for col in frag.predicated_columns:
+            counts[col] = counts.get(col, 0) + 1
+    return pd.Series(counts, dtype=int).sort_values(ascending=False)
+
+
+def workload_summary(per_query: pd.DataFrame, frags: Sequence[Any]) -> dict[str, Any]:
+    """Totals of the workload: queries, mean pruning rate, bytes scanned and wasted, the
+    boundary share of scanned partitions, and the predicated-column frequency."""
+    scanned = _col(per_query, "scanned")
+    boundary = _col(per_query, "boundary")
+    return {
+        "queries": int(len(per_query)),
+        "pruning_rate": float(_col(per_query, "pruning_rate").mean()) if len(per_query) else 0.0,
+        "bytes_scanned": float(_col(per_query, "bytes_scanned").sum()),
+        "wasted_bytes": float(_col(per_query, "wasted_bytes", "bytes_wasted").sum()),
+        "boundary_share": float(boundary.sum() / scanned.sum()) if scanned.sum() else 0.0,
+        "column_frequency": column_frequency(frags).to_dict(),
+    }
+
+
+def relevant_columns(metrics: Sequence[Mapping[str, Any]], summary: Mapping[str, Any] | None,
+                     limit: int = 4) -> list[str]:
+    """Columns worth a health card: the workload's predicated ones, then the worst clustered."""
+    known = [m["column"] for m in metrics]
+    picked = [c for c in (summary or {}).get("column_frequency", {}) if c in known][:limit]
+    target = len(picked) if len(picked) >= 3 else (3 if picked else 4)
+    by_depth = sorted(metrics, key=lambda m: -float(m.get("average_depth") or 0))
+    for m in by_depth:
+        if len(picked) >= target:
+            break
+        if m["column"] not in picked and int(m.get("total_constant_partition_count") or 0) < \
+                int(m.get("total_partition_count") or 0):
+            picked.append(m["column"])
+    return picked
+
+
+def query_times(frags: Sequence[Any]) -> pd.Series | None:
+    """Query timestamps (UTC) when the log has them, else None."""
+    ts = pd.to_datetime(pd.Series([f.ts for f in frags]), errors="coerce", utc=True)
+    if ts.notna().sum() == 0:
+        return None
+    return ts.dropna().dt.tz_localize(None)
+
+
+def selectivity(per_query: pd.DataFrame) -> np.ndarray:
+    """Estimated fraction of the table's rows each query matches."""
+    return _col(per_query, "selectivity").to_numpy(dtype=float)
+
+
+def waste_per_column(frags: Sequence[Any], per_query: pd.DataFrame) -> pd.Series:
+    """Wasted bytes summed per predicated column (a query's waste counts for each column)."""
+    wasted = dict(zip(per_query["query_id"].astype(str), _col(per_query, "wasted_bytes", "bytes_wasted")))
+    out: dict[str, float] = {}
+    for frag in frags:
+        w = float(wasted.get(str(frag.query_id), 0.0))
+        for col in frag.predicated_columns:
+            out[col] = out.get(col, 0.0) + w
+    return pd.Series(out, dtype=float).sort_values(ascending=False)
+
+
+def query_labels(frags: Sequence[Any], per_query: pd.DataFrame, limit: int | None = None,
+                 hot_column: str | None = None) -> dict[str, str]:
+    """Query id -> a label for the picker: queries filtering on ``hot_column`` (the
+    workload's most frequent) first, each group most wasteful first (the picker lists the
+    first few; every query has a label for when a click or a search picks it)."""
+    waste = dict(zip(per_query["query_id"].astype(str), _col(per_query, "wasted_bytes", "bytes_wasted")))
+    ranked = sorted(frags, key=lambda f: (hot_column not in f.predicated_columns,
+                                          -float(waste.get(str(f.query_id), 0.0))))[:limit]
+    out = {}
+    for f in ranked:
+        cols = ", ".join(f.predicated_columns) or "no filter"
+        out[str(f.query_id)] = (f"{f.query_id} · {cols} · wastes "
+                                f"{fmt_bytes(waste.get(str(f.query_id), 0.0))}")
+    return out
+
+
+def workload_views(frags: Sequence[Any], per_query: pd.DataFrame) -> dict[str, Any]:
+    """Column frequency, waste per column, the query picker's labels and the timestamps."""
+    freq = column_frequency(frags)
+    hot = str(freq.index[0]) if len(freq) else None
+    return {"freq": freq, "waste": waste_per_column(frags, per_query),
+            "labels": query_labels(frags, per_query, hot_column=hot),
+            "times": query_times(frags)}
