@@ -32,6 +32,6 @@ EXPOSE 8501
 VOLUME ["/data"]
 # Builds the demo table and workload (idempotent), then serves the dashboard on 0.0.0.0:8501.
 # `--sample` (the committed 200k-row sample, 100 partitions) starts in seconds; for the full
-# TPC-H SF 1 demo (6M rows, 3,001 partitions, ~80 s on 2 idle cores) override the command:
+# TPC-H SF 1 demo (6M rows, 3,001 partitions) override the command:
 #   docker run -p 8501:8501 layout-advisor layout-advisor demo --port 8501 --address 0.0.0.0
 CMD ["layout-advisor", "demo", "--sample", "--port", "8501", "--address", "0.0.0.0"]

@@ -1,7 +1,7 @@
 """What-if: the same policies on a simulated table and workload, cost over time.
 
 Two tabs: the table picked in the sidebar with its imported workload,
-and the generated presets (WAIR section 6), whose "As in the README" setup reproduces
+and the generated presets (WAIR section 6), whose "As in the benchmark" setup reproduces
 the simulator benchmark's figures (bench/sim/README.md)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ QUICK = {"rows": 200_000, "periods": 4, "batches_per_period": 4, "recluster_star
 # the preset's own scenario at 200k rows, as the simulator benchmark runs it (bench/sim/README.md)
 README_SETUP = {"rows": 200_000}
 # that setup first: the defaults reproduce the simulator benchmark's figures
-MODES = {"readme": "As in the README (bench/sim/wair_replication.py --quick; about a minute)",
+MODES = {"readme": "As in the benchmark (bench/sim/wair_replication.py --quick; about a minute)",
          "quick": "Quick (seconds)"}
 # the own-table what-if: NR, WAIR, DD, DD-EP, PAW and PTO
 OWN_POLICIES = ("nr", "wair", "dd", "dd-ep", "paw", "pto")
@@ -253,7 +253,7 @@ def own_result_header(result: Mapping[str, Any]) -> None:
 
 # ------------------------------------------------------------------ generated presets
 def presets_tab(policy_labels: Mapping[str, str]) -> None:
-    """A generated scenario (WAIR section 6.1); the "As in the README" setup reproduces the
+    """A generated scenario (WAIR section 6.1); the "As in the benchmark" setup reproduces the
     simulator benchmark's figures (bench/sim/README.md)."""
     st.caption("Replays a generated table and workload batch by batch under several reclustering "
                "policies, in memory, and adds up what the queries and the reclustering cost "
@@ -268,7 +268,7 @@ def presets_tab(policy_labels: Mapping[str, str]) -> None:
         schema = whatif_service.scenario_parameters(preset)
 
     mode = st.radio("Defaults", list(MODES), format_func=MODES.get, horizontal=True, key="wi_mode",
-                    help="The README setup (the default) is the preset's own scenario at 200,000 "
+                    help="The benchmark setup (the default) is the preset's own scenario at 200,000 "
                          "rows, whose WAIR and NR totals bench/sim/README.md "
                          "report; Quick shortens it (4 periods of 4 batches).")
     start_values = QUICK if mode == "quick" else README_SETUP

@@ -55,7 +55,7 @@ def add_paw_args(parser: argparse.ArgumentParser, defaults: bool) -> None:
     parser.add_argument("--b-min-rows", dest="b_min_rows", type=positive_int, default=None, metavar="N",
                         help="PAW: minimum rows per partition (default: the median file's rows)")
     parser.add_argument("--psi", default="text" if defaults else None, choices=api.PAW_PSI,
-                        help="PAW: split policy Ψ reading (PAW_PTO.md decision 1; default text)")
+                        help="PAW: split policy Ψ reading (see docs/design.md; default text)")
     parser.add_argument("--refine", dest="refine", action=argparse.BooleanOptionalAction,
                         default=True if defaults else None,
                         help="PAW: k-d refinement of large rectangular leaves into [b_min, 2·b_min) rows "

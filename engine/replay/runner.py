@@ -166,8 +166,7 @@ class ReclusterRun:
     layouts: dict[str, int] = field(default_factory=dict)
     groups: int = 0  # the plan's groups (one Spark job for all of them)
     #: Spark's executor CPU seconds and spilled bytes (memory, disk) of the plan's jobs: the
-    #: wall time follows the machine's load, the CPU much less (the same plan measured
-    #: 62.9 to 173 s of wall for 55-65 CPU-s, nothing spilled)
+    #: wall time follows the machine's load, the CPU much less
     cpu_seconds: float = 0.0
     memory_spilled: int = 0
     disk_spilled: int = 0

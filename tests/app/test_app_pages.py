@@ -164,7 +164,7 @@ def test_whatif_runs_the_simulator_and_shows_its_numbers(engine_settings):
 
 
 def test_whatif_readme_setup_is_the_presets_own_scenario(engine_settings):
-    """'As in the README', the default, fills the form with the preset's own scenario at
+    """'As in the benchmark', the default, fills the form with the preset's own scenario at
     200,000 rows (the setup of bench/sim/wair_replication.py --quick), not the quick shortened
     one."""
     from engine import api

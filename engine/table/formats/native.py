@@ -160,7 +160,7 @@ class NativeFormat(TableFormat):
             if len(removed_set) != len(removed):
                 raise CommitConflictError("the same partition is removed twice")
             # columnar over the base manifest, which the new one is taken from: a walk over
-            # the base's Partition objects cost ~15 CPU-s at 1,000,000 partitions
+            # the base's Partition objects is linear in Python objects (bench/planning/README.md)
             base_table = native_files.read_manifest(
                 os.path.join(info.metadata_dir, str(base_header["manifest"])), base_header)
             paths = base_table.column("path")
