@@ -24,7 +24,7 @@ from engine.core.errors import AdvisorError
 @st.cache_data(show_spinner=False, max_entries=32)
 def _preview(home_: str, table: str, policy: str, params: tuple[tuple[str, Any], ...],
              snapshot_id: str, wkey: str) -> dict[str, Any]:
-    return dict(api.preview_plan(workspace(), table, policy=policy, params=dict(params)))
+    return api.preview_plan(workspace(), table, policy=policy, params=dict(params)).to_json()
 
 
 def preview_plan(table: str, policy: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -70,9 +70,9 @@ def signature_points(rec: Mapping[str, Any]) -> tuple | None:
 
 def create_plan(table: str, policy: str, params: Mapping[str, Any], actor: str | None) -> dict[str, Any]:
     """Store the policy's proposal as a plan in state ``proposed``."""
-    return dict(api.create_plan(workspace(), table, policy=policy,
-                                params={k: v for k, v in params.items() if v is not None},
-                                created_by=actor))
+    return api.create_plan(workspace(), table, policy=policy,
+                           params={k: v for k, v in params.items() if v is not None},
+                           created_by=actor).to_json()
 
 
 def default_proposer() -> str:
@@ -152,20 +152,20 @@ def plan_impact(table: str, plan: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
 
 def list_plans(table: str | None = None) -> pd.DataFrame:
     """Stored plans, newest first (not cached: the control store is the live truth)."""
-    return views.plans_list(api.list_plans(workspace(), table=table))
+    return views.plans_list([r.to_json() for r in api.list_plans(workspace(), table=table)])
 
 
 def show_plan(plan_id: int) -> dict[str, Any]:
     """Everything about one plan (groups, costs, audit, progress, result)."""
-    return dict(api.show_plan(workspace(), int(plan_id)))
+    return api.show_plan(workspace(), int(plan_id)).to_json()
 
 
 def approve_plan(plan_id: int, actor: Any, reason: str = "") -> dict[str, Any]:
-    return dict(api.approve_plan(workspace(), int(plan_id), actor, reason or None))
+    return api.approve_plan(workspace(), int(plan_id), actor, reason or None).to_json()
 
 
 def reject_plan(plan_id: int, actor: Any, reason: str = "") -> dict[str, Any]:
-    return dict(api.reject_plan(workspace(), int(plan_id), actor, reason or None))
+    return api.reject_plan(workspace(), int(plan_id), actor, reason or None).to_json()
 
 
 def audit_log(plan_id: int | None = None) -> pd.DataFrame:

@@ -221,19 +221,22 @@ def _predicate_scope(home_: str, table: str, column: str, snapshot_id: str,
 def predicate_scope(table: str, column: str, where: str,
                     snapshot_id: str | None = None) -> dict[str, Any]:
     """The partitions a SQL predicate may touch (``mask``) and ``column``'s clustering
-    metrics over just those (Snowflake's clustering depth with a predicate)."""
+    metrics over just those (``metrics``, an :class:`engine.api.ColumnClustering`:
+    Snowflake's clustering depth with a predicate)."""
     sid = snapshot_id or current_snapshot_id(table)
     return _predicate_scope(home(), table, column, sid, where)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _column_clustering(home_: str, table: str, column: str, snapshot_id: str) -> dict[str, Any]:
+def _column_clustering(home_: str, table: str, column: str,
+                       snapshot_id: str) -> "api.ColumnClustering":
     # from the stored summary: per-partition depths and overlaps as numpy arrays (no
     # sweep in a fresh process, no million-element lists)
-    return dict(api.stored_column_clustering(workspace(), table, column, snapshot_id=snapshot_id))
+    return api.stored_column_clustering(workspace(), table, column, snapshot_id=snapshot_id)
 
 
-def column_clustering(table: str, column: str, snapshot_id: str | None = None) -> dict[str, Any]:
+def column_clustering(table: str, column: str,
+                      snapshot_id: str | None = None) -> "api.ColumnClustering":
     """Per-partition overlaps and depths of one column (numpy arrays, -1 where unknown),
     with the depth profile."""
     sid = snapshot_id or current_snapshot_id(table)
@@ -257,7 +260,7 @@ def _partition_order(home_: str, table: str, column: str, snapshot_id: str, sort
     clus = _column_clustering(home_, table, column, snapshot_id)
     mask = _predicate_scope(home_, table, column, snapshot_id, where)["mask"] if where else None
     zm = _snapshot(home_, table, snapshot_id).zonemaps()
-    return api.partition_page(zm, column, clus["depths"], clus["overlaps"], sort=sort,
+    return api.partition_page(zm, column, clus.depths, clus.overlaps, sort=sort,
                               descending=descending, min_depth=min_depth, mask=mask,
                               offset=0, limit=max(len(zm), 1))
 
@@ -278,7 +281,7 @@ def _partition_marks(home_: str, table: str, column: str, snapshot_id: str, orde
     clus = _column_clustering(home_, table, column, snapshot_id)
     cz, n = zm.column(column), len(zm)
     order = views.partition_order(zm, column, order_by)
-    value = np.asarray(clus["depths"] if color_by == "depth" else clus["overlaps"], dtype=float)
+    value = np.asarray(clus.depths if color_by == "depth" else clus.overlaps, dtype=float)
     category = charts.depth_bin_labels(value[order] if color_by == "depth" else value[order] + 1)
     valid = cz.valid[order]
     return charts.segment_marks(cz.lo[order][valid], cz.hi[order][valid], np.arange(n)[valid],

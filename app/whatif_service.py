@@ -46,13 +46,13 @@ def whatif_policies() -> dict[str, str]:
 
 def whatif_table(table: str, policies: Sequence[str], batches: int, shift: str | None,
                  sample_rows: int, progress: Callable[..., Any] | None = None,
-                 cold_start: str = api.DEFAULT_COLD_START) -> dict[str, Any]:
+                 cold_start: str = api.DEFAULT_COLD_START) -> api.WhatIfReport:
     """The what-if on ``table`` itself (not cached: the page keeps the result in session
     state, with the snapshot it was computed on); ``cold_start``: which replayed rewrites
     pay the calibrated Spark session start (:data:`engine.api.COLD_START_MODES`)."""
-    return dict(api.whatif_table(services.workspace(), table, policies=list(policies),
-                                 batches=int(batches), shift=shift, sample_rows=int(sample_rows),
-                                 progress=progress, options=api.WhatIfOptions(cold_start=cold_start)))
+    return api.whatif_table(services.workspace(), table, policies=list(policies),
+                            batches=int(batches), shift=shift, sample_rows=int(sample_rows),
+                            progress=progress, options=api.WhatIfOptions(cold_start=cold_start))
 
 
 # the simulator

@@ -57,8 +57,8 @@ st.caption("Each horizontal segment is one Parquet file's zonemap on this column
            + (" + 1 (the partition itself)" if color_by == "overlaps" else "") + ".")
 
 st.subheader("Depth profile")
-st.plotly_chart(charts.depth_profile(clus["depth_profile"], cz.ltype, column,
-                                     clus.get("deepest_ranges", [])),
+st.plotly_chart(charts.depth_profile(clus.depth_profile, cz.ltype, column,
+                                     clus.deepest_ranges),
                 key="partitions_profile")
 st.caption("How many partitions cover each value of the column; red bands are the deepest "
            "ranges, where clustering is worst and a filter reads the most files.")
@@ -110,11 +110,11 @@ if where:
         scoped = scope["metrics"]
         whole = metrics[column]
         a, b, c = st.columns(3)
-        a.metric("Partitions it may touch", f"{scoped['where_partition_count']:,} of {n:,}")
-        b.metric(f"Average depth of {column} there", fmt_num(scoped["average_depth"]),
-                 delta=fmt_num(scoped["average_depth"] - whole["average_depth"]),
+        a.metric("Partitions it may touch", f"{scoped.where_partition_count:,} of {n:,}")
+        b.metric(f"Average depth of {column} there", fmt_num(scoped.average_depth),
+                 delta=fmt_num(scoped.average_depth - whole["average_depth"]),
                  delta_color="inverse", help=f"whole table: {fmt_num(whole['average_depth'])}")
-        c.metric("Average overlaps there", fmt_num(scoped["average_overlaps"]),
+        c.metric("Average overlaps there", fmt_num(scoped.average_overlaps),
                  help=f"whole table: {fmt_num(whole['average_overlaps'])}")
 
 st.subheader("All partitions")
@@ -139,8 +139,8 @@ page_no = int(st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pag
 offset = (page_no - 1) * per_page
 shown = ordered["index"][offset:offset + per_page]
 frame = views.partition_frame(zm.subset(shown), column, {
-    "depths": np.asarray(clus["depths"], dtype=float)[shown],
-    "overlaps": np.asarray(clus["overlaps"], dtype=float)[shown]})
+    "depths": np.asarray(clus.depths, dtype=float)[shown],
+    "overlaps": np.asarray(clus.overlaps, dtype=float)[shown]})
 frame["#"] = shown
 st.caption(f"{ordered['matching']:,} of {n:,} partitions match; rows {offset + 1:,} to "
            f"{offset + len(shown):,} shown, {'largest' if descending else 'smallest'} "

@@ -50,18 +50,18 @@ def progress_bar(policy_labels: Mapping[str, str]):
     return bar, progress
 
 
-def timings_caption(result: Mapping[str, Any], policy_labels: Mapping[str, str]) -> str:
+def timings_caption(result: "api.WhatIfReport", policy_labels: Mapping[str, str]) -> str:
     """Where the what-if's seconds went: the sample read, PTO's design, each policy."""
-    t = result.get("timings") or {}
-    reused = " (reused)" if (result.get("sample") or {}).get("reused") else ""
+    t = result.timings or {}
+    reused = " (reused)" if (result.sample or {}).get("reused") else ""
     parts = [f"sample read {t['sample_s']:.1f} s{reused}"] if "sample_s" in t else []
     if "pto_design_s" in t:
         parts.append(f"PTO design {t['pto_design_s']:.1f} s"
-                     + (" (reused)" if (result.get("pto") or {}).get("reused") else ""))
+                     + (" (reused)" if (result.pto or {}).get("reused") else ""))
     for name, sec in (t.get("policies") or {}).items():
-        extra = " (tuning reused)" if name == "dd" and (result.get("dd_tuning") or {}).get("reused") else ""
+        extra = " (tuning reused)" if name == "dd" and (result.dd_tuning or {}).get("reused") else ""
         parts.append(f"{policy_labels.get(name, name)} {sec:.1f} s{extra}")
-    return f"Done in {result.get('seconds', 0):.1f} s: " + " · ".join(parts) if parts else ""
+    return f"Done in {result.seconds:.1f} s: " + " · ".join(parts) if parts else ""
 
 
 def show_result(result: Mapping[str, Any], prefix: str) -> None:
@@ -192,26 +192,26 @@ def own_table_tab() -> None:
             result = whatif_service.whatif_table(table, policies, int(batches),
                                                  f"{source}:{target}" if shifted else None,
                                                  int(sample_rows), progress, cold_start)
-            bar.progress(1.0, text=f"done in {result.get('seconds', 0):.1f} s")
+            bar.progress(1.0, text=f"done in {result.seconds:.1f} s")
             st.session_state["whatif_own_result"] = result
     result = st.session_state.get("whatif_own_result")
-    if result is None or result.get("table") != table:
+    if result is None or result.table != table:
         st.info("Press **Replay on this table** to compare the policies on this table.")
         return
-    if result.get("snapshot") != services.current_snapshot_id(table):
+    if result.snapshot != services.current_snapshot_id(table):
         st.warning("The table changed since this replay (another snapshot is current); press "
                    "**Replay on this table** again.")
     own_result_header(result)
     took = timings_caption(result, policy_labels)
     if took:
         st.caption(took)
-    show_result(result, "own")
+    show_result(result.to_json(), "own")
     own_periods(result)
 
 
-def own_periods(result: Mapping[str, Any]) -> None:
+def own_periods(result: "api.WhatIfReport") -> None:
     """Cost per policy in each counted period: the replay, then the shifted replay."""
-    frame = views.period_frame(result)
+    frame = views.period_frame(result.to_json())
     if frame.empty:
         return
     st.subheader("Per period")
@@ -226,24 +226,24 @@ def own_periods(result: Mapping[str, Any]) -> None:
                "shifted to another column: a policy that adapts pays less there.")
 
 
-def own_result_header(result: Mapping[str, Any]) -> None:
+def own_result_header(result: "api.WhatIfReport") -> None:
     """What was replayed, the NR cross-check and what is estimated from the sample."""
-    scenario = result.get("scenario") or {}
-    shift = result.get("shift")
-    sample = result["sample"]
-    st.caption(f"`{result['table']}` at snapshot `{result['snapshot']}`: {sample['files']:,} files, "
-               f"{result['rows']:,} rows; {sample['rows']:,} sample rows. Periods: "
+    scenario = result.scenario or {}
+    shift = result.shift
+    sample = result.sample
+    st.caption(f"`{result.table}` at snapshot `{result.snapshot}`: {sample['files']:,} files, "
+               f"{result.rows:,} rows; {sample['rows']:,} sample rows. Periods: "
                + "; ".join(f"P{p['period']} {p['predicate']} ({p['queries']:,} queries"
                            + (", reclustering)" if p.get("recluster") else ", history, not counted)")
                            for p in scenario.get("periods") or [])
                + (f". Shifted: {shift['from']} → {shift['to']}." if shift else "."))
-    check = result.get("check")
-    notes = list(result.get("estimated") or [])
+    check = result.check
+    notes = list(result.estimated or [])
     if check:
         notes.append(f"Check: NR's replayed queries read {views.fmt_bytes(check['simulated_bytes'])} "
                      f"in the simulator and {views.fmt_bytes(check['real_zonemap_bytes'])} by the "
                      f"real files' zonemaps (ratio {check['ratio']:.3f}).")
-    pto = result.get("pto")
+    pto = result.pto
     if pto:
         notes.append(f"PTO's design: {pto['why']} Simulated as {pto['simulated_layout']} on "
                      f"{', '.join(pto['simulated_columns']) or 'nothing'}.")

@@ -153,12 +153,12 @@ def run(rows: int, target_rows: int, seed: int, delta: float, home: str, dims: i
     params = {"delta": delta, "b_min_rows": target_rows, **({"n_mbr": n_mbr} if n_mbr else {})}
     plan = api.create_plan(settings, "lineitem", "paw", params, created_by="designer")
     t_design = time.perf_counter() - t0
-    api.approve_plan(settings, plan["id"], root, reason="bench G10")
+    api.approve_plan(settings, plan.id, root, reason="bench G10")
     t0 = time.perf_counter()
-    api.run_plan(settings, plan["id"], spark=spark, actor=root)
+    api.run_plan(settings, plan.id, spark=spark, actor=root)
     t_run = time.perf_counter() - t0
     after = TableStore(settings).current_snapshot("lineitem")
-    (group,) = plan["groups"]
+    (group,) = plan.groups
 
     log = os.path.join(home, "future.sql")
     with open(log, "w") as fh:

@@ -189,8 +189,8 @@ settings = load_settings({"home": home})
 plan = create_plan(settings, %r, "wair", {"window": window, "max_window": max(window, 10)})
 ru = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"in_process_s": time.perf_counter() - t0, "peak_rss_mb": ru.ru_maxrss / 1024,
-                  "partitions": plan.get("partition_count", len(plan.get("partitions", []))),
-                  "status": plan.get("status"), "groups": len(plan.get("groups", []))}))
+                  "partitions": plan.partition_count or 0,
+                  "status": plan.status, "groups": len(plan.groups or ())}))
 """ % TABLE
 
 

@@ -52,17 +52,17 @@ def main() -> None:
     for _ in range(max(1, args.repeat)):
         out = api.whatif_table(ws, "lineitem", policies=args.policies.split(","), shift=args.shift,
                                **call, options=options)
-        repeats.append({"seconds": round(out["seconds"], 2), "timings": out.get("timings")})
+        repeats.append({"seconds": round(out.seconds, 2), "timings": out.timings})
     if prof:
         prof.disable()
         prof.dump_stats(args.profile)
     wall = time.perf_counter() - t0
     totals = {n: {k: p[k] for k in ("query_bytes", "recluster_bytes", "total_bytes", "cpu_seconds")}
-              for n, p in out["policies"].items()}
+              for n, p in out.policies.items()}
     report = {"load": os.getloadavg(), "wall_s": round(wall, 2), "timings": repeats[0]["timings"],
               "repeats": repeats[1:],
-              "files": out["sample"]["files"], "sample_rows": out["sample"]["rows"],
-              "dd_chosen": (out.get("dd_tuning") or {}).get("chosen"), "totals": totals}
+              "files": out.sample["files"], "sample_rows": out.sample["rows"],
+              "dd_chosen": (out.dd_tuning or {}).get("chosen"), "totals": totals}
     print(json.dumps(report, indent=1, default=str))
     if args.json:
         with open(args.json, "w") as fh:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from engine.api.results import KMax, RunEta, WairState
+from engine.api.results import KMax, PlanSummary, PlanView, RunEta, WairState
 from engine.plans import approval, export, impact, runs, service, state, wair_defaults
 from engine.plans.export import PREVIEW_LABEL
 from engine.plans.runs import CANCELLED, RunCancelled, eta_seconds
@@ -39,9 +39,6 @@ __all__ = ["policy_names", "create_plan", "preview_plan", "list_plans", "show_pl
            "reset_policy_state", "CANCELLED", "RunCancelled", "cancel_plan", "settle_cancelled",
            "run_eta", "eta_seconds", "plan_impact", "wair_k_max"]
 
-preview_plan = on_workspace(service.preview_plan)
-list_plans = on_workspace(service.list_plans)
-show_plan = on_workspace(service.show_plan)
 plan_progress = on_workspace(service.plan_progress)
 audit_log = on_workspace(service.audit_log)
 policy_state = on_workspace(service.policy_state)
@@ -61,32 +58,52 @@ def policy_names() -> list[str]:
     return registry.policy_names()
 
 
+def preview_plan(ws: "Workspace", table: str, policy: str = "wair",
+                 params: Mapping[str, Any] | None = None) -> PlanView:
+    """What :func:`create_plan` would store (status ``preview``, or ``no-action``), without
+    storing anything or touching policy state (:func:`engine.plans.service.preview_plan`)."""
+    return PlanView(**service.preview_plan(as_workspace(ws), table, policy, params))
+
+
 def create_plan(ws: "Workspace", table: str, policy: str = "wair",
                 params: Mapping[str, Any] | None = None,
-                created_by: "str | Identity | None" = None) -> dict[str, Any]:
+                created_by: "str | Identity | None" = None) -> PlanView:
     """Ask ``policy`` for a plan on the current snapshot of ``table`` and store it as
-    ``proposed``; ``{"id": None, "status": "no-action", "reason": ...}`` if it declines.
+    ``proposed``; status ``no-action`` (``id`` None, with ``reason``) if it declines.
     ``created_by`` is the proposer (a name, or a signed-in identity), whom separation of
     duties keeps from approving it."""
     name = created_by.name if isinstance(created_by, Identity) else created_by
-    return service.create_plan(as_workspace(ws), table, policy, params, name)
+    return PlanView(**service.create_plan(as_workspace(ws), table, policy, params, name))
+
+
+def list_plans(ws: "Workspace", table: str | None = None) -> list[PlanSummary]:
+    """All plans (of ``table``), oldest first, statuses refreshed."""
+    return [PlanSummary(**row) for row in service.list_plans(as_workspace(ws), table)]
+
+
+def show_plan(ws: "Workspace", id: int) -> PlanView:
+    """Everything about one stored plan: groups, cost, saving, curve, audit, progress,
+    result."""
+    return PlanView(**service.show_plan(as_workspace(ws), id))
 
 
 def approve_plan(ws: "Workspace", id: int, actor: Identity | None,
-                 reason: str | None = None) -> dict[str, Any]:
+                 reason: str | None = None) -> PlanView:
     """proposed -> approved by a signed-in approver who did not propose it (a plan above
-    the dual-approval threshold stays proposed until a second approver approves)."""
+    the dual-approval threshold stays proposed until a second approver approves); returns
+    :func:`show_plan` after it."""
     ws = as_workspace(ws)
     approval.approve(ws, int(id), actor, reason)
-    return service.show_plan(ws, id)
+    return show_plan(ws, id)
 
 
 def reject_plan(ws: "Workspace", id: int, actor: Identity | None,
-                reason: str | None = None) -> dict[str, Any]:
-    """proposed (or approved) -> rejected by a signed-in approver."""
+                reason: str | None = None) -> PlanView:
+    """proposed (or approved) -> rejected by a signed-in approver; returns
+    :func:`show_plan` after it."""
     ws = as_workspace(ws)
     approval.reject(ws, int(id), actor, reason)
-    return service.show_plan(ws, id)
+    return show_plan(ws, id)
 
 
 def run_plan(ws: "Workspace", id: int, progress: ProgressFn | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from engine.api.results import WhatIfReport
 from engine.whatif import busier, designs, own, simulate as simulation
 from engine.whatif.designs import PAW_DELTA_ESTIMATORS, PAW_PSI
 from engine.whatif.own import (DEFAULT_WHATIF_POLICIES, SAMPLE_ROWS, WhatIfOptions,
@@ -40,9 +41,9 @@ def whatif_table(ws: "Workspace", table: str,
                  policies: Sequence[str] | str = DEFAULT_WHATIF_POLICIES, batches: int = 8,
                  shift: "str | Sequence[str] | None" = None, sample_rows: int = SAMPLE_ROWS,
                  seed: int = 0, progress: Callable[[Mapping[str, Any]], None] | None = None,
-                 options: WhatIfOptions | None = None) -> dict[str, Any]:
+                 options: WhatIfOptions | None = None) -> WhatIfReport:
     """Replay ``table``'s imported workload (and, with ``shift`` "SOURCE:TARGET" or "auto",
     a copy whose predicate moved) on a simulated copy of the table under ``policies``
     (:func:`engine.whatif.own.whatif_table`); ``options`` (:class:`WhatIfOptions`) says how."""
-    return own.whatif_table(as_workspace(ws), table, policies, batches, shift, sample_rows, seed,
-                            progress, options or WhatIfOptions())
+    return WhatIfReport(**own.whatif_table(as_workspace(ws), table, policies, batches, shift,
+                                           sample_rows, seed, progress, options or WhatIfOptions()))

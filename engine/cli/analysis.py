@@ -17,19 +17,19 @@ def _bytes(n: float) -> str:
     return human_bytes(n, JEDEC_UNITS)
 
 
-def analyze_text(rows: Sequence[Mapping[str, Any]]) -> str:
+def analyze_text(rows: Sequence["api.ColumnClustering"]) -> str:
     if not rows:
         return "no orderable column to analyze"
-    width = max(len(r["column"]) for r in rows)
+    width = max(len(r.column) for r in rows)
     lines = []
     for r in rows:
         lines.append(
-            f"{r['column'].ljust(width)}  {LIGHTS.get(r['verdict'], r['verdict']):5s}  "
-            f"depth {r['average_depth']:.1f}  overlaps {r['average_overlaps']:.1f}  "
-            f"partitions {r['total_partition_count']}"
-            + (f" (+{r['unknown_partition_count']} without stats)" if r["unknown_partition_count"] else "")
-            + f"  constant {r['total_constant_partition_count']}  -- {r['reason']}")
-        ep = r.get("ep")
+            f"{r.column.ljust(width)}  {LIGHTS.get(r.verdict, r.verdict):5s}  "
+            f"depth {r.average_depth:.1f}  overlaps {r.average_overlaps:.1f}  "
+            f"partitions {r.total_partition_count}"
+            + (f" (+{r.unknown_partition_count} without stats)" if r.unknown_partition_count else "")
+            + f"  constant {r.total_constant_partition_count}  -- {r.reason}")
+        ep = r.ep
         if ep:
             deep = ep.get("deepest_subrange")
             where = (f"; deepest sub-range {deep['start']} .. {deep['end']} (total average depth "
@@ -72,7 +72,7 @@ def pruning_text(rows: Sequence[Mapping[str, Any]], table: str) -> str:
 def _analyze(args: argparse.Namespace, ws: "api.Workspace") -> int:
     rows = api.analyze(ws, args.name, columns=args.columns, snapshot_id=args.snapshot,
                        ep_file_partitions=args.ep_files, where=args.where)
-    emit(args, rows, analyze_text)
+    emit(args, [r.to_json() for r in rows] if args.json else rows, analyze_text)
     return 0
 
 

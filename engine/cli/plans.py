@@ -176,7 +176,8 @@ def _preview(args: argparse.Namespace, ws: "api.Workspace") -> int:
             return 2
         emit(args, api.busier_preview(ws, args.table, _params(args)), _busier_text)
     else:
-        emit(args, api.preview_plan(ws, args.table, args.policy, _params(args)), _plan_text)
+        emit(args, api.preview_plan(ws, args.table, args.policy, _params(args)).to_json(),
+             _plan_text)
     return 0
 
 
@@ -188,7 +189,7 @@ def _create(args: argparse.Namespace, ws: "api.Workspace") -> int:
                                      params=params, created_by=identity)
     else:
         result = api.create_plan(ws, args.table, policy=args.policy, params=params)
-    emit(args, result, _plan_text)
+    emit(args, result.to_json(), _plan_text)
     return 0
 
 
@@ -203,7 +204,7 @@ def _run(args: argparse.Namespace, ws: "api.Workspace") -> int:
         except api.RunCancelled:
             api.settle_cancelled(ws, args.id)  # the canceller may have settled it already
             raise
-    emit(args, api.show_plan(ws, args.id), _plan_text)
+    emit(args, api.show_plan(ws, args.id).to_json(), _plan_text)
     return 0
 
 
@@ -234,7 +235,7 @@ def _decide(action: str) -> Callable[[argparse.Namespace, Any], int]:
     def run(args: argparse.Namespace, ws: "api.Workspace") -> int:
         decide = api.approve_plan if action == "approve" else api.reject_plan
         with signed_in(args, ws) as identity:
-            shown = decide(ws, args.id, identity, args.reason)
+            shown = decide(ws, args.id, identity, args.reason).to_json()
         emit(args, shown, lambda d: _decision_text(d, action, identity.name))
         return 0
     return run
@@ -291,12 +292,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("list", help="list plans")
     p.add_argument("--table")
     add_json_flag(p)
-    p.set_defaults(func=lambda a, s: emit(a, api.list_plans(s, a.table), _list_text))
+    p.set_defaults(func=lambda a, s: emit(
+        a, [r.to_json() for r in api.list_plans(s, a.table)], _list_text))
 
     p = sub.add_parser("show", help="show one plan")
     p.add_argument("id", type=int)
     add_json_flag(p)
-    p.set_defaults(func=lambda a, s: emit(a, api.show_plan(s, a.id), _plan_text))
+    p.set_defaults(func=lambda a, s: emit(a, api.show_plan(s, a.id).to_json(), _plan_text))
 
     for action in _DECISIONS:  # the two decisions take the same arguments
         p = sub.add_parser(action, help=f"{action} a proposed plan")

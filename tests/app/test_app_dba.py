@@ -137,8 +137,8 @@ def test_glossary_drawer_in_the_sidebar(workspace, engine_settings):
 def test_a_proposer_name_with_markdown_renders_as_text(workspace, engine_settings):
     evil = "![x](http://evil.example/p.png) [site](http://evil.example)"
     plan = api.create_plan(engine_settings, "lineitem", "wair", created_by=evil)
-    assert plan["id"] is not None, plan
-    at = plan_page("lineitem", plan["id"], TIMEOUT)
+    assert plan.id is not None, plan
+    at = plan_page("lineitem", plan.id, TIMEOUT)
     captions = [c.value for c in at.caption if "proposed by" in c.value]
     assert captions, [c.value for c in at.caption]
     assert "![x](" not in captions[0] and "[site](" not in captions[0]
@@ -181,11 +181,11 @@ def test_analyze_where_scopes_metrics_to_the_partitions_a_predicate_touches(work
     whole = api.analyze(engine_settings, "lineitem", columns="l_shipdate")[0]
     scoped = api.analyze(engine_settings, "lineitem", columns="l_shipdate", where=WHERE)[0]
     expected = _touching(engine_settings, "1993-01-01", "1993-06-30")
-    assert 0 < expected < whole["total_partition_count"]
-    assert scoped["where_partition_count"] == scoped["total_partition_count"] == expected
-    assert scoped["where"] == WHERE
+    assert 0 < expected < whole.total_partition_count
+    assert scoped.where_partition_count == scoped.total_partition_count == expected
+    assert scoped.where == WHERE
     # the scope is a subset of the table: its depth can only be at most the table's deepest
-    assert scoped["average_depth"] <= max(d for _, _, d in whole["depth_profile"])
+    assert scoped.average_depth <= max(d for _, _, d in whole.depth_profile)
     mask = api.predicate_partitions(engine_settings, "lineitem", WHERE)
     assert int(mask.sum()) == expected
 
@@ -228,15 +228,15 @@ def test_partitions_page_filters_by_predicate_and_depth(workspace, engine_settin
 @pytest.mark.spark
 def test_trend_and_reclustering_history_after_a_run(workspace, engine_settings, spark):
     plan = api.create_plan(engine_settings, "lineitem", "wair", created_by="carol")
-    assert plan["id"] is not None, plan
+    assert plan.id is not None, plan
     alice = sign_in(engine_settings, "alice")
-    api.approve_plan(engine_settings, plan["id"], alice)
-    result = api.run_plan(engine_settings, plan["id"], spark=spark, actor=alice)
-    key = plan["groups"][0]["columns"][0]
+    api.approve_plan(engine_settings, plan.id, alice)
+    result = api.run_plan(engine_settings, plan.id, spark=spark, actor=alice)
+    key = plan.groups[0]["columns"][0]
 
     trend = api.clustering_trend(engine_settings, "lineitem", columns=[key])
     assert [r["operation"] for r in trend][-1] == "recluster" and trend[-1]["current"]
-    before = next(r for r in trend if r["snapshot"] == plan["base_snapshot"])
+    before = next(r for r in trend if r["snapshot"] == plan.base_snapshot)
     after = trend[-1]
     assert after["snapshot"] == result["snapshot_id"]
     # the rewrite of the workload's boundary partitions: the workload reads less, and the
@@ -248,10 +248,10 @@ def test_trend_and_reclustering_history_after_a_run(workspace, engine_settings, 
     # the trend's numbers are analyze's numbers for each snapshot
     for row in (before, after):
         m = api.analyze(engine_settings, "lineitem", columns=key, snapshot_id=row["snapshot"])[0]
-        assert row[f"{key}.average_depth"] == m["average_depth"]
+        assert row[f"{key}.average_depth"] == m.average_depth
 
     history = api.reclustering_history(engine_settings, "lineitem")
-    run = next(h for h in history if h["plan"] == plan["id"])
+    run = next(h for h in history if h["plan"] == plan.id)
     assert run["status"] == "succeeded" and run["new_snapshot"] == result["snapshot_id"]
     assert run["partitions_rewritten"] == result["partitions_removed"]
     assert run["measured_seconds"] == result["seconds"]
@@ -259,7 +259,7 @@ def test_trend_and_reclustering_history_after_a_run(workspace, engine_settings, 
 
     at = open_page("approve_run")
     shown = next(f.value for f in at.dataframe if views.RE_ESTIMATED_LABEL in f.value.columns)
-    assert plan["id"] in shown["plan"].tolist()
+    assert plan.id in shown["plan"].tolist()
     at = open_page()
     assert any(c.proto.spec and "Average depth per snapshot" in c.proto.spec
                for c in at.get("plotly_chart"))

@@ -66,10 +66,10 @@ def test_store_approve_run_rollback(engine_settings):
     rec.button(key="rec_store").click().run()
     assert len(api.list_plans(engine_settings, "flow")) == 1
     assert any("Already stored as plan" in i.value for i in rec.info)
-    assert api.create_plan(engine_settings, "flow", "greedy")["id"] is not None
+    assert api.create_plan(engine_settings, "flow", "greedy").id is not None
     plans = api.list_plans(engine_settings, "flow")
-    assert [p["status"] for p in plans] == ["proposed", "proposed"]
-    first, second = plans[0]["id"], plans[1]["id"]
+    assert [p.status for p in plans] == ["proposed", "proposed"]
+    first, second = plans[0].id, plans[1].id
     base = api.load_snapshot(engine_settings, "flow").id
 
     # 2. Approve the first one as alice, signed in (a wrong secret is refused first)
@@ -83,15 +83,15 @@ def test_store_approve_run_rollback(engine_settings):
     at.text_input(key="decision_reason").set_value("looks right").run()
     at.button(key="approve").click().run()
     assert not at.exception
-    assert api.show_plan(engine_settings, first)["status"] == "approved"
+    assert api.show_plan(engine_settings, first).status == "approved"
 
     # 3. Run it: progress, then succeeded and a new current snapshot
     at.selectbox(key="plan_pick").set_value(first).run()
     at.button(key="run").click().run(timeout=300)
     assert not at.exception, [e.value for e in at.exception]
     plan = api.show_plan(engine_settings, first)
-    assert plan["status"] == "succeeded", plan.get("result")
-    new_id = plan["result"]["snapshot_id"]
+    assert plan.status == "succeeded", plan.result
+    new_id = plan.result["snapshot_id"]
     assert api.load_snapshot(engine_settings, "flow").id == new_id != base
     assert any(f"`{new_id}`" in s.value for s in at.success)  # the page reran onto the result
     at = approve_page()
@@ -104,7 +104,7 @@ def test_store_approve_run_rollback(engine_settings):
     top = history.iloc[0]
     assert (top["id"], bool(top["current"]), top["plan"], top["approver"]) == (
         str(new_id), True, str(first), "alice")
-    assert top["files removed"] == plan["partition_count"] and top["files added"] >= 1
+    assert top["files removed"] == plan.partition_count and top["files added"] >= 1
     # rows after each snapshot as the format records them, blank where it does not (the
     # native format's headers keep no row total)
     shown = [None if pd.isna(v) else int(v) for v in history["total rows"]]
@@ -126,14 +126,14 @@ def test_store_approve_run_rollback(engine_settings):
     at.selectbox(key="plan_pick").set_value(second).run()
     assert not at.exception
     assert any("stale" in e.value for e in at.error)
-    assert api.show_plan(engine_settings, second)["status"] == "stale"
+    assert api.show_plan(engine_settings, second).status == "stale"
     compared = frame_with(at, f"plan {first}")
     row = compared.set_index("").loc["partitions rewritten"]
-    assert row[f"plan {second}"] == f"{api.show_plan(engine_settings, second)['partition_count']:,}"
-    assert row[f"plan {first}"] == f"{plan['partition_count']:,}"
+    assert row[f"plan {second}"] == f"{api.show_plan(engine_settings, second).partition_count:,}"
+    assert row[f"plan {first}"] == f"{plan.partition_count:,}"
     runbook = api.plan_runbook(engine_settings, first)
     assert f"plan {first}" in runbook and "## Groups" in runbook and "## Result" in runbook
-    assert runbook.count("\n| ") - 1 == len(plan["groups"])  # header + one row per group
+    assert runbook.count("\n| ") - 1 == len(plan.groups)  # header + one row per group
     assert json.loads(api.plan_json(engine_settings, first))["id"] == first
 
     # 5. Roll back to the base snapshot, confirmed, as an admin (an approver may not)

@@ -52,12 +52,12 @@ def test_the_page_shows_the_derived_k_max_and_previews_as_the_cli(settings):
     assert at.session_state["wair_params"]["k_max"] is None
     cli = api.preview_plan(settings, "lineitem", "wair", {"window": 50, "alpha": 1.0, "beta": 0.0,
                                                           "eps": 0.1, "min_samples": 5})
-    if cli["status"] == "no-action":
-        assert any(cli["reason"] in i.value for i in at.info) or cli["reason"] in " ".join(
+    if cli.status == "no-action":
+        assert any(cli.reason in i.value for i in at.info) or cli.reason in " ".join(
             m.value for m in at.markdown)
     else:
         assert next(m.value for m in at.metric if m.label == "Partitions to rewrite") == \
-            f"{cli['partition_count']:,}"
+            f"{cli.partition_count:,}"
     # set by hand, it says so and is passed on
     box.set_value(8)
     next(b for b in at.button if b.label == "Preview recommendation").click().run(timeout=TIMEOUT)

@@ -53,8 +53,8 @@ def test_comparison_opens_on_demand_with_the_engines_plans(settings):
     expected = []
     for policy in ("wair", "dd", "dd-ep"):
         rec = api.preview_plan(settings, "lineitem", policy=policy, params={})
-        if rec.get("status") != "no-action":
-            expected.append(f"{rec['partition_count']:,}")
+        if rec.status != "no-action":
+            expected.append(f"{rec.partition_count:,}")
     assert shown == expected and len(shown) >= 2
 
 
@@ -80,7 +80,7 @@ def test_ddep_selection_is_a_toggle_matching_the_engine(settings):
     rec = api.preview_plan(settings, "lineitem", policy="dd-ep", params={})
     column = at.selectbox(key="partitions_column").value
     ep = api.ep_metrics(settings, "lineitem", column)
-    paths = [p for g in rec.get("groups") or [] for p in g["partitions"]]
+    paths = [p for g in rec.groups or [] for p in g["partitions"]]
     held = api.ep_files_holding(settings, "lineitem", paths, int(ep["ep_file_partitions"]))
     assert held and ep.get("deepest_subrange")  # ship dates trail the ingestion order
     caption = " ".join(c.value for c in at.caption)

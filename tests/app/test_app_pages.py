@@ -57,15 +57,15 @@ def test_overview_cards_match_engine(engine_settings):
     assert at.title[0].value == "Overview"
     chosen = at.multiselect[0].value
     assert "l_shipdate" in chosen and "l_commitdate" in chosen  # the workload's columns
-    metrics = {m["column"]: m for m in api.analyze(engine_settings, "lineitem")}
+    metrics = {m.column: m for m in api.analyze(engine_settings, "lineitem")}
     depths = metric(at, "Average depth")
     overlaps = metric(at, "Average overlaps")
     assert len(depths) == len(chosen)
     for col, depth, ovl in zip(chosen, depths, overlaps):
-        assert depth == f"{metrics[col]['average_depth']:,.2f}"
-        assert ovl == f"{metrics[col]['average_overlaps']:,.2f}"
+        assert depth == f"{metrics[col].average_depth:,.2f}"
+        assert ovl == f"{metrics[col].average_overlaps:,.2f}"
     text = " ".join(m.value for m in at.markdown).lower()
-    verdict, reason = metrics["l_shipdate"]["reason"].split(": ", 1)
+    verdict, reason = metrics["l_shipdate"].reason.split(": ", 1)
     assert reason.lower() in text and verdict.lower() in text  # the verdict with its reason
     assert metric(at, "Queries") == ["60"]
     frags = api.workload_fragments(engine_settings, "lineitem")
@@ -126,15 +126,15 @@ def test_recommendation_matches_preview_and_stores_a_plan(engine_settings):
     rec = api.preview_plan(engine_settings, "lineitem", "wair",
                            {"window": 50, "alpha": 1.0, "beta": 0.0, "eps": 0.1,
                             "min_samples": 5})  # k_max derived, as the page's default
-    if rec["status"] == "no-action":
-        assert rec["reason"] in " ".join(i.value for i in at.info)
+    if rec.status == "no-action":
+        assert rec.reason in " ".join(i.value for i in at.info)
         return
-    assert metric(at, "Partitions to rewrite")[0] == f"{rec['partition_count']:,}"
+    assert metric(at, "Partitions to rewrite")[0] == f"{rec.partition_count:,}"
     before = len(api.list_plans(engine_settings, "lineitem"))
     at.button(key="rec_store").click().run()
     assert not at.exception
     plans = api.list_plans(engine_settings, "lineitem")
-    assert len(plans) == before + 1 and plans[-1]["status"] == "proposed"
+    assert len(plans) == before + 1 and plans[-1].status == "proposed"
     assert any("stored as **proposed**" in s.value for s in at.success)
 
 

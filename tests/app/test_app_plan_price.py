@@ -41,16 +41,16 @@ def test_the_plan_page_shows_warm_and_fresh_times_and_the_tables_own_price(works
     # savings weigh 1000x: WAIR proposes whatever the calibrated price
     plan = api.create_plan(engine_settings, "lineitem", "wair", {"alpha": 0.001},
                            created_by="carol")
-    assert plan["id"] is not None, plan
-    shown = api.show_plan(engine_settings, plan["id"])
-    warm = shown["estimated_cost"]["cpu_seconds"]
-    assert shown["predicted_rewrite_seconds"]["cold"] == pytest.approx(warm + COLD)
-    assert shown["rewrite_price"]["source"] == "table"
-    assert shown["rewrite_price"]["cell_bytes"] == OWN_CELL
+    assert plan.id is not None, plan
+    shown = api.show_plan(engine_settings, plan.id)
+    warm = shown.estimated_cost["cpu_seconds"]
+    assert shown.predicted_rewrite_seconds["cold"] == pytest.approx(warm + COLD)
+    assert shown.rewrite_price["source"] == "table"
+    assert shown.rewrite_price["cell_bytes"] == OWN_CELL
 
-    at = plan_page("lineitem", plan["id"])
+    at = plan_page("lineitem", plan.id)
     captions = [c.value for c in at.caption if c.value.startswith("Predicted rewrite time")]
-    assert captions == [views.predicted_time_caption(shown)], [c.value for c in at.caption]
+    assert captions == [views.predicted_time_caption(shown.to_json())], [c.value for c in at.caption]
     text = captions[0]
     assert f"{views.fmt_seconds(warm)} in a warm session" in text
     assert f"{views.fmt_seconds(warm + COLD)} in a fresh one" in text

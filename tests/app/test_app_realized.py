@@ -60,18 +60,18 @@ def test_preview_lists_the_predicted_regressions(workspace, engine_settings):
     at = open_page("recommendation")
     params = views.wair_params(at.session_state["wair_params"])  # what the page previewed
     rec = api.preview_plan(engine_settings, "lineitem", "wair", params)
-    assert rec["status"] == "preview", rec
-    expected = views.regressions_frame(rec["regressions"])
+    assert rec.status == "preview", rec
+    expected = views.regressions_frame(rec.regressions)
     if expected.empty:  # nothing gets worse: the page says so instead of an empty table
         assert "No query of the window is predicted to read more" in texts(at)
         return
     shown = frame_with(at, "queries affected")
     assert shown["column"].tolist() == expected["column"].tolist()
     assert shown["queries affected"].tolist() == [
-        r["queries"] for r in rec["regressions"]["columns"] if r["queries"]]
+        r["queries"] for r in rec.regressions["columns"] if r["queries"]]
     assert shown["bytes lost"].tolist() == [views.fmt_bytes(r["bytes_lost"])
-                                            for r in rec["regressions"]["columns"] if r["queries"]]
-    net = rec["predicted_saving"]["cpu_seconds"] - rec["regressions"]["cpu_seconds"]
+                                            for r in rec.regressions["columns"] if r["queries"]]
+    net = rec.predicted_saving["cpu_seconds"] - rec.regressions["cpu_seconds"]
     assert f"net of that the plan saves {views.fmt_seconds(net)} CPU" in texts(at)
 
 
@@ -79,14 +79,14 @@ def test_preview_lists_the_predicted_regressions(workspace, engine_settings):
 def test_run_shows_re_estimated_then_realized_on_later_queries(workspace, engine_settings,
                                                                spark, tmp_path):
     plan = api.create_plan(engine_settings, "lineitem", "wair", created_by="carol")
-    assert plan["status"] == "proposed", plan
+    assert plan.status == "proposed", plan
     alice = sign_in(engine_settings, "alice")
-    api.approve_plan(engine_settings, plan["id"], alice)
-    result = api.run_plan(engine_settings, plan["id"], spark=spark, actor=alice)
+    api.approve_plan(engine_settings, plan.id, alice)
+    result = api.run_plan(engine_settings, plan.id, spark=spark, actor=alice)
     replay = result["re_estimated"]
     assert replay["scope"] == "re-estimated"
 
-    at = open_page("approve_run", plan["id"])
+    at = open_page("approve_run", plan.id)
     shown = texts(at)
     assert "No query has been imported since this run" in shown
     assert "Re-estimated on the decision window" in shown
@@ -101,16 +101,16 @@ def test_run_shows_re_estimated_then_realized_on_later_queries(workspace, engine
         views.fmt_seconds(replay["predicted_saving_cpu_seconds"]),
         views.fmt_seconds(replay["saving_cpu_seconds"])]
     history = frame_with(at, views.REALIZED_LABEL)
-    row = history[history["plan"] == plan["id"]].iloc[0]
+    row = history[history["plan"] == plan.id].iloc[0]
     assert row[views.RE_ESTIMATED_LABEL] == views.fmt_seconds(replay["saving_cpu_seconds"]) + " CPU"
     assert row[views.REALIZED_LABEL] == "waiting for later queries"
     assert "realized saving" not in history.columns  # the replay is never called realized
 
     api.import_workload(engine_settings, "lineitem", later_log(tmp_path / "late.jsonl", 60),
                         append=True)
-    real = api.realized_savings(engine_settings, plan["id"])
+    real = api.realized_savings(engine_settings, plan.id)
     assert real["status"] == "measured" and real["queries"] == 60
-    at = open_page("approve_run", plan["id"])
+    at = open_page("approve_run", plan.id)
     later = frame_with(at, "CPU time saved", views.REALIZED_LABEL)
     assert later[""].tolist() == ["predicted (scaled to 60 queries)", views.REALIZED_LABEL]
     assert later["bytes saved"].tolist() == [views.fmt_bytes(real["predicted_saving_bytes"]),
@@ -127,15 +127,15 @@ def test_run_shows_re_estimated_then_realized_on_later_queries(workspace, engine
     assert log.loc["bytes scanned", "measured (log)"] == views.fmt_bytes(sum(1000 + i for i in range(60)))
     assert log.loc["duration", "measured (log)"] == views.fmt_seconds(60 * 0.04)
     history = frame_with(at, views.REALIZED_LABEL)
-    row = history[history["plan"] == plan["id"]].iloc[0]
+    row = history[history["plan"] == plan.id].iloc[0]
     assert row[views.REALIZED_LABEL] == (views.fmt_seconds(real["saving_cpu_seconds"])
                                          + " CPU over 60 queries")
 
     # the history of prediction errors: the same runs and summary as the engine's
     predictions = api.prediction_history(engine_settings, "lineitem")
-    run = next(r for r in predictions["runs"] if r["plan_id"] == plan["id"])
+    run = next(r for r in predictions["runs"] if r["plan_id"] == plan.id)
     frame = frame_with(at, "predicted time")
-    shown_run = frame[frame["plan"] == plan["id"]].iloc[0]
+    shown_run = frame[frame["plan"] == plan.id].iloc[0]
     assert shown_run["predicted time"] == views.fmt_seconds(run["predicted_seconds"])
     assert shown_run["measured time"] == views.fmt_seconds(run["measured_seconds"])
     assert shown_run["error"] == f"{run['error'] * 100:+.0f} %"

@@ -38,14 +38,14 @@ def test_the_api_charges_the_cold_start_by_mode(home):
     settings = load_settings()
     kw = dict(policies="nr,dd", batches=4, sample_rows=2400, shift=None)
     got = {m: api.whatif_table(settings, "t", options=api.WhatIfOptions(cold_start=m), **kw) for m in api.COLD_START_MODES}
-    dd = {m: r["policies"]["dd"] for m, r in got.items()}
+    dd = {m: r.policies["dd"] for m, r in got.items()}
     n = _rewrites(dd["none"])
     assert n >= 2  # DD rewrites in several batches, so "first" and "every" differ
     for mode, times in (("none", 0), ("first", 1), ("every", n)):
         assert dd[mode]["cold_start_seconds"] == pytest.approx(times * COLD)
         assert dd[mode]["cpu_seconds"] - dd["none"]["cpu_seconds"] == pytest.approx(times * COLD)
-        assert got[mode]["policies"]["nr"]["cold_start_seconds"] == 0.0
-    assert got["every"]["cold_start"] == "every" and got["every"]["rates"]["cold_start_s"] == COLD
+        assert got[mode].policies["nr"]["cold_start_seconds"] == 0.0
+    assert got["every"].cold_start == "every" and got["every"].rates["cold_start_s"] == COLD
 
 
 def test_the_page_offers_the_api_default_and_shows_the_charge(home):
@@ -65,7 +65,7 @@ def test_the_page_offers_the_api_default_and_shows_the_charge(home):
     ref = api.whatif_table(settings, "t", policies="nr,dd", batches=4, sample_rows=2400,
                            options=api.WhatIfOptions(cold_start="every"))
     summary = next(f.value for f in at.dataframe if "total CPU-s" in f.value.columns).set_index("policy")
-    dd = ref["policies"]["dd"]
+    dd = ref.policies["dd"]
     assert summary.loc["DD", "of which cold start CPU-s"] == pytest.approx(_rewrites(dd) * COLD)
     assert summary.loc["DD", "of which cold start CPU-s"] == pytest.approx(dd["cold_start_seconds"])
     assert summary.loc["DD", "total CPU-s"] == pytest.approx(dd["cpu_seconds"])

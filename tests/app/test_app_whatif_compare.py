@@ -54,14 +54,14 @@ def test_whatif_tab_replays_the_sidebar_table_with_the_api_numbers(home):
     summary = next(f.value for f in at.dataframe if "total CPU-s" in f.value.columns).set_index("policy")
     assert set(summary.index) == {"NR", "WAIR", "DD", "DD-EP", "PAW", "PTO"}
     assert "PTO's design: PTO: partition by" in " ".join(m.value for m in at.markdown)
-    for name, res in ref["policies"].items():
+    for name, res in ref.policies.items():
         assert summary.loc[res["label"], "total CPU-s"] == pytest.approx(res["cpu_seconds"])
         assert summary.loc[res["label"], "reclustering CPU-s"] == pytest.approx(res["recluster_cpu_seconds"])
         assert summary.loc[res["label"], "partitions rewritten"] == res["partitions_rewritten"]
     charts = [c for c in at.get("plotly_chart")]
     assert len(charts) == 4  # cumulative, totals, pruning, per period (presets: no result yet)
     periods = next(f.value for f in at.dataframe if "period" in f.value.columns)
-    for name, res in ref["policies"].items():
+    for name, res in ref.policies.items():
         for period, label in ((2, "P2 l_shipdate"), (3, "P3 l_commitdate")):
             row = periods[(periods["policy"] == res["label"]) & (periods["period"] == label)]
             expected = sum(b["query_cpu_seconds"] + b["recluster_cpu_seconds"]
@@ -69,7 +69,7 @@ def test_whatif_tab_replays_the_sidebar_table_with_the_api_numbers(home):
             assert row["total CPU-s"].iloc[0] == pytest.approx(expected), (name, period)
     notes = " ".join(m.value for m in at.markdown)
     assert "Estimated from a sample" in notes and "Check: NR's replayed queries" in notes
-    assert f"ratio {ref['check']['ratio']:.3f}" in notes
+    assert f"ratio {ref.check['ratio']:.3f}" in notes
     assert any("P3 l_commitdate" in c.value for c in at.caption)
     # where the seconds went: the sample, PTO's design and each policy, by label
     took = next(c.value for c in at.caption if c.value.startswith("Done in "))
@@ -80,32 +80,32 @@ def test_whatif_tab_replays_the_sidebar_table_with_the_api_numbers(home):
 def test_preview_is_compared_with_a_stored_plan_as_the_api_says(home):
     settings = load_settings()
     stored = api.create_plan(settings, "t", "dd", {}, created_by="carol")
-    assert stored["id"] is not None, stored
+    assert stored.id is not None, stored
     at = open_page("recommendation")
     preview = api.preview_plan(settings, "t", "wair", views.wair_params(WAIR))
-    assert preview["status"] == "preview", preview.get("reason")
-    assert at.selectbox(key="rec_compare_pick").value == stored["id"]
+    assert preview.status == "preview", preview.reason
+    assert at.selectbox(key="rec_compare_pick").value == stored.id
     frame = next(f.value for f in at.dataframe if "plan preview" in f.value.columns).set_index("")
-    ref = api.compare_preview(settings, preview, stored["id"])
+    ref = api.compare_preview(settings, preview.to_json(), stored.id)
     expected = views.compare_frame(ref).set_index("")
-    assert list(frame.columns) == ["plan preview", f"plan {stored['id']}", "b − a"]
+    assert list(frame.columns) == ["plan preview", f"plan {stored.id}", "b − a"]
     assert frame.equals(expected)
     rows = {r["field"]: r for r in ref["rows"]}
-    assert rows["partitions rewritten"]["a"] == preview["partition_count"]
-    assert rows["partitions rewritten"]["b"] == stored["partition_count"]
+    assert rows["partitions rewritten"]["a"] == preview.partition_count
+    assert rows["partitions rewritten"]["b"] == stored.partition_count
     assert rows["cost (CPU-s)"]["difference"] == pytest.approx(
-        stored["estimated_cost"]["cpu_seconds"] - preview["estimated_cost"]["cpu_seconds"])
-    shared = {p for g in preview["groups"] for p in g["partitions"]} & \
-        {p for g in stored["groups"] for p in g["partitions"]}
+        stored.estimated_cost["cpu_seconds"] - preview.estimated_cost["cpu_seconds"])
+    shared = {p for g in preview.groups for p in g["partitions"]} & \
+        {p for g in stored.groups for p in g["partitions"]}
     assert ref["shared_partitions"] == len(shared)
     caption = next(c.value for c in at.caption if c.value.startswith("They share"))
     assert f"They share {len(shared):,} partitions" in caption
     # nothing was stored by the comparison
-    assert [p["id"] for p in api.list_plans(settings, "t")] == [stored["id"]]
+    assert [p.id for p in api.list_plans(settings, "t")] == [stored.id]
 
 
 def test_a_no_action_preview_cannot_be_compared(home):
     settings = load_settings()
     stored = api.create_plan(settings, "t", "dd", {}, created_by="carol")
     with pytest.raises(InvalidParameterError, match="only a proposed preview can be compared"):
-        api.compare_preview(settings, {"status": "no-action", "reason": "nothing"}, stored["id"])
+        api.compare_preview(settings, {"status": "no-action", "reason": "nothing"}, stored.id)

@@ -49,8 +49,8 @@ def test_a_fresh_session_run_is_compared_with_the_cold_figure(settings, spark, m
     base = make_table(settings, n=2000, rows_per_file=500)  # 4 files
     first = _plan(settings, base, [p.path for p in base.partitions[:2]],
                   {"cold_start_s": COLD, "priced_with_calibration": True})
-    shown = _plan_text(api.show_plan(settings, first))
-    warm1 = api.show_plan(settings, first)["estimated_cost"]["cpu_seconds"]
+    shown = _plan_text(api.show_plan(settings, first).to_json())
+    warm1 = api.show_plan(settings, first).estimated_cost["cpu_seconds"]
     assert "in a warm session" in shown and "+5 s cold start" in shown
     ran = api.run_plan(settings, first, spark=spark, actor=sign_in(settings, "alice"))
     assert ran["measured"]["fresh_session"] is True
@@ -84,8 +84,8 @@ def test_a_fresh_session_run_is_compared_with_the_cold_figure(settings, spark, m
     assert "session" in text.splitlines()[0]
     first_line, second_line = text.splitlines()[1:3]
     assert " fresh " in first_line and " warm " in second_line
-    assert "(fresh session: the cold figure)" in _plan_text(api.show_plan(settings, first))
-    assert "(warm session)" in _plan_text(api.show_plan(settings, second))
+    assert "(fresh session: the cold figure)" in _plan_text(api.show_plan(settings, first).to_json())
+    assert "(warm session)" in _plan_text(api.show_plan(settings, second).to_json())
 
 
 def test_a_fresh_run_of_a_plan_without_a_cold_figure_is_compared_warm(settings, spark,
@@ -94,7 +94,7 @@ def test_a_fresh_run_of_a_plan_without_a_cold_figure_is_compared_warm(settings, 
     monkeypatch.setattr(executor, "_WARM_APPS", set())
     base = make_table(settings, n=1000, rows_per_file=500)
     pid = _plan(settings, base, [p.path for p in base.partitions], {})
-    assert "fresh one" not in _plan_text(api.show_plan(settings, pid))
+    assert "fresh one" not in _plan_text(api.show_plan(settings, pid).to_json())
     check = api.run_plan(settings, pid, spark=spark, actor=sign_in(settings, "alice"))["cost_check"]
     assert check["fresh_session"] is True and check["compared_with"] == "warm"
     assert check["predicted_cold_seconds"] is None

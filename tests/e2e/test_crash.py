@@ -153,8 +153,8 @@ def test_sigkill_during_plan_run(fmt, point, lands_on, status, settings, spark, 
     assert (current.id == base.id) == (lands_on == "base")
     assert _read(fmt, settings) == before  # same rows, same content, whichever snapshot
     shown = api.show_plan(settings, pid)  # the dead runner is settled on the next read
-    assert shown["status"] == status, shown
-    reason = (shown["result"] or {}).get("error" if status == "failed" else "note", "")
+    assert shown.status == status, shown
+    reason = (shown.result or {}).get("error" if status == "failed" else "note", "")
     assert "runner pid" in reason
     if status == "failed":
         assert "died before committing" in reason
@@ -172,7 +172,7 @@ def test_sigkill_during_plan_run(fmt, point, lands_on, status, settings, spark, 
     pid2 = insert_plan(settings, current, [PlanGroup(again, "sort", ("l_commitdate",), "t")])
     api.approve_plan(settings, pid2, sign_in(settings, "alice"), reason="after the crash")
     api.run_plan(settings, pid2, actor=sign_in(settings, "alice"), spark=spark)
-    assert api.show_plan(settings, pid2)["status"] == "succeeded"
+    assert api.show_plan(settings, pid2).status == "succeeded"
     assert _read(fmt, settings) == before
 
 

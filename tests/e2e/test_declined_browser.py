@@ -44,8 +44,8 @@ def test_no_plan_pages_say_why_with_the_numbers(declined_dashboard, tmp_path):
 
     base, settings = declined_dashboard
     rec = api.preview_plan(settings, "lineitem", "wair")
-    assert rec["status"] == "no-action"
-    d, be = rec["details"], rec["details"]["break_even"]
+    assert rec.status == "no-action"
+    d, be = rec.details, rec.details["break_even"]
     # the Recommendation page asks with its form's defaults (k_max derived, as with none), the
     # plan list with none
     form = {"window": 50, "alpha": 1.0, "beta": 0.0, "eps": 0.1, "min_samples": 5}

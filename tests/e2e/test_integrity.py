@@ -157,9 +157,9 @@ def test_a_runner_killed_right_after_running_settles_as_failed(settings):
                            SECRET], env=_child_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "failed", shown["status"]
-    assert "died before committing" in shown["result"]["error"]
-    assert [e["action"] for e in shown["audit"]][-2:] == ["run", "settle"]
+    assert shown.status == "failed", shown.status
+    assert "died before committing" in shown.result["error"]
+    assert [e["action"] for e in shown.audit][-2:] == ["run", "settle"]
     assert api.verify_audit(settings)["ok"]
 
 

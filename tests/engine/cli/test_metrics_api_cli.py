@@ -54,25 +54,25 @@ def table(settings, tmp_path):
 
 def test_analyze_api_fields_and_values(settings, table):
     rows = api.analyze(settings, table)
-    by = {r["column"]: r for r in rows}
+    by = {r.column: r for r in rows}
     assert set(by) == {"k", "ship", "name"}
     k, ship = by["k"], by["ship"]
-    assert k["total_partition_count"] == 8 and k["average_depth"] == 1.0
-    assert k["average_overlaps"] == 0.0 and k["verdict"] == "green"
-    assert ship["average_depth"] > 2 and ship["verdict"] in ("amber", "red")
+    assert k.total_partition_count == 8 and k.average_depth == 1.0
+    assert k.average_overlaps == 0.0 and k.verdict == "green"
+    assert ship.average_depth > 2 and ship.verdict in ("amber", "red")
     per = api.column_clustering(settings, table, "ship")
-    assert ship["depth_profile"][0][0] == min(per["min"])  # ISO dates, domain start
-    assert ship["depth_profile"][-1][1] == max(per["max"])
-    assert max(seg[2] for seg in ship["depth_profile"]) - 1 <= ship["deepest_ranges"][0]["depth"]
-    assert ship["deepest_ranges"][0]["depth"] <= ship["max_depth"]
-    assert sum(ship["partition_depth_histogram"].values()) == 8
-    assert by["name"]["average_depth"] == 8.0  # every file holds n0..n6
+    assert ship.depth_profile[0][0] == min(per.min)  # ISO dates, domain start
+    assert ship.depth_profile[-1][1] == max(per.max)
+    assert max(seg[2] for seg in ship.depth_profile) - 1 <= ship.deepest_ranges[0]["depth"]
+    assert ship.deepest_ranges[0]["depth"] <= ship.max_depth
+    assert sum(ship.partition_depth_histogram.values()) == 8
+    assert by["name"].average_depth == 8.0  # every file holds n0..n6
 
 
 def test_analyze_with_ep_files_and_ep_metrics(settings, table):
     rows = api.analyze(settings, table, columns="SHIP", ep_file_partitions=2)
-    assert [r["column"] for r in rows] == ["ship"]
-    ep = rows[0]["ep"]
+    assert [r.column for r in rows] == ["ship"]
+    ep = rows[0].ep
     assert ep["ep_file_count"] == 4 and ep["ep_file_partitions"] == 2
     full = api.ep_metrics(settings, table, "ship", ep_file_partitions=4)
     assert full["ep_file_count"] == 2
@@ -82,11 +82,11 @@ def test_analyze_with_ep_files_and_ep_metrics(settings, table):
 
 def test_column_clustering_accessor_arrays(settings, table):
     data = api.column_clustering(settings, table, "ship")
-    assert len(data["paths"]) == len(data["depths"]) == len(data["min"]) == 8
-    first = pq.read_table(data["paths"][0]).column("ship")
-    assert data["min"][0] == min(first.to_pylist()).isoformat()
-    assert data["max"][0] == max(first.to_pylist()).isoformat()
-    assert all(d >= 1 for d in data["depths"])
+    assert len(data.paths) == len(data.depths) == len(data.min) == 8
+    first = pq.read_table(data.paths[0]).column("ship")
+    assert data.min[0] == min(first.to_pylist()).isoformat()
+    assert data.max[0] == max(first.to_pylist()).isoformat()
+    assert all(d >= 1 for d in data.depths)
 
 
 def test_pruning_api_estimates(settings, table):

@@ -31,10 +31,10 @@ def test_decision_text_names_status_and_actor(settings, plans, capsys, action, s
     assert main(argv) == 0
     assert capsys.readouterr().out.strip() == f"plan {pid} {status} by bob"
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == status
-    last = shown["audit"][-1]
+    assert shown.status == status
+    last = shown.audit[-1]
     assert (last["action"], last["actor"], last["reason"]) == (action, "bob", "looked at it")
-    assert api.show_plan(settings, plans[1])["status"] == "proposed"
+    assert api.show_plan(settings, plans[1]).status == "proposed"
 
 
 def test_reject_json_prints_the_plan(settings, plans, capsys):

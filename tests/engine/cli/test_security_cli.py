@@ -46,9 +46,9 @@ def test_plan_create_as_a_name_signs_in_and_that_name_cannot_approve(settings, t
                  "l_shipdate", "--as", "alice", "--secret-file", secret_file(tmp_path),
                  "--json"]) == 0
     plans = api.list_plans(settings, "lineitem")
-    assert plans and plans[-1]["created_by"] == "alice" and snap.id == plans[-1]["base_snapshot"]
+    assert plans and plans[-1].created_by == "alice" and snap.id == plans[-1].base_snapshot
     with pytest.raises(ApprovalError, match="'alice' proposed plan .* cannot approve it"):
-        api.approve_plan(settings, plans[-1]["id"], sign_in(settings, "alice"))
+        api.approve_plan(settings, plans[-1].id, sign_in(settings, "alice"))
 
 
 def test_an_old_approvers_list_gets_one_migration_line_and_the_command_runs(settings, capsys):

@@ -44,28 +44,28 @@ def lineitem(settings, spark, tmp_path):
 
 def test_wair_plan_is_proposed_approved_run_and_realized(settings, spark, lineitem):
     preview = api.preview_plan(settings, "lineitem", "wair", {"window": 24})
-    assert preview["status"] == "preview" and preview["id"] is None
+    assert preview.status == "preview" and preview.id is None
     assert Workspace(settings).control.list_plans() == []  # a preview stores nothing
 
     plan = api.create_plan(settings, "lineitem", "wair", {"window": 24, "alpha": 1.0},
                            created_by="carol")
-    assert plan["status"] == "proposed" and plan["base_snapshot"] == lineitem.id
+    assert plan.status == "proposed" and plan.base_snapshot == lineitem.id
     for key in ("id", "table", "policy", "params", "groups", "estimated_cost",
                 "predicted_saving", "break_even_queries", "curve", "created_at", "audit",
                 "progress", "result"):
-        assert key in plan, key
-    assert set(plan["estimated_cost"]) == {"bytes_read", "bytes_written", "cpu_seconds", "money"}
-    assert plan["predicted_saving"]["bytes"] > 0 and plan["curve"]
+        assert key in plan.to_json(), key
+    assert set(plan.estimated_cost) == {"bytes_read", "bytes_written", "cpu_seconds", "money"}
+    assert plan.predicted_saving["bytes"] > 0 and plan.curve
     all_paths = {p.path for p in lineitem.partitions}
-    for g in plan["groups"]:
+    for g in plan.groups:
         assert set(g["partitions"]) <= all_paths and g["layout"] and g["columns"] and g["reason"]
         assert "l_shipdate" in g["columns"]
-    assert plan["audit"][0]["actor"] == "carol"
-    assert preview["groups"] == plan["groups"]
+    assert plan.audit[0]["actor"] == "carol"
+    assert preview.groups == plan.groups
 
     alice = sign_in(settings, "alice")
-    api.approve_plan(settings, plan["id"], alice, reason="pays back fast")
-    result = api.run_plan(settings, plan["id"], spark=spark, actor=alice)
+    api.approve_plan(settings, plan.id, alice, reason="pays back fast")
+    result = api.run_plan(settings, plan.id, spark=spark, actor=alice)
     after = TableStore(settings).current_snapshot("lineitem")
     assert after.id == result["snapshot_id"]
     assert rows_of([p.path for p in after.partitions]).equals(
@@ -75,29 +75,29 @@ def test_wair_plan_is_proposed_approved_run_and_realized(settings, spark, lineit
     assert realized["queries"] == 24
     assert realized["bytes_after"] < realized["bytes_before"]
     assert realized["saving_bytes"] > 0 and realized["saving_cpu_seconds"] > 0
-    assert realized["predicted_saving_bytes"] == pytest.approx(plan["predicted_saving"]["bytes"])
+    assert realized["predicted_saving_bytes"] == pytest.approx(plan.predicted_saving["bytes"])
     # the replay of the decision's own window is "re-estimated" and never taught to WAIR
     # (WAIR learns from later queries, tests/engine/policy/wair/test_wair_realized.py)
     assert realized["scope"] == "re-estimated"
     state = api.policy_state(settings, "lineitem", "wair")
     assert state["runs"] == 0
-    shown = api.show_plan(settings, plan["id"])
-    assert shown["status"] == "succeeded"
-    assert shown["result"]["realized"]["saving_bytes"] == realized["saving_bytes"]
+    shown = api.show_plan(settings, plan.id)
+    assert shown.status == "succeeded"
+    assert shown.result["realized"]["saving_bytes"] == realized["saving_bytes"]
 
 
 def test_no_action_stores_nothing_and_says_why(settings, spark, lineitem):
     api.clear_workload(settings, "lineitem", actor=sign_in(settings, ROOT))
     out = api.create_plan(settings, "lineitem", "wair")
-    assert out["id"] is None and out["status"] == "no-action"
-    assert "no boundary partition" in out["reason"]
+    assert out.id is None and out.status == "no-action"
+    assert "no boundary partition" in out.reason
     assert Workspace(settings).control.list_plans() == []
 
 
 def test_dd_plan_and_parameter_errors(settings, spark, lineitem):
     plan = api.create_plan(settings, "lineitem", "dd", {"key": "l_shipdate"})
-    assert plan["policy"] == "dd" and plan["status"] == "proposed"
-    assert all(g["columns"] == ["l_shipdate"] for g in plan["groups"])
+    assert plan.policy == "dd" and plan.status == "proposed"
+    assert all(g["columns"] == ["l_shipdate"] for g in plan.groups)
     with pytest.raises(InvalidParameterError, match="unknown policy 'nope'"):
         api.create_plan(settings, "lineitem", "nope")
     with pytest.raises(InvalidParameterError, match="policy dd does not take alpha"):
@@ -135,8 +135,8 @@ def test_a_plan_records_whether_its_cost_was_priced_with_a_calibration(settings,
 
     calibrated = dataclasses.replace(settings, rewrite_fixed_s=1e-6)  # small: WAIR still acts
     plain = api.create_plan(settings, "lineitem", "wair", {"window": 24, "alpha": 1.0})
-    assert plain["id"] is not None, plain.get("status")
-    plan = Workspace(settings).plans.get(plain["id"])
+    assert plain.id is not None, plain.status
+    plan = Workspace(settings).plans.get(plain.id)
     ran = {"measured": {"wall_seconds": 2.0}}
     assert cost_check(calibrated, plan, ran)["calibrated"] is False  # calibrated since: still no
     proposal = decide(Workspace(calibrated), "lineitem", "wair", {"window": 24, "alpha": 1.0}).proposal

@@ -54,7 +54,7 @@ def test_a_name_is_not_an_identity(settings, table):
     forged = api.Identity(name="alice", role="admin", token="guessed")
     with pytest.raises(AuthenticationError, match="session of 'alice' has expired"):
         api.approve_plan(settings, pid, forged)
-    assert api.show_plan(settings, pid)["status"] == "proposed"
+    assert api.show_plan(settings, pid).status == "proposed"
 
 
 def test_unapproved_and_rejected_plans_refuse_to_run(settings, table, alice, bob):
@@ -77,8 +77,8 @@ def test_stale_plan_refuses_to_run_and_to_be_approved(settings, table, alice):
     api.approve_plan(settings, approved, alice)
     store.rollback("lineitem", table.id)  # publishes snapshot 2: the base is no longer current
     shown = api.show_plan(settings, proposed)
-    assert shown["status"] == "stale"
-    stale_entry = shown["audit"][-1]
+    assert shown.status == "stale"
+    stale_entry = shown.audit[-1]
     assert (stale_entry["actor"], stale_entry["action"], stale_entry["to_status"]) == (
         "system", "stale", "stale")
     assert "moved from snapshot 1 to 2" in stale_entry["reason"]
@@ -86,10 +86,10 @@ def test_stale_plan_refuses_to_run_and_to_be_approved(settings, table, alice):
         api.approve_plan(settings, proposed, alice)
     with pytest.raises(StalePlanError, match=f"plan {approved} is stale and cannot run"):
         api.run_plan(settings, approved, actor=alice)
-    assert [p["status"] for p in api.list_plans(settings, "lineitem")] == ["stale", "stale"]
+    assert [p.status for p in api.list_plans(settings, "lineitem")] == ["stale", "stale"]
     # a plan made on the new snapshot is fine
     fresh = _plan(settings, store.current_snapshot("lineitem"))
-    assert api.show_plan(settings, fresh)["status"] == "proposed"
+    assert api.show_plan(settings, fresh).status == "proposed"
 
 
 def test_audit_records_every_transition_with_who_when_why(settings, table, alice, bob):
@@ -119,7 +119,7 @@ def test_approved_plan_may_be_revoked_but_not_run_twice(settings, table, alice, 
     pid = _plan(settings, table)
     api.approve_plan(settings, pid, alice)
     api.reject_plan(settings, pid, bob, reason="changed my mind")
-    assert api.show_plan(settings, pid)["status"] == "rejected"
+    assert api.show_plan(settings, pid).status == "rejected"
     ws = Workspace(settings)
     other = _plan(settings, table)
     api.approve_plan(settings, other, alice)
@@ -150,9 +150,9 @@ def test_a_dead_runner_is_settled_as_failed(settings, table, alice, bob):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "failed"
-    assert "died before committing" in shown["result"]["error"]
-    assert shown["audit"][-1]["action"] == "settle"
+    assert shown.status == "failed"
+    assert "died before committing" in shown.result["error"]
+    assert shown.audit[-1]["action"] == "settle"
 
 
 def test_cli_gate_errors_are_one_line_exit_2(settings, table, capsys, monkeypatch, tmp_path):

@@ -82,9 +82,9 @@ def test_impact_on_the_recommendation_page(tmp_path, spark, monkeypatch):
     build_table(home, "lineitem", rows=4000, queries=40, spark=spark)
     settings = load_settings({"home": str(home)}, environ={})
     rec = api.preview_plan(settings, "lineitem", "wair")
-    assert rec["status"] == "preview", rec
-    n = int(rec["predicted_saving"]["window_queries"])
-    impact = api.plan_impact(settings, "lineitem", rec["groups"], window_queries=n)
+    assert rec.status == "preview", rec
+    n = int(rec.predicted_saving["window_queries"])
+    impact = api.plan_impact(settings, "lineitem", rec.groups, window_queries=n)
     assert len(impact["queries"]) == n
     # "before" is exactly what the pruning analysis says of the same queries today
     pruning = {r["query_id"]: r for r in api.pruning(settings, "lineitem")}
@@ -93,7 +93,7 @@ def test_impact_on_the_recommendation_page(tmp_path, spark, monkeypatch):
     total_before = sum(q["bytes_before"] for q in impact["queries"])
     total_after = sum(q["bytes_after"] for q in impact["queries"])
     assert total_after < total_before
-    key = rec["groups"][0]["columns"][0]
+    key = rec.groups[0]["columns"][0]
     cols = {c["column"]: c for c in impact["columns"]}
     assert cols[key]["depth_after"] <= cols[key]["depth_before"]  # as the real run shows (test_app_dba)
 

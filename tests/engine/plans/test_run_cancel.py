@@ -142,7 +142,7 @@ def test_cancel_stops_the_run_removes_its_files_and_settles_the_plan(settings, s
     assert eta.rows_written == ROWS and 0.9 < eta.fraction < 1.0
     assert eta.eta_s == pytest.approx(api.eta_seconds(eta.elapsed_s, eta.predicted_s,
                                                          eta.fraction))
-    assert eta.predicted_s == pytest.approx(api.show_plan(settings, pid)["estimated_cost"]
+    assert eta.predicted_s == pytest.approx(api.show_plan(settings, pid).estimated_cost
                                                ["cpu_seconds"])
     assert _files_under(root) - files_before  # the rewrite's files exist now
 
@@ -158,16 +158,16 @@ def test_cancel_stops_the_run_removes_its_files_and_settles_the_plan(settings, s
     assert rows_of([p.path for p in base.partitions]).equals(rows_before)
     # the plan is cancelled, by bob, audited with who and when
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "cancelled"
-    assert shown["result"]["cancelled_by"] == "bob" and shown["result"]["cancelled_at"]
-    actions = [(e["action"], e["actor"], e["to_status"]) for e in shown["audit"]]
+    assert shown.status == "cancelled"
+    assert shown.result["cancelled_by"] == "bob" and shown.result["cancelled_at"]
+    actions = [(e["action"], e["actor"], e["to_status"]) for e in shown.audit]
     assert ("cancel-request", "bob", None) in actions
     assert actions[-1] == ("cancel", "bob", "cancelled")
     # one transition settles it: running -> cancelled, never through failed
-    moves = [(e["action"], e["to_status"]) for e in shown["audit"] if e["to_status"]]
+    moves = [(e["action"], e["to_status"]) for e in shown.audit if e["to_status"]]
     assert moves[-2:] == [("run", "running"), ("cancel", "cancelled")], moves
     assert "failed" not in [to for _, to in moves]
-    assert "maintenance window over" in shown["audit"][-1]["reason"]
+    assert "maintenance window over" in shown.audit[-1]["reason"]
     assert not cancel_request_path(settings.home, pid).exists()
     assert api.verify_audit(settings)["ok"]
     # and a cancelled plan cannot be cancelled again
@@ -188,14 +188,14 @@ def test_a_run_left_failed_by_its_cancellation_is_settled_cancelled_by_the_cance
     out = api.settle_cancelled(settings, pid)
     assert (out["status"], out["cancelled"], out["by"]) == ("cancelled", True, "bob")
     shown = api.show_plan(settings, pid)
-    assert shown["result"]["cancelled_by"] == "bob"
-    assert [(e["action"], e["actor"], e["to_status"]) for e in shown["audit"]][-1] == (
+    assert shown.result["cancelled_by"] == "bob"
+    assert [(e["action"], e["actor"], e["to_status"]) for e in shown.audit][-1] == (
         "cancel", "bob", "cancelled")
-    assert shown["audit"][-1]["reason"].endswith(f"snapshot {base.id} (wrong table)")
+    assert shown.audit[-1]["reason"].endswith(f"snapshot {base.id} (wrong table)")
     assert not cancel_request_path(settings.home, pid).exists()
     again = api.settle_cancelled(settings, pid)  # idempotent, still says who and when
     assert (again["status"], again["by"]) == ("cancelled", "bob")
-    assert len(api.show_plan(settings, pid)["audit"]) == len(shown["audit"])
+    assert len(api.show_plan(settings, pid).audit) == len(shown.audit)
 
 
 def test_cancel_needs_a_signed_in_approver_and_a_running_plan(settings, tmp_path, monkeypatch):
@@ -208,7 +208,7 @@ def test_cancel_needs_a_signed_in_approver_and_a_running_plan(settings, tmp_path
         api.cancel_plan(settings, pid, None)
     monkeypatch.setenv("LAYOUT_ADVISOR_SECRET_FILE", secret_file(tmp_path))
     assert main(["--home", str(settings.home), "plan", "cancel", str(pid), "--as", "alice"]) == 2
-    assert api.show_plan(settings, pid)["status"] == "proposed"
+    assert api.show_plan(settings, pid).status == "proposed"
 
 
 def test_the_dashboard_shows_the_eta_and_its_cancel_button_stops_the_run(settings, spark,
@@ -234,8 +234,8 @@ def test_the_dashboard_shows_the_eta_and_its_cancel_button_stops_the_run(setting
     run.wait(WAIT_S)
     assert isinstance(run.error, RunCancelled)
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "cancelled" and shown["result"]["cancelled_by"] == "bob"
-    assert shown["audit"][-1]["reason"].endswith("(wrong table)")
+    assert shown.status == "cancelled" and shown.result["cancelled_by"] == "bob"
+    assert shown.audit[-1]["reason"].endswith("(wrong table)")
     assert TableStore(settings).current_id("lineitem") == base.id
     assert _files_under(root) == files_before
     shown_text = " ".join(w.value for w in at.warning) + " ".join(i.value for i in at.info)

@@ -104,7 +104,7 @@ def test_inputs_with_differing_arrow_types_are_refused_before_anything_is_writte
     assert _tree(settings) == tree  # nothing written: no folder, no lease, no file
     assert store.current_id(NAME) == base.id
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "failed" and column in shown["result"]["error"]
+    assert shown.status == "failed" and column in shown.result["error"]
 
 
 # -- a data file deleted under the table ------------------------------------------------------
@@ -119,7 +119,7 @@ def test_input_deleted_before_the_run_is_named_in_one_line(settings, tmp_path, c
     assert "missing" in err[0] and "nothing was written or committed" in err[0]
     assert _tree(settings) == tree
     assert TableStore(settings).current_id(NAME) == base.id
-    assert api.show_plan(settings, pid)["status"] == "failed"
+    assert api.show_plan(settings, pid).status == "failed"
 
 
 @pytest.mark.spark
@@ -149,7 +149,7 @@ def test_input_deleted_while_the_job_reads_fails_naming_it(fmt, settings, spark,
     leases_left = {p for p in _tree(settings) - tree if "/leases/" in p}
     assert _tree(settings) - tree == leases_left  # the run's files are gone (its lease: gc's)
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "failed" and victim in shown["result"]["error"]
+    assert shown.status == "failed" and victim in shown.result["error"]
     if fmt == "delta":  # the Delta log did not move
         from deltalake import DeltaTable
 

@@ -56,18 +56,18 @@ def _remote_beat(settings, pid: int, at: float | None = None) -> None:
 def test_a_remote_runner_that_stops_beating_is_settled_failed(settings):
     base = make_table(settings, n=1000, rows_per_file=250)
     pid = _running_elsewhere(settings, base)
-    assert api.show_plan(settings, pid)["status"] == "running"  # beat just now: alive
+    assert api.show_plan(settings, pid).status == "running"  # beat just now: alive
     time.sleep(TIMEOUT_S * 0.6)
     _remote_beat(settings, pid)  # still beating: still running past the first timeout
     time.sleep(TIMEOUT_S * 0.6)
-    assert api.show_plan(settings, pid)["status"] == "running"
+    assert api.show_plan(settings, pid).status == "running"
     time.sleep(TIMEOUT_S * 1.1)  # silent for longer than the timeout
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "failed", shown
-    error = shown["result"]["error"]
+    assert shown.status == "failed", shown
+    error = shown.result["error"]
     assert error.startswith(f"abandoned: runner pid 4242 on host {REMOTE} sent no heartbeat")
     assert f"(timeout {TIMEOUT_S:.0f} s)" in error and "before committing" in error
-    assert shown["audit"][-1]["action"] == "settle" and shown["audit"][-1]["actor"] == "system"
+    assert shown.audit[-1]["action"] == "settle" and shown.audit[-1]["actor"] == "system"
     assert TableStore(settings).current_id("lineitem") == base.id
     assert api.verify_audit(settings)["ok"]
 
@@ -81,8 +81,8 @@ def test_a_silent_remote_runner_whose_commit_landed_is_settled_succeeded(setting
     store.commit("lineitem", base.id, removed=[kept.path], added=[kept],
                  operation="recluster", summary={"plan_id": pid})
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "succeeded", shown
-    assert "after committing" in shown["result"]["note"] and REMOTE in shown["result"]["note"]
+    assert shown.status == "succeeded", shown
+    assert "after committing" in shown.result["note"] and REMOTE in shown.result["note"]
 
 
 def test_the_runner_beats_and_refuses_to_commit_once_settled(settings):
@@ -101,7 +101,7 @@ def test_the_runner_beats_and_refuses_to_commit_once_settled(settings):
         with sqlite3.connect(settings.control_db) as conn:
             conn.execute("UPDATE jobs SET host = ?, heartbeat_at = ? WHERE plan_id = ?",
                          (REMOTE, time.time() - 10 * TIMEOUT_S, pid))
-        assert api.show_plan(settings, pid)["status"] == "failed"
+        assert api.show_plan(settings, pid).status == "failed"
         with pytest.raises(ExecutionError, match=f"plan {pid} was settled as failed while it ran"):
             beat.may_commit()
 
@@ -114,7 +114,7 @@ def test_a_record_without_heartbeat_falls_back_to_its_last_update(settings):
         conn.execute("UPDATE jobs SET heartbeat_at = NULL, updated_at = ? WHERE plan_id = ?",
                      ("2020-01-01T00:00:00+00:00", pid))
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "failed" and "abandoned" in shown["result"]["error"]
+    assert shown.status == "failed" and "abandoned" in shown.result["error"]
 
 
 def test_the_timeout_is_the_workspaces_setting(settings):
@@ -126,7 +126,7 @@ def test_the_timeout_is_the_workspaces_setting(settings):
     (settings.home / CONFIG_FILE_NAME).write_text("runner_timeout_s = 60\n")
     patient = load_settings({"home": str(settings.home)}, environ={})
     assert patient.runner_timeout_s == 60.0
-    assert api.show_plan(patient, pid)["status"] == "running"
+    assert api.show_plan(patient, pid).status == "running"
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "failed"
-    assert f"(timeout {TIMEOUT_S:.0f} s)" in shown["result"]["error"]
+    assert shown.status == "failed"
+    assert f"(timeout {TIMEOUT_S:.0f} s)" in shown.result["error"]

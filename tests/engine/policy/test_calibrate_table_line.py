@@ -120,13 +120,13 @@ def test_a_plan_is_priced_with_the_tables_line_by_hand_and_cold_start_stays_glob
     s = load_settings({"home": str(s.home), "target_rows": 1000, "spark_master": "local[2]"},
                       environ={})
     preview = api.preview_plan(s, "lineitem", "dd", {})
-    assert len(preview["groups"]) == 1, preview["groups"]
+    assert len(preview.groups) == 1, preview.groups
     rows = {p.path: p.rows for p in snap.partitions}
-    r = sum(rows[p] for p in preview["groups"][0]["partitions"])
+    r = sum(rows[p] for p in preview.groups[0]["partitions"])
     columns = len(snap.zonemaps().columns)
     hand = 1.5 + r * columns * 3.0 * PER_CELL_S + TERMS["file_s"] * math.ceil(r / 500)
-    assert preview["estimated_cost"]["cpu_seconds"] == pytest.approx(hand)
-    price = preview["rewrite_price"]
+    assert preview.estimated_cost["cpu_seconds"] == pytest.approx(hand)
+    price = preview.rewrite_price
     assert price["fixed_s"] == 1.5 and price["cell_bytes"] == 3.0
     assert price["label"].endswith(", its own fixed part 1.50 s per job (line fit)")
     # the cold start stays global: added on top of the table's warm price, unchanged

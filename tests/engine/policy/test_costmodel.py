@@ -191,8 +191,8 @@ def test_a_plan_counts_the_files_the_table_is_cut_into_not_the_workspaces(settin
     assert TableStore(s).info("lineitem").target_rows == 500 and s.target_rows == 1000
     WorkloadStore(s).append("lineitem", shipdate_fragments("lineitem", n=30), snap.schema)
     plan = api.create_plan(s, "lineitem", "dd", {}, created_by="carol")
-    assert plan["id"] is not None, plan
+    assert plan.id is not None, plan
     rows = {p.path: p.rows for p in snap.partitions}
-    files = [math.ceil(sum(rows[p] for p in g["partitions"]) / 500) for g in plan["groups"]]
-    assert sum(files) >= 2 and not any(g["layout_params"] for g in plan["groups"])
-    assert plan["estimated_cost"]["cpu_seconds"] == pytest.approx(sum(files), abs=1e-6)
+    files = [math.ceil(sum(rows[p] for p in g["partitions"]) / 500) for g in plan.groups]
+    assert sum(files) >= 2 and not any(g["layout_params"] for g in plan.groups)
+    assert plan.estimated_cost["cpu_seconds"] == pytest.approx(sum(files), abs=1e-6)

@@ -81,28 +81,28 @@ def demo(tmp_path_factory):
 
 def _explained(settings):
     rec = api.preview_plan(settings, "lineitem", "wair")
-    assert rec["status"] == "no-action", rec.get("reason")
+    assert rec.status == "no-action", rec.reason
     return rec
 
 
 def test_calibrated_demo_declines_with_an_exact_break_even(demo):
     rec = _explained(demo)
-    d = rec["details"]
+    d = rec.details
     be = d["break_even"]
-    assert rec["reason"].startswith("best cut") and d["net_cpu_s"] > 0
+    assert rec.reason.startswith("best cut") and d["net_cpu_s"] > 0
     # the numbers the user reads are the decision's own
-    assert f"would cost {format_number(d['cut_cost_cpu_s'])} CPU-s" in rec["explanation"]["why"]
-    assert f"net cost of {d['net_cpu_s']:+.3g} CPU-s" in rec["explanation"]["why"]
+    assert f"would cost {format_number(d['cut_cost_cpu_s'])} CPU-s" in rec.explanation["why"]
+    assert f"net cost of {d['net_cpu_s']:+.3g} CPU-s" in rec.explanation["why"]
     assert f"{be['queries']:,} queries like these per window instead of 50" \
-        in rec["explanation"]["what_would_change"]
+        in rec.explanation["what_would_change"]
     assert be["queries"] == math.floor(be["factor"] * 50) + 1
     # exact threshold: Algorithm 2 at alpha / (factor x 0.999) still finds no cut that pays
     # (eq. 4 weighs each saving just under factor times); at alpha / (factor x 1.001) it does
     below = api.preview_plan(demo, "lineitem", "wair", {"alpha": 1 / (be["factor"] * 0.999)})
     above = api.preview_plan(demo, "lineitem", "wair", {"alpha": 1 / (be["factor"] * 1.001)})
-    assert below["reason"].startswith("best cut")
-    assert not str(above.get("reason", "")).startswith("best cut")
-    assert above.get("details", {}).get("cut") == be["cut"]
+    assert below.reason.startswith("best cut")
+    assert not str(above.reason or "").startswith("best cut")
+    assert above.details.get("cut") == be["cut"]
 
 
 def test_busier_what_if_finds_the_rate_at_which_wair_proposes(demo):
@@ -113,15 +113,15 @@ def test_busier_what_if_finds_the_rate_at_which_wair_proposes(demo):
     # the plan it shows is what WAIR proposes at that alpha; at the last declined step's
     # rate it proposes nothing
     again = api.preview_plan(demo, "lineitem", "wair", {"alpha": out["alpha"]})
-    assert again["status"] == "preview" and again["groups"] == out["plan"]["groups"]
+    assert again.status == "preview" and again.groups == out["plan"]["groups"]
     last = api.preview_plan(demo, "lineitem", "wair", {"alpha": 1 / out["steps"][-1]["factor"]})
-    assert last["status"] == "no-action"
+    assert last.status == "no-action"
 
 
 def test_plan_create_prints_the_reason_in_plain_words(demo, capsys):
     assert main(["--home", str(demo.home), "plan", "create", "lineitem"]) == 0
     out = capsys.readouterr().out
-    d = _explained(demo)["details"]
+    d = _explained(demo).details
     assert out.startswith(f"no plan for lineitem (wair): Rewriting the {d['cut']} most useful")
     assert f"save {format_number(d['cut_saving_cpu_s'])} CPU-s over the last 50 queries" in out
     assert f"Break-even: it would pay if each of these queries ran at least " \

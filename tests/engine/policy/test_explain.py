@@ -61,9 +61,9 @@ def test_preview_explains_a_decline_with_its_own_numbers(tmp_path, spark):
     settings = load_settings({"home": str(home)}, environ={})
     # alpha this large makes every cut's net cost positive (eq. 4): WAIR declines
     rec = api.preview_plan(settings, "lineitem", "wair", {"alpha": 1e9})
-    assert rec["status"] == "no-action", rec
-    d, e = rec["details"], rec["explanation"]
-    assert rec["reason"].startswith("best cut")
+    assert rec.status == "no-action", rec
+    d, e = rec.details, rec.explanation
+    assert rec.reason.startswith("best cut")
     # the break-even is the cut that pays first as the workload gets busier: never later
     # than Algorithm 2's own cut (its cost over its saving)
     be = d["break_even"]

@@ -128,8 +128,8 @@ def test_pto_and_paw_proposals_include_the_terms(settings, policy, params):
     snap = make_table(s, "lineitem", n=3000, rows_per_file=500)
     WorkloadStore(s).append("lineitem", shipdate_fragments("lineitem", n=12), snap.schema)
     plan = api.create_plan(s, "lineitem", policy=policy, params=params, created_by="carol")
-    (group,) = plan["groups"]
-    got = plan["estimated_cost"]["cpu_seconds"]
+    (group,) = plan.groups
+    got = plan.estimated_cost["cpu_seconds"]
     # the table's files hold 500 rows, the workspace's target is 1,000: 6 files, not 3
     assert TableStore(s).info("lineitem").target_rows == 500 and s.target_rows == 1000
     assert got == pytest.approx(_hand_cost(s, TableStore(s).current_snapshot("lineitem"), group,

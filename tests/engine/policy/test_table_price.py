@@ -42,13 +42,13 @@ def _hand_cost(s, snap, plan, cell):
     rows = {p.path: p.rows for p in snap.partitions}
     columns = len(snap.zonemaps().columns)
     total = 0.0
-    for g in plan["groups"]:
+    for g in plan.groups:
         r = sum(rows[p] for p in g["partitions"])
         work = r * columns * cell
         files = math.ceil(r / 500)
         total += work / RATES["rewrite_read_bytes_per_s"] + work / RATES["sort_bytes_per_s"] \
             + TERMS["file_s"] * files
-    assert len(plan["groups"]) == 1, plan["groups"]  # one job: the fixed cost once
+    assert len(plan.groups) == 1, plan.groups  # one job: the fixed cost once
     return RATES["rewrite_fixed_s"] + total
 
 
@@ -61,9 +61,9 @@ def test_the_table_price_is_measured_stored_used_by_its_plans_only_and_shown(set
         WorkloadStore(s).append(t, shipdate_fragments(t, n=30), sn.schema)
     before = {t: api.preview_plan(s, t, "dd", {}) for t in ("lineitem", "orders")}
     # today's price: the calibration table's 2.0 B per cell
-    assert before["lineitem"]["estimated_cost"]["cpu_seconds"] == pytest.approx(
+    assert before["lineitem"].estimated_cost["cpu_seconds"] == pytest.approx(
         _hand_cost(s, snap, before["lineitem"], 2.0))
-    assert before["lineitem"]["rewrite_price"]["label"] == "the calibration table's"
+    assert before["lineitem"].rewrite_price["label"] == "the calibration table's"
 
     code = main(["--home", str(s.home), "calibrate", "--rewrite-on", "lineitem", "--repeat", "1",
                  "--max-rows", "4000", "--fit", "cell", "--warmup", "1"])
@@ -98,19 +98,19 @@ def test_the_table_price_is_measured_stored_used_by_its_plans_only_and_shown(set
     s2 = load_settings({"home": str(s.home), "target_rows": 1000, "spark_master": "local[2]"},
                        environ={})
     after = {t: api.preview_plan(s2, t, "dd", {}) for t in ("lineitem", "orders")}
-    assert after["lineitem"]["estimated_cost"]["cpu_seconds"] == pytest.approx(
+    assert after["lineitem"].estimated_cost["cpu_seconds"] == pytest.approx(
         _hand_cost(s2, snap, after["lineitem"], entry["rewrite_cell_bytes"]))
-    assert after["orders"]["estimated_cost"] == before["orders"]["estimated_cost"]
-    assert after["orders"]["rewrite_price"]["label"] == "the calibration table's"
-    assert after["lineitem"]["rewrite_price"] == {
+    assert after["orders"].estimated_cost == before["orders"].estimated_cost
+    assert after["orders"].rewrite_price["label"] == "the calibration table's"
+    assert after["lineitem"].rewrite_price == {
         "source": "table", "table": "lineitem", "cell_bytes": entry["rewrite_cell_bytes"],
         "measured_at": entry["measured_at"], "snapshot_id": str(snap.id),
         "label": f"table lineitem's own price, measured {entry['measured_at']} "
                  f"(snapshot {snap.id})"}
     # a stored plan says which price, in `plan show`
     plan = api.create_plan(s2, "lineitem", "dd", {}, created_by="carol")
-    assert plan["estimated_cost"] == after["lineitem"]["estimated_cost"]
-    assert main(["--home", str(s.home), "plan", "show", str(plan["id"])]) == 0
+    assert plan.estimated_cost == after["lineitem"].estimated_cost
+    assert main(["--home", str(s.home), "plan", "show", str(plan.id)]) == 0
     shown = capsys.readouterr().out
     assert (f"rewrite priced at {entry['rewrite_cell_bytes']:.2f} B per cell: table lineitem's "
             f"own price, measured {entry['measured_at']}") in shown
@@ -126,7 +126,7 @@ def test_the_table_price_is_measured_stored_used_by_its_plans_only_and_shown(set
     # a configured rewrite_cell_bytes overrides every table's price, as configured values do
     s3 = load_settings({"home": str(s.home), "target_rows": 1000, "spark_master": "local[2]",
                         "rewrite_cell_bytes": 2.5}, environ={})
-    assert api.preview_plan(s3, "lineitem", "dd", {})["rewrite_price"]["label"] == \
+    assert api.preview_plan(s3, "lineitem", "dd", {}).rewrite_price["label"] == \
         "the calibration table's"
 
 
@@ -204,13 +204,13 @@ def test_wair_cuts_and_prices_at_the_table_price_when_it_has_one(settings):
     zm = snap.zonemaps()
     for preview, cell in ((cheap, 2.0), (own, 8.0)):
         groups = [PlanGroup(tuple(g["partitions"]), g["layout"], tuple(g["columns"]),
-                            g.get("layout_params") or {}) for g in preview["groups"]]
+                            g.get("layout_params") or {}) for g in preview.groups]
         priced = for_table(replace(s, rewrite_cell_bytes=cell), 500, None)
-        assert preview["estimated_cost"]["cpu_seconds"] == pytest.approx(
+        assert preview.estimated_cost["cpu_seconds"] == pytest.approx(
             groups_rewrite_cost(zm, groups, priced).cpu_seconds)
-    assert own["rewrite_price"]["source"] == "table" and cheap["rewrite_price"]["source"] == "calibration"
+    assert own.rewrite_price["source"] == "table" and cheap.rewrite_price["source"] == "calibration"
     # the cut's net curve (equation 4, per cut) is priced at the table's price: each cut costs more
-    c_cheap, c_own = dict(map(tuple, cheap["curve"])), dict(map(tuple, own["curve"]))
+    c_cheap, c_own = dict(map(tuple, cheap.curve)), dict(map(tuple, own.curve))
     shared = sorted(set(c_cheap) & set(c_own))
     assert shared and all(c_own[k] > c_cheap[k] for k in shared), (c_cheap, c_own)
 

@@ -60,7 +60,7 @@ def test_linked_subject_signs_in_and_may_approve(settings, root, plan_id):
     assert (identity.name, identity.role) == ("alice", "approver")
     assert api.check_session(settings, identity) == "alice"
     assert gate.require(Workspace(settings), identity, "approve") == "alice"
-    assert api.approve_plan(settings, plan_id, identity)["status"] == "approved"
+    assert api.approve_plan(settings, plan_id, identity).status == "approved"
     with pytest.raises(ApprovalError, match="'alice' is an approver; rollback needs an admin"):
         gate.require(Workspace(settings), identity, "rollback")
     log = actions(settings)
@@ -84,7 +84,7 @@ def test_unlinked_account_reads_only(settings, root, plan_id):
             gate.require(Workspace(settings), None, action)
     with pytest.raises(ApprovalError, match="an approver is required"):
         api.approve_plan(settings, plan_id, None)
-    assert api.show_plan(settings, plan_id)["status"] == "proposed"
+    assert api.show_plan(settings, plan_id).status == "proposed"
 
 
 def test_issuer_is_part_of_the_link(settings, root):
@@ -230,7 +230,7 @@ def test_dashboard_linked_oidc_user_approves(settings, root, plan_id, dashboard_
     at.button(key="approve").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert [s.value for s in at.success] == ["approved"]
-    assert api.show_plan(settings, plan_id)["status"] == "approved"
+    assert api.show_plan(settings, plan_id).status == "approved"
     log = actions(settings)
     assert ("alice", "sign-in", f"OIDC subject of {ISSUER}") in log
     assert log[-1] == ("alice", "approve", "via OIDC")
@@ -248,7 +248,7 @@ def test_dashboard_unlinked_oidc_user_reads_only(settings, root, plan_id, dashbo
     at.run()  # a rerun does not audit the visit again
     unlinked = [a for a in actions(settings) if a[1] == "sign-in-unlinked"]
     assert len(unlinked) == 1
-    assert api.show_plan(settings, plan_id)["status"] == "proposed"
+    assert api.show_plan(settings, plan_id).status == "proposed"
 
 
 def test_dashboard_unverified_email_link_is_refused(settings, root, plan_id, dashboard_env):

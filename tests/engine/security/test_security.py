@@ -95,9 +95,9 @@ def test_the_proposer_cannot_approve_unless_separation_is_off(settings, table):
     pid = _plan(settings, table, created_by="alice")
     with pytest.raises(ApprovalError, match=r"'alice' proposed plan \d+ and cannot approve it \(separation of duties\)"):
         api.approve_plan(settings, pid, alice)
-    assert api.show_plan(settings, pid)["status"] == "proposed"
+    assert api.show_plan(settings, pid).status == "proposed"
     relaxed = replace(settings, separation_of_duties=False)
-    assert api.approve_plan(relaxed, pid, alice)["status"] == "approved"
+    assert api.approve_plan(relaxed, pid, alice).status == "approved"
 
 
 def test_big_plans_need_two_distinct_approvers(settings, table):
@@ -105,19 +105,19 @@ def test_big_plans_need_two_distinct_approvers(settings, table):
     alice, bob = sign_in(strict, "alice"), sign_in(strict, "bob")
     pid = _plan(strict, table)
     first = api.approve_plan(strict, pid, alice, reason="looks right")
-    assert first["status"] == "proposed"
+    assert first.status == "proposed"
     with pytest.raises(ApprovalError, match="'alice' has approved plan .* already"):
         api.approve_plan(strict, pid, alice)
     with pytest.raises(ApprovalError, match="is not approved"):
         api.run_plan(strict, pid, actor=alice)
-    assert api.approve_plan(strict, pid, bob)["status"] == "approved"
+    assert api.approve_plan(strict, pid, bob).status == "approved"
     entries = [(e["actor"], e["action"], e["to_status"], e["reason"])
                for e in api.audit_log(strict, pid)]
     assert entries[1:] == [("alice", "approve", "proposed", "approval 1 of 2: looks right"),
                            ("bob", "approve", "approved", None)]
     # below the threshold one approval is enough
     small = _plan(settings, table)
-    assert api.approve_plan(settings, small, alice)["status"] == "approved"
+    assert api.approve_plan(settings, small, alice).status == "approved"
 
 
 def test_a_status_set_behind_the_store_cannot_run(settings, table):
@@ -201,7 +201,7 @@ def test_environment_no_longer_makes_approvers(settings, table, tmp_path, capsys
     assert "wrong name or secret for 'mallory'" in err
     assert ("no approver exists yet; create the first admin with `layout-advisor approvers "
             "add NAME --admin`" in err) == (not Workspace(settings).security.approvers.approvers())
-    assert api.show_plan(settings, pid)["status"] == "proposed"
+    assert api.show_plan(settings, pid).status == "proposed"
 
 
 def test_sign_in_before_any_approver_says_how_to_begin(settings):
@@ -268,10 +268,10 @@ def test_a_rolled_back_plan_says_so(settings, table):
     book.succeed(pid, {"snapshot_id": done.id})
     api.rollback_table(settings, "lineitem", table.id, actor=root)
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "rolled-back"
-    last = shown["audit"][-1]
+    assert shown.status == "rolled-back"
+    last = shown.audit[-1]
     assert (last["actor"], last["action"], last["from_status"], last["to_status"]) == (
         ROOT, "rollback", "succeeded", "rolled-back")
     assert last["reason"] == "table lineitem rolled back to snapshot 1 (snapshot 3)"
-    assert api.show_plan(settings, other)["status"] == "stale"  # untouched by the rollback
+    assert api.show_plan(settings, other).status == "stale"  # untouched by the rollback
     assert api.verify_audit(settings)["ok"]

@@ -272,7 +272,7 @@ def test_calibrate_measures_stores_and_new_plans_use_the_rates(settings, spark, 
     base = make_table(stored, n=1000, rows_per_file=500)
     pid = insert_plan(stored, base, [PlanGroup(tuple(p.path for p in base.partitions), "sort",
                                                ("l_shipdate",))])
-    cost = api.show_plan(stored, pid)["estimated_cost"]["cpu_seconds"]
+    cost = api.show_plan(stored, pid).estimated_cost["cpu_seconds"]
     nbytes = sum(p.bytes for p in base.partitions)
     read = rates["rewrite_read_bytes_per_s"] or stored.scan_bytes_per_s  # 0: not separable
     assert cost == pytest.approx(rates["rewrite_fixed_s"] + nbytes / read

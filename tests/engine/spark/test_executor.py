@@ -119,12 +119,12 @@ def test_sort_run_keeps_every_row_and_lowers_bytes_scanned(settings, spark):
     assert (prog["status"], prog["groups_done"], prog["groups_total"], prog["rows"]) == (
         "succeeded", 1, 1, 3000)
     shown = api.show_plan(settings, pid)
-    assert shown["result"]["snapshot_id"] == after.id
-    assert [e["action"] for e in shown["audit"]] == ["create", "approve", "run", "succeed"]
+    assert shown.result["snapshot_id"] == after.id
+    assert [e["action"] for e in shown.audit] == ["create", "approve", "run", "succeed"]
     # the prediction-error history lists the run: predicted beside measured, with the error
     history = api.prediction_history(settings, "lineitem")
     (run,) = history["runs"]
-    check = shown["result"]["cost_check"]
+    check = shown.result["cost_check"]
     assert run["plan_id"] == pid and run["measured_seconds"] == check["measured_wall_seconds"] > 0
     assert run["error"] == pytest.approx(
         (run["predicted_seconds"] - run["measured_seconds"]) / run["measured_seconds"])
@@ -178,8 +178,8 @@ def test_checksum_mismatch_fails_commits_nothing_and_removes_written_files(
     assert TableStore(settings).current_id("lineitem") == base.id
     assert _files_under(root) == files_before and set(os.listdir(root)) == dirs_before
     shown = api.show_plan(settings, pid)
-    assert shown["status"] == "failed" and "verification failed" in shown["result"]["error"]
-    assert shown["audit"][-1]["action"] == "fail"
+    assert shown.status == "failed" and "verification failed" in shown.result["error"]
+    assert shown.audit[-1]["action"] == "fail"
 
 
 @pytest.mark.parametrize("mode", ["packed", "partition_by"])
@@ -217,7 +217,7 @@ def test_failure_in_a_later_group_removes_earlier_groups_too(settings, spark, mo
     assert TableStore(settings).current_id("lineitem") == base.id
     assert set(os.listdir(root)) == dirs_before
     assert api.plan_progress(settings, pid)["groups_done"] == groups
-    assert api.show_plan(settings, pid)["status"] == "failed"
+    assert api.show_plan(settings, pid).status == "failed"
 
 
 def test_driver_side_ranges_land_one_per_partition(spark):

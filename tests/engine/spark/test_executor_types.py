@@ -118,7 +118,7 @@ def test_a_type_spark_cannot_carry_fails_the_run_and_changes_nothing(settings, s
     assert "\n" not in str(info.value)
     assert store.current_id("typed") == base.id
     assert {p: Path(p).read_bytes() for p in paths} == before
-    assert api.show_plan(settings, pid)["status"] == "failed"
+    assert api.show_plan(settings, pid).status == "failed"
     assert sorted(str(p) for p in Path(store.managed_location("typed")).rglob("*.parquet")) \
         == sorted(paths)  # the run left no file behind
 

@@ -49,7 +49,7 @@ def settings(tmp_path: Path):
 def test_summaries_hold_the_engines_numbers(settings):
     stored = api.column_summaries(settings, "t")
     shares = api.span_shares(settings, "t")
-    fresh = {r["column"]: r for r in api.analyze(settings, "t")}
+    fresh = {r.column: r.to_json() for r in api.analyze(settings, "t")}
     assert [c["column"] for c in stored["columns"]] == list(fresh)
     for col in stored["columns"]:
         want = fresh[col["column"]]
@@ -164,8 +164,8 @@ def test_a_failed_warm_never_fails_the_import(settings, tmp_path, monkeypatch, c
 
 def test_column_clustering_without_partition_lists_is_the_rest_of_the_full_answer(settings):
     """The dashboard asks without the per-partition Python lists (costly at 1M)."""
-    full = api.column_clustering(settings, "t", "k")
-    lean = api.column_clustering(settings, "t", "k", partition_lists=False)
+    full = api.column_clustering(settings, "t", "k").to_json()
+    lean = api.column_clustering(settings, "t", "k", partition_lists=False).to_json()
     dropped = {"paths", "rows", "bytes", "created_seq", "min", "max"}
     assert set(full) - set(lean) == dropped
     assert lean == {key: value for key, value in full.items() if key not in dropped}
@@ -178,8 +178,8 @@ def test_stored_partition_arrays_equal_the_fresh_ones(settings, monkeypatch):
     (npz,) = (Path(settings.home) / "cache" / "summaries" / "t").glob("columns-*.npz")
     assert "depths" not in json.dumps(summary)
     for column in ("k", "d"):
-        fresh = api.column_clustering(settings, "t", column, partition_lists=False)
-        stored = api.stored_column_clustering(settings, "t", column.upper())
+        fresh = api.column_clustering(settings, "t", column, partition_lists=False).to_json()
+        stored = api.stored_column_clustering(settings, "t", column.upper()).to_json()
         for name in ("depths", "overlaps", "constant"):
             assert isinstance(stored[name], np.ndarray), name
             assert stored[name].tolist() == fresh[name], (column, name)
@@ -196,7 +196,7 @@ def test_stored_partition_arrays_equal_the_fresh_ones(settings, monkeypatch):
 
     monkeypatch.setattr(summaries, "analyze_with_arrays", boom)  # a fresh read: loaded
     assert api.column_partition_arrays(settings, "t", "d")["depths"].tolist() == \
-        api.column_clustering(settings, "t", "d")["depths"]
+        api.column_clustering(settings, "t", "d").depths
     assert npz.exists()
 
 

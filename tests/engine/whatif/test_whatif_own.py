@@ -84,34 +84,34 @@ def test_a_shifted_range_keeps_its_selectivity_by_quantile(own):
 def test_whatif_on_the_table_compares_the_policies_with_real_zonemaps(own):
     seen = []
     r = api.whatif_table(own, "t", batches=4, shift="auto", sample_rows=2400, progress=seen.append)
-    assert r["shift"] == {"from": "l_shipdate", "to": "l_commitdate"}
-    assert set(r["policies"]) == {"nr", "wair", "dd", "dd-ep", "paw", "pto"}
-    assert r["sample"]["rows"] == 2400 and r["sample"]["files"] == FILES
-    assert [p["period"] for p in r["scenario"]["periods"]] == [1, 2, 3]
-    assert [p["queries"] for p in r["scenario"]["periods"]] == [48, 48, 48]
-    nr = r["policies"]["nr"]
+    assert r.shift == {"from": "l_shipdate", "to": "l_commitdate"}
+    assert set(r.policies) == {"nr", "wair", "dd", "dd-ep", "paw", "pto"}
+    assert r.sample["rows"] == 2400 and r.sample["files"] == FILES
+    assert [p["period"] for p in r.scenario["periods"]] == [1, 2, 3]
+    assert [p["queries"] for p in r.scenario["periods"]] == [48, 48, 48]
+    nr = r.policies["nr"]
     assert nr["recluster_bytes"] == 0
     # NR reads, query by query, what the real snapshot's zonemaps let it read; only the
     # per-file byte widths are averaged
-    assert r["check"]["ratio"] == pytest.approx(1.0, rel=0.02)
+    assert r.check["ratio"] == pytest.approx(1.0, rel=0.02)
     # the same figure straight from the engine's pruning on the real table
     snap = api.load_snapshot(own, "t")
     real = sum(analyze_fragment(snap.zonemaps(), f).bytes_scanned
                for f in api.workload_fragments(own, "t"))
-    assert r["check"]["real_zonemap_bytes"] == pytest.approx(real, rel=1e-9)
-    for name, p in r["policies"].items():
+    assert r.check["real_zonemap_bytes"] == pytest.approx(real, rel=1e-9)
+    for name, p in r.policies.items():
         assert p["total_bytes"] == pytest.approx(p["query_bytes"] + p["recluster_bytes"])
         assert len(p["batches"]) == 1 + 4 + 4
     # l_shipdate is badly clustered and every replayed query filters it: WAIR rewrites and
     # the replay's queries read less than on the untouched table
     def period_bytes(name: str, period: int) -> float:
-        return sum(b["query_bytes"] for b in r["policies"][name]["batches"] if b["period"] == period)
+        return sum(b["query_bytes"] for b in r.policies[name]["batches"] if b["period"] == period)
 
-    assert r["policies"]["wair"]["recluster_bytes"] > 0
+    assert r.policies["wair"]["recluster_bytes"] > 0
     assert period_bytes("wair", 2) < period_bytes("nr", 2)
-    assert r["comparison"]["wair"]["cpu_reduction_vs_nr"] == pytest.approx(
-        1 - r["policies"]["wair"]["cpu_seconds"] / nr["cpu_seconds"])
-    assert any("sample" in n for n in r["estimated"]) and any("Text columns" not in n for n in r["estimated"])
+    assert r.comparison["wair"]["cpu_reduction_vs_nr"] == pytest.approx(
+        1 - r.policies["wair"]["cpu_seconds"] / nr["cpu_seconds"])
+    assert any("sample" in n for n in r.estimated) and any("Text columns" not in n for n in r.estimated)
     assert seen and seen[-1]["policies"] == 6
 
 
@@ -199,16 +199,16 @@ def test_a_repeated_whatif_reuses_pto_and_dd_and_answers_the_same(own):
     ws = api.Workspace(own)  # the memos live in the workspace
     first = api.whatif_table(ws, "t", **kw)
     again = api.whatif_table(ws, "t", **kw)
-    assert again["pto"].get("reused") and again["dd_tuning"].get("reused") and again["sample"]["reused"]
-    assert not first["pto"].get("reused") and not first["dd_tuning"].get("reused")
-    assert again["dd_tuning"]["chosen"] == first["dd_tuning"]["chosen"]
-    for name, p in first["policies"].items():
-        assert again["policies"][name]["total_bytes"] == p["total_bytes"], name
-    assert set(again["timings"]["policies"]) == set(first["policies"])
-    assert "pto_design_s" in again["timings"] and "sample_s" in again["timings"]
+    assert again.pto.get("reused") and again.dd_tuning.get("reused") and again.sample["reused"]
+    assert not first.pto.get("reused") and not first.dd_tuning.get("reused")
+    assert again.dd_tuning["chosen"] == first.dd_tuning["chosen"]
+    for name, p in first.policies.items():
+        assert again.policies[name]["total_bytes"] == p["total_bytes"], name
+    assert set(again.timings["policies"]) == set(first.policies)
+    assert "pto_design_s" in again.timings and "sample_s" in again.timings
     fresh = api.whatif_table(ws, "t", policies="nr,wair,dd", options=api.WhatIfOptions(reuse=False), **kw)
-    assert not fresh["dd_tuning"].get("reused") and not fresh["sample"]["reused"]
-    assert fresh["policies"]["dd"]["total_bytes"] == first["policies"]["dd"]["total_bytes"]
+    assert not fresh.dd_tuning.get("reused") and not fresh.sample["reused"]
+    assert fresh.policies["dd"]["total_bytes"] == first.policies["dd"]["total_bytes"]
 
 
 def test_whatif_refuses_bad_input_in_one_line(own, tmp_path):

@@ -92,15 +92,15 @@ def test_design_preview_compares_with_the_baselines(settings, lineitem):
 def test_paw_plan_runs_through_the_gate_and_keeps_every_row(settings, spark, lineitem):
     plan = api.create_plan(settings, "lineitem", "paw", {"delta": "0.01", "b_min_rows": 250},
                            created_by="carol")
-    assert plan["status"] == "proposed"
-    (group,) = plan["groups"]
+    assert plan.status == "proposed"
+    (group,) = plan.groups
     assert group["layout"] == "paw" and set(group["partitions"]) == {p.path for p in lineitem.partitions}
     tree = group["layout_params"]["tree"]
     n_leaves = sum("leaf" in n for n in tree["nodes"])
     assert n_leaves >= 4
     alice = sign_in(settings, "alice")
-    api.approve_plan(settings, plan["id"], alice, reason="new workload")
-    result = api.run_plan(settings, plan["id"], spark=spark, actor=alice)
+    api.approve_plan(settings, plan.id, alice, reason="new workload")
+    result = api.run_plan(settings, plan.id, spark=spark, actor=alice)
     after = TableStore(settings).current_snapshot("lineitem")
     assert after.id == result["snapshot_id"]
     # every row kept: the executor checked count and checksum before committing; recheck the multiset

@@ -108,13 +108,13 @@ def test_paw_plan_with_n_mbr_writes_str_row_groups_that_duckdb_prunes(settings, 
     before, queries = lineitem_str
     plan = api.create_plan(settings, "lineitem", "paw", {"delta": "0.01", "b_min_rows": 250, "n_mbr": 3},
                            created_by="carol")
-    (group,) = plan["groups"]
-    assert group["layout_params"]["n_mbr"] == 3 and plan["params"]["n_mbr"] == 3
+    (group,) = plan.groups
+    assert group["layout_params"]["n_mbr"] == 3 and plan.params["n_mbr"] == 3
     costs = group["layout_params"]["design"]["costs"]
     assert costs["paw_precise"]["worst_future"] <= costs["paw"]["worst_future"]
     alice = sign_in(settings, "alice")
-    api.approve_plan(settings, plan["id"], alice, reason="precise descriptors")
-    result = api.run_plan(settings, plan["id"], spark=spark, actor=alice)
+    api.approve_plan(settings, plan.id, alice, reason="precise descriptors")
+    result = api.run_plan(settings, plan.id, spark=spark, actor=alice)
     assert result["groups"][0]["fit"]["str_row_groups"] == 3
     after = TableStore(settings).current_snapshot("lineitem")
     paths = [p.path for p in after.partitions]

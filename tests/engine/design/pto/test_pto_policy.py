@@ -99,16 +99,16 @@ def test_pto_policy_proposal_and_stored_plan(settings, table):
         {"top_k": 2, "label": "skip", "lightweight": False, "verify_top": 0, "refine_sizes": False,
          "training_budget": 0, "max_design_rows": None, "open_cost_offset": False, "seed": 0}
     out = api.create_plan(settings, "lineitem", policy="pto")
-    plan = api.show_plan(settings, out["id"])
-    assert plan["status"] == "proposed" and plan["policy"] == "pto"
-    groups = plan["groups"]
+    plan = api.show_plan(settings, out.id)
+    assert plan.status == "proposed" and plan.policy == "pto"
+    groups = plan.groups
     assert len(groups) == 1
     g = groups[0]
     assert len(g["partitions"]) == 12  # the whole table
     assert g["layout"] in ("sort", "zorder", "binpack")
     params = g["layout_params"]
     assert params["target_file_bytes"] > 0 and 0 < params["row_group_bytes"] <= params["target_file_bytes"]
-    details = plan["details"]
+    details = plan.details
     choice = details["choice"]
     assert params["target_file_bytes"] == choice["target_file_bytes"]
     assert params.get("partition_by") == choice["partition_by"]
@@ -165,7 +165,7 @@ def test_pto_policy_declines_without_predicates(settings):
     snap = make_table(settings, "bare2", n=2_000, rows_per_file=500)
     WorkloadStore(settings).append("bare2", [ScanFragment("q", "bare2", (), ("l_quantity",))], snap.schema)
     out = api.preview_plan(settings, "bare2", policy="pto")
-    assert "no fragment of the workload filters" in out["reason"]
+    assert "no fragment of the workload filters" in out.reason
     assert api.list_plans(settings, "bare2") == []
 
 

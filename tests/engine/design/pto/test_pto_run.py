@@ -77,16 +77,16 @@ def _canonical(table: pa.Table) -> pa.Table:
 
 def test_pto_plan_runs_on_spark_and_the_files_follow_the_design(settings, spark, sales):
     plan = api.create_plan(settings, "sales", "pto", created_by="carol")
-    assert plan["status"] == "proposed"
-    (group,) = plan["groups"]
+    assert plan.status == "proposed"
+    (group,) = plan.groups
     params = group["layout_params"]
-    choice = plan["details"]["choice"]
+    choice = plan.details["choice"]
     assert params["partition_by"] == choice["partition_by"] == "region"
     tfs, rgs = params["target_file_bytes"], params["row_group_bytes"]
     assert (tfs, rgs) == (choice["target_file_bytes"], choice["row_group_bytes"])
     alice = sign_in(settings, "alice")
-    api.approve_plan(settings, plan["id"], alice, reason="PTO design")
-    result = api.run_plan(settings, plan["id"], spark=spark, actor=alice)
+    api.approve_plan(settings, plan.id, alice, reason="PTO design")
+    result = api.run_plan(settings, plan.id, spark=spark, actor=alice)
 
     after = TableStore(settings).current_snapshot("sales")
     assert after.id == result["snapshot_id"]

@@ -133,7 +133,7 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
 
     with pytest.raises(CommitConflictError, match="no longer live"):
         api.run_plan(settings, pid, actor=sign_in(settings, "alice"), progress=writer, spark=spark)
-    assert api.show_plan(settings, pid)["status"] == "failed"
+    assert api.show_plan(settings, pid).status == "failed"
     assert delta_scan(path) == done["scan"] and DeltaTable(path).version() == done["version"]
     assert done["scan"][0] == 1500 + 60 - 1  # the append is there, the deleted row gone
     assert not [d for d in os.listdir(path) if d.startswith(f"plan{pid}-")]  # run files removed

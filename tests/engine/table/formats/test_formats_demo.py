@@ -34,10 +34,10 @@ def test_demo_builds_iceberg_and_its_plan_keeps_every_row(settings, spark, monke
     info = api.table_info(settings, DEMO_TABLE)
     assert (info.format, info.identifier, info.managed) == ("iceberg", "default.lineitem", True)
     plan = api.create_plan(settings, DEMO_TABLE, "wair", created_by="alice")
-    assert plan["id"] is not None, plan
+    assert plan.id is not None, plan
     dba = api.authenticate(settings, "dba", SECRET)
-    api.approve_plan(settings, plan["id"], dba, reason="demo")
-    result = api.run_plan(settings, plan["id"], actor=dba, spark=spark)
+    api.approve_plan(settings, plan.id, dba, reason="demo")
+    result = api.run_plan(settings, plan.id, actor=dba, spark=spark)
     tbl = catalog.load_table("default.lineitem")
     assert str(tbl.current_snapshot().snapshot_id) == result["snapshot_id"]
     assert _digest(tbl.scan().to_arrow()) == before

@@ -220,7 +220,7 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
     api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
     api.run_plan(settings, pid, actor=sign_in(settings, "alice"), progress=append_while_running, spark=spark)
     assert _scan(catalog) == digest(pa.concat_tables([data, extra]))
-    assert api.show_plan(settings, pid)["status"] == "succeeded"
+    assert api.show_plan(settings, pid).status == "succeeded"
 
     # a second plan; another writer deletes one of its files while it runs
     current = TableStore(settings).current_snapshot("lineitem")
@@ -238,7 +238,7 @@ def test_real_writers_during_a_run_append_survives_delete_conflicts(settings, sp
     with pytest.raises(CommitConflictError, match="no longer live"):
         api.run_plan(settings, pid2, actor=sign_in(settings, "alice"), progress=delete_while_running, spark=spark)
     shown = api.show_plan(settings, pid2)
-    assert shown["status"] == "failed" and "no longer live" in shown["result"]["error"]
+    assert shown.status == "failed" and "no longer live" in shown.result["error"]
     assert _scan(catalog) == left["scan"]  # exactly as the other writer left it
     assert TableStore(settings).current_id("lineitem") == left["snapshot"]
     assert _plan_dirs(tbl.location(), pid2) == []  # the run's files are gone
