@@ -170,14 +170,58 @@ def expand(pattern: str) -> list[str]:
     if not has_glob(pattern):
         return list_files(pattern) if exists(pattern) else []
     if not is_uri(pattern):
+        local = os.path.expanduser(local_path(pattern))
+        root = glob_root(local)
         hits: list[str] = []
-        for hit in glob.glob(os.path.expanduser(local_path(pattern)), recursive=True):
-            hits.extend(list_files(hit) if os.path.isdir(hit) else [normalize(hit)])
-        return sorted(set(hits), key=natural_key)
+        for hit in glob.glob(local, recursive=True):
+            if not through_directory_link(hit, root):
+                hits.extend(list_files(hit) if os.path.isdir(hit) else [normalize(hit)])
+        return unique_files(hits)
     # object stores: list below the glob-free prefix, then match
     head = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
     base = head.rsplit("/", 1)[0]
     return [f for f in list_files(base) if fnmatch.fnmatch(f, pattern)]
+
+
+def glob_root(pattern: str) -> str:
+    """The folder of a local glob before its first component holding a glob character."""
+    parts = pattern.split(os.sep)
+    fixed = []
+    for part in parts:
+        if has_glob(part):
+            break
+        fixed.append(part)
+    return os.sep.join(fixed) or os.curdir
+
+
+def through_directory_link(path: str, root: str) -> bool:
+    """Whether ``path`` reaches below ``root`` through a symbolic link to a folder.
+
+    A recursive glob follows such links (``self -> .`` loops, ``latest -> ../2024-05-01``
+    aliases), which would register the same file several times; the folder form of a
+    source (:func:`list_files`) never follows them, and neither does a glob."""
+    rel = os.path.relpath(path, root)
+    if rel.startswith(os.pardir):
+        return False
+    current = root
+    for part in rel.split(os.sep):
+        current = os.path.join(current, part)
+        if os.path.islink(current) and os.path.isdir(current):
+            return True
+    return False
+
+
+def unique_files(paths: list[str]) -> list[str]:
+    """``paths`` sorted naturally, each file once: of two names of one file (a hard link,
+    or a symbolic link to a file) the first in that order is kept."""
+    out: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    for path in sorted(set(paths), key=natural_key):
+        stat = os.stat(path)
+        if (stat.st_dev, stat.st_ino) not in seen:
+            seen.add((stat.st_dev, stat.st_ino))
+            out.append(path)
+    return out
 
 
 def natural_key(path: str) -> list:

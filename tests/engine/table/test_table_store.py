@@ -113,6 +113,21 @@ def test_register_glob_and_errors(settings, tmp_path):
         register_table(TableStore(settings), "../evil", str(tmp_path / "d"))
 
 
+def test_register_glob_counts_each_file_once_through_links(settings, tmp_path):
+    """A recursive glob does not follow folder links (a ``self -> .`` loop, a ``latest``
+    alias of a dated folder) and names a linked file once: every row is registered once."""
+    day = tmp_path / "d" / "2024-05-01"
+    paths = write_files(day, 2, rows=3)
+    (tmp_path / "d" / "self").symlink_to(".")
+    (tmp_path / "d" / "latest").symlink_to(day)
+    os.link(paths[0], day / "hard-alias.parquet")
+    (day / "soft-alias.parquet").symlink_to(paths[1])
+    snap = register_table(TableStore(settings), "linked", str(tmp_path / "d" / "**" / "*.parquet"))
+    assert sorted(p.path for p in snap.partitions) == sorted(
+        [str(day / "hard-alias.parquet"), paths[1]])
+    assert sum(p.rows for p in snap.partitions) == 6
+
+
 def test_commit_replaces_partitions_in_place_and_detects_conflicts(settings, tmp_path):
     paths = write_files(tmp_path / "d", 4)
     register_table(TableStore(settings), "t", str(tmp_path / "d"))
