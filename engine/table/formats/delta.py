@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import math
 import os
 import time
 from typing import Any, Hashable, Mapping, Sequence
@@ -265,7 +266,7 @@ class DeltaFormat(TableFormat):
         actions += [AddAction(path=self._rel(p.path), size=p.bytes,
                               partition_values=_partition_values(columns, key),
                               modification_time=now_ms, data_change=False,
-                              stats=_stats(p, schema, [c for c in indexed if c not in columns]))
+                              stats=file_stats_json(p, schema, [c for c in indexed if c not in columns]))
                     for p, key in zip(added, keys)]
         meta = {"la.operation": "rewrite", "la.base-snapshot": str(base_snapshot_id),
                 "la.added-files": str(len(added)), "la.removed-files": str(len(wanted)),
@@ -392,7 +393,7 @@ def _outside(part: Partition, sources: Sequence[Partition], skip: Sequence[str])
     return None
 
 
-def _stats(p: Partition, schema: TableSchema, indexed: Sequence[str]) -> str:
+def file_stats_json(p: Partition, schema: TableSchema, indexed: Sequence[str]) -> str:
     """Delta's JSON file statistics from the new file's footer statistics."""
     types = dict(schema.columns)
     mins, maxs, nulls = {}, {}, {}
@@ -403,10 +404,22 @@ def _stats(p: Partition, schema: TableSchema, indexed: Sequence[str]) -> str:
         if st.null_count is not None:
             nulls[name] = int(st.null_count)
         if st.min is not None and st.max is not None and types[name] != "other":
-            mins[name] = _stat_json(types[name], st.min)
-            maxs[name] = _stat_json(types[name], st.max)
+            low, high = _stat_json(types[name], st.min), _stat_json(types[name], st.max)
+            if _finite(low) and _finite(high):
+                mins[name], maxs[name] = low, high
+    # the log is strict JSON: a non-finite bound (±Infinity, or NaN, which the footer reader
+    # turns into +inf) is left out, as Spark and delta-rs leave it; allow_nan=False refuses
+    # anything else that is not JSON before it reaches the log
     return json.dumps({"numRecords": p.rows, "minValues": mins, "maxValues": maxs,
-                       "nullCount": nulls})
+                       "nullCount": nulls}, allow_nan=False)
+
+
+def _finite(value: Any) -> bool:
+    """False for a float (or decimal) bound that is ±inf or NaN; True for any other value."""
+    try:
+        return math.isfinite(value)
+    except (TypeError, ValueError):
+        return True
 
 
 def is_delta_table(path: str) -> bool:

@@ -150,3 +150,25 @@ def test_two_plans_on_one_base_at_most_one_commits(settings, tmp_path):
     with pytest.raises(CommitConflictError, match="plan 1"):
         store.format("li").commit_rewrite(base.id, b, added_b, {"plan_id": "2"})
     assert store.current_id("li") == first.id and delta_scan(path) == digest(data)
+
+
+def test_a_rewrite_of_infinite_and_nan_doubles_writes_strict_json_statistics(settings, tmp_path):
+    """A double column holding ±Infinity and NaN: the rewrite's log entry is strict JSON
+    (the non-finite bounds are left out, as Spark and delta-rs leave them), so deltalake and
+    the tool still open the table and read the same rows."""
+    path = str(tmp_path / "inf")
+    values = [float("inf"), -1.5, float("-inf"), float("nan"), 2.5, 0.0]
+    data = pa.table({"k": pa.array(range(6), pa.int32()), "d": pa.array(values, pa.float64())})
+    store, base = registered_delta(settings, path, data, 3)
+    chosen = [p.path for p in base.partitions]
+    added = rewrite_file(store, "li", chosen, "plan1-g0", key="k")
+    after = store.format("li").commit_rewrite(base.id, chosen, added, {"plan_id": "1"})
+    log = os.path.join(path, "_delta_log", f"{int(after.id):020d}.json")
+    adds = [json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} in the Delta log"))
+            for line in open(log)]
+    stats = [json.loads(a["add"]["stats"], parse_constant=lambda c: pytest.fail(f"{c} in stats"))
+             for a in adds if "add" in a]
+    assert stats and all("d" not in s["minValues"] and s["minValues"]["k"] == 0 for s in stats)
+    rows, _ = delta_scan(path)
+    assert rows == 6 and DeltaTable(path).to_pyarrow_table().num_rows == 6
+    assert store.current_snapshot("li").total_rows == 6
