@@ -20,6 +20,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from engine.core.config import Settings, load_settings
+from engine.summaries.store import subscribe_warming
 
 if TYPE_CHECKING:
     from engine.plans.plan import PlanBook
@@ -59,9 +60,7 @@ class Workspace:
         self.settings = settings
         self.events = Events()
         self._caches: dict[str, Any] = {}
-        # the dashboard's stored summaries follow every commit, rollback and import; imported
-        # here, not at the top: opening a workspace must not load the analysis stack first
-        from engine.summaries.store import subscribe_warming
+        # the dashboard's stored summaries follow every commit, rollback and import
         subscribe_warming(self.events)
 
     def cache(self, name: str, factory: Callable[[], Any]) -> Any:
