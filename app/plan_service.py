@@ -68,8 +68,10 @@ def signature_points(rec: Mapping[str, Any]) -> tuple | None:
     return views.signature_points(scatter, api.signature_projection(scatter))
 
 
-def create_plan(table: str, policy: str, params: Mapping[str, Any], actor: str | None) -> dict[str, Any]:
-    """Store the policy's proposal as a plan in state ``proposed``."""
+def create_plan(table: str, policy: str, params: Mapping[str, Any], actor: Any) -> dict[str, Any]:
+    """Store the policy's proposal as a plan in state ``proposed``; ``actor`` is the
+    signed-in identity (who then signs the plan) or a bare name (an unsigned proposer,
+    whose plan needs two different approvers)."""
     return api.create_plan(workspace(), table, policy=policy,
                            params={k: v for k, v in params.items() if v is not None},
                            created_by=actor).to_json()
@@ -160,8 +162,23 @@ def show_plan(plan_id: int) -> dict[str, Any]:
     return api.show_plan(workspace(), int(plan_id)).to_json()
 
 
-def approve_plan(plan_id: int, actor: Any, reason: str = "") -> dict[str, Any]:
+def approve_plan(plan_id: int, actor: Any, reason: str = "", secret: str | None = None) -> dict[str, Any]:
+    """Approve as ``actor``; an identity-provider sign-in first unlocks the approver's
+    signing key with ``secret`` (approvals are signed)."""
+    if secret and getattr(actor, "signing_key", None) is None:
+        actor = api.unlock_signing_key(workspace(), actor, secret)
     return api.approve_plan(workspace(), int(plan_id), actor, reason or None).to_json()
+
+
+def verify_plan(plan_id: int, actor: Any) -> str:
+    """Rewrite a sample of the plan into a scratch folder and measure its window
+    (``plan verify``); returns the one-line result, stored with the plan."""
+    return api.verify_plan(workspace(), int(plan_id), actor).line()
+
+
+def verification(plan_id: int) -> dict[str, Any] | None:
+    """The plan's stored verification, None before ``Verify``."""
+    return api.verification(workspace(), int(plan_id))
 
 
 def reject_plan(plan_id: int, actor: Any, reason: str = "") -> dict[str, Any]:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from engine.security.db import ControlDB
     from engine.security.store import SecurityStore
     from engine.table.store import TableStore
+    from engine.workload.lookup import DimensionSource
     from engine.workload.store import WorkloadStore
 
 #: The events a workspace emits; each listener is called as ``listener(workspace, table)``.
@@ -129,6 +130,13 @@ class Workspace:
         does not start Spark; a run starts a session only when it needs one."""
         from engine.spark.executor import SparkExecutor
         return SparkExecutor(self.settings, self.tables)
+
+    @cached_property
+    def dimensions(self) -> "DimensionSource":
+        """The :class:`~engine.workload.lookup.DimensionSource` a workload import evaluates
+        dimension filters with: DuckDB over the registered tables' current files."""
+        from engine.spark.dimensions import DuckDimensionSource
+        return DuckDimensionSource(self.tables)
 
     def emit(self, event: str, table: str) -> None:
         """Tell the subscribers that ``event`` happened to ``table``."""

@@ -34,6 +34,16 @@ def _cheap_argon2(monkeypatch: pytest.MonkeyPatch) -> None:
     identity._dummy_hash.cache_clear()
 
 
+@pytest.fixture(autouse=True)
+def _no_stored_sign_in_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stored security policy's default failed-sign-in delay is 0 in tests, so the
+    settings' ``auth_delay_s`` (0.01 in :func:`settings`) decides it: tests that sign in
+    after a refusal would otherwise wait a second each."""
+    import engine.security.policy as policy
+
+    monkeypatch.setattr(policy, "DEFAULT_POLICY", policy.SecurityPolicy(auth_delay_s=0.0))
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     """Settings for an empty workspace under tmp_path, with small partitions."""

@@ -146,13 +146,34 @@ else:
                  "**Recommendation**.")
 
     if status in ("proposed", "approved"):
+        with guard(stop=False):
+            checked = plan_service.verification(plan_id)
+        if checked:
+            ratio = checked.get("ratio")
+            line = (f"Verified by {views.md_text(checked.get('verified_by'))}: saving "
+                    f"{fmt_bytes(checked.get('verified_saving_bytes'))} per window against "
+                    f"{fmt_bytes(checked.get('predicted_saving_bytes'))} predicted"
+                    + (f" ({ratio:.0%})" if ratio is not None else ""))
+            (st.success if ratio is not None and ratio >= 0.5 else st.warning)(line)
+        if st.button("Verify on a sample", disabled=actor is None, key="verify",
+                     help="Rewrite a sample of the plan's groups into a scratch folder exactly "
+                          "as the run would (never committed), and measure the window's queries "
+                          "on it before and after"):
+            with guard(stop=False), st.spinner("Rewriting a sample and replaying the window"):
+                st.session_state["flash_run"] = plan_service.verify_plan(plan_id, actor)
+                st.rerun()
         reason = st.text_input("Reason (recorded in the audit log)", key="decision_reason")
+        unlock = None
+        if status == "proposed" and actor is not None and actor.signing_key is None:
+            unlock = st.text_input("Your approver secret (an approval is signed with your "
+                                   "key, which your secret unlocks)", type="password",
+                                   key="approve_secret")
         left, mid, right = st.columns(3)
         approve_slot, reject_slot = left.empty(), mid.empty()
         if status == "proposed" and approve_slot.button("Approve", type="primary",
                                                         disabled=actor is None, key="approve"):
             with guard(stop=False):
-                plan_service.approve_plan(plan_id, actor, reason)
+                plan_service.approve_plan(plan_id, actor, reason, unlock)
                 st.rerun()
         if reject_slot.button("Reject", disabled=actor is None, key="reject"):
             with guard(stop=False):
@@ -185,6 +206,19 @@ else:
                    f"partitions replaced by {result.get('partitions_added')} in "
                    f"{fmt_num(result.get('seconds'), 1)} s ({fmt_bytes(result.get('bytes_written'))} "
                    "written).")
+        verdict = result.get("delivery") or {}
+        if verdict.get("underdelivered"):
+            st.error(f"Underdelivered: {views.md_text(verdict.get('reason'))}"
+                     + (f" — rolled back at once to snapshot `{verdict['rolled_back_to']}`."
+                        if verdict.get("rolled_back_to") else ""))
+            if not verdict.get("rolled_back_to") and status == "succeeded":
+                if st.button("Roll back this run", disabled=not is_admin, key="undo_run",
+                             help="Needs an admin. Makes the plan's base snapshot current again."):
+                    with guard(stop=False):
+                        services.rollback_table(plan["table"], plan["base_snapshot"], actor)
+                        st.session_state["flash"] = (f"Plan {plan_id}'s run was rolled back: "
+                                                     f"snapshot `{plan['base_snapshot']}` is current again.")
+                        st.rerun()
         check = result.get("cost_check")
         if check:
             st.dataframe(views.cost_check_frame(check), hide_index=True, key="plan_cost_check")

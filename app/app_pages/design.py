@@ -59,7 +59,7 @@ with paw_tab:
                        f"rows ({summary.get('b_min_rows', '?')} rows of the table).")
             if st.button("Store as proposed plan", key="paw_store"):
                 with guard(stop=False):
-                    plan = plan_service.create_plan(table, "paw", {"delta": delta.strip() or "auto"}, actor)
+                    plan = plan_service.create_plan(table, "paw", {"delta": delta.strip() or "auto"}, identity or actor)
                     st.success(f"Plan {plan.get('id')} stored ({plan.get('status')}); review it "
                                "on **Approve and run**." if plan.get("id") else
                                f"Nothing stored: {views.md_text(plan.get('reason'))}")
@@ -85,7 +85,7 @@ with pto_tab:
                    "layouts PTO labelled to train its model.")
         if st.button("Store as proposed plan", key="pto_store"):
             with guard(stop=False):
-                plan = plan_service.create_plan(table, "pto", {"top_k": int(top_k), "label": label}, actor)
+                plan = plan_service.create_plan(table, "pto", {"top_k": int(top_k), "label": label}, identity or actor)
                 st.success(f"Plan {plan.get('id')} stored ({plan.get('status')}); review it on "
                            "**Approve and run**." if plan.get("id") else
                            f"Nothing stored: {views.md_text(plan.get('reason'))}")

@@ -167,7 +167,7 @@ else:
     actor = identity.name if identity is not None else plan_service.default_proposer()
     if st.button("Store as proposed plan", type="primary", key="rec_store"):
         with guard(stop=False):
-            plan = plan_service.create_plan(table, "wair", engine_params, actor)
+            plan = plan_service.create_plan(table, "wair", engine_params, identity or actor)
             if plan.get("id") is None:
                 st.info(f"Nothing stored: {views.md_text(plan.get('reason'))}")
             elif plan.get("duplicate_of") is not None:

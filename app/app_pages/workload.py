@@ -175,6 +175,10 @@ with guard():
 
 if frag.sql:
     st.code(frag.sql, language="sql", wrap_lines=True)
+derived = [s for s in frag.sources if s.kind != "direct"]
+if derived:  # ranges that arrived through joins, and joins that gave none
+    st.caption("Where this query's ranges come from: "
+               + "; ".join(views.md_text(s.describe()) for s in derived))
 a, b, c, d = st.columns(4)
 a.metric("Pruned", f"{int((~scan.scanned).sum()):,}")
 b.metric("Scanned", f"{int(scan.scanned.sum()):,}")
@@ -244,5 +248,7 @@ st.caption(f"{len(ordered):,} queries; rows {offset + 1:,} to {offset + len(show
               f"{'largest' if view['workload_desc'] else 'smallest'} {sort_label} first")
            + ". Click a row to draw that query over the partitions above; the table is sorted "
              "and paged on the server, one page reaches the browser.")
-st.dataframe(views.queries_table(per_query.iloc[shown]), hide_index=True, key=table_key,
+st.dataframe(views.queries_table(per_query.iloc[shown],
+                                 sources=views.range_sources(frags, api.source_text)),
+             hide_index=True, key=table_key,
              height=300, on_select="rerun", selection_mode="single-row")

@@ -23,7 +23,7 @@ from app.views.tables import (
 from app.views.workload import (
     pruning_frame, QUERY_SORT_LABELS, queries_table, picked_row, column_frequency,
     workload_summary, relevant_columns, query_times, selectivity, waste_per_column,
-    query_labels, workload_views,
+    query_labels, workload_views, range_sources,
 )
 from app.views.plans import (
     wair_params, k_max_help, proposer_label, plans_list, plans_frame, cost_table,
@@ -48,7 +48,7 @@ __all__ = [
     "STATUS_BADGE", "light_badge", "verdict_reason", "table_label", "snapshot_history",
     "snapshot_history_frame", "trend_series", "partition_order", "partition_frame",
     "filter_partitions", "partition_zonemaps", "pruning_frame", "QUERY_SORT_LABELS",
-    "queries_table", "picked_row", "column_frequency", "workload_summary",
+    "queries_table", "range_sources", "picked_row", "column_frequency", "workload_summary",
     "relevant_columns", "query_times", "selectivity", "waste_per_column", "query_labels",
     "workload_views", "wair_params", "k_max_help", "proposer_label", "plans_list",
     "plans_frame", "cost_table", "groups_frame", "group_label", "NOT_REWRITTEN",

@@ -62,7 +62,7 @@ def plans_frame(plans: pd.DataFrame) -> pd.DataFrame:
               "partitions": "partitions", "estimated_cpu_seconds": "cost (CPU-s)",
               "predicted_saving_cpu_seconds": "saving per window (CPU-s)",
               "created_by": "proposed by", "created_at": "created (UTC)",
-              "updated_at": "updated (UTC)"}
+              "updated_at": "updated (UTC)", "underdelivered": "underdelivered"}
     cols = [c for c in rename if c in plans.columns]
     return plans[cols].rename(columns=rename)
 

@@ -5,7 +5,7 @@ waste per column and the query picker's labels.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -44,14 +44,18 @@ _QUERY_TABLE = {
 QUERY_SORT_LABELS = {"log": "log order", **{k: label for k, (label, _) in _QUERY_TABLE.items()}}
 
 
-def queries_table(per_query: pd.DataFrame) -> pd.DataFrame:
+def queries_table(per_query: pd.DataFrame,
+                  sources: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The workload's per-query table as shown: whole bytes, percentages like the other
-    pages (not fractions), readable headers, in the order of ``per_query``.
+    pages (not fractions), readable headers, in the order of ``per_query``; ``sources``
+    (query id -> :func:`range_sources` text) adds where each query's ranges came from.
 
     Example:
     >>> df = pd.DataFrame([{"query_id": "q1", "pruning_rate": 0.56, "bytes_scanned": 904097.4}])
     >>> queries_table(df).to_dict("records")
     [{'query': 'q1', 'pruned (%)': 56.0, 'bytes scanned': 904097}]
+    >>> queries_table(df, {"q1": "ss_sold_date_sk: lookup date_dim@7"})["ranges from"].tolist()
+    ['ss_sold_date_sk: lookup date_dim@7']
     """
     out = pd.DataFrame(index=per_query.index)
     for source, (label, scale) in _QUERY_TABLE.items():
@@ -63,7 +67,29 @@ def queries_table(per_query: pd.DataFrame) -> pd.DataFrame:
         elif scale is not None:
             col = (col * scale).round(1)
         out[label] = col
+    if sources is not None and "query_id" in per_query.columns:
+        out["ranges from"] = per_query["query_id"].astype(str).map(sources).fillna("-")
     return out.reset_index(drop=True)
+
+
+def range_sources(frags: Sequence[Any],
+                  text: Callable[[list[dict[str, Any]]], str]) -> dict[str, str]:
+    """Query id -> where its ranges came from, one line by ``text`` (the API's
+    ``source_text``): direct, through a join from another column, or looked up in a
+    dimension table at a snapshot; a join that gave no range is the lint's to explain.
+
+    Example:
+    >>> class F:
+    ...     query_id, sources = "q1", ()
+    >>> range_sources([F()], lambda sources: "direct")
+    {'q1': 'direct'}
+    """
+    out: dict[str, str] = {}
+    for frag in frags:
+        text_ = text([s.to_json() for s in getattr(frag, "sources", ())])
+        prev = out.get(str(frag.query_id))
+        out[str(frag.query_id)] = text_ if prev in (None, "-", text_) else f"{prev}; {text_}"
+    return out
 
 
 def picked_row(state: Any) -> int | None:

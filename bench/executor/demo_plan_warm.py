@@ -49,15 +49,13 @@ def price_plan(home: str, plan_id: int, fit: str | None = None) -> tuple[float, 
     settings = load_settings({"home": home})
     plan = PlanBook(settings).get(plan_id)
     store = TableStore(settings)
-    info = store.info(plan.table)
+    target = store.write_target(plan.table)
     zm = store.snapshot(plan.table, plan.base_snapshot).zonemaps()
     # at the table's own price per cell when `calibrate --rewrite-on` stored one
     # (engine.policy.pricing), beside the calibration table's price
     own, price = pricing.apply(settings, plan.table, fit)
-    cost = groups_rewrite_cost(zm, plan.groups, for_table(own, info.target_rows,
-                                                          info.target_bytes))
-    cal = groups_rewrite_cost(zm, plan.groups, for_table(settings, info.target_rows,
-                                                         info.target_bytes))
+    cost = groups_rewrite_cost(zm, plan.groups, for_table(own, target))
+    cal = groups_rewrite_cost(zm, plan.groups, for_table(settings, target))
     cold = cost.cpu_seconds + settings.cold_start_s
     index = {str(p): i for i, p in enumerate(zm.paths)}
     rows = int(sum(zm.rows[index[p]] for p in plan.partitions if p in index))
@@ -97,7 +95,8 @@ def main() -> int:
     for i in range(1 + args.repeat):
         out = tempfile.mkdtemp(prefix="demo-plan-warm-")
         t = time.perf_counter()
-        run = rewrite(spark, snap.schema, pairs, out, info.target_rows, info.target_bytes)
+        run = rewrite(spark, snap.schema, pairs, out, info.target_rows, info.target_bytes,
+                      target=store.write_target(plan.table))
         for g in run.groups:
             footers_parallel.read_partitions(spark, g.files, schema=snap.schema)
         times.append(time.perf_counter() - t)

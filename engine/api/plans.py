@@ -16,12 +16,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from engine.api.results import KMax, PlanSummary, PlanView, RunEta, WairState
-from engine.plans import approval, export, impact, runs, service, state, wair_defaults
+from engine.plans import approval, export, impact, runs, service, state, verify, wair_defaults
 from engine.plans.export import PREVIEW_LABEL
 from engine.plans.runs import CANCELLED, RunCancelled, eta_seconds
 from engine.plans.service import BackgroundRun, ProgressFn
+from engine.plans.verify import Verification
 from engine.policy import registry
-from engine.security import gate
+from engine.security import gate, signing
 from engine.security.gate import default_actor
 from engine.security.identity import Identity
 from engine.workspace import as_workspace, on_workspace
@@ -37,9 +38,11 @@ __all__ = ["policy_names", "create_plan", "preview_plan", "list_plans", "show_pl
            "realized_savings", "prediction_history", "plan_json", "plan_runbook",
            "compare_plans", "compare_preview", "PREVIEW_LABEL", "wair_state",
            "reset_policy_state", "CANCELLED", "RunCancelled", "cancel_plan", "settle_cancelled",
-           "run_eta", "eta_seconds", "plan_impact", "wair_k_max"]
+           "run_eta", "eta_seconds", "plan_impact", "wair_k_max", "verify_plan", "verification",
+           "Verification"]
 
 plan_progress = on_workspace(service.plan_progress)
+verify_plan = on_workspace(verify.verify_plan)
 audit_log = on_workspace(service.audit_log)
 policy_state = on_workspace(service.policy_state)
 realized_savings = on_workspace(service.realized_savings)
@@ -71,9 +74,16 @@ def create_plan(ws: "Workspace", table: str, policy: str = "wair",
     """Ask ``policy`` for a plan on the current snapshot of ``table`` and store it as
     ``proposed``; status ``no-action`` (``id`` None, with ``reason``) if it declines.
     ``created_by`` is the proposer (a name, or a signed-in identity), whom separation of
-    duties keeps from approving it."""
+    duties keeps from approving it. A signed-in proposer signs the stored plan; a plan
+    stored under a bare name (or none: the OS user) needs two different approvers, since
+    nobody knows who proposed it (:mod:`engine.security.signing`)."""
+    ws = as_workspace(ws)
     name = created_by.name if isinstance(created_by, Identity) else created_by
-    return PlanView(**service.create_plan(as_workspace(ws), table, policy, params, name))
+    view = PlanView(**service.create_plan(ws, table, policy, params, name))
+    if (isinstance(created_by, Identity) and created_by.signing_key is not None
+            and view.id is not None and getattr(view, "duplicate_of", None) is None):
+        signing.sign_plan(ws, view.id, created_by, signing.PROPOSE)  # a signed proposer
+    return view
 
 
 def list_plans(ws: "Workspace", table: str | None = None) -> list[PlanSummary]:
@@ -108,13 +118,16 @@ def reject_plan(ws: "Workspace", id: int, actor: Identity | None,
 
 def run_plan(ws: "Workspace", id: int, progress: ProgressFn | None = None,
              spark: "SparkSession | None" = None,
-             actor: Identity | None = None) -> dict[str, Any]:
+             actor: Identity | None = None,
+             rollback_if_worse: bool | None = None) -> dict[str, Any]:
     """Run an approved, non-stale plan on Spark as a signed-in approver, and wait; returns
-    its result (new snapshot, groups, realized vs predicted). On failure the plan becomes
-    ``failed``, nothing is committed, and an ExecutionError (or the AdvisorError that
-    caused it) is raised."""
+    its result (new snapshot, groups, realized vs predicted, ``delivery``: whether the run
+    underdelivered, rolled back at once with ``rollback_if_worse``, default the setting).
+    On failure the plan becomes ``failed``, nothing is committed, and an ExecutionError
+    (or the AdvisorError that caused it) is raised."""
     ws = as_workspace(ws)
-    result = service.run_plan(ws, id, progress=progress, spark=spark, actor=actor)
+    result = service.run_plan(ws, id, progress=progress, spark=spark, actor=actor,
+                              rollback_if_worse=rollback_if_worse)
     ws.emit("commit", ws.plans.get(id).table)
     return result
 
@@ -159,3 +172,10 @@ def require_approver(ws: "Workspace", actor: Identity | None, action: str) -> st
     "reject", "run", "rollback", "gc", "drop", "workload-clear", "approvers"); else
     ApprovalError. The one rule the CLI, the API and the dashboard share."""
     return gate.require(as_workspace(ws), actor, action)
+
+
+def verification(ws: "Workspace", id: int) -> dict[str, Any] | None:
+    """The stored verification of plan ``id`` (``plan verify``), None before one."""
+    ws = as_workspace(ws)
+    ws.plans.get(int(id))  # PlanNotFoundError for a wrong id
+    return ws.control.verification(int(id))

@@ -223,7 +223,9 @@ class PlanSummary(_Result):
     """One row of the plan list: ``groups`` and ``partitions`` are counts (rewrite groups,
     files rewritten), ``estimated_cpu_seconds`` the rewrite's predicted CPU-seconds,
     ``predicted_saving_cpu_seconds`` the CPU-seconds saved per window (section 4.2),
-    ``created_at`` and ``updated_at`` ISO-8601 UTC, ``created_by`` the proposer."""
+    ``created_at`` and ``updated_at`` ISO-8601 UTC, ``created_by`` the proposer;
+    ``underdelivered`` whether its run saved less than promised (None before a run,
+    :mod:`engine.plans.delivery`)."""
 
     id: int
     status: str
@@ -237,6 +239,7 @@ class PlanSummary(_Result):
     created_at: str
     created_by: str | None
     updated_at: str
+    underdelivered: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""``layout-advisor approvers ...``: add, list, remove, passwd, link, unlink, links.
+"""``layout-advisor approvers ...``: add, list, remove, passwd, certify, policy, link, unlink,
+links.
 
 The first admin is added without signing in, only while no admin exists
 (``approvers add NAME --admin``); every later change needs ``--as ADMIN`` (``passwd`` also
@@ -8,6 +9,12 @@ read from stdin's first line; the signing-in secret from a prompt or a secret fi
 ``link NAME --oidc ISSUER SUBJECT`` (or ``--oidc-email ISSUER EMAIL``) lets the person behind
 that OpenID Connect account act as NAME in the dashboard after "Sign in with ..."
 (``st.login``); an admin's action, audited. ``unlink`` removes a link, ``links`` lists them.
+
+``policy`` shows the security policy (separation of duties, dual approval, the failed
+sign-in delay) stored in the workspace and the one in force for this process; with
+``--as ADMIN`` and a setting flag it changes the stored one (signed and audited).
+``certify NAME`` certifies the signing key an approver got at its first sign-in in a store
+made before signed approvals.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Any
 from engine import api
 from engine.cli.auth import add_identity_args, read_new_secret, signed_in
 from engine.cli.output import add_json_flag, aligned, emit
+from engine.core.errors import InvalidParameterError
 
 
 def _add(args: argparse.Namespace, ws: "api.Workspace") -> int:
@@ -94,6 +102,64 @@ def _list_text(rows: list[dict]) -> str:
                    [[r["name"], r["role"], r["created_at"], r["created_by"]] for r in rows])
 
 
+def _certify(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    with signed_in(args, ws) as identity:
+        done = api.certify_approver(ws, args.name, identity)
+    emit(args, done, lambda d: f"certified {d['name']} as {d['role']} (key {d['fingerprint']})")
+    return 0
+
+
+#: ``approvers policy`` flags -> security policy settings
+_POLICY_FLAGS = {"separation_of_duties": "--separation-of-duties",
+                 "dual_approval_bytes": "--dual-approval-bytes",
+                 "dual_approval_cpu_seconds": "--dual-approval-cpu-seconds",
+                 "auth_delay_s": "--auth-delay-s"}
+
+
+def _policy_text(d: dict) -> str:
+    def row(p: dict) -> str:
+        above = ([f"{p['dual_approval_bytes'] / 1024**3:g} GiB read"] if p["dual_approval_bytes"]
+                 else []) + ([f"{p['dual_approval_cpu_seconds']:g} CPU-seconds"]
+                             if p["dual_approval_cpu_seconds"] else [])
+        return (f"separation of duties {'on' if p['separation_of_duties'] else 'off'}; "
+                + (f"two approvers above {' or '.join(above)}" if above
+                   else "no dual-approval threshold")
+                + f"; failed sign-in delay {p['auth_delay_s']:g} s (doubling)")
+    who = f"set by {d['set_by']} at {d['set_at']}" if d["set_by"] else "the defaults"
+    lines = [f"stored ({who}): {row(d['stored'])}", f"in force here: {row(d['effective'])}"]
+    if d["problem"]:
+        lines.append(f"warning: {d['problem']}")
+    return "\n".join(lines)
+
+
+def _policy(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    changes = {key: getattr(args, key) for key in _POLICY_FLAGS if getattr(args, key) is not None}
+    if "separation_of_duties" in changes:
+        changes["separation_of_duties"] = changes["separation_of_duties"] == "on"
+    if not changes:
+        if args.actor:
+            raise InvalidParameterError("approvers policy --as: name at least one of "
+                                        + ", ".join(_POLICY_FLAGS.values()) + " to change")
+        emit(args, api.security_policy(ws), _policy_text)
+        return 0
+    if not args.actor:
+        raise InvalidParameterError("changing the security policy needs an admin: add --as ADMIN")
+    with signed_in(args, ws) as identity:
+        done = api.set_security_policy(ws, changes, identity)
+    emit(args, done, _policy_text)
+    return 0
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number >= 0")
+    return value
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("approvers", help="who may approve, run and administer")
     sub = parser.add_subparsers(dest="approvers_command", metavar="ACTION")
@@ -135,6 +201,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("links", help="OpenID Connect accounts linked to approvers")
     add_json_flag(p)
     p.set_defaults(func=lambda a, s: emit(a, api.list_oidc_links(s), _links_text))
+
+    p = sub.add_parser("certify", help="certify an approver's signing key made at its first "
+                                       "sign-in after an upgrade (admin)")
+    p.add_argument("name")
+    add_identity_args(p, who="admin")
+    add_json_flag(p)
+    p.set_defaults(func=_certify)
+
+    p = sub.add_parser("policy", help="show the security policy, or change it (admin): "
+                                      "stored in the workspace; the environment and flags of "
+                                      "a process may only tighten it")
+    p.add_argument("--separation-of-duties", dest="separation_of_duties", choices=("on", "off"),
+                   help="may a plan's proposer approve it (on: no)")
+    p.add_argument("--dual-approval-bytes", dest="dual_approval_bytes", type=_non_negative,
+                   metavar="BYTES", help="plans reading more need two approvers (0: off)")
+    p.add_argument("--dual-approval-cpu-seconds", dest="dual_approval_cpu_seconds",
+                   type=_non_negative, metavar="S",
+                   help="plans costing more CPU-seconds need two approvers (0: off)")
+    p.add_argument("--auth-delay-s", dest="auth_delay_s", type=_non_negative, metavar="S",
+                   help="wait after a failed sign-in before the next attempt is accepted, "
+                        "doubling with each failure")
+    add_identity_args(p, required=False, who="admin (to change it)")
+    add_json_flag(p)
+    p.set_defaults(func=_policy)
 
     p = sub.add_parser("passwd", help="change a secret (your own, or anyone's as admin)")
     p.add_argument("name")

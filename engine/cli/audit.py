@@ -21,13 +21,15 @@ def audit_line(e: Mapping[str, Any]) -> str:
 def _verify_text(d: Mapping[str, Any]) -> str:
     if d["ok"]:
         return (f"audit log intact: {d['entries']} entries, head {d['head']} (keep this hash "
-                "elsewhere to detect a rewrite of the whole log)")
+                "elsewhere to detect a rewrite of the whole log)\n"
+                f"root admin key {d.get('root') or 'none yet'} (pin it: `layout-advisor audit "
+                "verify --pin FINGERPRINT`)")
     return "\n".join([f"audit log damaged: {len(d['problems'])} problem(s)"]
                      + [f"  {p}" for p in d["problems"]])
 
 
 def _verify(args: argparse.Namespace, ws: "api.Workspace") -> int:
-    report = api.verify_audit(ws)
+    report = api.verify_audit(ws, pin=args.pin)
     emit(args, report, _verify_text)
     return 0 if report["ok"] else 2
 
@@ -39,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("verify", help="check the hash chain and the plans' trail "
                                       "(exit 2 if anything was edited or deleted)")
+    p.add_argument("--pin", metavar="FINGERPRINT",
+                   help="the root admin's key fingerprint, as a previous verify printed it "
+                        "(kept outside the workspace): detects a replaced approvers table")
     add_json_flag(p)
     p.set_defaults(func=_verify)
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import stat
 import sys
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Iterator
 
 from engine import api
@@ -35,19 +35,54 @@ def add_identity_args(parser: argparse.ArgumentParser, required: bool = True,
                         help="file whose first line is the secret (for automation)")
 
 
+#: the most bytes read from a secret file: its first line must end within them
+SECRET_FILE_MAX_BYTES = 4096
+_BOM = "\ufeff"
+
+
 def _read_secret_file(path: str, origin: str) -> str:
+    """The first line of the regular file ``path``, without a UTF-8 byte order mark and
+    without its line end. At most :data:`SECRET_FILE_MAX_BYTES` are read, and only from a
+    regular file (checked before opening, and again on the open descriptor: a device such as
+    ``/dev/zero`` never ends, a FIFO without a writer blocks the open). Anything else is an
+    :class:`InvalidParameterError` naming ``origin`` and ``path``, raised before any sign-in
+    is tried, so a bad file is never counted as a failed sign-in."""
+    def refuse(why: str) -> InvalidParameterError:
+        return InvalidParameterError(f"{origin} {path}: {why}")
+
     try:
-        data = Path(path).read_bytes()
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise refuse("not a regular file (a device, pipe or folder); put the secret in a file")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise InvalidParameterError(f"{origin} {path}: cannot read it "
-                                    f"({exc.strerror or exc})") from None
+        raise refuse(f"cannot read it ({exc.strerror or exc})") from None
     try:
-        text = data.decode("utf-8")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between the two looks
+            raise refuse("not a regular file (a device, pipe or folder); put the secret in a file")
+        data = b""
+        while len(data) <= SECRET_FILE_MAX_BYTES and b"\n" not in data:
+            chunk = os.read(fd, SECRET_FILE_MAX_BYTES + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    except OSError as exc:
+        raise refuse(f"cannot read it ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    first, newline, _ = data.partition(b"\n")
+    if not newline and len(data) > SECRET_FILE_MAX_BYTES:
+        raise refuse(f"the first line is longer than {SECRET_FILE_MAX_BYTES} bytes; a secret "
+                     "file holds the secret on its first line")
+    try:
+        text = first.decode("utf-8")
     except UnicodeDecodeError:
-        raise InvalidParameterError(f"{origin} {path}: not UTF-8 text") from None
-    secret = text.splitlines()[0] if text.splitlines() else ""
+        raise refuse("not UTF-8 text (its first line)") from None
+    secret = text.removeprefix(_BOM).removesuffix("\r")
     if not secret:
-        raise InvalidParameterError(f"{origin} {path}: the first line is empty")
+        raise refuse("the first line is empty")
+    if "\x00" in secret or "\r" in secret:
+        raise refuse("the first line holds a NUL or carriage return; a secret file holds "
+                     "the secret as text on its first line")
     return secret
 
 
@@ -70,8 +105,11 @@ def read_new_secret(name: str) -> str:
         if getpass.getpass("again: ") != first:
             raise InvalidParameterError("the two secrets differ; nothing was changed")
         return first
-    line = sys.stdin.readline() if sys.stdin is not None else ""
-    secret = line.rstrip("\r\n")
+    line = sys.stdin.readline(SECRET_FILE_MAX_BYTES + 1) if sys.stdin is not None else ""
+    if len(line) > SECRET_FILE_MAX_BYTES and not line.endswith("\n"):
+        raise InvalidParameterError(f"the new secret for {name!r} on stdin is longer than "
+                                    f"{SECRET_FILE_MAX_BYTES} characters")
+    secret = line.removeprefix(_BOM).rstrip("\r\n")
     if not secret:
         raise InvalidParameterError(f"no new secret for {name!r}: type it on a terminal, or "
                                     "pipe it on stdin's first line")

@@ -7,6 +7,12 @@ By default TPC-H SF 1 (6M rows, about 3,000 micro-partitions of 2,000 rows, inge
 hybrid layouts appear. ``--scale`` picks another size; ``--sample`` loads the small
 committed sample instead (no generation; what the tests use).
 
+``--tpcds [SF]`` builds a star schema instead: TPC-DS ``store_sales`` (in the generator's
+ticket order, unclustered on the sale date) with ``date_dim`` and ``item``, generated
+offline with ``tpcgen-cli``, and a log of star queries that filter the dimensions; the
+import turns those filters into ranges of ``store_sales``'s keys by looking them up in the
+registered dimensions (:mod:`engine.workload.lookup`).
+
 Idempotent: an existing ``lineitem`` table and its imported workload are kept, so running
 the demo twice only starts the dashboard again.
 """
@@ -109,13 +115,65 @@ def build_demo(ws: "api.Workspace | Settings", scale: float | None = None, table
     say("demo ready")
 
 
+TPCDS_FACT = "store_sales"
+#: the TPC-DS scale of ``--tpcds`` without a value: 288k store_sales rows, ~145 partitions
+TPCDS_SCALE = 0.1
+#: rows per file of a dimension table (one file: a dimension is read whole by a lookup)
+DIMENSION_ROWS = 10_000_000
+
+
+def build_tpcds_demo(ws: "api.Workspace | Settings", scale: float = TPCDS_SCALE,
+                     queries: int | None = None, table_format: str = "iceberg") -> dict | None:
+    """Create ``store_sales`` (micro-partitions of ``DEMO_TARGET_ROWS`` rows in the
+    generator's order), ``date_dim`` and ``item`` unless they exist, and import the star
+    query log into ``store_sales`` with dimension lookups; returns the import report (or
+    None when the workload was already there)."""
+    ws = api.as_workspace(ws)
+    started = time.monotonic()
+
+    def say(message: str) -> None:
+        _say(f"[{time.monotonic() - started:5.0f} s] {message}")
+
+    ensure_demo_admin(ws)
+    existing = {t["name"] for t in api.list_tables(ws)}
+    files, log = api.make_tpcds_demo_data(ws, scale, queries, progress=say)
+    for name in api.TPCDS_TABLES:
+        if name in existing:
+            say(f"table {name} already exists in {ws.settings.home}; keeping it")
+            continue
+        rows = api.DEMO_TARGET_ROWS if name == TPCDS_FACT else DIMENSION_ROWS
+        say(f"building {table_format} table {name} from {files[name]}"
+            + (f" ({rows} rows per micro-partition, the generator's order)"
+               if name == TPCDS_FACT else ""))
+        api.create_demo_table(ws, name, files[name], rows, table_format=table_format,
+                              writer="arrow", progress=say)
+    report = None
+    if api.workload_fragments(ws, TPCDS_FACT):
+        say("workload already imported; keeping it")
+    else:
+        report = api.import_workload(ws, TPCDS_FACT, str(log))
+        rows = api.show_workload(ws, TPCDS_FACT)
+        looked = sum(1 for r in rows if any(s["kind"] == "lookup" for s in r["sources"]))
+        say(f"imported {report['fragments']} scan fragments from {log}; {looked} got their "
+            "store_sales ranges from date_dim / item lookups")
+    took = api.warm_summaries(ws, TPCDS_FACT)
+    say(f"dashboard summaries stored ({took['columns_s'] + took['pruning_s']:.1f} s)")
+    say("demo ready")
+    return report
+
+
 def _run(args: argparse.Namespace, ws: "api.Workspace") -> int:
-    build_demo(ws, None if args.sample else args.scale, args.format, args.queries, args.writer)
+    if args.tpcds is not None:
+        build_tpcds_demo(ws, args.tpcds, args.queries, args.format)
+        table = TPCDS_FACT
+    else:
+        build_demo(ws, None if args.sample else args.scale, args.format, args.queries, args.writer)
+        table = DEMO_TABLE
     if args.no_ui:
         _say("done (--no-ui): start the dashboard with `layout-advisor ui`")
         return 0
     port = args.port if args.port is not None else ws.settings.ui_port
-    return run_ui(ws.settings, port, table=DEMO_TABLE, address=args.address)
+    return run_ui(ws.settings, port, table=table, address=args.address)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -128,6 +186,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "about 3,000 micro-partitions)")
     parser.add_argument("--sample", action="store_true",
                         help="load the small committed sample (200k rows, 100 partitions) instead")
+    parser.add_argument("--tpcds", type=positive, nargs="?", const=TPCDS_SCALE, default=None,
+                        metavar="SF",
+                        help="a star schema instead: TPC-DS store_sales, date_dim and item at "
+                             f"scale SF (default {TPCDS_SCALE:g}; tpcgen-cli) and star queries "
+                             "whose date and item filters reach store_sales through lookups")
     parser.add_argument("--queries", type=positive_int, default=None,
                         help="size of the generated demo query log (default 600)")
     parser.add_argument("--format", choices=["iceberg", "native"], default="iceberg",

@@ -51,9 +51,18 @@ def _plan_text(p: Mapping[str, Any]) -> str:
         f"  break-even after {p['break_even_queries']:.1f} queries"
         if p.get("break_even_queries") is not None else "  break-even: n/a",
     ]
+    output = ((p.get("details") or {}).get("output") or {}).get("groups") or []
     for i, g in enumerate(p.get("groups", [])):
         lines.append(f"  group {i}: {len(g['partitions'])} partitions, {g['layout']} on "
                      f"{', '.join(g['columns'])}" + (f" - {g['reason']}" if g.get("reason") else ""))
+        if i < len(output):
+            lines.append(f"    writes {_shape_text(output[i])}")
+    checked = p.get("verification")
+    if checked:
+        ratio = checked.get("ratio")
+        lines.append(f"  verified {checked.get('verified_at')} by {checked.get('verified_by')}: "
+                     f"saving {human_bytes(checked.get('verified_saving_bytes'))} per window"
+                     + (f" ({ratio:.0%} of predicted)" if ratio is not None else ""))
     prog = p.get("progress")
     if prog:
         lines.append(f"  progress: {prog.get('groups_done')}/{prog.get('groups_total')} groups, "
@@ -86,11 +95,37 @@ def _plan_text(p: Mapping[str, Any]) -> str:
                          f"{human_bytes(real['saving_bytes'])} saved ({human_bytes(real['bytes_before'])}"
                          f" -> {human_bytes(real['bytes_after'])});"
                          f" predicted {human_bytes(real['predicted_saving_bytes'])}")
+        verdict = result.get("delivery") or {}
+        if verdict.get("underdelivered"):
+            lines.append(f"  UNDERDELIVERED: {verdict.get('reason')}")
+            if verdict.get("rolled_back_to"):
+                lines.append(f"  rolled back at once: the table is at snapshot "
+                             f"{verdict['rolled_back_to']}, equal to the plan's base")
+            elif verdict.get("kept_because"):
+                lines.append(f"  not rolled back: {verdict['kept_because']}")
+            else:
+                lines.append(f"  undo: layout-advisor table rollback {p.get('table')} "
+                             f"{result.get('base_snapshot')} --as ADMIN")
     audit = p.get("audit") or []
     if audit:
         lines.append("  audit:")
         lines.extend(f"    {audit_line(e)}" for e in audit)
     return "\n".join(lines)
+
+
+def _shape_text(shape: Mapping[str, Any]) -> str:
+    """One group's output shape as the executor writes it (engine.layout.output).
+
+    >>> _shape_text({"files": 4, "rows_per_file": 1500, "row_groups_per_file": 1,
+    ...              "row_group_rows": 1500, "file_rule": "input granularity: the median "
+    ...              "input file holds 1,500 rows", "row_group_rule": "one row group per file"})
+    '4 files of 1,500 rows (input granularity: the median input file holds 1,500 rows), 1 row group each (one row group per file)'
+    """
+    groups = int(shape.get("row_groups_per_file") or 1)
+    each = ("1 row group each" if groups == 1
+            else f"{groups} row groups of {int(shape.get('row_group_rows') or 0):,} rows each")
+    return (f"{shape.get('files')} files of {int(shape.get('rows_per_file') or 0):,} rows "
+            f"({shape.get('file_rule')}), {each} ({shape.get('row_group_rule')})")
 
 
 def _price_line(price: Mapping[str, Any] | None) -> list[str]:
@@ -128,6 +163,13 @@ def _cold_line(predicted: Mapping[str, Any]) -> list[str]:
             "cold start)"]
 
 
+def _list(a: argparse.Namespace, s: Any) -> None:
+    rows = api.list_plans(s, a.table)
+    if a.table and not rows:  # a mistyped name: the one line naming the known tables
+        api.table_info(s, a.table)
+    emit(a, [r.to_json() for r in rows], _list_text)
+
+
 def _list_text(rows: list[Mapping[str, Any]]) -> str:
     if not rows:
         return "no plans"
@@ -137,7 +179,8 @@ def _list_text(rows: list[Mapping[str, Any]]) -> str:
     for r in rows:
         out.append(f"{r['id']:>4}  {r['status']:<10} {r['table']:<16} {r['policy']:<6} "
                    f"{r['groups']:>6} {r['partitions']:>6} {format_number(r['estimated_cpu_seconds']):>10} "
-                   f"{format_number(r['predicted_saving_cpu_seconds']):>12}  {r['created_at']}")
+                   f"{format_number(r['predicted_saving_cpu_seconds']):>12}  {r['created_at']}"
+                   + ("  UNDERDELIVERED" if r.get("underdelivered") else ""))
     return "\n".join(out)
 
 
@@ -200,11 +243,27 @@ def _run(args: argparse.Namespace, ws: "api.Workspace") -> int:
 
     with signed_in(args, ws) as identity:
         try:
-            api.run_plan(ws, args.id, progress=progress, actor=identity)
+            api.run_plan(ws, args.id, progress=progress, actor=identity,
+                         rollback_if_worse=args.rollback_if_worse or None)
         except api.RunCancelled:
             api.settle_cancelled(ws, args.id)  # the canceller may have settled it already
             raise
     emit(args, api.show_plan(ws, args.id).to_json(), _plan_text)
+    return 0
+
+
+def _show(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    """``plan show ID``: the plan, its run and its verification (``plan verify``)."""
+    shown = {**api.show_plan(ws, args.id).to_json(), "verification": api.verification(ws, args.id)}
+    emit(args, shown, _plan_text)
+    return 0
+
+
+def _verify(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    """``plan verify ID --as NAME``: the plan's promise checked on a rewritten sample."""
+    with signed_in(args, ws) as identity:
+        out = api.verify_plan(ws, args.id, identity, files=args.files)
+    emit(args, out.to_json(), lambda _: out.line())
     return 0
 
 
@@ -292,13 +351,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("list", help="list plans")
     p.add_argument("--table")
     add_json_flag(p)
-    p.set_defaults(func=lambda a, s: emit(
-        a, [r.to_json() for r in api.list_plans(s, a.table)], _list_text))
+    p.set_defaults(func=_list)
 
     p = sub.add_parser("show", help="show one plan")
     p.add_argument("id", type=int)
     add_json_flag(p)
-    p.set_defaults(func=lambda a, s: emit(a, api.show_plan(s, a.id).to_json(), _plan_text))
+    p.set_defaults(func=_show)
 
     for action in _DECISIONS:  # the two decisions take the same arguments
         p = sub.add_parser(action, help=f"{action} a proposed plan")
@@ -311,8 +369,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run an approved plan on Spark (progress on stderr)")
     p.add_argument("id", type=int)
     add_identity_args(p)
+    p.add_argument("--rollback-if-worse", dest="rollback_if_worse", action="store_true",
+                   help="roll the table back at once when the run underdelivers (realized "
+                        "saving negative or below min_realized_ratio of the prediction)")
     add_json_flag(p)
     p.set_defaults(func=_run)
+
+    p = sub.add_parser("verify", help="rewrite a sample of a plan into a scratch folder as the "
+                                      "run would, measure the window on it, store the result")
+    p.add_argument("id", type=int)
+    p.add_argument("--files", type=positive_int, default=64,
+                   help="input files to rewrite at most (whole groups; default 64)")
+    add_identity_args(p)
+    add_json_flag(p)
+    p.set_defaults(func=_verify)
 
     p = sub.add_parser("cancel", help="stop a running plan: nothing is committed")
     p.add_argument("id", type=int)

@@ -194,7 +194,10 @@ def _rollback(args: argparse.Namespace, ws: "api.Workspace") -> int:
 
 def _gc(args: argparse.Namespace, ws: "api.Workspace") -> int:
     """A dry run unless --yes; deleting needs an admin's --as (docs/security.md)."""
-    older = api.parse_duration(args.older_than)
+    try:
+        older = api.parse_duration(args.older_than)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(f"--older-than: {exc}") from None
     dry_run = not args.yes
     if args.yes and not args.actor:
         raise InvalidParameterError("--yes deletes files: add --as ADMIN (an admin's name; "

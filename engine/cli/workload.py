@@ -13,13 +13,18 @@ MAX_SKIPPED_SHOWN = 10
 
 
 def _import_text(r: Mapping[str, Any]) -> str:
+    skipped = r.get("skipped_count", len(r["skipped"]))
     lines = [f"imported {r['file']} into {r['table']}: {r['statements']} statements, "
-             f"{r['fragments']} fragments, {len(r['skipped'])} skipped"
+             f"{r['fragments']} fragments, {skipped} skipped"
              + (f", {r['ignored']} not reading {r['table']}" if r.get("ignored") else "")]
     for item in r["skipped"][:MAX_SKIPPED_SHOWN]:
         lines.append(f"  skipped line {item['line']}: {item['reason']}")
-    if len(r["skipped"]) > MAX_SKIPPED_SHOWN:
-        lines.append(f"  ... and {len(r['skipped']) - MAX_SKIPPED_SHOWN} more (--json lists all)")
+    if skipped > MAX_SKIPPED_SHOWN:
+        listed = len(r["skipped"])
+        lines.append(f"  ... and {skipped - MAX_SKIPPED_SHOWN} more (--json lists "
+                     + ("all)" if listed == skipped else f"the first {listed})"))
+        for reason, count in sorted(r.get("skip_reasons", {}).items(), key=lambda kv: -kv[1]):
+            lines.append(f"  {count} skipped: {reason}")
     return "\n".join(lines)
 
 
@@ -27,10 +32,10 @@ def _show_text(table: str, rows: list[dict]) -> str:
     if not rows:
         return (f"no workload for {table} (import one with "
                 f"`layout-advisor workload import {table} FILE`)")
-    out = [[r["query_id"], r["ts"] or "-", str(len(r["columns"])), api.predicate_text(r["boxes"])]
-           for r in rows]
+    out = [[r["query_id"], r["ts"] or "-", str(len(r["columns"])), api.predicate_text(r["boxes"]),
+            api.source_text(r.get("sources") or [])] for r in rows]
     return f"{len(rows)} scan fragments of {table}\n" + aligned(
-        ["query_id", "ts", "cols", "predicate"], out)
+        ["query_id", "ts", "cols", "predicate", "source"], out)
 
 
 def _do_import(args: argparse.Namespace, ws: "api.Workspace") -> int:

@@ -52,7 +52,8 @@ _LOWER_BOUNDS: dict[str, tuple[float, bool]] = {
     "spark_shuffle_partitions": (1, True), "scan_bytes_per_s": (0, False),
     "sort_bytes_per_s": (0, False), "external_sort_penalty": (1, True),
     "memory_budget_bytes": (0, False), "price_per_cpu_hour": (0, True),
-    "ep_file_partitions": (1, True), "ui_port": (1, True), "target_rows": (0, True),
+    "ep_file_partitions": (1, True), "workload_max_line_bytes": (1, True),
+    "workload_max_statement_chars": (1, True), "ui_port": (1, True), "target_rows": (0, True),
     "target_mb": (0, True), "dual_approval_bytes": (0, True),
     "dual_approval_cpu_seconds": (0, True), "session_idle_s": (0, False),
     "auth_delay_s": (0, True), "runner_timeout_s": (RUNNER_HEARTBEAT_S, False),
@@ -61,7 +62,8 @@ _LOWER_BOUNDS: dict[str, tuple[float, bool]] = {
     "query_fixed_s": (0, True), "query_scan_bytes_per_s": (0, True), "query_file_s": (0, True),
     "fitted_job_s": (0, True), "fitted_key_bytes_per_s": (0, True), "file_s": (0, True),
     "multi_group_s": (0, True), "group_s": (0, True), "multi_group_bytes_per_s": (0, True),
-    "rewrite_cell_bytes": (0, True), "cold_start_s": (0, True),
+    "rewrite_cell_bytes": (0, True), "cold_start_s": (0, True), "lookup_max_ranges": (1, True),
+    "min_realized_ratio": (0, True), "min_verified_ratio": (0, True),
 }
 _UPPER_BOUNDS = {"ui_port": 65535}
 #: why a bound is what it is, said with the refusal
@@ -81,12 +83,16 @@ class Settings:
     # micro-partition target size (rows wins when both are set)
     target_rows: int = 100_000
     target_mb: float = 0.0
-    # approval gate (approvers themselves live in the control store)
-    separation_of_duties: bool = True
-    dual_approval_bytes: int = 100 * 1024**3  # 0 disables
-    dual_approval_cpu_seconds: float = 0.0  # 0 disables
+    # approval gate (approvers themselves live in the control store). The security policy
+    # is an admin's, stored in control.db (engine.security.policy: separation of duties on,
+    # dual approval above 100 GiB, a 1 s failed-sign-in delay doubling per failure); these
+    # four only tighten it for this process (the stricter of both applies), so their
+    # defaults are the loosest values: false / 0 = leave the stored policy as it is
+    separation_of_duties: bool = False
+    dual_approval_bytes: int = 0
+    dual_approval_cpu_seconds: float = 0.0
     session_idle_s: float = 900.0
-    auth_delay_s: float = 1.0  # doubles with each failed sign-in
+    auth_delay_s: float = 0.0
     # cost model rates: bytes -> CPU-seconds -> money
     scan_bytes_per_s: float = 200e6
     sort_bytes_per_s: float = 50e6
@@ -125,9 +131,26 @@ class Settings:
     runner_timeout_s: float = 300.0
     # executor: commit every N groups (Iceberg's partial progress); 0 = one commit per plan
     partial_progress_groups: int = 0
+    # after a run: a plan whose re-estimated saving (the decision's window on the snapshots
+    # before and after) is below this share of its prediction, or negative, is flagged
+    # underdelivered (engine.plans.delivery)
+    min_realized_ratio: float = 0.5
+    # after a run: roll an underdelivering plan back at once, audited with the figures
+    rollback_if_worse: bool = False
+    # approval: refuse a plan that `plan verify` has not verified, or whose verified saving
+    # is below min_verified_ratio of the predicted one (engine.plans.verify)
+    require_verification: bool = False
+    min_verified_ratio: float = 0.5
     # scan analysis: charge a query only the row groups it meets in files that have several
     # (PAW's STR row groups, engine.scan.rowgroups); false keeps the file-level answer
     prune_row_groups: bool = False
+    # workload import: the most key ranges one dimension lookup gives a fact column
+    # (engine.workload.lookup); more runs of matching keys are widened to one covering range
+    lookup_max_ranges: int = 16
+    # query-log import (engine.workload.logread): a longer line of a JSON Lines log, or a
+    # longer statement, is skipped with a counted reason instead of being held in memory
+    workload_max_line_bytes: int = 8 * 1024 * 1024
+    workload_max_statement_chars: int = 1024 * 1024
     # patent EP-file grouping
     ep_file_partitions: int = 8
     # dashboard

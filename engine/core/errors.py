@@ -73,6 +73,16 @@ class ExecutionError(AdvisorError):
     """A reclustering job failed; nothing was committed."""
 
 
+class CommitVerificationError(AdvisorError):
+    """A rewrite was committed (the format's catalog or log write returned) but a check
+    after the commit failed: the new snapshot stands and its files are kept; the message
+    says which snapshot and how to roll it back. ``table`` and ``snapshot_id`` name it."""
+
+    def __init__(self, message: str, table: str = "", snapshot_id: str = "") -> None:
+        super().__init__(message)
+        self.table, self.snapshot_id = table, snapshot_id
+
+
 class EnvironmentCheckError(AdvisorError):
     """Java, Python or another prerequisite is missing or too old."""
 

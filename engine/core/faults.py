@@ -28,8 +28,18 @@ Points (:data:`POINTS`, in the order a native run reaches them):
 ``mid_commit``      format: the new snapshot's metadata (native manifest and row groups;
                     Iceberg manifests and manifest list) is written, not published
 ``before_pointer``  native: the snapshot header is written, the ``current`` pointer not
-``after_commit``    executor: the snapshot is published, the control store not updated
+``published``       format: the catalog update, log entry or pointer rename has returned;
+                    the executor has not yet marked the batch committed (SIGINT and SIGTERM
+                    are deferred here: :mod:`engine.core.signals`)
+``after_commit``    executor: the snapshot is published and marked committed, not yet
+                    verified; the control store not updated
 ==================  ===================================================================
+
+**Pauses** (:data:`PAUSE_ENV`): every crash point is also a place to stop and wait, so that a
+test can send any signal (SIGINT, SIGTERM, SIGKILL; to the process or its group) at exactly
+that step: the process writes ``paused at NAME`` on stderr and waits for one line on its
+standard input (or its end), then goes on. A signal whose handler raises (SIGINT's
+``KeyboardInterrupt``) ends the wait with that exception, as it would end any other step.
 
 **Verification faults** (:func:`injected`; :data:`FAULT_ENV`): faults that do not kill,
 so that the checks before a commit can be seen to fail and clean up:
@@ -64,7 +74,9 @@ from typing import Callable, Iterator
 CRASH_ENV = "LA_CRASH_AT"
 #: every point a writer declares (a misspelt name in a test must not silently pass)
 POINTS = ("after_read", "mid_write", "after_write", "after_verify", "mid_commit",
-          "before_pointer", "after_commit")
+          "before_pointer", "published", "after_commit")
+#: the environment variable naming the one point at which to pause (see "Pauses")
+PAUSE_ENV = "LA_PAUSE_AT"
 #: the environment variable naming one verification fault (``drop-row``, ``fail-group:N``)
 FAULT_ENV = "LA_FAULT"
 #: the verification faults (``fail-group`` takes ``:N``)
@@ -94,18 +106,30 @@ def _die(name: str, when: str = "") -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _pause(name: str) -> None:
+    """Say ``paused at NAME`` on stderr, then wait for a line (or the end) on stdin."""
+    os.write(2, f"paused at {name}\n".encode())
+    while True:
+        chunk = os.read(0, 1)
+        if not chunk or chunk == b"\n":
+            return
+
+
 def crash_point(name: str) -> None:
-    """SIGKILL the current process if :data:`CRASH_ENV` equals ``name``; else return.
+    """SIGKILL the current process if :data:`CRASH_ENV` equals ``name``; pause there
+    (see "Pauses") if :data:`PAUSE_ENV` does; else return.
 
     Example (the variable is unset, so nothing happens):
     >>> crash_point("after_write")
     >>> crash_point("no_such_point")
     Traceback (most recent call last):
     ...
-    ValueError: unknown crash point 'no_such_point'; one of after_read, mid_write, after_write, after_verify, mid_commit, before_pointer, after_commit
+    ValueError: unknown crash point 'no_such_point'; one of after_read, mid_write, after_write, after_verify, mid_commit, before_pointer, published, after_commit
     """
     if armed(name):
         _die(name)
+    if os.environ.get(PAUSE_ENV, "").strip() == name:
+        _pause(name)
 
 
 @contextmanager

@@ -128,12 +128,18 @@ def dbscan_cosine(x: np.ndarray, eps: float, min_samples: int, *, exact_max_poin
         rows = np.random.default_rng(seed).choice(len(x), exact_max_points, replace=False)
         fit_idx, times = np.unique(inverse[rows], return_counts=True)
         weights = times * (len(x) / exact_max_points)
-    model = DBSCAN(eps=eps_euc, min_samples=min_samples, algorithm="kd_tree")
-    model.fit(uniq[fit_idx], sample_weight=weights)
+    fit_x = uniq[fit_idx]
+    pairs = int(KDTree(fit_x).query_radius(fit_x, eps_euc, count_only=True).sum())
+    if pairs * 8 <= NEIGHBOUR_BYTES:  # every neighbour list fits: scikit-learn's one pass
+        model = DBSCAN(eps=eps_euc, min_samples=min_samples, algorithm="kd_tree")
+        model.fit(fit_x, sample_weight=weights)
+        fit_labels, fit_core = model.labels_, model.core_sample_indices_
+    else:
+        fit_labels, fit_core = dbscan_chunked(fit_x, eps_euc, min_samples, weights)
     uniq_labels = np.full(len(uniq), -1, dtype=np.int64)
-    uniq_labels[fit_idx] = model.labels_
+    uniq_labels[fit_idx] = fit_labels
     core = np.zeros(len(uniq), dtype=bool)
-    core[fit_idx[model.core_sample_indices_]] = True
+    core[fit_idx[fit_core]] = True
     rest = np.setdiff1d(np.arange(len(uniq)), fit_idx)
     if len(rest) and core.any():
         core_idx = np.flatnonzero(core)
@@ -153,11 +159,77 @@ def dbscan_cosine(x: np.ndarray, eps: float, min_samples: int, *, exact_max_poin
     # labelled first (the lowest number): its cluster does not depend on our row order.
     border = np.flatnonzero(~core & (uniq_labels >= 0))
     if len(border):
-        near = KDTree(uniq[core_idx]).query_radius(uniq[border], eps_euc)
-        core_labels = uniq_labels[core_idx]
-        uniq_labels[border] = [core_labels[nb].min() if len(nb) else uniq_labels[b]
-                               for b, nb in zip(border, near)]
+        tree, core_labels = KDTree(uniq[core_idx]), uniq_labels[core_idx]
+        for part in _chunks(border, len(core_idx)):
+            near = tree.query_radius(uniq[part], eps_euc)
+            uniq_labels[part] = [core_labels[nb].min() if len(nb) else uniq_labels[b]
+                                 for b, nb in zip(part, near)]
     return uniq_labels[inverse]
+
+
+#: neighbour lists held at once while clustering, in bytes (int64 indices). scikit-learn's
+#: DBSCAN holds every list at once: ``exact_max_points`` near-identical signatures make
+#: that many squared (10,000 of them: 1e8 pairs, 1.5 GB of peak RSS). Above this budget
+#: :func:`dbscan_chunked` finds them a chunk of points at a time (peak about 8x the budget:
+#: the lists, their edge arrays), at several times the CPU of the one pass.
+NEIGHBOUR_BYTES = 32 * 1024 * 1024
+
+
+def _chunks(rows: np.ndarray, others: int) -> list[np.ndarray]:
+    """``rows`` in chunks whose neighbour lists (at most ``others`` each) fit NEIGHBOUR_BYTES."""
+    size = max(1, NEIGHBOUR_BYTES // (8 * max(others, 1)))
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+def dbscan_chunked(x: np.ndarray, eps: float, min_samples: float,
+                   weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Euclidean DBSCAN of weighted points: ``(labels, core indices)`` with the core points
+    and clusters of ``sklearn.cluster.DBSCAN(eps, min_samples=min_samples,
+    algorithm="kd_tree").fit(x, sample_weight=weights)`` (a point is core when the weights
+    within ``eps`` of it, itself included, reach ``min_samples``; clusters are the connected
+    components of core points within ``eps``; a non-core point within ``eps`` of a core
+    point gets one of their clusters, -1 otherwise). Cluster numbers are the components'
+    order of first core point; :func:`dbscan_cosine` renumbers and settles border points as
+    scikit-learn does. Neighbourhoods are found in chunks (NEIGHBOUR_BYTES), so memory is
+    bounded where scikit-learn holds every neighbour list at once."""
+    from sklearn.neighbors import KDTree
+
+    n = len(x)
+    tree = KDTree(x, leaf_size=30)  # scikit-learn's neighbour order: the same weight sums
+    every = np.arange(n)
+    mass = np.empty(n, dtype=np.float64)
+    for part in _chunks(every, n):
+        mass[part] = [weights[nb].sum() for nb in tree.query_radius(x[part], eps)]
+    core = np.flatnonzero(mass >= min_samples)
+    labels = np.full(n, -1, dtype=np.int64)
+    if core.size == 0:
+        return labels, core
+    ctree = KDTree(x[core])
+    root = np.arange(core.size)  # union-find over core points, merged chunk by chunk
+    for part in _chunks(np.arange(core.size), core.size):
+        near = ctree.query_radius(x[core[part]], eps)
+        u = np.repeat(part, [len(nb) for nb in near])
+        v = np.concatenate(near)
+        while True:  # link each edge's larger root under its smaller, then flatten
+            ru, rv = root[u], root[v]
+            cross = ru != rv
+            if not cross.any():
+                break
+            u, v, ru, rv = u[cross], v[cross], ru[cross], rv[cross]
+            np.minimum.at(root, np.maximum(ru, rv), np.minimum(ru, rv))
+            while True:
+                up = root[root]
+                if np.array_equal(up, root):
+                    break
+                root = up
+    # links point to smaller indices, so a root is its component's first core point: the
+    # roots' ranks number the components in that order
+    labels[core] = np.searchsorted(np.unique(root), root)
+    rest = np.flatnonzero(labels < 0)
+    for part in _chunks(rest, core.size):
+        near = ctree.query_radius(x[part], eps)
+        labels[part] = [labels[core[nb[0]]] if len(nb) else -1 for nb in near]
+    return labels, core
 
 
 class SavingsClusterer:

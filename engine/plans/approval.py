@@ -4,11 +4,18 @@ Who may do each is the gate's (:func:`engine.security.gate.require`); this modul
 plan's rules on top and moves the plan through :class:`~engine.plans.plan.PlanBook`, each move
 atomic and audited.
 
-Separation of duties (on by default, ``separation_of_duties = false`` turns it off): the
-proposer of a plan cannot approve it. A plan whose estimated read exceeds
-``dual_approval_bytes`` or whose estimated cost exceeds ``dual_approval_cpu_seconds``
-(0 disables either) needs two distinct approvers: the first approval is audited and leaves
-the plan ``proposed``; the second, by someone else, approves it.
+Separation of duties (on unless an admin's security policy turns it off,
+:mod:`engine.security.policy`): the proposer of a plan cannot approve it, and a plan whose
+proposer did not sign in (so nobody knows who proposed it) needs two distinct approvers. A
+plan whose estimated read exceeds ``dual_approval_bytes`` or whose estimated cost exceeds
+``dual_approval_cpu_seconds`` (0 disables either) needs two distinct approvers too: the
+first approval is audited and leaves the plan ``proposed``; the second, by someone else,
+approves it.
+
+Every approval is signed with the approver's key over the plan's exact proposal
+(:mod:`engine.security.signing`), and :func:`start` (the run gate) counts only signatures
+that verify against the plan as it is stored now, by certified approvers: an approval edited
+into ``control.db``, or a plan changed after approval, does not run.
 """
 
 from __future__ import annotations
@@ -19,20 +26,22 @@ from engine.core.errors import ApprovalError, PlanError, StalePlanError
 from engine.plans.plan import (
     APPROVED, PROPOSED, REJECTED, ROLLED_BACK, RUNNING, STALE, SUCCEEDED, Plan, PlanBook,
 )
+from engine.plans.verify import require_verified
 from engine.security.gate import require
+from engine.security.signing import (
+    APPROVE, eligible_approvers, effective_policy, needed_approvals, plan_signers, sign_plan,
+)
 
 if TYPE_CHECKING:
-    from engine.core.config import Settings
+    from engine.security.policy import SecurityPolicy
     from engine.workspace import Workspace
 
 
-def approvals_needed(settings: "Settings", plan: Plan) -> int:
-    """1, or 2 when the plan's estimated size or cost passes the dual-approval threshold."""
+def approvals_needed(policy: "SecurityPolicy", plan: Plan, proposer_signed: bool = True) -> int:
+    """1, or 2 when the plan's estimated size or cost passes the dual-approval threshold
+    of ``policy`` (the policy in force, or settings), or its proposer did not sign in."""
     cost = plan.proposal.estimated_cost
-    big_bytes = settings.dual_approval_bytes > 0 and cost.bytes_read > settings.dual_approval_bytes
-    big_cpu = (settings.dual_approval_cpu_seconds > 0
-               and cost.cpu_seconds > settings.dual_approval_cpu_seconds)
-    return 2 if big_bytes or big_cpu else 1
+    return needed_approvals(policy, cost.bytes_read, cost.cpu_seconds, proposer_signed)
 
 
 def approvals_so_far(book: PlanBook, plan_id: int) -> list[str]:
@@ -52,16 +61,22 @@ def approve(ws: "Workspace", plan_id: int, actor: object, reason: str | None = N
     if plan.status != PROPOSED:
         raise ApprovalError(f"plan {plan_id} is {plan.status}; only a proposed plan "
                             "can be approved")
-    if book.settings.separation_of_duties and plan.created_by == name:
+    require_verified(ws, plan)
+    policy = effective_policy(ws)
+    signers = plan_signers(ws, plan_id)
+    if policy.separation_of_duties and name in (plan.created_by, signers.proposer):
         raise ApprovalError(f"{name!r} proposed plan {plan_id} and cannot approve it "
                             "(separation of duties); another approver must")
-    before = approvals_so_far(book, plan_id)
+    before = eligible_approvers(signers, policy.separation_of_duties)
     if name in before:
         raise ApprovalError(f"{name!r} has approved plan {plan_id} already; it needs a "
                             "second, different approver")
-    needed = approvals_needed(book.settings, plan)
+    needed = approvals_needed(policy, plan, signers.proposer is not None)
+    sign_plan(ws, plan_id, actor, APPROVE)  # type: ignore[arg-type]  # require() checked it
     if len(before) + 1 < needed:
-        note = f"approval 1 of {needed}" + (f": {reason}" if reason else "")
+        why = "" if signers.proposer is not None or len(before) else (
+            " (the proposer did not sign in, so two different approvers must approve)")
+        note = f"approval {len(before) + 1} of {needed}{why}" + (f": {reason}" if reason else "")
         return book.move(plan_id, (PROPOSED,), PROPOSED, name, "approve", note)
     return book.move(plan_id, (PROPOSED,), APPROVED, name, "approve", reason)
 
@@ -101,24 +116,55 @@ def start(ws: "Workspace", plan_id: int, actor: object) -> Plan:
     if not trail or trail[-1]["to_status"] != APPROVED or trail[-1]["action"] != "approve":
         raise ApprovalError(f"plan {plan_id} is marked approved but its audit trail has no "
                             "approval; run `layout-advisor audit verify`")
+    _check_signed(ws, plan)
     name = require(ws, actor, "run")
     # status and job record in one transaction: a plan is never running without a runner
     return Plan.from_row(book.control.transition(plan_id, (APPROVED,), RUNNING, name, "run",
                                                  job_groups=len(plan.groups)))
 
 
+def _check_signed(ws: "Workspace", plan: Plan) -> None:
+    """Refuse to run ``plan`` unless enough certified approvers signed it as it is stored
+    now (the approval is bound to the exact proposal and the approvers' secrets)."""
+    policy = effective_policy(ws)
+    signers = plan_signers(ws, plan.id)
+    if signers.changed:
+        raise ApprovalError(f"plan {plan.id} was changed after it was approved (its proposal "
+                            "is not the one that was signed) and cannot run; reject it and "
+                            "create a new plan")
+    valid = eligible_approvers(signers, policy.separation_of_duties)
+    needed = approvals_needed(policy, plan, signers.proposer is not None)
+    if len(valid) < needed:
+        detail = "; ".join(signers.problems) or "no signature"
+        raise ApprovalError(f"plan {plan.id} is marked approved but carries {len(valid)} valid "
+                            f"approval signature(s) of the {needed} it needs ({detail}); it "
+                            "cannot run: run `layout-advisor audit verify`, then reject it and "
+                            "create a new plan")
+
+
 def undo_rolled_back(book: PlanBook, table: str, target: str, new_snapshot: str,
                      actor: str) -> list[int]:
-    """After a rollback of ``table`` to snapshot ``target``: every succeeded plan whose commit
-    came after ``target`` no longer shows in the data, so its status says so (audited as
-    the rollback's actor). Returns those plans' ids."""
+    """After a rollback of ``table`` to snapshot ``target``: a succeeded plan whose committed
+    snapshot is no longer in the current snapshot's lineage (its parent chain, through
+    restoring commits: :meth:`engine.table.formats.base.TableFormat.lineage`) no longer
+    shows in the data and becomes ``rolled-back``; a ``rolled-back`` plan whose snapshot is
+    in the lineage again (a roll forward) becomes ``succeeded`` again. Both audited as the
+    rollback's actor. Returns the ids of the plans rolled back.
+
+    Ancestry, not the ids' order: Iceberg snapshot ids are random numbers, and a roll forward
+    brings later commits back."""
+    lineage = set(book.tables.format(table).lineage())
+    note = f"table {table} rolled back to snapshot {target} (snapshot {new_snapshot})"
     undone = []
     for plan in book.list(table):
         committed = (plan.result or {}).get("snapshot_id")
-        if plan.status == SUCCEEDED and committed is not None \
-                and str(committed).isdigit() and int(committed) > int(target):
-            book.move(plan.id, (SUCCEEDED,), ROLLED_BACK, actor, "rollback",
-                      f"table {table} rolled back to snapshot {target} (snapshot "
-                      f"{new_snapshot})")
+        if committed is None or plan.status not in (SUCCEEDED, ROLLED_BACK):
+            continue
+        live = str(committed) in lineage
+        if plan.status == SUCCEEDED and not live:
+            book.move(plan.id, (SUCCEEDED,), ROLLED_BACK, actor, "rollback", note)
             undone.append(plan.id)
+        elif plan.status == ROLLED_BACK and live:
+            book.move(plan.id, (ROLLED_BACK,), SUCCEEDED, actor, "rollback",
+                      f"{note}: its commit is in the table's lineage again")
     return undone

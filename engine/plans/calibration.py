@@ -59,13 +59,14 @@ def calibrate_queries(ws: "Workspace", table: str | None = None,
     ``fragments`` (a benchmark's table and queries)."""
     settings = ws.settings
     if table is not None:
+        snapshot = ws.tables.current_snapshot(table)  # an unknown table is named as such
         fragments = ws.workloads.fragments(table)
         if not fragments:
             raise InvalidParameterError(f"--queries-on {table}: the table has no imported "
                                         "workload; import its query log first "
                                         "(`layout-advisor workload import`)")
         # the cached paths, not one Partition object per file
-        paths = ws.tables.current_snapshot(table).zonemaps().paths.tolist()
+        paths = snapshot.zonemaps().paths.tolist()
         label = label or f"table {table}"
     if not paths or not fragments:
         raise InvalidParameterError("calibrate_queries: name a table, or give files and queries")

@@ -35,7 +35,8 @@ def plan_impact(ws: "Workspace", table: str, groups: Sequence[Mapping[str, Any]]
     # with prune_row_groups, charged as the scan analysis charges (before and after)
     level = ws.settings.prune_row_groups
     groups_now = rowgroups.if_enabled(ws.tables, snap.table or table, snap)
-    out = _plan_impact(snap.zonemaps(), plan_groups, fragments, columns, groups_now, row_group_level=level)
+    out = _plan_impact(snap.zonemaps(), plan_groups, fragments, columns, groups_now,
+                       row_group_level=level, target=ws.tables.write_target(snap.table or table))
     for row in out["columns"]:
         row["queries_filtering"] = counts[row["column"]]
     return {"snapshot": snap.id, **out}

@@ -151,8 +151,10 @@ class PlanBook:
             pass
         to, why = ((SUCCEEDED, f"{gone} after committing") if committed else
                    (FAILED, f"{gone} before committing; the table is unchanged"))
+        # the committed snapshot is recorded as a run records it: a later rollback finds it
         return self._settle(plan, (RUNNING,), to, "settle", why,
-                            result={"error": why} if to == FAILED else {"note": why})
+                            result={"error": why} if to == FAILED else
+                            {"note": why, "snapshot_id": snap.id, "verified": False})
 
     def _settle(self, plan: Plan, allowed_from: Sequence[str], to: str, action: str, why: str,
                 result: Mapping[str, Any] | None = None) -> Plan:
@@ -197,10 +199,44 @@ class PlanBook:
         return self.move(plan_id, allowed_from, CANCELLED, who, "cancel", why,
                          {"error": error, "cancelled_by": who, "cancelled_at": when})
 
-    def fail(self, plan_id: int, error: str) -> Plan:
-        """running -> failed; the error is the plan's result."""
-        return self.move(plan_id, (RUNNING,), FAILED, SYSTEM_ACTOR, "fail", error,
-                         {"error": error})
+    def fail(self, plan_id: int, error: str, commits: Sequence[tuple[str, bool]] = ()) -> Plan:
+        """running -> failed; the error is the plan's result.
+
+        ``commits``: the (snapshot id, whether it was the plan's last batch) pairs the run
+        committed before it failed (or was interrupted), in order. Once the format's write
+        has returned the files are the table's, so such a run is "committed, then failed"
+        (:func:`run_outcome`): when the last batch committed (a check after the commit
+        failed, or a signal landed after it) the plan is ``succeeded`` with the failure in
+        its result (``verified``: False); an earlier batch only, ``failed`` naming the
+        committed snapshots. Nothing of a committed snapshot is ever removed."""
+        if not commits:
+            return self.move(plan_id, (RUNNING,), FAILED, SYSTEM_ACTOR, "fail", error,
+                             {"error": error})
+        snapshots = [str(sid) for sid, _ in commits]
+        done = bool(commits[-1][1])
+        why = f"{run_outcome(commits)}: {error}"
+        base = Plan.from_row(self.control.get_plan(plan_id)).base_snapshot
+        return self.move(plan_id, (RUNNING,), SUCCEEDED if done else FAILED, SYSTEM_ACTOR,
+                         "succeed" if done else "fail", why,
+                         {"snapshot_id": snapshots[-1], "snapshots": snapshots,
+                          "base_snapshot": base, "verified": False, "error": why})
+
+
+def run_outcome(commits: Sequence[tuple[str, bool]]) -> str:
+    """How a failed run ended, for its message: nothing committed, or which snapshots.
+
+    >>> run_outcome([])
+    'failed, nothing was committed'
+    >>> run_outcome([("7", False), ("8", True)])
+    'committed snapshot 8 (the last batch), then failed'
+    >>> run_outcome([("7", False)])
+    'committed snapshot 7 (not every batch), then failed'
+    """
+    if not commits:
+        return "failed, nothing was committed"
+    sid, final = commits[-1]
+    return (f"committed snapshot {sid} ({'the last batch' if final else 'not every batch'}), "
+            "then failed")
 
 
 def _runner_gone(job: Mapping[str, Any], timeout: float) -> str | None:

@@ -38,3 +38,10 @@ class Executor(Protocol):
         ``may_commit()``: called just before each commit, raises to stop it. A cancel request
         raises :class:`engine.spark.progress.RunCancelled` after the same cleanup."""
         ...
+
+    def verify_sample(self, plan: "Plan", indices: Sequence[int], fragments: Sequence[Any],
+                      spark: Any = None) -> Any:
+        """Rewrite the groups ``indices`` of ``plan`` into a scratch folder exactly as the
+        run would (never committed, removed afterwards) and measure ``fragments`` on their
+        inputs and outputs (:class:`engine.spark.verify_sample.SampleMeasure`)."""
+        ...

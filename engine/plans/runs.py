@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from engine.core.errors import ApprovalError, PlanError
 from engine.plans.plan import CANCELLED, FAILED, RUNNING, SUCCEEDED
-from engine.plans.service import priced_with_calibration
+from engine.plans.cost_check import priced_with_calibration
 from engine.security import gate
 from engine.spark.progress import (
     RunCancelled, clear_cancel_request, parse_write_message, read_cancel_request, request_cancel,
@@ -188,7 +188,7 @@ PREDICTION_TOLERANCE = 0.30
 def prediction_history(ws: "Workspace", table: str | None = None) -> dict[str, Any]:
     """Every run's predicted rewrite time beside the measured one, oldest first.
 
-    Each run stores ``cost_check`` (:func:`engine.plans.service.cost_check`) in its
+    Each run stores ``cost_check`` (:func:`engine.plans.cost_check.cost_check`) in its
     result; this lists them with the relative error ``(predicted - measured) / measured``
     and summarizes: runs, median and mean absolute error, runs within
     :data:`PREDICTION_TOLERANCE`. Runs before any calibration are marked as such.

@@ -39,12 +39,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from engine.core.errors import AdvisorError, ApprovalError, ExecutionError
 from engine.core.jsonable import plain_json
-from engine.plans import approval
+from engine.plans import approval, delivery
 from engine.plans.feedback import (later_fragments, later_report, load_policy,
                                    realized_report, save_policy_state, settle_later,
                                    settled_plans, window_fragments)
+from engine.plans.cost_check import cost_check, predicted_seconds
 from engine.plans.heartbeat import Heartbeat
-from engine.plans.plan import ROLLED_BACK, RUNNING, SUCCEEDED, Plan, PlanBook
+from engine.plans.plan import ROLLED_BACK, RUNNING, SUCCEEDED, Plan, PlanBook, run_outcome
 from engine.plans.ports import ProgressFn
 from engine.plans.store import ControlStore
 from engine.policy import pricing
@@ -53,6 +54,7 @@ from engine.policy.codec import proposal_to_json
 from engine.policy.costmodel import for_table
 from engine.policy.explain import explain_no_action
 from engine.policy.impact import rewrite_losses
+from engine.policy.output_check import check_output
 from engine.policy.registry import make_policy, plan_params
 from engine.scan import rowgroups
 from engine.scan.pruning import analyze_workload
@@ -133,15 +135,20 @@ def decide(ws: "Workspace", table: str, policy: str,
     scans = analyze_workload(zonemaps, window, groups) if window else []
     # priced under the table's own file targets, as the executor will cut its files
     # and at the table's own price per cell when it has one (pricing.resolve)
-    info = ws.tables.info(table)
     own, price = pricing.apply(ws.settings, table)
-    priced = for_table(own, info.target_rows, info.target_bytes)
+    target = ws.tables.write_target(table)
+    priced = for_table(own, target)
     ctx = PolicyContext(table=table, snapshot_id=snapshot.id, zonemaps=zonemaps, window=window,
                         scans=scans, settings=priced, queries_seen=len(fragments),
                         row_groups=groups)
     fitted = _fit_to_format(ws.tables, table, snapshot, pol.propose(ctx))
     if isinstance(fitted, FormatDeclined):
         return Decision(snapshot, pol, None, clean, tuple(window), settled, fitted.reason)
+    if fitted is not None and window:  # priced again at the shape the executor writes
+        check = check_output(zonemaps, fitted.groups, window, target, groups)
+        fitted = replace(fitted, details={**fitted.details, "output": check.to_json()})
+        if not check.delivers and check.modelled:
+            return Decision(snapshot, pol, None, clean, tuple(window), settled, check.reason)
     return Decision(snapshot, pol, _priced_with(fitted, priced, price), clean, tuple(window),
                     settled)
 
@@ -160,25 +167,6 @@ def _priced_with(proposal: Proposal | None, priced: "Settings",
                # the price per cell used, the table's own or the calibration's
                "rewrite_price": pricing.describe(price, priced)}
     return replace(proposal, details=details)
-
-
-def predicted_seconds(plan: Plan) -> dict[str, Any]:
-    """The plan's predicted rewrite wall time in a warm session (the priced cost) and in a
-    fresh one (plus the calibrated ``cold_start_s``: the first rewrite job of a new JVM
-    pays its JIT and Python workers; a CLI ``plan run`` starts a fresh session, the
-    dashboard's stays warm after its first run). ``cold`` is None for a plan priced
-    without a calibrated cold start (or whose details do not record one).
-
-    Example:
-    >>> from engine.policy.base import CostEstimate
-    >>> pr = Proposal("wair", {}, (), CostEstimate(0, 0, 2.0, 0), {}, details={"cold_start_s": 7.5})
-    >>> p = Plan(1, "t", "s1", "wair", {}, pr, "proposed", "x", None, "x", None)
-    >>> predicted_seconds(p)
-    {'warm': 2.0, 'cold': 9.5, 'cold_start_s': 7.5}
-    """
-    warm = float(plan.proposal.estimated_cost.cpu_seconds)
-    start = float(plan.proposal.details.get("cold_start_s") or 0.0)
-    return {"warm": warm, "cold": warm + start if start > 0 else None, "cold_start_s": start}
 
 
 @dataclass(frozen=True)
@@ -303,13 +291,20 @@ def _waiting_twin(book: PlanBook, table: str, snapshot_id: str, policy: str,
 
 # -- running -----------------------------------------------------------------------------
 def run_plan(ws: "Workspace", id: int, progress: ProgressFn | None = None,
-             spark: "SparkSession | None" = None, actor: str | None = None) -> dict[str, Any]:
+             spark: "SparkSession | None" = None, actor: str | None = None,
+             rollback_if_worse: bool | None = None) -> dict[str, Any]:
     """Run an approved, non-stale plan; returns its result (new snapshot, groups, realized).
 
+    Right after the commit the decision's window is replayed on the snapshots before and
+    after and judged (:mod:`engine.plans.delivery`): ``result["delivery"]`` says whether
+    the run underdelivered; with ``rollback_if_worse`` (default: the setting) an
+    underdelivering run is rolled back at once, audited with the figures.
+
     On failure the plan becomes ``failed``, nothing is committed, and an ExecutionError
-    (or the AdvisorError that caused it) is raised. A run an approver cancelled
-    (:class:`~engine.spark.progress.RunCancelled`, raised after the executor removed what it
-    wrote) becomes ``cancelled`` in one audited transition (:func:`_settle_cancel`).
+    (or the AdvisorError that caused it) is raised (after a commit: :meth:`PlanBook.fail`).
+    A run an approver cancelled (:class:`~engine.spark.progress.RunCancelled`, raised after
+    the executor removed what it wrote) becomes ``cancelled`` in one audited transition
+    (:func:`_settle_cancel`).
     """
     settings, book = ws.settings, ws.plans
     executor = ws.executor  # wired before any transition (Spark itself starts only to write)
@@ -317,7 +312,11 @@ def run_plan(ws: "Workspace", id: int, progress: ProgressFn | None = None,
     control = book.control
     control.start_job(plan.id, len(plan.groups))
 
+    commits: list[tuple[str, bool]] = []  # (snapshot, last batch) as each commit returns
+
     def on_progress(event: Mapping[str, Any]) -> None:
+        if event.get("committed"):
+            commits.append((str(event["committed"]), bool(event.get("final"))))
         control.set_progress(plan.id, int(event["groups_done"]), int(event["groups_total"]),
                              int(event["rows"]), int(event["bytes"]), str(event["message"]))
         if progress is not None:
@@ -335,11 +334,11 @@ def run_plan(ws: "Workspace", id: int, progress: ProgressFn | None = None,
     except BaseException as exc:
         message = str(exc) or type(exc).__name__
         with contextlib.suppress(ApprovalError):  # already settled by a reader: that stands
-            book.fail(plan.id, message)
+            book.fail(plan.id, message, commits)  # committed files stay: "then failed"
         if isinstance(exc, AdvisorError):
             raise
         if isinstance(exc, Exception):
-            raise ExecutionError(f"plan {plan.id} failed, nothing was committed: "
+            raise ExecutionError(f"plan {plan.id} {run_outcome(commits)}: "
                                  f"{type(exc).__name__}: {message}") from exc
         raise
     result["cost_check"] = cost_check(settings, plan, result)
@@ -347,7 +346,15 @@ def run_plan(ws: "Workspace", id: int, progress: ProgressFn | None = None,
     result["re_estimated"] = re_estimated
     result["realized"] = re_estimated  # until later queries arrive: realized_savings()
     result["queries_at_run"] = len(ws.workloads.fragments(plan.table))
+    verdict = delivery.judge(re_estimated, settings.min_realized_ratio)
+    undo = settings.rollback_if_worse if rollback_if_worse is None else rollback_if_worse
+    who = require(ws, actor, "run") if undo and verdict.underdelivered else None
+    if who is not None:
+        verdict = delivery.roll_back_if_worse(ws, plan, result, verdict, who)
+    result["delivery"] = verdict.to_json()
     book.succeed(plan.id, result)
+    if who is not None:
+        delivery.settle_rollback(ws, plan, verdict, who)
     return result
 
 
@@ -362,52 +369,6 @@ def _settle_cancel(settings: "Settings", book: PlanBook, plan_id: int, error: st
         else:
             book.cancel(plan_id, (RUNNING,), request, error)
     clear_cancel_request(settings.home, plan_id)
-
-
-def cost_check(settings: "Settings", plan: Plan, result: Mapping[str, Any]) -> dict[str, Any]:
-    """The plan's predicted rewrite cost beside what the run measured (wall time and
-    executor CPU from Spark's task metrics, the input files' bytes read, the bytes written)
-    and the relative error of the prediction; money at ``price_per_cpu_hour`` on the
-    measured executor CPU.
-
-    The run is compared with the prediction that matches its session: a run
-    whose Spark session was fresh (``measured["fresh_session"]``, the executor's record)
-    with the cold figure when the plan has one, else with the warm one
-    (:func:`predicted_seconds`); ``compared_with`` says which."""
-    cost = plan.proposal.estimated_cost
-    measured = result.get("measured") or {}
-    wall = float(measured.get("wall_seconds", result.get("seconds", 0.0)) or 0.0)
-    cpu = float(measured.get("executor_cpu_seconds", 0.0) or 0.0)
-    figures = predicted_seconds(plan)
-    fresh = measured.get("fresh_session")
-    # the prediction that matches the run: the cold figure for a fresh session's run
-    cold_run = bool(fresh) and figures["cold"] is not None
-    predicted = figures["cold"] if cold_run else figures["warm"]
-    return {"predicted_seconds": predicted, "predicted_money": float(cost.money),
-            "predicted_warm_seconds": figures["warm"],
-            "predicted_cold_seconds": figures["cold"],
-            "fresh_session": None if fresh is None else bool(fresh),
-            "compared_with": "cold" if cold_run else "warm",
-            "predicted_bytes_read": float(cost.bytes_read),
-            "measured_wall_seconds": wall, "measured_cpu_seconds": cpu,
-            # the input files' bytes: the job reads each whole (every column). Spark 4's
-            # task metric (``spark_input_bytes``) misses small Parquet files, whose footer
-            # and pages are read outside the task thread's counter (bench/executor/README.md)
-            "measured_bytes_read": int(result.get("bytes_read")
-                                       or measured.get("bytes_read", 0) or 0),
-            "spark_input_bytes": int(measured.get("bytes_read", 0) or 0),
-            "measured_bytes_written": int(measured.get("bytes_written", 0) or 0),
-            "measured_money": cpu / 3600.0 * settings.price_per_cpu_hour,
-            "spark_jobs": int(measured.get("spark_jobs", 0) or 0),
-            "calibrated": priced_with_calibration(plan),
-            "error": (predicted - wall) / wall if wall > 0 else None}
-
-
-def priced_with_calibration(plan: Plan) -> bool | None:
-    """Whether the plan's predicted cost came from a calibration (None: the plan's
-    details do not record it)."""
-    flag = plan.proposal.details.get("priced_with_calibration")
-    return None if flag is None else bool(flag)
 
 
 def _re_estimated(ws: "Workspace", plan: Plan, snapshot_id: str) -> dict[str, Any]:
@@ -510,7 +471,8 @@ def list_plans(ws: "Workspace", table: str | None = None) -> list[dict[str, Any]
                     "predicted_saving_cpu_seconds":
                         float(plan.proposal.predicted_saving.get("cpu_seconds", 0.0) or 0.0),
                     "created_at": plan.created_at, "created_by": plan.created_by,
-                    "updated_at": plan.updated_at})
+                    "updated_at": plan.updated_at,
+                    "underdelivered": ((plan.result or {}).get("delivery") or {}).get("underdelivered")})
     return out
 
 

@@ -208,6 +208,23 @@ class ControlStore:
             row = conn.execute("SELECT * FROM jobs WHERE plan_id = ?", (int(plan_id),)).fetchone()
         return dict(row) if row else None
 
+    # -- verifications (engine.plans.verify) --------------------------------------------
+    def verification(self, plan_id: int) -> dict[str, Any] | None:
+        with self.db.connect() as conn:
+            row = conn.execute("SELECT * FROM verifications WHERE plan_id = ?",
+                               (int(plan_id),)).fetchone()
+        return {**json.loads(row["result"]), "verified_at": row["verified_at"],
+                "verified_by": row["actor"]} if row else None
+
+    def save_verification(self, plan_id: int, actor: str, result: Mapping[str, Any]) -> None:
+        """Store (replace) a plan's verification (:mod:`engine.plans.verify` audits it)."""
+        now = utc_now()
+        with self.db.transaction() as conn:
+            conn.execute("INSERT INTO verifications(plan_id, verified_at, actor, result) "
+                         "VALUES (?,?,?,?) ON CONFLICT(plan_id) DO UPDATE SET verified_at = "
+                         "excluded.verified_at, actor = excluded.actor, result = excluded.result",
+                         (int(plan_id), now, actor, _dumps(result)))
+
     # -- policy state ----------------------------------------------------------------
     def policy_state(self, table: str, policy: str) -> dict[str, Any] | None:
         with self.db.connect() as conn:

@@ -79,6 +79,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from engine.core.errors import InvalidParameterError
+from engine.layout.output import WriteTarget, output_shape
 from engine.policy.base import CostEstimate
 
 if TYPE_CHECKING:
@@ -261,35 +262,32 @@ def output_files(total_bytes: float, settings: "Settings") -> int:
     return max(1, math.ceil(float(total_bytes) / target)) if target > 0 else 1
 
 
-def rows_per_file(rows: int, nbytes: int, target_rows: int | None, target_bytes: int | None,
-                  params: Mapping[str, Any] | None = None) -> int:
-    """Rows in one output file: the group's ``target_file_bytes``, else the table's target
-    rows, else its target bytes (bytes turned into rows at the inputs' mean row width).
-    The executor cuts files with this (``engine.spark.slicing`` re-exports it), the
-    policies count a plan's output files with it.
+def write_target_of(settings: "Settings") -> WriteTarget:
+    """The file sizes the settings price a plan's output at: ``target_rows``, else
+    ``target_mb`` (a table's own, once :func:`for_table` has set them); neither set: the
+    table sets none, and each group keeps its inputs' granularity
+    (:func:`engine.layout.output.output_shape`).
 
     Example:
-    >>> rows_per_file(1000, 100_000, 250, None), rows_per_file(1000, 100_000, None, 20_000)
-    (250, 200)
-    >>> rows_per_file(1000, 100_000, 250, None, {"target_file_bytes": 50_000})
-    500
+    >>> from engine.core.config import Settings
+    >>> write_target_of(Settings()).file_rows, write_target_of(Settings(target_rows=0)).file_rows
+    (100000, None)
     """
-    width = nbytes / rows if rows else 1.0
-    wanted = (params or {}).get("target_file_bytes")
-    if wanted:
-        return max(1, int(round(float(wanted) / width)))
-    if target_rows and target_rows > 0:
-        return int(target_rows)
-    if target_bytes and target_bytes > 0:
-        return max(1, int(round(target_bytes / width)))
-    return max(1, rows)
+    rows = int(settings.target_rows) if settings.target_rows and settings.target_rows > 0 else None
+    nbytes = int(float(settings.target_mb) * 2**20) or None
+    return WriteTarget(file_rows=rows, file_bytes=None if rows else nbytes,
+                       source="target_rows" if rows else "target_mb")
 
 
 def group_files(rows: int, nbytes: int, settings: "Settings",
-                params: Mapping[str, Any] | None = None) -> int:
-    """Output files of a group of ``rows`` rows and ``nbytes`` bytes under the settings'
-    targets (``target_rows`` wins over ``target_mb``, as for ingestion) and the group's
-    ``layout_params``; at least 1.
+                params: Mapping[str, Any] | None = None,
+                input_file_rows: Sequence[int] | np.ndarray | None = None,
+                layout: str = "sort") -> int:
+    """Output files of a group of ``rows`` rows and ``nbytes`` bytes, as the executor writes
+    them (:func:`engine.layout.output.output_shape` under :func:`write_target_of`): the
+    group's ``layout_params``, the settings' targets (``target_rows`` wins over
+    ``target_mb``), else the median of ``input_file_rows`` (the rows of each input file;
+    not given: the group is one input file). At least 1.
 
     Example:
     >>> from engine.core.config import Settings
@@ -297,35 +295,38 @@ def group_files(rows: int, nbytes: int, settings: "Settings",
     3
     >>> group_files(250_000, 10_000_000, Settings(), {"target_file_bytes": 1_000_000})
     10
+    >>> group_files(250_000, 10_000_000, Settings(target_rows=0), None, [50_000] * 5)
+    5
     """
-    target_bytes = int(float(settings.target_mb) * 2**20) or None
-    per = rows_per_file(int(rows), int(nbytes), int(settings.target_rows) or None,
-                        target_bytes, params)
-    return max(1, math.ceil(int(rows) / per)) if rows else 1
+    file_rows = np.asarray(input_file_rows if input_file_rows is not None else [int(rows)],
+                           dtype=np.int64)
+    return output_shape(file_rows, int(nbytes), write_target_of(settings), params, layout).files
 
 
-def for_table(settings: "Settings", target_rows: int | None,
-              target_bytes: int | None) -> "Settings":
-    """The settings a table's plans are priced under: the table's own file targets in place
-    of the workspace's (``target_rows`` / ``target_mb``), because the executor cuts a plan's
-    output files with the table's (``engine.spark.executor``: ``info.target_rows``,
-    ``info.target_bytes``), and :func:`group_files` counts them with the settings'. A table
-    with neither target gets one file per group, as the executor writes it.
+def for_table(settings: "Settings", target: WriteTarget) -> "Settings":
+    """The settings a table's plans are priced under: the table's own file target
+    (:meth:`engine.table.store.TableStore.write_target`: its format's properties, a native
+    table's target) in place of the workspace's ``target_rows`` / ``target_mb``, because
+    the executor cuts a plan's output files with the table's. A table that sets none
+    gets neither, and :func:`group_files` keeps each group's input granularity, as the
+    executor writes it.
 
-    Example (a demo table of 2,000-row files in a workspace whose default is 100,000):
+    Example (a table of 2,000-row files in a workspace whose default is 100,000):
     >>> from engine.core.config import Settings
-    >>> t = for_table(Settings(), 2_000, None)
+    >>> t = for_table(Settings(), WriteTarget(file_rows=2_000))
     >>> t.target_rows, t.target_mb, group_files(86_000, 3_500_000, t)
     (2000, 0.0, 43)
     >>> group_files(86_000, 3_500_000, Settings())  # the workspace's 100,000 rows
     1
-    >>> group_files(86_000, 3_500_000, for_table(Settings(), None, 2**20))  # 1 MiB files
+    >>> group_files(86_000, 3_500_000, for_table(Settings(), WriteTarget(file_bytes=2**20)))
     4
+    >>> group_files(86_000, 3_500_000, for_table(Settings(), WriteTarget()), None, [4_300] * 20)
+    20
     """
     from dataclasses import replace  # the one place settings are re-targeted
 
-    return replace(settings, target_rows=int(target_rows or 0),
-                   target_mb=float(target_bytes or 0) / 2**20)
+    return replace(settings, target_rows=int(target.file_rows or 0),
+                   target_mb=float(target.file_bytes or 0) / 2**20 if not target.file_rows else 0.0)
 
 
 def batches(n_groups: int, settings: "Settings") -> list[range]:
@@ -528,6 +529,6 @@ def groups_rewrite_cost(zonemaps: "ZoneMaps", groups: Sequence["PlanGroup"],
         idx = [index[p] for p in g.partitions if p in index]
         b, r = int(zonemaps.bytes[idx].sum()), int(zonemaps.rows[idx].sum())
         sizes.append((float(r), float(b)))
-        files.append(group_files(r, b, settings, g.layout_params))
+        files.append(group_files(r, b, settings, g.layout_params, zonemaps.rows[idx], g.layout))
     return sized_rewrite_cost(sizes, len(zonemaps.columns), settings,
                               [g.layout for g in groups], files)

@@ -11,12 +11,13 @@ partition count:
 3. if the deep regions represent more partitions than the threshold, drop them in order of
    increasing average depth until they represent *less than* the threshold (FIG. 9:
    ops. 952-960, paragraph 107: "until the number [...] is less than the threshold");
-4. otherwise add the *target regions* (overlap the seed, not the deepest sub-range) and,
-   while over the threshold, drop either the lower target L (lowest max) or the upper
-   target U (highest min) until the total is *less than* the threshold (paragraph 119):
-   the one overlapping fewer deep partitions (L_D vs U_D), on a tie
-   the one overlapping fewer partitions of the regions that also overlap the seed
-   (L_C vs U_C) (FIG. 10: ops. 1050-1080).
+4. otherwise add the *target regions* (overlap the seed, not the deepest sub-range); when
+   they and the deep regions represent no more partitions than the threshold, return them
+   all (FIG. 10 op. 1052:N, paragraph 113: "not greater than the threshold"); otherwise
+   drop either the lower target L (lowest max) or the upper target U (highest min) until
+   the total is *less than* the threshold (paragraph 119): the one overlapping fewer deep
+   partitions (L_D vs U_D), on a tie the one overlapping fewer partitions of the regions
+   that also overlap the seed (L_C vs U_C) (FIG. 10: ops. 1050-1080).
 
 Rounds repeat on the regions not yet selected (paragraph 121). Every step is a sweep or a
 prefix sum over sorted bounds, O(n log n) per round, so it runs at a million partitions.
@@ -118,7 +119,7 @@ def select_regions(lo: np.ndarray, hi: np.ndarray, avg_depth: np.ndarray, counts
     targets = np.flatnonzero(overlaps_seed & ~covers)
     total = deep_total + int(cnt[targets].sum())
     steps.append(f"{len(deep)} deep + {len(targets)} target regions: {total} partitions")
-    if len(targets) and total >= threshold:
+    if len(targets) and total > threshold:  # paragraph 113: "not greater than" -> returned as is
         t_lo, t_hi = lo[targets], hi[targets]
         d_w = _weight_overlapping(t_lo, t_hi, lo[deep], hi[deep], cnt[deep])
         near = np.flatnonzero(overlaps_seed)

@@ -46,8 +46,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from engine.layout.output import OutputShape, WriteTarget, output_shape
+from engine.metrics.mixture import equal_weight_cuts
 from engine.metrics.overlap import column_clustering
-from engine.policy.costmodel import scan_seconds
+from engine.policy.costmodel import scan_seconds, write_target_of
+from engine.policy.file_sources import SourceMasks, source_bounds
 from engine.scan.pruning import analyze_workload
 from engine.scan.rowgroups import RowGroupMaps
 from engine.table.model import ColumnZoneMap, ZoneMaps
@@ -58,30 +61,34 @@ if TYPE_CHECKING:
     from engine.workload.model import ScanFragment
 
 
-def predicted_zonemaps(zm: ZoneMaps, groups: Sequence["PlanGroup"]) -> ZoneMaps:
-    """``zm`` with each group's partitions replaced by as many new files, their zonemaps
+def predicted_zonemaps(zm: ZoneMaps, groups: Sequence["PlanGroup"],
+                       target: WriteTarget | None = None) -> ZoneMaps:
+    """``zm`` with each group's partitions replaced by the files the executor writes for
+    it (:func:`engine.layout.output.output_shape` under the table's ``target``; None: a
+    table that sets no size, so each group keeps its inputs' granularity), their zonemaps
     predicted as the module docstring says; untouched partitions keep theirs."""
-    return _predict(zm, groups)[0]
+    return _predict(zm, groups, target=target)[0]
 
 
 def predicted_with_row_groups(zm: ZoneMaps, groups: Sequence["PlanGroup"],
-                              row_groups: "RowGroupMaps | None") -> tuple[ZoneMaps, "RowGroupMaps | None"]:
+                              row_groups: "RowGroupMaps | None",
+                              target: WriteTarget | None = None) -> tuple[ZoneMaps, "RowGroupMaps | None"]:
     """:func:`predicted_zonemaps` and the row groups of its files, for the row-group scan
     analysis (``settings.prune_row_groups``, :mod:`engine.scan.rowgroups`).
 
     * an untouched file keeps its own row groups (``row_groups``, the snapshot's, matched
       by path), so a query that reads only untouched files is charged the same before and
       after;
-    * a new file holds the row groups its group asks the executor to write: PAW's ``n_mbr``
-      STR row groups (§V-A) or ``ceil(file bytes / row_group_bytes)`` (PTO's row-group
-      size), else one. With several, the file's rows are cut along the group's first key
+    * a new file holds the row groups the executor writes for its group
+      (:func:`engine.layout.output.output_shape`: PAW's ``n_mbr`` STR row groups (§V-A),
+      PTO's row-group size, the table's, else the inputs' own row-group size). With several, the file's rows are cut along the group's first key
       column at equal-row quantiles of the same mixture the files are cut from (the order
       the executor writes a sorted file in; for a curve or PAW's tree the first key within
       the file's cell, an approximation); every other column keeps the file's range (the
       conservative side). A group whose first key cannot be cut (a string) keeps one row
       group per file.
     """
-    after, new_rg = _predict(zm, groups, with_row_groups=True)
+    after, new_rg = _predict(zm, groups, with_row_groups=True, target=target, row_groups=row_groups)
     parts: list[ZoneMaps] = []
     owners: list[np.ndarray] = []
     if row_groups is not None and len(row_groups):
@@ -98,10 +105,12 @@ def predicted_with_row_groups(zm: ZoneMaps, groups: Sequence["PlanGroup"],
     return after, RowGroupMaps.build(after, every, np.concatenate(owners))
 
 
-def _predict(zm: ZoneMaps, groups: Sequence["PlanGroup"], with_row_groups: bool = False
+def _predict(zm: ZoneMaps, groups: Sequence["PlanGroup"], with_row_groups: bool = False,
+             target: WriteTarget | None = None, row_groups: "RowGroupMaps | None" = None
              ) -> tuple[ZoneMaps, list[dict[str, Any]]]:
     """The predicted zonemaps, and (``with_row_groups``) the predicted row groups of the new
     files, each naming its file's position in them (``owner``)."""
+    target = target or WriteTarget()
     position = {str(p): i for i, p in enumerate(zm.paths)}
     touched = np.zeros(len(zm), dtype=bool)
     new_parts: list[dict[str, Any]] = []
@@ -111,8 +120,9 @@ def _predict(zm: ZoneMaps, groups: Sequence["PlanGroup"], with_row_groups: bool 
         if idx.size == 0:
             continue
         touched[idx] = True
-        files, rgs = _rewrite_group(zm, idx, tuple(group.columns), g,
-                                    group if with_row_groups else None)
+        shape = output_shape(zm.rows[idx], int(zm.bytes[idx].sum()), target, group.layout_params,
+                             group.layout, input_row_group_rows(zm, idx, row_groups))
+        files, rgs = _rewrite_group(zm, idx, tuple(group.columns), g, shape, with_row_groups)
         for rg in rgs:
             rg["owner"] += len(new_parts)
         new_parts.extend(files)
@@ -160,56 +170,56 @@ def _concat(parts: Sequence[ZoneMaps]) -> ZoneMaps:
                     bytes=np.concatenate([p.bytes for p in parts]), columns=columns, created_seq=seq)
 
 
-def _row_groups_per_file(group: "PlanGroup", file_bytes: float) -> int:
-    """How many row groups each new file of ``group`` (``file_bytes`` each) will hold:
-    PAW's ``n_mbr`` STR row groups, else ``ceil(file_bytes / row_group_bytes)`` when the
-    group sets a row-group size, else 1."""
-    params = group.layout_params or {}
-    n_mbr = params.get("n_mbr") if group.layout == "paw" else None
-    if isinstance(n_mbr, int) and not isinstance(n_mbr, bool) and n_mbr > 0:
-        return n_mbr
-    rg_bytes = params.get("row_group_bytes")
-    if isinstance(rg_bytes, (int, float)) and not isinstance(rg_bytes, bool) and rg_bytes > 0:
-        return max(1, math.ceil(file_bytes / rg_bytes))
-    return 1
+def input_row_group_rows(zm: ZoneMaps, idx: np.ndarray, row_groups: "RowGroupMaps | None") -> int | None:
+    """The median rows per row group of the files at ``idx`` (a file of one row group
+    counts its rows), from the snapshot's row groups; None when they are not known."""
+    if row_groups is None or not len(row_groups) or idx.size == 0:
+        return None
+    counts = np.maximum(row_groups.start[idx + 1] - row_groups.start[idx], 1)
+    return max(1, int(round(float(np.median(zm.rows[idx] / counts)))))
 
 
 def _rewrite_group(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], g: int,
-                   group: "PlanGroup | None" = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The group's new files, and with ``group`` the row groups of its files when each holds
-    several (:func:`predicted_with_row_groups`, :func:`_row_groups_per_file`)."""
-    files = len(idx)
+                   shape: OutputShape, with_row_groups: bool = False
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The group's new files (``shape.files`` of them), and ``with_row_groups`` the row
+    groups of its files when each holds several (:func:`predicted_with_row_groups`)."""
+    files = shape.files
     rows, nbytes = zm.rows[idx].astype(np.float64), zm.bytes[idx]
     slices = files if len(keys) == 1 else math.ceil(files ** (1.0 / max(len(keys), 1)))
-    out = [{"path": f"<predicted group {g} file {j}>", "rows": int(round(rows.sum() / files)),
-            "bytes": int(round(nbytes.sum() / files)), "lo": {}, "hi": {}, "valid": {}, "nulls": {},
-            "cbytes": {}} for j in range(files)]
+    file_rows, file_bytes = int(round(rows.sum() / files)), int(round(nbytes.sum() / files))
+    out = [{"path": f"<predicted group {g} file {j}>", "rows": file_rows, "bytes": file_bytes,
+            "lo": {}, "hi": {}, "valid": {}, "nulls": {}, "cbytes": {}} for j in range(files)]
     cut_of: dict[str, np.ndarray] = {}
     for name in keys:
         cz = zm.columns.get(name)
         if cz is not None and bool(cz.valid[idx].all()) and cz.ltype != "string":
             cut_of[name] = _quantile_cuts(cz.lo[idx], cz.hi[idx], rows, slices)
-    sources = _sources(zm, idx, keys, cut_of, slices, files)
+    # each file's union of a non-key column over its sources, all files at once (a mask
+    # per file is files x partitions bytes and as many passes: engine.policy.file_sources)
+    keycuts = [(zm.columns[n].lo[idx].astype(np.float64), zm.columns[n].hi[idx].astype(np.float64),
+                np.asarray(c, dtype=np.float64), keys.index(n)) for n, c in cut_of.items()]
     for name, cz in zm.columns.items():
         lo, hi, valid = cz.lo[idx], cz.hi[idx], cz.valid[idx]
         all_valid = bool(valid.all())
         union = (min(lo[valid].tolist()), max(hi[valid].tolist())) if valid.any() else (lo[0], hi[0])
         cuts = cut_of.get(name)
         nulls = int(cz.null_count[idx].sum()) if (cz.null_count[idx] >= 0).all() else -1
+        file_nulls = -1 if nulls < 0 else int(round(nulls / files))
+        file_cbytes = int(round(cz.compressed_bytes[idx].sum() / files))
+        bounds = source_bounds(keycuts, slices, files, lo, hi, valid) if keycuts and cuts is None else None
         for j, part in enumerate(out):
             if cuts is not None:
                 s = (j // slices ** keys.index(name)) % slices
                 part["lo"][name], part["hi"][name] = cuts[s], cuts[s + 1]
-            elif sources is not None and valid[sources[j]].any():
-                src = sources[j] & valid
-                part["lo"][name] = min(lo[src].tolist())
-                part["hi"][name] = max(hi[src].tolist())
+            elif bounds is not None and bounds.has[j]:
+                part["lo"][name], part["hi"][name] = bounds.lo[j].item(), bounds.hi[j].item()
             else:
                 part["lo"][name], part["hi"][name] = union
             part["valid"][name] = all_valid
-            part["nulls"][name] = -1 if nulls < 0 else int(round(nulls / files))
-            part["cbytes"][name] = int(round(cz.compressed_bytes[idx].sum() / files))
-    per_file = _row_groups_per_file(group, out[0]["bytes"]) if group is not None else 1
+            part["nulls"][name] = file_nulls
+            part["cbytes"][name] = file_cbytes
+    per_file = shape.row_groups_per_file if with_row_groups else 1
     return out, _file_row_groups(zm, idx, keys, cut_of, slices, out, per_file, rows)
 
 
@@ -245,55 +255,33 @@ def _file_row_groups(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], cut_o
 
 
 def _sources(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], cut_of: dict[str, np.ndarray],
-             slices: int, files: int) -> list[np.ndarray] | None:
+             slices: int, files: int) -> "Sequence[np.ndarray] | None":
     """Per new file, which of the group's partitions can contribute rows to it: those whose
     range on every cut key column overlaps the file's slice. A non-key column's range in
     that file is the union over these partitions only, so a column correlated with the key
     (a commit date beside a ship date) keeps most of its clustering. None when no key
-    column could be cut (then every partition may contribute)."""
+    column could be cut (then every partition may contribute). Each file's mask is made
+    when asked for (:class:`engine.policy.file_sources.SourceMasks`): a list of them is
+    files x partitions bytes, 10 GB for a group of 100,000 partitions."""
     if not cut_of:
         return None
-    out = []
-    for j in range(files):
-        mask = np.ones(idx.size, dtype=bool)
-        for name, cuts in cut_of.items():
-            s = (j // slices ** keys.index(name)) % slices
-            cz = zm.columns[name]
-            lo, hi = cz.lo[idx].astype(np.float64), cz.hi[idx].astype(np.float64)
-            mask &= (lo <= cuts[s + 1]) & (hi >= cuts[s])
-        out.append(mask if mask.any() else np.ones(idx.size, dtype=bool))
-    return out
+    return SourceMasks([(zm.columns[name].lo[idx].astype(np.float64), zm.columns[name].hi[idx].astype(np.float64),
+                         np.asarray(cuts, dtype=np.float64), keys.index(name)) for name, cuts in cut_of.items()],
+                       slices, files)
 
 
 def _quantile_cuts(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, slices: int) -> np.ndarray:
     """``slices + 1`` equal-weight cut points of the mixture of uniform ``[lo, hi]`` ranges,
     a zero-width range being a point mass: the inverse of the mixture's CDF, linear between
-    range ends and jumping at point masses."""
-    lo, hi = lo.astype(np.float64), hi.astype(np.float64)
-    grid = np.unique(np.concatenate([lo, hi]))
-    width = hi - lo
-    spread = width > 0
-    ramp = (weights[spread][None, :] * np.clip(
-        (grid[:, None] - lo[spread][None, :]) / width[spread][None, :], 0, 1)).sum(1)
-    mass_lo, mass_w = lo[~spread], weights[~spread]
-    left = ramp + (mass_w[None, :] * (mass_lo[None, :] < grid[:, None])).sum(1)
-    right = ramp + (mass_w[None, :] * (mass_lo[None, :] <= grid[:, None])).sum(1)
-    xs, cdf = np.repeat(grid, 2), np.column_stack([left, right]).ravel()
-    targets = np.linspace(0.0, float(weights.sum()), slices + 1)
-    cuts = np.empty(slices + 1)
-    for n, target in enumerate(targets):
-        k = int(np.searchsorted(cdf, target, side="left"))
-        if k == 0 or xs[k] == xs[k - 1] or cdf[k] == cdf[k - 1]:
-            cuts[n] = xs[min(k, len(xs) - 1)]
-        else:
-            cuts[n] = xs[k - 1] + (target - cdf[k - 1]) / (cdf[k] - cdf[k - 1]) * (xs[k] - xs[k - 1])
-    cuts[0], cuts[-1] = grid[0], grid[-1]
-    return cuts
+    range ends and jumping at point masses (one sweep over the sorted ends, O(n log n):
+    :func:`engine.metrics.mixture.equal_weight_cuts`)."""
+    return equal_weight_cuts(lo, hi, weights, slices)
 
 
 def plan_impact(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Sequence["ScanFragment"],
                 columns: Sequence[str], row_groups: "RowGroupMaps | None" = None,
-                row_group_level: bool | None = None) -> dict[str, list[dict[str, Any]]]:
+                row_group_level: bool | None = None,
+                target: WriteTarget | None = None) -> dict[str, list[dict[str, Any]]]:
     """Per query (partitions and bytes read before and after) and per column (average depth
     before and after) for the predicted rewrite; queries in ``fragments`` order.
 
@@ -301,12 +289,13 @@ def plan_impact(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Sequence
     row-group scan analysis does (``settings.prune_row_groups``): before with the snapshot's
     ``row_groups`` (:func:`engine.scan.rowgroups.for_snapshot`; None when every file holds
     one), after with :func:`predicted_with_row_groups`. Partitions then count the files a
-    query still reads (a file none of whose row groups can match is pruned)."""
+    query still reads (a file none of whose row groups can match is pruned). ``target``:
+    the table's own file sizes (:func:`engine.layout.output.output_shape`)."""
     level = row_groups is not None if row_group_level is None else row_group_level
     if level:
-        after, after_rg = predicted_with_row_groups(zm, groups, row_groups)
+        after, after_rg = predicted_with_row_groups(zm, groups, row_groups, target)
     else:
-        after, after_rg, row_groups = predicted_zonemaps(zm, groups), None, None
+        after, after_rg, row_groups = predicted_zonemaps(zm, groups, target), None, None
     queries = []
     for frag, b, a in zip(fragments, analyze_workload(zm, fragments, row_groups),
                           analyze_workload(after, fragments, after_rg)):
@@ -354,7 +343,9 @@ def rewrite_losses(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Seque
     old = zm.subset(np.asarray(touched, dtype=np.int64))
     level = row_groups is not None if row_group_level is None else row_group_level
     old_rg = RowGroupMaps.of(old, row_groups.zonemaps) if level and row_groups is not None else None
-    new, new_rg = predicted_with_row_groups(old, groups, None) if level else (predicted_zonemaps(old, groups), None)
+    target = write_target_of(settings)
+    new, new_rg = (predicted_with_row_groups(old, groups, old_rg, target) if level
+                   else (predicted_zonemaps(old, groups, target), None))
     index = {id(f): i for i, f in enumerate(fragments)}
     per_col: dict[str, dict[str, float]] = {}
     total_b = total_s = 0.0
@@ -379,7 +370,7 @@ def rewrite_losses(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Seque
             e["cpu_seconds_lost"] += seconds / len(cols)
     if n == 0:
         return empty
-    after = predicted_zonemaps(zm, groups) if with_depth else None
+    after = predicted_zonemaps(zm, groups, target) if with_depth else None
     columns = []
     for c, e in sorted(per_col.items(), key=lambda kv: -kv[1]["bytes_lost"]):
         row: dict[str, Any] = {"column": c, "queries": int(e["queries"]),

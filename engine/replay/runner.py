@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 from engine.core.errors import InvalidParameterError
 from engine.plans.plan import Plan
 from engine.policy.base import Policy, PolicyContext, Proposal
-from engine.policy.costmodel import groups_rewrite_cost
+from engine.policy.costmodel import for_table, groups_rewrite_cost
 from engine.scan.pruning import FragmentScan, analyze_fragment
 from engine.sim.driver import HISTORY_LIMIT, BatchDriver, Rewrite
 from engine.sim.own_table import column_widths
@@ -398,7 +398,8 @@ class ReplayRun(BatchDriver):
         snap, zm = self.snapshot()
         window = self.history[-self.history_limit:]
         return PolicyContext(table=self.table, snapshot_id=snap.id, zonemaps=zm, window=window,
-                             scans=_Lazy(zm, window), settings=self.settings,
+                             scans=_Lazy(zm, window),
+                             settings=for_table(self.settings, self.store.write_target(self.table)),
                              queries_seen=self.queries_seen)
 
     def query(self, batch: "Batch", fragment: "ScanFragment", compiled: CompiledFragment) -> None:

@@ -14,11 +14,18 @@ determined by ``rows`` and ``seed``:
   (uniform over the whole date range) and ``local`` (Zipf alpha = 2 toward recent months);
   selectivity two months (61 days). Oracle keys (section 6.3): ``l_shipdate`` in P3-P4,
   ``l_commitdate`` in P5, Hilbert over both in P6.
-* ``dsb`` (6.2.2): a ``store_sales``-like fact table; 72 monthly refresh runs, each holding
-  the sales of its month in random order within the month (as DSB's refresh runs insert
-  the sales of their date range; ``refresh_dates="spread"`` keeps the earlier version whose
-  batches spread over the six-year range, where no reclustering-free layout prunes); the
-  first 24 form the pool (a third of the data, as SF 240 of 720). 30 templates per batch,
+* ``dsb`` (6.2.2): a ``store_sales``-like fact table. The initial dataset (a third of the
+  rows, as SF 240 of the final 720) arrives with the first batch as the benchmark's
+  generator writes it: in ticket order, 8-16 lines a ticket sharing one sale date, the
+  dates uniform over the whole six-year range, so every slice of it spans every date
+  (``tpcgen-cli tpcds`` SF 1 ``store_sales``: every 2% slice spans all 1,827 dates). Then 72
+  monthly refresh runs, each holding the sales of its month in random order within the
+  month (as DSB's refresh runs insert the sales of their date range); P1-P2 expand the
+  pool. ``initial_pool="refresh-runs"`` keeps the earlier variant without the initial
+  dataset, whose pool is the first 24 refresh runs: the table then arrives clustered on
+  the date, NR prunes 96% and no policy has anything to win, which measures what each
+  policy spends for nothing. ``refresh_dates="spread"`` spreads every refresh run over
+  the six-year range, where no reclustering-free layout prunes. 30 templates per batch,
   each a two-month ``ss_sold_date_sk`` window drawn from a Gaussian (sigma = 2 months)
   around a reference month that advances one month per batch, plus ranges on two or three
   other columns; 100% shifting. Oracle key ``ss_sold_date_sk``.
@@ -310,29 +317,59 @@ def dsb_templates(n: int = 30, seed: int = 7) -> tuple[QueryTemplate, ...]:
     return tuple(out)
 
 
+#: the initial dataset's share of all rows (SF 240 of the final 720, WAIR section 6.2.2)
+DSB_INITIAL_SHARE = 1.0 / 3.0
+#: lines per ticket of the benchmark's generator (TPC-DS ``store_sales``: 8 to 16)
+DSB_TICKET_LINES = (8, 16)
+DSB_POOLS = ("generator", "refresh-runs")
+
+
+def dsb_initial_dates(rng: np.random.Generator, n: int, d0: float, d1: float) -> np.ndarray:
+    """Sale dates of ``n`` rows in the generator's ticket order: tickets of 8-16 lines,
+    each ticket one date drawn uniformly from the days ``[d0, d1)``."""
+    lines = rng.integers(DSB_TICKET_LINES[0], DSB_TICKET_LINES[1] + 1, n // DSB_TICKET_LINES[0] + 1)
+    tickets = np.repeat(np.arange(len(lines)), lines)[:n]
+    return np.floor(rng.uniform(d0, d1, len(lines)))[tickets]
+
+
 def dsb_dataset(rows: int, n_batches: int, seed: int, months: int | None = None,
-                refresh_dates: str = "month") -> Dataset:
-    """Refresh runs of ``store_sales``: batch ``i`` holds the sales of month ``i`` in random
-    order (``refresh_dates="month"``), or sales dates spread over the whole range
-    (``"spread"``)."""
+                refresh_dates: str = "month", initial_pool: str = "generator") -> Dataset:
+    """``store_sales`` in ingestion order: with ``initial_pool="generator"`` the initial
+    dataset (:data:`DSB_INITIAL_SHARE` of the rows, ticket order, dates over the whole
+    range) first, ingested with batch 0; then the refresh runs: batch ``i`` holds the
+    sales of month ``i`` in random order (``refresh_dates="month"``), or sales dates spread
+    over the whole range (``"spread"``). ``initial_pool="refresh-runs"``: no initial
+    dataset, every row in a refresh run."""
     if refresh_dates not in ("month", "spread"):
         raise InvalidParameterError(f"refresh_dates must be month or spread, got {refresh_dates!r}")
+    if initial_pool not in DSB_POOLS:
+        raise InvalidParameterError(f"initial_pool must be one of {', '.join(DSB_POOLS)}, got {initial_pool!r}")
     rng = np.random.default_rng([seed, 202])
     months = months or n_batches
     starts = month_starts(dt.date(1998, 1, 1), max(months, n_batches))
     d0, d1 = _epoch_days(starts[0]), _epoch_days(starts[months])
-    per_batch = _split_by_weights(rows, np.ones(n_batches))
-    n = rows
-    item = rng.integers(1, 18_001, n).astype(np.float64)
-    qty = rng.integers(1, 101, n).astype(np.float64)
-    price = np.round(rng.uniform(1.0, 200.0, n), 2)
+    n_init = int(round(rows * DSB_INITIAL_SHARE)) if initial_pool == "generator" else 0
+    per_batch = _split_by_weights(rows - n_init, np.ones(n_batches))
+    n = rows - n_init
+    # the initial dataset draws from streams of its own; without it the draws are the
+    # earlier variant's, in its order
+    col_rng, date_rng = ((np.random.default_rng([seed, 204]), np.random.default_rng([seed, 203]))
+                         if n_init else (rng, rng))
+    item = col_rng.integers(1, 18_001, rows).astype(np.float64)
+    qty = col_rng.integers(1, 101, rows).astype(np.float64)
+    price = np.round(col_rng.uniform(1.0, 200.0, rows), 2)
     if refresh_dates == "month":
         first = np.array([_epoch_days(starts[i]) for i in range(n_batches)])
         length = np.array([_epoch_days(starts[i + 1]) for i in range(n_batches)]) - first
         batch = np.repeat(np.arange(n_batches), per_batch)
-        sold = first[batch] + np.floor(rng.uniform(0.0, 1.0, n) * length[batch])
+        sold = first[batch] + np.floor(date_rng.uniform(0.0, 1.0, n) * length[batch])
     else:
-        sold = np.floor(rng.uniform(d0, d1, n))
+        sold = np.floor(date_rng.uniform(d0, d1, n))
+    if n_init:  # first in the table, ingested with batch 0
+        sold = np.concatenate([dsb_initial_dates(date_rng, n_init, d0, d1), sold])
+        per_batch[0] += n_init
+    n = rows
+    rng = col_rng
     data = {
         "ss_sold_date_sk": sold,
         "ss_item_sk": item,
@@ -355,7 +392,9 @@ def _dsb_spec(rows: int, seed: int, o: Mapping[str, Any]) -> tuple[ScenarioSpec,
     start = int(o.get("recluster_start", 3))
     if not 1 <= start <= n_periods:
         raise InvalidParameterError(f"recluster_start must be a period within 1..{n_periods}, got {start}")
-    ds = dsb_dataset(rows, n_periods * per, seed, refresh_dates=str(o.get("refresh_dates") or "month"))
+    pool = str(o.get("initial_pool") or "generator")
+    ds = dsb_dataset(rows, n_periods * per, seed, refresh_dates=str(o.get("refresh_dates") or "month"),
+                     initial_pool=pool)
     rate = float(o["shifting_rate"]) if o.get("shifting_rate") is not None else 1.0
     key = ("ss_sold_date_sk",)
     periods = tuple(PeriodSpec(per, (("ss_sold_date_sk", 1.0),), rate, queries=i >= start - 1,
@@ -370,7 +409,9 @@ def _dsb_spec(rows: int, seed: int, o: Mapping[str, Any]) -> tuple[ScenarioSpec,
         unit={"ss_sold_date_sk": MONTH_DAYS}, seed=seed,
         target_rows=int(o.get("target_rows") or _target_rows(ds.rows, ds.n_batches, PARTITIONS_PER_BATCH["dsb"])),
         measure_from_period=o.get("measure_from_period"),
-        description="DSB-like store_sales, monthly refresh runs, Gaussian(2) dates")
+        description=("DSB-like store_sales: an initial dataset in the generator's ticket order, "
+                     if pool == "generator" else "DSB-like store_sales, ")
+                    + "monthly refresh runs, Gaussian(2) dates")
     return spec, ds
 
 
@@ -470,15 +511,16 @@ _BUILDERS: dict[str, Callable[[int, int, Mapping[str, Any]], tuple[ScenarioSpec,
 OVERRIDE_KEYS = ("periods", "batches_per_period", "recluster_start", "shifting_rate", "distribution",
                  "distribution_param", "selectivity", "predicate_switch", "workload", "profile",
                  "target_rows", "measure_from_period", "templates", "subnets", "max_gap_days",
-                 "refresh_dates")
+                 "refresh_dates", "initial_pool")
 
 
 def list_presets() -> list[dict[str, Any]]:
     """The presets with their one-line descriptions and default sizes."""
     desc = {"tpch": "TPC-H lineitem: monthly batches, l_shipdate 1000-day gap, 6 periods x 12, "
                     "predicate switch to l_commitdate (P5) and a 2:1 mix (P6)",
-            "dsb": "DSB-like store_sales: Gaussian(2) date windows on an advancing month + 2-3 "
-                   "other predicates, 100% shifting",
+            "dsb": "DSB-like store_sales: an unclustered initial dataset (the generator's ticket "
+                   "order) then monthly refresh runs; Gaussian(2) date windows on an advancing "
+                   "month + 2-3 other predicates, 100% shifting",
             "mirrors": "web access log: daily batches, needle queries on /16 subnets and narrow "
                        "time windows, ~0.1% selectivity",
             "tpch2": "TPC-H lineitem with two independent predicate columns queried 1:1 "

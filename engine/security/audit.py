@@ -97,3 +97,15 @@ class AuditLog:
                 break
             n += 1
         return n
+
+    def recent_failures(self, name: str, window_s: float) -> tuple[int, float]:
+        """``(failed sign-ins of name within window_s seconds and after its last successful
+        one, time of the latest in seconds since the epoch)``; ``(0, 0.0)`` if none. Read
+        from the store, so every process throttles the same name alike."""
+        n = self.failures_since_sign_in(name, window_s)
+        if n == 0:
+            return 0, 0.0
+        with self.db.connect() as conn:
+            row = conn.execute("SELECT ts FROM audit WHERE actor = ? AND action = 'sign-in-failed'"
+                               " ORDER BY id DESC LIMIT 1", (name,)).fetchone()
+        return n, datetime.fromisoformat(row["ts"]).timestamp()

@@ -81,7 +81,28 @@ CREATE TABLE IF NOT EXISTS approvers (
     secret_hash TEXT NOT NULL,
     created_at  TEXT NOT NULL,
     created_by  TEXT NOT NULL,
-    updated_at  TEXT NOT NULL
+    updated_at  TEXT NOT NULL,
+    public_key  TEXT,
+    sealed_key  TEXT,
+    cert        TEXT,
+    certified_by TEXT
+);
+CREATE TABLE IF NOT EXISTS signatures (
+    plan_id       INTEGER NOT NULL,
+    name          TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    digest        TEXT NOT NULL,
+    base_snapshot TEXT NOT NULL,
+    signature     TEXT NOT NULL,
+    signed_at     TEXT NOT NULL,
+    PRIMARY KEY (plan_id, name, kind)
+);
+CREATE TABLE IF NOT EXISTS security_policy (
+    id        INTEGER PRIMARY KEY CHECK (id = 1),
+    body      TEXT NOT NULL,
+    set_by    TEXT NOT NULL,
+    set_at    TEXT NOT NULL,
+    signature TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS sessions (
     token_hash TEXT PRIMARY KEY,
@@ -105,6 +126,12 @@ CREATE TABLE IF NOT EXISTS policy_state (
     state      TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     PRIMARY KEY (table_name, policy)
+);
+CREATE TABLE IF NOT EXISTS verifications (
+    plan_id     INTEGER PRIMARY KEY,
+    verified_at TEXT NOT NULL,
+    actor       TEXT NOT NULL,
+    result      TEXT NOT NULL
 );
 """
 
@@ -173,6 +200,7 @@ class ControlDB:
             conn.executescript(SCHEMA + TRIGGERS)
             chain_unhashed(conn)
             _add_heartbeat_column(conn)
+            _add_key_columns(conn)
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -223,3 +251,12 @@ def _add_heartbeat_column(conn: sqlite3.Connection) -> None:
     back to the record's ``updated_at``)."""
     if "heartbeat_at" not in {r["name"] for r in conn.execute("PRAGMA table_info(jobs)")}:
         conn.execute("ALTER TABLE jobs ADD COLUMN heartbeat_at REAL")
+
+
+def _add_key_columns(conn: sqlite3.Connection) -> None:
+    """Give a store made before signed approvals the approvers' key columns (NULL: the
+    approver gets a key pair at the next sign-in, :mod:`engine.security.certs`)."""
+    have = {r["name"] for r in conn.execute("PRAGMA table_info(approvers)")}
+    for col in ("public_key", "sealed_key", "cert", "certified_by"):
+        if col not in have:
+            conn.execute(f"ALTER TABLE approvers ADD COLUMN {col} TEXT")

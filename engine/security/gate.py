@@ -6,7 +6,9 @@ secret (:mod:`engine.security.identity`), and every guarded action takes the
 :class:`~engine.security.identity.Identity` of a signed-in approver, never a bare name.
 
 Roles (:data:`ROLE_ACTIONS`): an ``approver`` may approve, reject and run plans; an
-``admin`` may also roll back, gc, drop, clear a workload and manage approvers. The first
+``admin`` may also roll back, gc, drop, clear a workload and manage approvers. A role counts
+only as its certificate states it (:mod:`engine.security.certs`): a row written into the
+approvers table, or a role changed there, grants nothing. The first
 admin may be added without signing in, only while no admin exists. The plan transitions
 that these roles guard, with separation of duties and dual approval, are
 :mod:`engine.plans.approval`'s.

@@ -43,8 +43,9 @@ import numpy as np
 from engine.core.errors import InvalidParameterError
 from engine.policy.base import Feedback, Policy, PolicyContext, Proposal
 from engine.policy.baselines import NewDataSort, Oracle
-from engine.policy.costmodel import money, query_seconds
+from engine.policy.costmodel import for_table, money, query_seconds
 from engine.policy.wair import WairPolicy
+from engine.table.info import WriteTarget
 from engine.scan.pruning import FragmentScan, analyze_fragment
 from engine.scan.rowgroups import RowGroupMaps, refine
 from engine.sim.apply import FIXED_PER, ApplyResult, apply_groups, dataset_sampler
@@ -184,9 +185,13 @@ class SimRun(BatchDriver):
         if len(self.history) > 2 * self.history_limit:
             del self.history[: len(self.history) - self.history_limit]
             self.scans.forget({f.query_id for f in self.history})
+        # priced at the files the simulated table writes (engine.layout.output), as the
+        # planner prices a real table at its own target
+        priced = for_table(self.settings, WriteTarget(file_rows=self.table.target_rows,
+                                                      source="the scenario's target rows"))
         return PolicyContext(table=self.scenario.table, snapshot_id=f"sim-v{self.table.version}",
                              zonemaps=zm, window=window, scans=LazyScans(self, zm, live, window),
-                             settings=self.settings, queries_seen=self.queries_seen)
+                             settings=priced, queries_seen=self.queries_seen)
 
     def ingest(self, batch: "Batch") -> list[str]:
         new = self.table.ingest(batch.row_start, batch.row_stop)

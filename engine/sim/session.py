@@ -3,7 +3,7 @@
 The calibration measures ``cold_start_s`` (:func:`engine.spark.calibrate.cold_start`): the
 first rewrite job of a fresh Spark session less the warm median, the JVM's class loading and code generation that a session pays once.
 Plans show both figures ("x s in a warm session, y s in a fresh one",
-:func:`engine.plans.service.predicted_seconds`); a simulator that priced every rewrite warm
+:func:`engine.plans.cost_check.predicted_seconds`); a simulator that priced every rewrite warm
 would under-price the first plan of a replay (bench/replay/README.md). :class:`ColdStart` charges it by
 one of three modes:
 

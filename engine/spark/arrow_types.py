@@ -47,6 +47,7 @@ _UNSUPPORTED = (
     (pat.is_duration, "Spark cannot write durations to Parquet"),
     (pat.is_interval, "Spark cannot write intervals to Parquet"),
     (lambda t: pat.is_timestamp(t) and t.unit == "ns", "Spark keeps microseconds only"),
+    (pat.is_map, "Spark cannot hash a map, and the rewrite's row checksum hashes every column"),
     (lambda t: pat.is_decimal(t) and t.precision > 38, "Spark decimals hold 38 digits"),
     (pat.is_null, "Spark cannot write a column of the null type"),
     (lambda t: isinstance(t, pa.ExtensionType), "Spark does not know Arrow extension types"),
@@ -86,12 +87,39 @@ def refuse_unsupported(schema: pa.Schema, where: str) -> None:
     ...
     engine.core.errors.ExecutionError: column 'u' of /t/a.parquet has type uint32, which a Spark rewrite cannot keep (Spark has no unsigned integers); the plan was not run and nothing was written
     """
+    int96: set[str] | None = None
     for f in schema:
         why = unsupported(f.type)
+        if why and _has_ns_timestamp(f.type):
+            int96 = _int96_columns(where) if int96 is None else int96
+            if any(c == f.name or c.startswith(f.name + ".") for c in int96):
+                raise ExecutionError(
+                    f"column {f.name!r} of {where} holds INT96 timestamps (the legacy Hive, "
+                    "Impala and old Spark encoding), which a Spark rewrite cannot keep (it "
+                    "writes INT64 microseconds); rewrite the files with INT64 timestamps "
+                    "first; the plan was not run and nothing was written")
         if why:
             raise ExecutionError(
                 f"column {f.name!r} of {where} has type {f.type}, which a Spark rewrite "
                 f"cannot keep ({why}); the plan was not run and nothing was written")
+
+
+def _int96_columns(path: str) -> set[str]:
+    """Paths (``a`` or ``a.b.c``) of the Parquet file's leaf columns stored as INT96, which
+    pyarrow reads as ``timestamp[ns]``; empty when the footer cannot be read (the caller's
+    message then names the Arrow type)."""
+    try:
+        fs, inner = table_fs.filesystem(str(path))
+        with fs.open_input_file(inner) as handle:
+            schema = pq.ParquetFile(handle).schema
+    except (OSError, ValueError, pa.ArrowException):
+        return set()
+    return {schema.column(i).path for i in range(len(schema))
+            if schema.column(i).physical_type == "INT96"}
+
+
+def _has_ns_timestamp(t: pa.DataType) -> bool:
+    return (pat.is_timestamp(t) and t.unit == "ns") or any(_has_ns_timestamp(c) for c in _children(t))
 
 
 def read_schema(path: str) -> pa.Schema:

@@ -81,6 +81,7 @@ from engine.spark.calibrate_fit import cold_start, rates_from_points, terms_from
 from engine.spark.calibrate_inputs import ROWS_PER_FILE, arrow_files, make_files
 from engine.spark.session import get_spark
 from engine.table.footers import read_partitions
+from engine.workload.sql.render import sql_literal
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -140,7 +141,7 @@ DEFAULT_ROWS = default_rows()
 def _duckdb_scan_seconds(paths: Sequence[str], repeat: int = 3) -> float:
     """Median seconds of a filtering aggregate over ``paths`` in DuckDB (one thread, so
     the rate is per core like the model's)."""
-    files = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
+    files = ", ".join(sql_literal(str(p)) for p in paths)
     con = duckdb.connect()
     con.execute("SET threads = 1")
     query = (f"SELECT count(*), sum(l_extendedprice) FROM read_parquet([{files}]) "

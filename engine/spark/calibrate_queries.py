@@ -41,6 +41,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from engine.table.footers import read_partitions
+from engine.workload.sql.render import sql_identifier, sql_literal
 
 if TYPE_CHECKING:
     from engine.workload.model import ScanFragment
@@ -97,8 +98,9 @@ def make_files(con: Any, root: Path, rows_per_file: int, files: int) -> list[str
     for k in range(files):
         path = root / f"part-{k:05d}.parquet"
         a = k * rows_per_file
-        con.execute(f"COPY (SELECT {select} FROM (SELECT range AS i, {n} AS n "
-                    f"FROM range({a}, {a + rows_per_file}))) TO '{path}' (FORMAT parquet)")
+        con.execute(f"COPY (SELECT {select} FROM (SELECT range AS i, {int(n)} AS n "
+                    f"FROM range({int(a)}, {int(a + rows_per_file)}))) TO {sql_literal(str(path))} "
+                    "(FORMAT parquet)")
         paths.append(str(path))
     return paths
 
@@ -107,14 +109,17 @@ def query_sql(paths: Sequence[str], columns: Sequence[str], numeric: Sequence[st
               where: str = "l_shipdate >= DATE '1992-03-01'") -> str:
     """A query of the workload's shape over ``paths``: a filter (which keeps most rows: the
     files are the ones that survived pruning) and an aggregate of every projected column
-    (``SUM`` of the ``numeric`` ones, ``MAX`` of the rest).
+    (``SUM`` of the ``numeric`` ones, ``MAX`` of the rest). Columns are quoted identifiers
+    and paths quoted literals (:mod:`engine.workload.sql.render`); ``where`` is SQL text
+    built the same way (:func:`engine.spark.exact.fragment_sql`).
 
     Example:
     >>> print(query_sql(["a.parquet"], ["l_shipdate", "l_tax"]))
     SELECT COUNT(*), MAX("l_shipdate"), SUM("l_tax") FROM read_parquet(['a.parquet']) WHERE l_shipdate >= DATE '1992-03-01'
     """
-    aggs = ", ".join(f'SUM("{c}")' if c in numeric else f'MAX("{c}")' for c in columns)
-    files = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
+    aggs = ", ".join(f"SUM({sql_identifier(c)})" if c in numeric else f"MAX({sql_identifier(c)})"
+                     for c in columns)
+    files = ", ".join(sql_literal(str(p)) for p in paths)
     return f"SELECT COUNT(*), {aggs} FROM read_parquet([{files}]) WHERE {where}"
 
 

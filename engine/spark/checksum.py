@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from engine.workload.sql.render import spark_identifier
+
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 
 def _q(column: str) -> str:
-    return f"`{column}`"
+    return spark_identifier(column)
 
 
 def checksum_exprs(columns: Sequence[str]) -> list["Column"]:

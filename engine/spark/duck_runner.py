@@ -18,6 +18,7 @@ import numpy as np
 from engine.scan.pruning import analyze_fragment
 from engine.spark.exact import fragment_sql, sql_literal
 from engine.table import fs
+from engine.workload.sql.render import sql_identifier
 
 if TYPE_CHECKING:
     from engine.table.model import ZoneMaps
@@ -41,7 +42,7 @@ class DuckRunner:
         if not paths:
             return 0, 0.0, 0.0, 0.0
         files = "[" + ", ".join(sql_literal(fs.local_path(p)) for p in paths) + "]"
-        aggs = "".join(f', MAX("{c}")' for c in (columns or ()))
+        aggs = "".join(f", MAX({sql_identifier(c)})" for c in (columns or ()))
         sql = f"SELECT COUNT(*){aggs} FROM read_parquet({files}) WHERE {fragment_sql(fragment)}"
         t0 = time.perf_counter()
         row = self.con.execute(sql).fetchall()[0]

@@ -252,14 +252,16 @@ def exact_scans(spark: "SparkSession", snapshot: "Snapshot",
 
 # -- SQL text (DuckDB dialect), for the benchmark and cross-checks ------------------------
 def fragment_sql(fragment: "ScanFragment", quote: str = '"') -> str:
-    """The fragment's boxes as a SQL boolean expression (TRUE without boxes)."""
+    """The fragment's boxes as a SQL boolean expression (TRUE without boxes). Each column
+    is an identifier between ``quote`` characters, the character doubled inside (``"`` for
+    DuckDB, a back quote for Spark): a column's name is data and never ends the name."""
     if not fragment.boxes:
         return "TRUE"
     boxes = []
     for box in fragment.boxes:
         terms = []
         for column, rng in box.items():
-            c = f"{quote}{column}{quote}"
+            c = quote + str(column).replace(quote, quote * 2) + quote
             terms.append(f"{c} IS NOT NULL")
             if rng.min is not None:
                 terms.append(f"{c} {'>=' if rng.min_inclusive else '>'} {sql_literal(rng.min)}")

@@ -4,8 +4,13 @@ The caller (``engine.plans.service.run_plan``) owns the plan's state transitions
 module owns the files: it checks the plan against the current snapshot, runs the rewrite
 job (:func:`engine.spark.rewrite.rewrite`: one scan, one shuffle and write, one
 verification aggregate), reads the new files' zonemaps, and only when every group is
-verified commits ONE snapshot (:func:`_commit`), replacing exactly the plan's partitions.
-Any failure commits nothing and deletes what was written.
+verified commits ONE snapshot through the table's format, replacing exactly the plan's
+partitions (:class:`engine.spark.commit.BatchFiles`: the critical section). Any failure
+before the format's write returns commits nothing and deletes what was written; from that
+moment on nothing is deleted: SIGINT and SIGTERM wait until the commit is recorded, and a
+check after the commit that fails is reported as "committed, verification failed"
+(:class:`engine.core.errors.CommitVerificationError`). The progress event of a commit
+carries ``committed`` (the snapshot id) and ``final`` (the plan's last batch).
 
 ``partial_progress_groups`` = N > 0 processes the groups in batches of N, each batch
 written, verified and committed on its own (Iceberg's ``partial-progress.enabled``): a
@@ -38,12 +43,13 @@ from engine.core.faults import crash_point, injected
 from engine.policy.costmodel import batches
 from engine.spark import arrow_types, footers_parallel, reading
 from engine.spark.checksum import content_checksum
+from engine.spark.commit import BatchFiles
 from engine.spark.hadoop_files import list_data_files, remove_dir
 from engine.spark.options import DEFAULT_OPTIONS, ExecutorOptions
 from engine.spark.progress import CancelWatcher, write_message
 from engine.spark.rewrite import GroupResult, RewriteResult, rewrite
 from engine.spark.session import get_spark
-from engine.spark.slicing import boundaries, rows_per_file
+from engine.spark.slicing import boundaries
 from engine.spark.writing import JOB_CONF, range_partition, session_conf
 from engine.table.store import TableStore
 
@@ -57,7 +63,7 @@ if TYPE_CHECKING:
 #: names other modules import from here (kept when the executor was split into modules)
 __all__ = ["JOB_CONF", "GroupResult", "RewriteResult", "boundaries",
            "content_checksum", "execute_plan", "SparkExecutor", "list_data_files", "note_rewrite",
-           "range_partition", "rewrite", "rows_per_file", "session_conf", "session_fresh"]
+           "range_partition", "rewrite", "session_conf", "session_fresh"]
 
 ProgressFn = Callable[[Mapping[str, Any]], None]
 
@@ -115,15 +121,6 @@ def _validate_groups(plan: "Plan", by_path: Mapping[str, "Partition"]) -> None:
             seen.add(path)
 
 
-def _commit(store: TableStore, table: str, base_snapshot: str, removed: Sequence[str],
-            added: Sequence["Partition"], summary: Mapping[str, Any]) -> "Snapshot":
-    """Publish ONE snapshot replacing ``removed`` with ``added`` (the only commit call),
-    through the table's own format: the native chain, one Iceberg transaction, or one Delta
-    log entry; the new files were written under its data location (``store.new_data_dir``)."""
-    return store.format(table).commit_rewrite(base_snapshot, list(removed), list(added),
-                                              dict(summary))
-
-
 def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None" = None,
                  progress: ProgressFn | None = None,
                  approvers: Sequence[str] = (),
@@ -144,6 +141,7 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
     executor's strategies (:class:`engine.spark.options.ExecutorOptions`).
     """
     info = store.info(plan.table)
+    target = store.write_target(plan.table)  # the sizes the plan was priced at
     current = store.current_snapshot(plan.table)
     if current.id != plan.base_snapshot:
         raise StalePlanError(f"plan {plan.id} is based on snapshot {plan.base_snapshot} but "
@@ -160,10 +158,11 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
         state = {"done": 0, "rows": 0, "bytes": 0}
         started = time.perf_counter()
 
-        def report(message: str) -> None:
+        def report(message: str, **extra: Any) -> None:
             if progress is not None:
                 progress({"groups_done": state["done"], "groups_total": total,
-                          "rows": state["rows"], "bytes": state["bytes"], "message": message})
+                          "rows": state["rows"], "bytes": state["bytes"], "message": message,
+                          **extra})
 
         def on_write(done: int, tasks: int, rows: int) -> None:
             report(write_message(done, tasks, rows))
@@ -176,14 +175,16 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
         for batch in batches(total, settings):  # the batches the plan was priced by
             inputs = [p for i in batch for p in plan.groups[i].partitions]
             out_dir = store.new_data_dir(plan.table, f"plan{plan.id}-b{batch.start}")
-            committed = False
-            try:
+            final = batch.stop >= total
+            # removed on any failure until the format's write returns, never after it
+            with BatchFiles(store.format(plan.table), plan.table, out_dir,
+                            lambda d: remove_dir(spark, d)) as files:
                 pairs = [(plan.groups[i], [by_path[p] for p in plan.groups[i].partitions])
                          for i in batch]
                 try:
                     run = rewrite(spark, current.schema, pairs, out_dir, info.target_rows,
                                   info.target_bytes, progress=on_write, first_index=batch.start,
-                                  options=options)
+                                  options=options, target=target)
                 except Exception as exc:
                     raise _named_failure(exc, inputs) from None
                 finally:
@@ -201,27 +202,19 @@ def execute_plan(settings: "Settings", plan: "Plan", spark: "SparkSession | None
                 watch.check()  # a cancel request stops the run here, before the commit
                 if may_commit is not None:
                     may_commit()
-                snapshot = _commit(store, plan.table, base_id, inputs, added, {
+                snapshot = files.commit(base_id, inputs, added, {
                     "plan_id": plan.id, "policy": plan.policy, "groups": len(batch),
                     "approver": ", ".join(approvers) or None, "created_by": plan.created_by,
                     "removed": len(inputs), "added": len(added),
-                    "rows": sum(r.rows for r in run.groups)})
-                committed = True
-                crash_point("after_commit")
-            finally:
-                if not committed:
-                    try:
-                        remove_dir(spark, out_dir)
-                    except Exception:  # pragma: no cover - best effort; GC finds the rest
-                        pass
+                    "rows": sum(r.rows for r in run.groups)},
+                    # each commit's event, sent the moment it is done (a failing progress
+                    # sink is ignored there: it must not turn the commit into a failure)
+                    on_commit=lambda sid: report(f"committed snapshot {sid}",
+                                                 committed=sid, final=final))
             base_id = snapshot.id
             snapshots.append(snapshot.id)
             results.extend(run.groups)
             measured.append(run.measured)
-        try:  # the commit is done: a failing progress sink must not turn it into a failure
-            report(f"committed snapshot {snapshots[-1]}")
-        except Exception:  # noqa: BLE001  # pragma: no cover
-            pass
         return _result(plan, snapshots, results, measured, time.perf_counter() - started,
                        fresh)
 
@@ -303,3 +296,11 @@ class SparkExecutor:
         return execute_plan(self.settings, plan, spark=spark, progress=progress,
                             approvers=approvers, may_commit=may_commit, store=self.store,
                             options=self.options)
+
+    def verify_sample(self, plan: "Plan", indices: Sequence[int], fragments: Sequence[Any],
+                      spark: "SparkSession | None" = None) -> Any:
+        """:func:`engine.spark.verify_sample.measure_sample` on this home."""
+        from engine.spark.verify_sample import measure_sample
+
+        return measure_sample(self.store, plan, indices, fragments,
+                              spark or get_spark(self.settings), self.settings.prune_row_groups)

@@ -37,6 +37,7 @@ from engine.core.config import Settings
 from engine.core.errors import (AdvisorError, ColumnNotFoundError, CommitConflictError, DataFileError,
                                 ExecutionError, InvalidParameterError, TableExistsError)
 from engine.spark import footers_parallel
+from engine.spark.jobspec import q
 from engine.spark.session import get_spark
 from engine.table import footers, fs
 from engine.table.model import Snapshot, TableSchema
@@ -143,12 +144,14 @@ def estimate_rows_for_mb(df: "DataFrame", target_mb: float, total_rows: int) -> 
     """Rows per file for ``target_mb`` MiB of Parquet, from a sample written with pyarrow."""
     if target_mb <= 0:
         raise InvalidParameterError("--target-mb must be positive")
+    from pyspark.sql import functions as F  # pyspark: costly import, deferred
+
     cols = [c for c in df.columns if not c.startswith("_la_")]
     n = min(total_rows, SIZE_SAMPLE_ROWS)
     fraction = min(1.0, 2.0 * n / max(total_rows, 1))
-    sample = df.select(*cols).sample(fraction=fraction, seed=17).limit(n).toArrow()
+    sample = df.select(*[F.col(q(c)) for c in cols]).sample(fraction=fraction, seed=17).limit(n).toArrow()
     if sample.num_rows == 0:
-        sample = df.select(*cols).limit(n).toArrow()
+        sample = df.select(*[F.col(q(c)) for c in cols]).limit(n).toArrow()
     sink = pa.BufferOutputStream()
     pq.write_table(sample, sink, compression="snappy")
     per_row = max(sink.getvalue().size / max(sample.num_rows, 1), 1e-3)
@@ -216,7 +219,7 @@ def _ranked_sorted(spark: "SparkSession", df: "DataFrame", order_by: str | None,
     from pyspark.sql import functions as F
 
     data_cols = [c for c in df.columns if c not in _HELPERS]
-    keys = [F.col(_resolve_column(data_cols, order_by)).asc_nulls_first()] if order_by else []
+    keys = [F.col(q(_resolve_column(data_cols, order_by))).asc_nulls_first()] if order_by else []
     framed = df.withColumn("_la_mid", F.monotonically_increasing_id())
     keys += [F.col(c) for c in ("_la_file", "_la_block") if c in df.columns] + [F.col("_la_mid")]
     ordered = (framed.orderBy(*keys)
@@ -254,7 +257,7 @@ def _task_keys(spark: "SparkSession", tasks: int) -> list[int]:
 
     found: dict[int, int] = {}
     for row in (spark.range(0, 64 * tasks)
-                .select("id", F.expr(f"pmod(hash(id), {tasks})").alias("t"))
+                .select("id", F.expr(f"pmod(hash(id), {int(tasks)})").alias("t"))
                 .groupBy("t").agg(F.min("id").alias("id")).collect()):
         found[int(row["t"])] = int(row["id"])
     if len(found) != tasks:
@@ -290,10 +293,10 @@ def write_micro_partitions(spark: "SparkSession", df: "DataFrame", out_dir: str,
         bucket = F.floor(F.col("_la_rn") / F.lit(rows)).cast("long")
         task = F.floor(bucket * F.lit(tasks) / F.lit(buckets)).cast("int")
         # only the data and the rank cross the shuffle (not the source's path per row)
-        out = (ranked.select(*data_cols, "_la_rn", F.element_at(keys, task + 1).alias("_la_key"))
+        out = (ranked.select(*[F.col(q(c)) for c in data_cols], "_la_rn", F.element_at(keys, task + 1).alias("_la_key"))
                .repartition(tasks, "_la_key")
                .sortWithinPartitions("_la_rn")
-               .select(*data_cols))
+               .select(*[F.col(q(c)) for c in data_cols]))
         spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
         # committer v2: task commits move files into out_dir once (v1 moves all of them
         # again at job commit); out_dir is fresh, checked below and removed on failure
@@ -500,7 +503,7 @@ def append_batch(store: TableStore, name: str, source_or_dataframe: "str | DataF
         raise DataFileError(f"{label}: lacks column(s) {', '.join(missing)} of table {name!r}")
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
-    df = df.select(*[F.col(c).alias(w) for c, w in zip(picked, base.schema.names)],
+    df = df.select(*[F.col(q(c)).alias(w) for c, w in zip(picked, base.schema.names)],
                    *[c for c in ("_la_file", "_la_block") if c in df.columns])
     rows = int(target_rows or info.target_rows or settings.target_rows)
     out_dir = store.new_data_dir(name, "append")

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engine.workload.sql.render import spark_identifier
+
 if TYPE_CHECKING:
     from engine.policy.base import PlanGroup
     from engine.table.model import Partition
@@ -28,8 +30,9 @@ FINE_SHIFT = 17
 
 
 def q(column: str) -> str:
-    """A column name quoted for Spark (names may hold dots or spaces)."""
-    return f"`{column}`"
+    """A column name quoted for Spark, back quotes doubled inside (names may hold dots,
+    spaces, quotes or SQL text: :func:`engine.workload.sql.render.spark_identifier`)."""
+    return spark_identifier(column)
 
 
 @dataclass

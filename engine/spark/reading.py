@@ -147,6 +147,32 @@ def _footer_schema(path: str) -> "pa.Schema":
                             f"({str(exc).splitlines()[0]}); nothing was written") from None
 
 
+#: footers read to learn the inputs' row-group size (spread over the group's files)
+ROW_GROUP_SAMPLE = 8
+
+
+def footer_row_group_rows(paths: Sequence[str], sample: int = ROW_GROUP_SAMPLE) -> int | None:
+    """The median rows per row group of up to ``sample`` of ``paths`` (evenly spread),
+    from their footers; None when none can be read (the output model then writes one
+    row group per file)."""
+    import numpy as np
+    import pyarrow.parquet as pq  # pyarrow: costly import, deferred
+
+    if not paths:
+        return None
+    step = max(1, len(paths) // max(1, sample))
+    sizes: list[float] = []
+    for path in list(paths)[::step][:sample]:
+        try:
+            fs, inner = table_fs.filesystem(path)
+            with fs.open_input_file(inner) as handle:
+                meta = pq.ParquetFile(handle).metadata
+        except (OSError, ValueError):
+            continue
+        sizes.extend(meta.row_group(i).num_rows for i in range(meta.num_row_groups))
+    return max(1, int(round(float(np.median(sizes))))) if sizes else None
+
+
 def missing_message(path: str) -> str:
     """The one line for an input file that is gone (by hand, or by another tool's
     cleanup): what happened and what to do."""

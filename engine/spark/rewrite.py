@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from engine.core.errors import ExecutionError
 from engine.core.faults import crash_point, crash_when, injected
+from engine.layout.output import OutputShape, WriteTarget, output_shape
 from engine.spark import arrow_types, fitting, slicing, str_rowgroups, verification, writing
 from engine.spark.hadoop_files import data_files, flatten, group_of_file
 from engine.spark.jobspec import FITTED, GROUP_COLUMN, GroupSpec
 from engine.spark.options import DEFAULT_OPTIONS, ExecutorOptions
 from engine.spark.progress import JobMetrics, WriteWatcher
-from engine.spark.reading import read_inputs, spark_schema_of
+from engine.spark.reading import footer_row_group_rows, read_inputs, spark_schema_of
 from engine.table import fs as table_fs
 
 if TYPE_CHECKING:
@@ -109,14 +110,21 @@ def rewrite(spark: "SparkSession", schema: "TableSchema",
             groups: Sequence[tuple["PlanGroup", Sequence["Partition"]]], out_dir: str,
             target_rows: int | None, target_bytes: int | None,
             progress: TaskProgress | None = None, first_index: int = 0,
-            options: ExecutorOptions = DEFAULT_OPTIONS) -> RewriteResult:
+            options: ExecutorOptions = DEFAULT_OPTIONS,
+            target: WriteTarget | None = None) -> RewriteResult:
     """Rewrite ``groups`` (each a plan group and its input partitions) into ``out_dir``
     in one write job per file-size setting (one for almost every plan), verify every
     group from one aggregate; raises ExecutionError when any group does not match.
 
     ``progress(tasks_done, tasks_total, rows_written)`` is called while the write runs;
-    ``options``: how keys are computed, groups written and files verified.
+    ``options``: how keys are computed, groups written and files verified. Each group is
+    written in the shape :func:`engine.layout.output.output_shape` gives under ``target``
+    (the table's own sizes, :meth:`engine.table.store.TableStore.write_target`; default:
+    ``target_rows`` / ``target_bytes``), the shape the plan was priced at.
     """
+    if target is None:
+        target = WriteTarget(file_rows=target_rows or None,
+                             file_bytes=None if target_rows else (target_bytes or None))
     laps = _Laps()
     specs = group_specs(schema, groups, first_index)
     first = specs[0].partitions[0].path
@@ -126,8 +134,7 @@ def rewrite(spark: "SparkSession", schema: "TableSchema",
         metrics = JobMetrics(spark, f"rewrite-{specs[0].index}")
         try:
             files, checks = _write_and_verify(spark, schema, arrow, specs, out_dir,
-                                              target_rows, target_bytes, progress, laps,
-                                              options)
+                                              target, progress, laps, options)
         finally:
             measured = metrics.close()
     measured["bytes_read_inputs"] = sum(s.bytes_in for s in specs)
@@ -136,8 +143,8 @@ def rewrite(spark: "SparkSession", schema: "TableSchema",
 
 
 def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.Schema",
-                      specs: list[GroupSpec], out_dir: str, target_rows: int | None,
-                      target_bytes: int | None, progress: TaskProgress | None, laps: _Laps,
+                      specs: list[GroupSpec], out_dir: str, target: WriteTarget,
+                      progress: TaskProgress | None, laps: _Laps,
                       options: ExecutorOptions = DEFAULT_OPTIONS,
                       ) -> tuple[list[str], verification.Checks]:
     """The job's Spark work; returns the written files (flattened, with the inputs' exact
@@ -145,7 +152,7 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
     spark_schema = spark_schema_of(arrow)
     df = read_inputs(spark, schema, specs, spark_schema)
     data_cols = [c for c in schema.names if c in df.columns]
-    settings_of = _file_settings(specs, target_rows, target_bytes)
+    settings_of = _file_settings(specs, target)
     if any(s.group.layout in FITTED for s in specs):
         df = _fit(df, specs, schema, settings_of, options)
         laps.lap("fit")
@@ -154,8 +161,8 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
     tag = verification.tagged(specs)
     seen = verification.Sums()
     wrote = partial(_wrote_any, out_dir)  # the mid_write crash point's condition
-    for max_rows, rg_bytes in sorted(set(settings_of.values()), key=str):
-        batch = [s for s in specs if settings_of[s.index] == (max_rows, rg_bytes)]
+    for max_rows, rg_rows in sorted(set(settings_of.values()), key=str):
+        batch = [s for s in specs if settings_of[s.index] == (max_rows, rg_rows)]
         n_tasks = max(1, min(math.ceil(sum(s.rows for s in batch) / max_rows),
                              TASKS_PER_CORE * cores))
         n_buckets = slicing.plan_slices(batch, schema, n_tasks, max_rows)
@@ -169,7 +176,7 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
         if swap is not None:
             subset = subset.withColumn(GROUP_COLUMN, swap)
         with WriteWatcher(spark, progress or (lambda *_: None)), crash_when("mid_write", wrote):
-            writing.write(subset, batch, n_buckets, out_dir, max_rows, rg_bytes, data_cols,
+            writing.write(subset, batch, n_buckets, out_dir, max_rows, rg_rows, data_cols,
                           options)
         seen = seen + verification.observed(observation)
     laps.lap("order_write")
@@ -200,14 +207,23 @@ def _wrote_any(out_dir: str) -> bool:
     return bool(table_fs.list_files(out_dir, include_hidden=True))
 
 
-def _file_settings(specs: Sequence[GroupSpec], target_rows: int | None,
-                   target_bytes: int | None) -> dict[int, tuple[int, Any]]:
-    """Per group: (rows per output file, row-group bytes); one write per distinct pair."""
+def shapes(specs: Sequence[GroupSpec], target: WriteTarget) -> dict[int, OutputShape]:
+    """Per group: the shape it is written in (:func:`engine.layout.output.output_shape`),
+    the inputs' row-group size read from a few of their footers."""
+    return {s.index: output_shape([p.rows for p in s.partitions], s.bytes_in, target,
+                                  s.group.layout_params, s.group.layout,
+                                  footer_row_group_rows([p.path for p in s.partitions]))
+            for s in specs}
+
+
+def _file_settings(specs: Sequence[GroupSpec], target: WriteTarget) -> dict[int, tuple[int, Any]]:
+    """Per group: (rows per output file, rows per row group or None); one write per
+    distinct pair. PAW's ``n_mbr`` row groups are cut after the write
+    (:mod:`engine.spark.str_rowgroups`), and one row group per file needs no limit."""
     out = {}
-    for s in specs:
-        params = s.group.layout_params or {}
-        out[s.index] = (slicing.rows_per_file(s.rows, s.bytes_in, target_rows, target_bytes,
-                                              params), params.get("row_group_bytes"))
+    for index, shape in shapes(specs, target).items():
+        several = shape.row_group_rows < shape.rows_per_file and not shape.row_group_rule.startswith("PAW")
+        out[index] = (shape.rows_per_file, shape.row_group_rows if several else None)
     return out
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from engine.core import logical_types
-from engine.policy.costmodel import rows_per_file  # noqa: F401  (one rule, priced and cut alike)
+from engine.metrics.mixture import mixture_cdf
 from engine.spark.jobspec import FITTED, KEY_COLUMN, ORD_COLUMN, GroupSpec
 
 if TYPE_CHECKING:
@@ -41,7 +41,9 @@ def mixture_quantiles(lows: Sequence[float], highs: Sequence[float], weights: Se
     """Cut points at the given CDF ``fractions`` of a mixture of uniform distributions (one
     per file: its zonemap's [min, max], weighted by its rows).
 
-    The CDF is piecewise linear between the files' bounds, so its inverse is exact there.
+    The CDF is piecewise linear between the files' bounds, so its inverse is exact there
+    (:func:`engine.metrics.mixture.mixture_cdf`, its value at each bound with the point
+    masses there; a point mass is interpolated from the bound before it).
 
     Example (two files, [0, 10] and [10, 30], 100 rows each):
     >>> mixture_quantiles([0, 10], [10, 30], [100, 100], [0.25, 0.5, 0.75])
@@ -54,13 +56,8 @@ def mixture_quantiles(lows: Sequence[float], highs: Sequence[float], weights: Se
     lo, hi, w = lo[ok], hi[ok], w[ok]
     if not len(fractions) or w.sum() <= 0:
         return []
-    xs = np.unique(np.concatenate([lo, hi]))
-    width = np.maximum(hi - lo, 0.0)
-    point = width == 0
-    frac = np.where(point[None, :], (xs[:, None] >= lo[None, :]).astype(float),
-                    np.clip((xs[:, None] - lo[None, :]) / np.where(point, 1.0, width)[None, :],
-                            0.0, 1.0))
-    cdf = (frac * w[None, :]).sum(axis=1) / w.sum()
+    at = mixture_cdf(lo, hi, w)  # one sweep over the sorted bounds, O(n log n)
+    xs, cdf = at.points, at.at / w.sum()
     targets = np.asarray(fractions, dtype=float)
     keep = np.concatenate([[True], np.diff(cdf) > 0])  # np.interp needs increasing xp
     cuts = np.interp(targets, cdf[keep], xs[keep])

@@ -41,6 +41,7 @@ import duckdb
 
 from engine.core.errors import EnvironmentCheckError, InvalidParameterError
 from engine.scenarios.tpch import TPCH_CURRENT_DATE, WAIR_MAX_GAP
+from engine.workload.sql.render import sql_literal
 
 LINEITEM_COLUMNS = (
     "l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity", "l_extendedprice",
@@ -89,7 +90,7 @@ def make_lineitem(scale: float, out: str | os.PathLike, max_gap: int = WAIR_MAX_
         subprocess.run([tpchgen_binary(), "parquet", "-s", str(scale), "--tables", "lineitem,orders",
                         "-o", tmp], check=True, capture_output=True)
         say(f"joining o_orderdate and widening the l_shipdate gap to 1..{max_gap} days (DuckDB)")
-        gap = f"(1 + {_mix(seed)} % {max_gap})::INTEGER"
+        gap = f"(1 + {_mix(int(seed))} % {int(max_gap)})::INTEGER"
         delta = "(j.new_ship - j.l_shipdate)::INTEGER"
         commit = (f"GREATEST(j.l_commitdate + {delta}, j.o_orderdate + 1)" if commit_mode == "shift"
                   else "j.l_commitdate")
@@ -117,15 +118,15 @@ def make_lineitem(scale: float, out: str | os.PathLike, max_gap: int = WAIR_MAX_
                 COPY (
                   WITH j AS (
                     SELECT l.*, o.o_orderdate, (o.o_orderdate + {gap}) AS new_ship
-                    FROM read_parquet('{lineitem}') l
-                    JOIN read_parquet('{orders}') o ON l.l_orderkey = o.o_orderkey
+                    FROM read_parquet({sql_literal(lineitem)}) l
+                    JOIN read_parquet({sql_literal(orders)}) o ON l.l_orderkey = o.o_orderkey
                   )
                   SELECT {select} FROM j
                   ORDER BY j.o_orderdate, j.l_orderkey, j.l_linenumber
-                ) TO '{out}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000)
+                ) TO {sql_literal(str(out))} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000)
             """
             con.execute(sql)
-            rows = con.execute(f"SELECT count(*) FROM read_parquet('{out}')").fetchone()[0]
+            rows = con.execute(f"SELECT count(*) FROM read_parquet({sql_literal(str(out))})").fetchone()[0]
         finally:
             con.close()
     result = {"path": str(out), "rows": int(rows), "bytes": out.stat().st_size,

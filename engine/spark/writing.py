@@ -208,6 +208,8 @@ def with_sort_keys(df: "DataFrame", specs: Sequence[GroupSpec]) -> tuple["DataFr
 #: group (``parquet.block.size``, 128 MiB) per file, and compressed input bytes grow about
 #: 2x when encoded uncompressed, so half that keeps a task within one row group's memory
 PACKED_TASK_BYTES = 64 << 20
+#: Parquet's row-count limit of a row group (parquet-mr 1.14+)
+ROW_GROUP_ROWS_OPTION = "parquet.block.row.count.limit"
 #: the Spark types whose values fit, with a null flag, in the packed key's low 33 bits
 PACKED_TYPES = ("date", "int", "smallint", "tinyint")
 #: the packed key's column (a long: group << 33 | key + 2^31 + 1, nulls 0)
@@ -318,10 +320,14 @@ def packed_key(specs: Sequence[GroupSpec], types: Mapping[str, str]) -> "Column"
 
 
 def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: str,
-           max_rows: int, row_group_bytes: int | None, data_cols: Sequence[str],
+           max_rows: int, row_group_rows: int | None, data_cols: Sequence[str],
            options: ExecutorOptions = DEFAULT_OPTIONS) -> None:
     """The one shuffle, sort and write (Spark's writer cuts files per group, partition
-    and ``max_rows``; a many-group write as ``options.group_write`` says)."""
+    and ``max_rows``; a many-group write as ``options.group_write`` says). With
+    ``row_group_rows`` Parquet's writer closes a row group at that many rows
+    (``parquet.block.row.count.limit``), the row count the output model priced;
+    ``parquet.block.size`` (128 MiB of uncompressed bytes in memory) stays the memory
+    bound, so only row groups wider than that come out smaller."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
     part = part_column(specs)
@@ -356,8 +362,8 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
     # the same fresh directory (overwrite would delete the previous write's files)
     writer = out.write.mode("append").partitionBy(*partition_cols) \
         .option("maxRecordsPerFile", int(max_rows))
-    if row_group_bytes:
-        writer = writer.option("parquet.block.size", int(row_group_bytes))
+    if row_group_rows:
+        writer = writer.option(ROW_GROUP_ROWS_OPTION, int(row_group_rows))
     with session_conf(df.sparkSession, {CONCURRENT_WRITERS: str(open_files)}):
         writer.parquet(target)
 

@@ -103,18 +103,30 @@ def footer_reader() -> Callable[[str], tuple]:
             if size == 0:
                 return ("error", path, "empty file (0 bytes), not Parquet")
             with filesystem.open_input_file(inner) as handle:
-                meta = _pq.ParquetFile(handle).metadata
+                pf = _pq.ParquetFile(handle)
+                meta, arrow = pf.metadata, pf.schema_arrow
+
+            def leaves(t) -> int:  # leaf columns under one Arrow type, in schema order
+                t = getattr(t, "storage_type", t)
+                return sum(leaves(t.field(i).type) for i in range(t.num_fields)) if t.num_fields else 1
+
+            # leaf column j -> (its top-level field, nested?): by position, since a
+            # path_in_schema "a.b" is a struct's leaf or a column named "a.b"
+            owner = [(f.name, getattr(f.type, "storage_type", f.type).num_fields > 0)
+                     for f in arrow for _ in range(leaves(f.type))]
+            if len(owner) != meta.num_columns:  # not expected: fall back on the paths
+                owner = [(meta.schema.column(j).path.split(".")[0],
+                          "." in meta.schema.column(j).path) for j in range(meta.num_columns)]
             groups = []
             for r in range(meta.num_row_groups):
                 rg = meta.row_group(r)
                 cols: dict[str, list] = {}
                 for j in range(rg.num_columns):
                     chunk = rg.column(j)
-                    leaf = chunk.path_in_schema
-                    top = leaf.split(".")[0]
+                    top, nested = owner[j]
                     entry = cols.setdefault(top, [False, None, None, 0, 0])
                     entry[4] += int(chunk.total_compressed_size or 0)
-                    if leaf != top:
+                    if nested:
                         entry[3] = None  # nested: no usable stats
                         continue
                     st = chunk.statistics

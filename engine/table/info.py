@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass
+from typing import Mapping
 
 from engine.core.errors import DataFileError
 from engine.table.metadata_io import read_json, write_atomic
 
-__all__ = ["TABLE_FILE", "TableInfo", "read_info", "write_info"]
+__all__ = ["TABLE_FILE", "TableInfo", "WriteTarget", "read_info", "write_info", "write_target"]
 
 TABLE_FILE = "table.json"
 
@@ -50,6 +51,79 @@ class TableInfo:
     def table_dir(self) -> str:
         """The table's folder in the workspace (``table.json``, ``metadata/``, ``leases/``)."""
         return os.path.dirname(self.metadata_dir)
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """A table's own sizes for the files a rewrite writes, each ``None`` when the table
+    sets none; ``source`` names where they come from (a format property, the native
+    table's target)."""
+
+    file_rows: int | None = None
+    file_bytes: int | None = None
+    row_group_rows: int | None = None
+    row_group_bytes: int | None = None
+    source: str = ""
+
+    @property
+    def sets_file_size(self) -> bool:
+        return bool(self.file_rows and self.file_rows > 0) or bool(self.file_bytes and self.file_bytes > 0)
+
+
+
+#: the format properties the output model reads: (property, WriteTarget field, source name)
+WRITE_PROPERTIES = (
+    ("write.target-file-size-bytes", "file_bytes", "Iceberg write.target-file-size-bytes"),
+    ("write.parquet.row-group-limit", "row_group_rows", "Iceberg write.parquet.row-group-limit"),
+    ("write.parquet.row-group-size-bytes", "row_group_bytes", "Iceberg write.parquet.row-group-size-bytes"),
+    ("delta.targetFileSize", "file_bytes", "Delta delta.targetFileSize"),
+)
+
+_UNITS = {"b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30, "gb": 2**30}
+
+
+def _size(text: str) -> int | None:
+    """A size property: bytes, or a number with a unit (``128mb``, as Delta accepts)."""
+    t = str(text).strip().lower().replace(" ", "")
+    digits = t.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = t[len(digits):] or "b"
+    try:
+        value = int(float(digits) * _UNITS[unit])
+    except (ValueError, KeyError):
+        return None
+    return value if value > 0 else None
+
+
+def write_target(info: TableInfo, properties: Mapping[str, str]) -> WriteTarget:
+    """The table's own output sizes: its format's properties (:data:`WRITE_PROPERTIES`)
+    first, then the target rows or bytes the table was created with; a field stays None
+    when neither sets it (a table registered with the format's defaults).
+
+    Example:
+    >>> i = TableInfo("t", "/d", "/w/t/metadata", False, None, None, "now", "iceberg")
+    >>> write_target(i, {}).sets_file_size
+    False
+    >>> t = write_target(i, {"write.target-file-size-bytes": "134217728"})
+    >>> t.file_bytes, t.source
+    (134217728, 'Iceberg write.target-file-size-bytes')
+    >>> write_target(i, {"delta.targetFileSize": "64mb"}).file_bytes
+    67108864
+    """
+    fields: dict[str, int] = {}
+    sources: list[str] = []
+    for prop, field, source in WRITE_PROPERTIES:
+        value = _size(properties[prop]) if prop in properties else None
+        if value and field not in fields:
+            fields[field] = value
+            sources.append(source)
+    if "file_bytes" not in fields:
+        if info.target_rows:
+            fields["file_rows"] = int(info.target_rows)
+            sources.append("the table's target rows")
+        elif info.target_bytes:
+            fields["file_bytes"] = int(info.target_bytes)
+            sources.append("the table's target bytes")
+    return WriteTarget(source=", ".join(sources), **fields)
 
 
 def write_info(table_dir: str, info: TableInfo) -> None:

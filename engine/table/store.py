@@ -35,7 +35,7 @@ from engine.table.formats import gc
 from engine.table.formats.base import TableFormat
 from engine.table.formats.native import NativeFormat
 from engine.table.formats.native_files import CURRENT_FILE, clear_snapshot_cache
-from engine.table.info import TABLE_FILE, TableInfo, read_info, write_info
+from engine.table.info import TABLE_FILE, TableInfo, WriteTarget, read_info, write_info, write_target
 from engine.table.metadata_io import iso, locked, utc_now
 from engine.table.model import Partition, Snapshot, TableSchema, ZoneMaps
 
@@ -118,6 +118,13 @@ class TableStore:
     def format(self, name: str) -> TableFormat:
         """The table's format: its snapshots, history and commits (engine.table.formats)."""
         return self._open(self.info(name))
+
+    def write_target(self, name: str) -> WriteTarget:
+        """The table's own sizes for the files a rewrite writes
+        (:func:`engine.table.info.write_target`); what the table does not set is left to
+        the output model's input-granularity rule (:mod:`engine.layout.output`)."""
+        info = self.info(name)
+        return write_target(info, self._open(info).write_properties())
 
     def _open(self, info: TableInfo) -> TableFormat:
         if info.format == "iceberg":

@@ -27,6 +27,7 @@ from engine.core import logical_types
 from engine.policy import pricing
 from engine.core.errors import InvalidParameterError
 from engine.design.pto.optimizer import PtoConfig, run_on_files
+from engine.layout.output import output_shape
 from engine.policy.registry import LABELS, SIM_POLICIES
 from engine.sim.own_sample import read_partition_sample, sample_fraction
 from engine.sim.own_table import (DesignOnce, PawTreeOnly, own_scenario, shift_fragments, simulate_own,
@@ -170,20 +171,11 @@ def _pto_design(caches: WhatIfCaches, zm: "ZoneMaps", types: Mapping[str, str], 
 
 
 def _real_target_rows(ws: "Workspace", settings: Any, table: str, zm: "ZoneMaps") -> float:
-    """Rows of one output file on the real table, as the executor decides them
-    (``engine.spark.slicing.rows_per_file``): the table's own target rows, else its target
-    bytes, else the workspace's ``target_rows`` / ``target_mb``, bytes turned into rows at
-    the table's mean row width."""
-    info = ws.tables.info(table)
-    rows, nbytes = float(zm.rows.sum()), float(zm.bytes.sum())
-    width = nbytes / rows if rows else 1.0
-    if info.target_rows:
-        return float(info.target_rows)
-    if info.target_bytes:
-        return max(1.0, float(info.target_bytes) / width)
-    if settings.target_rows and settings.target_rows > 0:
-        return float(settings.target_rows)
-    return max(1.0, float(settings.target_mb) * 2**20 / width)
+    """Rows of one output file on the real table, as the executor writes them
+    (:func:`engine.layout.output.output_shape`): the table's own target, else the input's
+    granularity (the median rows per file of the table, the group a whole-table rewrite
+    reads)."""
+    return float(output_shape(zm.rows, int(zm.bytes.sum()), ws.tables.write_target(table)).rows_per_file)
 
 
 def whatif_shift_choices(ws: "Workspace", table: str) -> dict[str, Any]:

@@ -11,6 +11,13 @@ Two log formats:
 
 Either may be gzip-compressed (``.gz``). Query ids default to ``<file stem>:<line>``.
 
+The log is streamed (:mod:`engine.workload.logread`): a line or statement over the limits
+(:class:`~engine.workload.logread.ReadLimits`, settings ``workload_max_line_bytes`` and
+``workload_max_statement_chars``) is skipped with a counted reason, each distinct statement
+text is analysed once (a memo bounded in entries and bytes), and fragments are written
+to the workload file as they come (:meth:`WorkloadStore.writing`), so an import's memory does
+not grow with the log.
+
 As with sqlglot's ``ErrorLevel``, the default is lenient: an unparseable statement, an
 unknown column or a bad JSON line is skipped and reported with its line number, and the
 rest of a 100,000-query log still imports. ``strict=True`` raises
@@ -20,52 +27,62 @@ rest of a 100,000-query log still imports. ``strict=True`` raises
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import gzip
-import io
 import json
-import math
-import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any, Iterator
 
-from engine.core.errors import DataFileError, InvalidParameterError, WorkloadParseError
+from engine.core.errors import InvalidParameterError, WorkloadParseError
 from engine.table.store import TableStore
+from engine.workload.logread import (
+    JSONL_SUFFIXES, LogEntry, ReadLimits, log_entries, normalize_ts, split_sql,
+)
 from engine.workload.model import ScanFragment
 from engine.workload.sql.extract import extract_fragments
 from engine.workload.store import WorkloadStore
 
-JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
-_MEMO_SIZE = 10_000
-_META = re.compile(r"^\s*(ts|id|user)\s*:\s*(.+?)\s*$", re.IGNORECASE)
-_BACKSLASH_DIALECTS = {"mysql", "spark", "spark2", "hive", "databricks", "bigquery", "doris",
-                       "starrocks", "clickhouse"}
+__all__ = ["JSONL_SUFFIXES", "ImportReport", "LogEntry", "ReadLimits", "extract_entries",
+           "import_log", "normalize_ts", "read_log", "split_sql"]
 
-
-@dataclass
-class LogEntry:
-    """One statement of a log: its text and where it starts (1-based line and column)."""
-
-    line: int
-    sql: str | None
-    ts: str | None = None
-    id: str | None = None
-    duration_ms: float | None = None
-    bytes_scanned: int | None = None
-    user: str | None = None
-    column: int = 1
-    error: str | None = None  # set when the entry itself is malformed (bad JSON line)
+#: distinct statement texts whose analysis is kept (least recently used dropped first) ...
+MEMO_ENTRIES = 50_000
+#: ... and the bytes they may hold together, estimated as MEMO_ENTRY_BYTES plus three
+#: copies of the text (the key, the fragments' ``sql``, their encoded rows): about 2 KB
+#: per entry measured for 90-character statements
+MEMO_BYTES = 128 * 1024 * 1024
+MEMO_ENTRY_BYTES = 1536
+#: skipped statements listed with their line in a report (all are counted)
+MAX_SKIPPED_LISTED = 1000
+#: distinct skip reasons counted one by one; the rest are counted under OTHER_REASONS
+MAX_SKIP_REASONS = 50
+OTHER_REASONS = "other reasons"
 
 
 @dataclass
 class ImportReport:
+    """What an import did: statements read, fragments stored, statements skipped (every one
+    counted in ``skipped_count`` and by reason in ``skip_reasons``; the first
+    :data:`MAX_SKIPPED_LISTED` listed with their line) and statements not reading the table."""
+
     table: str
     file: str
     statements: int
     fragments: int
     skipped: list[tuple[int, str]] = field(default_factory=list)  # (line, reason)
     ignored: int = 0  # statements that do not scan the table
+    skipped_count: int = 0
+    skip_reasons: dict[str, int] = field(default_factory=dict)  # reason -> statements
+
+    def skip(self, line: int, reason: str) -> None:
+        """Count one skipped statement (listed while the list is short)."""
+        self.skipped_count += 1
+        if len(self.skipped) < MAX_SKIPPED_LISTED:
+            self.skipped.append((line, reason))
+        if reason not in self.skip_reasons and len(self.skip_reasons) >= MAX_SKIP_REASONS:
+            reason = OTHER_REASONS
+        self.skip_reasons[reason] = self.skip_reasons.get(reason, 0) + 1
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -73,217 +90,12 @@ class ImportReport:
         return data
 
 
-# --- timestamps ----------------------------------------------------------------------------
-
-def normalize_ts(value: Any) -> str | None:
-    """ISO-8601 (naive UTC) from an ISO string or epoch seconds/milliseconds; None stays None."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"invalid ts {value!r}")
-    if isinstance(value, (int, float)):
-        seconds = value / 1000.0 if abs(value) > 1e11 else float(value)
-        try:
-            moment = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).replace(tzinfo=None)
-        except (OverflowError, OSError, ValueError):  # NaN, inf, beyond year 9999
-            raise ValueError(f"invalid ts {value!r}: epoch timestamp out of range "
-                             "(years 1..9999)") from None
-        return moment.isoformat()
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            moment = dt.datetime.fromisoformat(text)
-        except ValueError:
-            raise ValueError(f"invalid ts {value!r} (expected ISO-8601)") from None
-        if moment.tzinfo is not None:
-            moment = moment.astimezone(dt.timezone.utc).replace(tzinfo=None)
-        return moment.isoformat()
-    raise ValueError(f"invalid ts {value!r}")
-
-
 # --- reading --------------------------------------------------------------------------------
 
-def _open_text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DataFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise DataFileError(f"{path}: is a directory, expected a .sql or .jsonl file") from None
-    if path.suffix == ".gz" or raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise DataFileError(f"{path}: corrupt gzip file ({exc})") from None
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-
-
-def _is_jsonl(path: Path, text: str) -> bool:
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
-    if name.endswith(JSONL_SUFFIXES):
-        return True
-    if name.endswith(".sql"):
-        return False
-    return text.lstrip().startswith("{")
-
-
-def split_sql(text: str, backslash_escapes: bool = False) -> Iterator[LogEntry]:
-    """Statements of a SQL script, each with its start line/column and ``-- ts:`` metadata."""
-    i, n = 0, len(text)
-    line, col = 1, 1
-    start = None  # (index, line, col) of the current statement's first significant char
-    meta: dict[str, str] = {}
-
-    def advance(k: int) -> None:
-        nonlocal i, line, col
-        for ch in text[i:i + k]:
-            if ch == "\n":
-                line, col = line + 1, 1
-            else:
-                col += 1
-        i += k
-
-    def finish(end: int) -> LogEntry | None:
-        nonlocal start, meta
-        entry = None
-        if start is not None:
-            sql = text[start[0]:end].rstrip()
-            entry = LogEntry(line=start[1], column=start[2], sql=sql, ts=meta.get("ts"),
-                             id=meta.get("id"), user=meta.get("user"))
-        start, meta = None, {}
-        return entry
-
-    while i < n:
-        ch = text[i]
-        if ch == "-" and text.startswith("--", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            m = _META.match(text[i + 2:end])
-            if m:
-                meta[m.group(1).lower()] = m.group(2)
-            advance(end - i)
-            continue
-        if ch == "/" and text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            advance((n if end < 0 else end + 2) - i)
-            continue
-        if ch.isspace():
-            advance(1)
-            continue
-        if ch == ";":
-            entry = finish(i)
-            advance(1)
-            if entry is not None:
-                yield entry
-            continue
-        if start is None:
-            start = (i, line, col)
-        if ch in "'\"`":
-            j = i + 1
-            while j < n:
-                if backslash_escapes and ch != "`" and text[j] == "\\":
-                    j += 2
-                    continue
-                if text[j] == ch:
-                    if j + 1 < n and text[j + 1] == ch:  # doubled quote
-                        j += 2
-                        continue
-                    break
-                j += 1
-            advance(min(j + 1, n) - i)
-            continue
-        if ch == "$":
-            m = re.match(r"\$([A-Za-z_]\w*)?\$", text[i:])
-            if m:
-                end = text.find(m.group(0), i + len(m.group(0)))
-                advance((n if end < 0 else end + len(m.group(0))) - i)
-                continue
-        advance(1)
-    entry = finish(n)
-    if entry is not None:
-        yield entry
-
-
-def _measure(data: dict, key: str, kind: type) -> Any:
-    """A finite, non-negative number field of a JSON log line (None when absent); NaN,
-    infinities (JSON's ``Infinity``), negatives and non-numbers are refused by name.
-
-    Example:
-    >>> _measure({"bytes_scanned": 10}, "bytes_scanned", int)
-    10
-    >>> _measure({"bytes_scanned": float("inf")}, "bytes_scanned", int)
-    Traceback (most recent call last):
-    ...
-    ValueError: invalid bytes_scanned inf: a finite number of at least 0 is required
-    """
-    value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value < 0:
-        raise ValueError(f"invalid {key} {value!r}: a finite number of at least 0 is required")
-    return kind(value)
-
-
-def _jsonl_entries(text: str) -> Iterator[LogEntry]:
-    for lineno, raw in enumerate(io.StringIO(text), 1):
-        if not raw.strip():
-            continue
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            yield LogEntry(line=lineno, sql=None, column=exc.colno, error=f"invalid JSON: {exc.msg}")
-            continue
-        if not isinstance(data, dict):
-            yield LogEntry(line=lineno, sql=None, error="expected a JSON object with a 'sql' field")
-            continue
-        sql = data.get("sql")
-        if not isinstance(sql, str) or not sql.strip():
-            yield LogEntry(line=lineno, sql=None, error="missing or empty 'sql' field")
-            continue
-        try:
-            ts = normalize_ts(data.get("ts"))
-            duration = _measure(data, "duration_ms", float)
-            scanned = _measure(data, "bytes_scanned", int)
-        except (TypeError, ValueError) as exc:
-            yield LogEntry(line=lineno, sql=None, error=str(exc))
-            continue
-        qid = data.get("id")
-        user = data.get("user")
-        yield LogEntry(line=lineno, sql=sql, ts=ts, id=None if qid is None else str(qid),
-                       duration_ms=duration, bytes_scanned=scanned,
-                       user=None if user is None else str(user))
-
-
-def _sql_entries(text: str, dialect: str | None) -> Iterator[LogEntry]:
-    for entry in split_sql(text, backslash_escapes=_lower(dialect) in _BACKSLASH_DIALECTS):
-        if entry.ts is not None:
-            try:
-                entry.ts = normalize_ts(entry.ts)
-            except ValueError as exc:
-                entry.error = str(exc)
-        yield entry
-
-
-def _load(path: str, dialect: str | None) -> tuple[Iterator[LogEntry], bool]:
-    """(entries, is_sql_file): the file is read once, up front (missing file fails here)."""
-    p = Path(path)
-    text = _open_text(p)
-    if _is_jsonl(p, text):
-        return _jsonl_entries(text), False
-    return _sql_entries(text, dialect), True
-
-
-def read_log(path: str, dialect: str | None = None) -> Iterator[LogEntry]:
-    """Entries of a ``.sql`` or JSON Lines log (malformed entries carry ``error``)."""
-    yield from _load(path, dialect)[0]
-
-
-def _lower(text: str | None) -> str:
-    return (text or "").lower()
+def read_log(path: str, dialect: str | None = None,
+             limits: ReadLimits | None = None) -> Iterator[LogEntry]:
+    """Entries of a ``.sql`` or JSON Lines log (malformed or over-long entries carry ``error``)."""
+    yield from log_entries(Path(path), dialect, limits)[0]
 
 
 # --- import ---------------------------------------------------------------------------------
@@ -299,43 +111,136 @@ def _position(entry: LogEntry, exc: WorkloadParseError, sql_file: bool) -> tuple
     return line, column
 
 
+@dataclass(slots=True)
+class _Analysed:
+    """One distinct statement text's fragments (query id "") or the error it raised, and its
+    fragments' stored rows once they have been encoded."""
+
+    fragments: list[ScanFragment]
+    error: WorkloadParseError | None = None
+    rows: list["_RowEncoder"] | None = None
+
+
+class _Analyser:
+    """Entry -> fragments, each distinct statement text analysed once: the memo keeps the
+    most recently used texts up to :data:`MEMO_ENTRIES` and :data:`MEMO_BYTES`, so a log of
+    repeated dashboard queries costs one parse per query shape and a log of distinct ones
+    holds a bounded memo. Skipped entries are counted in ``report`` (or raised if strict)."""
+
+    def __init__(self, table: str, schema: Any, file: str, dialect: str | None, strict: bool,
+                 sql_file: bool, report: ImportReport, lookups: Any = None) -> None:
+        self.table, self.schema, self.file, self.dialect = table, schema, file, dialect
+        self.lookups = lookups  # engine.workload.lookup.DimensionLookups, or None
+        self.strict, self.sql_file, self.report = strict, sql_file, report
+        self.memo: OrderedDict[str, _Analysed] = OrderedDict()
+        self.bytes = 0  # estimated, see MEMO_BYTES
+
+    def analyse(self, entry: LogEntry) -> _Analysed | None:
+        """The entry's analysis, or None when it is skipped (counted in the report)."""
+        self.report.statements += 1
+        if entry.error is not None:
+            if self.strict:
+                raise WorkloadParseError(entry.error, self.file, entry.line,
+                                         entry.column if entry.column != 1 else None)
+            self.report.skip(entry.line, entry.error)
+            return None
+        sql = entry.sql or ""
+        got = self.memo.get(sql)
+        if got is None:
+            got = self._extract(sql)
+            self.memo[sql] = got
+            self.bytes += MEMO_ENTRY_BYTES + 3 * len(sql)
+            while len(self.memo) > MEMO_ENTRIES or (self.bytes > MEMO_BYTES and len(self.memo) > 1):
+                old, _ = self.memo.popitem(last=False)
+                self.bytes -= MEMO_ENTRY_BYTES + 3 * len(old)
+        else:
+            self.memo.move_to_end(sql)
+        if got.error is not None:
+            exc = got.error
+            reason = exc.args[0] if exc.args else "cannot parse"
+            line, column = _position(entry, exc, self.sql_file)
+            if self.strict:
+                raise WorkloadParseError(reason, self.file, line, column) from None
+            self.report.skip(line, reason)
+            return None
+        if not got.fragments:
+            self.report.ignored += 1
+        return got
+
+    def _extract(self, sql: str) -> _Analysed:
+        try:
+            return _Analysed(extract_fragments(sql, self.table, self.schema, "", self.dialect,
+                                               lookups=self.lookups))
+        except WorkloadParseError as exc:
+            # kept in the memo: without its traceback, which holds the parser's frames
+            exc.__context__ = exc.__cause__ = None
+            return _Analysed([], exc.with_traceback(None))
+
+
+class _RowEncoder:
+    """A template fragment's stored row as JSON text with slots for the fields that vary
+    per query (:data:`_PER_QUERY`): :meth:`line` equals ``json.dumps`` of the row with
+    those fields set, at the cost of encoding a few scalars (the boxes, columns and SQL
+    text are encoded once per distinct statement)."""
+
+    __slots__ = ("pieces", "tail", "defaults")
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.pieces: list[tuple[str, str]] = []  # (JSON text before the value, key)
+        self.defaults = {k: row[k] for k in _PER_QUERY if k in row}
+        text = "{"
+        for i, (key, value) in enumerate(row.items()):
+            text += ("" if i == 0 else ", ") + json.dumps(key) + ": "
+            if key in _PER_QUERY:
+                self.pieces.append((text, key))
+                text = ""
+            else:
+                text += json.dumps(value, default=str)
+        self.tail = text + "}\n"
+
+    def line(self, values: dict[str, Any]) -> str:
+        """The row's JSON line with ``values`` (absent keys keep the template's value)."""
+        out = []
+        for before, key in self.pieces:
+            value = values[key] if key in values else self.defaults[key]
+            out.append(before)
+            out.append("null" if value is None else encode_basestring_ascii(value)
+                       if type(value) is str else json.dumps(value, default=str))
+        out.append(self.tail)
+        return "".join(out)
+
+
+_PER_QUERY = frozenset({"query_id", "ts", "duration_ms", "bytes_scanned", "user"})
+
+
+def _extras(entry: LogEntry) -> dict[str, Any]:
+    return {k: v for k, v in (("duration_ms", entry.duration_ms),
+                               ("bytes_scanned", entry.bytes_scanned),
+                               ("user", entry.user)) if v is not None}
+
+
+def _stem(file: str) -> str:
+    return Path(file).name.split(".")[0] or "q"
+
+
 def extract_entries(entries: Iterator[LogEntry], table: str, schema: Any, file: str,
                     dialect: str | None = None, strict: bool = False,
-                    sql_file: bool = True) -> tuple[list[ScanFragment], ImportReport]:
-    """Fragments of every entry plus the report (no IO: used by import and by tests)."""
-    stem = Path(file).name.split(".")[0] or "q"
+                    sql_file: bool = True, lookups: Any = None
+                    ) -> tuple[list[ScanFragment], ImportReport]:
+    """Fragments of every entry plus the report (no IO, all fragments in memory: for tests
+    and small logs; :func:`import_log` streams)."""
+    stem = _stem(file)
     report = ImportReport(table=table, file=str(file), statements=0, fragments=0)
+    analyser = _Analyser(table, schema, str(file), dialect, strict, sql_file, report, lookups)
     out: list[ScanFragment] = []
-    seen: dict[str, list[ScanFragment]] = {}  # repeated query texts are analysed once
     for entry in entries:
-        report.statements += 1
-        if entry.error is not None:
-            if strict:
-                raise WorkloadParseError(entry.error, file, entry.line,
-                                         entry.column if entry.column != 1 else None)
-            report.skipped.append((entry.line, entry.error))
+        got = analyser.analyse(entry)
+        if got is None:
             continue
         qid = entry.id or f"{stem}:{entry.line}"
-        try:
-            template = seen.get(entry.sql or "")
-            if template is None:
-                template = extract_fragments(entry.sql or "", table, schema, "", dialect)
-                if len(seen) < _MEMO_SIZE:
-                    seen[entry.sql or ""] = template
-            frags = [dataclasses.replace(f, query_id=qid, ts=entry.ts) for f in template]
-        except WorkloadParseError as exc:
-            reason = exc.args[0] if exc.args else "cannot parse"
-            line, column = _position(entry, exc, sql_file)
-            if strict:
-                raise WorkloadParseError(reason, file, line, column) from None
-            report.skipped.append((line, reason))
-            continue
-        if not frags:
-            report.ignored += 1
-        extras = {k: v for k, v in (("duration_ms", entry.duration_ms),
-                                     ("bytes_scanned", entry.bytes_scanned),
-                                     ("user", entry.user)) if v is not None}
-        out.extend(dataclasses.replace(f, **extras) if extras else f for f in frags)
+        extras = _extras(entry)
+        out.extend(dataclasses.replace(f, query_id=qid, ts=entry.ts, **extras)
+                   for f in got.fragments)
     report.fragments = len(out)
     if report.statements == 0:
         raise WorkloadParseError("no SQL statements found: the file is empty", file)
@@ -344,29 +249,49 @@ def extract_entries(entries: Iterator[LogEntry], table: str, schema: Any, file: 
 
 def import_log(tables: TableStore, workloads: WorkloadStore, table: str, path: str,
                dialect: str | None = None, strict: bool = False, replace: bool = False,
-               append: bool = False) -> ImportReport:
+               append: bool = False, limits: ReadLimits | None = None,
+               lookups: Any = None) -> ImportReport:
     """Import a query log into the table's workload (added to it, or replacing it).
 
     A log whose query ids are already in the workload (the same file imported twice: ids
     default to ``<file stem>:<line>``) is refused unless ``append`` (import them again) or
     ``replace`` says what to do: a doubled workload silently doubles every saving.
-    ``tables`` gives the table's current schema, ``workloads`` receives the fragments.
+    ``tables`` gives the table's current schema, ``workloads`` receives the fragments,
+    streamed into a new version of its file that is published only when the whole log
+    imported (a strict error or a refusal leaves the workload as it was). ``limits`` bound
+    a line and a statement (defaults of :class:`ReadLimits`). ``lookups``
+    (:class:`engine.workload.lookup.DimensionLookups`) turns filters on registered dimension
+    tables into ranges.
     """
     schema = tables.current_snapshot(table).schema
-    entries, sql_file = _load(path, dialect)
-    fragments, report = extract_entries(entries, table, schema, str(path), dialect=dialect,
-                                        strict=strict, sql_file=sql_file)
-    store = workloads
-    if not replace and not append:
-        known = {f.query_id for f in store.fragments(table)}
-        again = sorted({f.query_id for f in fragments} & known)
+    entries, sql_file = log_entries(Path(path), dialect, limits)
+    types = dict(schema.columns)
+    stem = _stem(str(path))
+    report = ImportReport(table=table, file=str(path), statements=0, fragments=0)
+    analyser = _Analyser(table, schema, str(path), dialect, strict, sql_file, report, lookups)
+    check = not replace and not append
+    again, example = 0, None  # query ids already in the workload
+    with workloads.writing(table, schema, keep=not replace, stored_ids=check) as writer:
+        for entry in entries:
+            got = analyser.analyse(entry)
+            if got is None:
+                continue
+            if got.rows is None:
+                got.rows = [_RowEncoder(f.to_json(types)) for f in got.fragments]
+            qid = entry.id or f"{stem}:{entry.line}"
+            if check and got.rows and qid in writer.stored_ids:
+                again += 1
+                example = qid if example is None else min(example, qid)
+                continue
+            values = {"query_id": qid, "ts": entry.ts, **_extras(entry)}
+            for encoder in got.rows:
+                writer.write_line(encoder.line(values))
+                report.fragments += 1
+        if report.statements == 0:
+            raise WorkloadParseError("no SQL statements found: the file is empty", str(path))
         if again:
             raise InvalidParameterError(
-                f"{path}: {len(again)} of its queries are already imported into {table} "
-                f"(e.g. {again[0]}); add --append to import them again or --replace to "
+                f"{path}: {again} of its queries are already imported into {table} "
+                f"(e.g. {example}); add --append to import them again or --replace to "
                 "replace the workload")
-    if replace:
-        store.replace(table, fragments, schema)
-    elif fragments:
-        store.append(table, fragments, schema)
     return report

@@ -4,6 +4,12 @@ A fragment's ``boxes`` is a disjunction (OR) of boxes; a box is a conjunction (A
 per-column :class:`Range` objects. An empty ``boxes`` tuple means the scan has no usable
 predicate and cannot be pruned. Values are Python objects of the column's logical type
 (``datetime.date`` for dates, ...); ``None`` bounds are open ends.
+
+A fragment also says where its ranges came from (:class:`RangeSource`): a predicate written
+on the table itself, one carried over an equi-join from another table's column, or the keys
+of a registered dimension table whose filter was evaluated on its data (MTO's join-induced
+predicates, SIGMOD 2021, section 4). A join the importer could not turn into a range is
+recorded too, so the lint can say which table to register.
 """
 
 from __future__ import annotations
@@ -40,6 +46,57 @@ class Range:
 
 Box = Mapping[str, Range]
 
+#: the kinds of :class:`RangeSource`
+SOURCE_KINDS = ("direct", "propagated", "lookup", "unmapped")
+
+
+@dataclass(frozen=True, slots=True)
+class RangeSource:
+    """Where the range on one column of a fragment came from.
+
+    ``kind`` is ``direct`` (a predicate on the column itself), ``propagated`` (a predicate
+    on ``via``, a column equal to this one through an equi-join), ``lookup`` (the keys
+    ``via`` of dimension ``table`` at snapshot ``snapshot`` that satisfy ``predicate``) or
+    ``unmapped`` (the column joins ``via`` whose filter ``predicate`` gives no range: the
+    dimension is not registered or the filter is not evaluable; ``note`` says which).
+    ``note`` also says when a lookup's keys were widened to fewer ranges.
+    """
+
+    column: str
+    kind: str
+    via: str | None = None
+    table: str | None = None
+    snapshot: str | None = None
+    predicate: str | None = None
+    note: str | None = None
+
+    def describe(self) -> str:
+        """One line for people.
+
+        Example:
+        >>> RangeSource("ss_sold_date_sk", "lookup", "d_date_sk", "date_dim", "7",
+        ...             "d_year = 2000").describe()
+        'ss_sold_date_sk: looked up in date_dim.d_date_sk at snapshot 7 (d_year = 2000)'
+        """
+        if self.kind == "direct":
+            text = "direct"
+        elif self.kind == "propagated":
+            text = f"propagated from {self.via}"
+        elif self.kind == "lookup":
+            text = (f"looked up in {self.table}.{self.via} at snapshot {self.snapshot}"
+                    f" ({self.predicate})")
+        else:
+            text = f"joins {self.via}" + (f" filtered by {self.predicate}" if self.predicate else "") \
+                + ": no range"
+        return f"{self.column}: {text}" + (f"; {self.note}" if self.note else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RangeSource":
+        return cls(**{k: data.get(k) for k in cls.__slots__ if k in data})
+
 
 @dataclass(frozen=True)
 class ScanFragment:
@@ -55,6 +112,7 @@ class ScanFragment:
     bytes_scanned: int | None = None
     user: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    sources: tuple[RangeSource, ...] = ()  # where each predicated column's range came from
 
     @property
     def predicated_columns(self) -> tuple[str, ...]:
@@ -77,6 +135,7 @@ class ScanFragment:
             "duration_ms": self.duration_ms,
             "bytes_scanned": self.bytes_scanned,
             "user": self.user,
+            "sources": [s.to_json() for s in self.sources],
         }
 
     @classmethod
@@ -86,4 +145,5 @@ class ScanFragment:
         return cls(query_id=str(data["query_id"]), table=data["table"], boxes=boxes,
                    columns=tuple(data.get("columns", [])), ts=data.get("ts"),
                    sql=data.get("sql"), duration_ms=data.get("duration_ms"),
-                   bytes_scanned=data.get("bytes_scanned"), user=data.get("user"))
+                   bytes_scanned=data.get("bytes_scanned"), user=data.get("user"),
+                   sources=tuple(RangeSource.from_json(s) for s in data.get("sources") or ()))

@@ -18,7 +18,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import IO, Any, Iterator, Sequence
 
 from engine.core.errors import DataFileError
 from engine.table.model import TableSchema
@@ -111,41 +111,100 @@ class WorkloadStore:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def _write(self, table: str, schema: TableSchema, rows: Sequence[dict]) -> None:
+    @contextlib.contextmanager
+    def writing(self, table: str, schema: TableSchema, keep: bool = True,
+                stored_ids: bool = False) -> Iterator["WorkloadWriter"]:
+        """Stream a new version of the table's workload, under the table's lock: the stored
+        fragments first when ``keep`` (re-encoded when ``schema`` differs from theirs), then
+        every row the caller writes. The version is published with ``os.replace`` when the
+        block ends without an exception and discarded otherwise (also when ``keep`` and
+        nothing was written: the stored workload is unchanged). One row is held at a time;
+        with ``stored_ids`` the stored query ids are collected in ``writer.stored_ids``."""
         header = {"format": FORMAT, "version": VERSION, "table": table, "schema": schema.to_json()}
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{table}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(header) + "\n")
-                for row in rows:
-                    fh.write(json.dumps(row, default=str) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path(table))
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        with self._locked(table):
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{table}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(json.dumps(header) + "\n")
+                    writer = WorkloadWriter(fh)
+                    if keep:
+                        self._copy_stored(table, schema, writer, stored_ids)
+                    stored = writer.rows
+                    yield writer
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                if keep and writer.rows == stored:
+                    os.unlink(tmp)
+                else:
+                    os.replace(tmp, self.path(table))
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+                raise
+
+    def _copy_stored(self, table: str, schema: TableSchema, writer: "WorkloadWriter",
+                     ids: bool) -> None:
+        """Stored fragment lines into ``writer``, line by line (verbatim when the schema is
+        the same, re-encoded otherwise)."""
+        path = self.path(table)
+        if not path.is_file():
+            return
+        types = dict(schema.columns)
+        old: dict[str, str] | None = None  # the stored types when they differ
+        with path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataFileError(f"{path}:{lineno}: corrupt workload file ({exc.msg})") from None
+                if lineno == 1 and data.get("format") == FORMAT:
+                    stored = TableSchema.from_json(data.get("schema", []))
+                    old = None if stored == schema else dict(stored.columns)
+                    continue
+                if ids:
+                    writer.stored_ids.add(str(data.get("query_id")))
+                if old is None:
+                    writer.write_line(line if line.endswith("\n") else line + "\n")
+                else:
+                    writer.write(ScanFragment.from_json(old, data).to_json(types))
 
     def append(self, table: str, fragments: Sequence[ScanFragment], schema: TableSchema) -> None:
         """Add fragments after the stored ones (stored bounds are re-encoded with ``schema``)."""
         types = dict(schema.columns)
-        with self._locked(table):
-            stored, rows = self._read(table)
-            if stored is not None and stored != schema:
-                old = dict(stored.columns)
-                rows = [ScanFragment.from_json(old, r).to_json(types) for r in rows]
-            rows = rows + [f.to_json(types) for f in fragments]
-            self._write(table, schema, rows)
+        with self.writing(table, schema) as writer:
+            for f in fragments:
+                writer.write(f.to_json(types))
 
     def replace(self, table: str, fragments: Sequence[ScanFragment], schema: TableSchema) -> None:
         """Make ``fragments`` the table's whole workload."""
         types = dict(schema.columns)
-        with self._locked(table):
-            self._write(table, schema, [f.to_json(types) for f in fragments])
+        with self.writing(table, schema, keep=False) as writer:
+            for f in fragments:
+                writer.write(f.to_json(types))
 
     def clear(self, table: str) -> None:
         """Forget the table's workload (no error when there is none)."""
         with self._locked(table):
             with contextlib.suppress(FileNotFoundError):
                 self.path(table).unlink()
+
+
+class WorkloadWriter:
+    """The rows of a workload version being written (:meth:`WorkloadStore.writing`)."""
+
+    def __init__(self, fh: IO[str]) -> None:
+        self._fh = fh
+        self.rows = 0
+        self.stored_ids: set[str] = set()
+
+    def write(self, row: dict) -> None:
+        """One fragment row (:meth:`ScanFragment.to_json`)."""
+        self._fh.write(json.dumps(row, default=str) + "\n")
+        self.rows += 1
+
+    def write_line(self, line: str) -> None:
+        """One fragment row already encoded as a JSON line (ending in a line end)."""
+        self._fh.write(line)
+        self.rows += 1

@@ -227,7 +227,7 @@ def test_partitions_page_filters_by_predicate_and_depth(workspace, engine_settin
 # ------------------------------------------------------------------ trend and history
 @pytest.mark.spark
 def test_trend_and_reclustering_history_after_a_run(workspace, engine_settings, spark):
-    plan = api.create_plan(engine_settings, "lineitem", "wair", created_by="carol")
+    plan = api.create_plan(engine_settings, "lineitem", "wair", created_by=sign_in(engine_settings, "carol"))
     assert plan.id is not None, plan
     alice = sign_in(engine_settings, "alice")
     api.approve_plan(engine_settings, plan.id, alice)

@@ -83,6 +83,10 @@ def test_store_approve_run_rollback(engine_settings):
     at.text_input(key="decision_reason").set_value("looks right").run()
     at.button(key="approve").click().run()
     assert not at.exception
+    # stored while nobody was signed in: nobody knows who proposed it, so one approval is
+    # not enough; a second, different approver approves it
+    assert api.show_plan(engine_settings, first).status == "proposed"
+    api.approve_plan(engine_settings, first, api.authenticate(engine_settings, "bob", SECRET))
     assert api.show_plan(engine_settings, first).status == "approved"
 
     # 3. Run it: progress, then succeeded and a new current snapshot
@@ -103,7 +107,7 @@ def test_store_approve_run_rollback(engine_settings):
     assert history["id"].tolist() == [str(h["id"]) for h in reversed(formats)]
     top = history.iloc[0]
     assert (top["id"], bool(top["current"]), top["plan"], top["approver"]) == (
-        str(new_id), True, str(first), "alice")
+        str(new_id), True, str(first), "alice, bob")
     assert top["files removed"] == plan.partition_count and top["files added"] >= 1
     # rows after each snapshot as the format records them, blank where it does not (the
     # native format's headers keep no row total)
@@ -156,7 +160,7 @@ def test_store_approve_run_rollback(engine_settings):
     original = api.load_snapshot(engine_settings, "flow", base)
     assert sorted(p.path for p in restored.partitions) == sorted(p.path for p in original.partitions)
     audit = api.audit_log(engine_settings, first)
-    assert [a["actor"] for a in audit if a["action"] == "approve"] == ["alice"]
+    assert [a["actor"] for a in audit if a["action"] == "approve"] == ["alice", "bob"]
 
 
 def test_actions_need_a_signed_in_approver(engine_settings, workspace):

@@ -78,7 +78,7 @@ def test_preview_lists_the_predicted_regressions(workspace, engine_settings):
 @pytest.mark.spark
 def test_run_shows_re_estimated_then_realized_on_later_queries(workspace, engine_settings,
                                                                spark, tmp_path):
-    plan = api.create_plan(engine_settings, "lineitem", "wair", created_by="carol")
+    plan = api.create_plan(engine_settings, "lineitem", "wair", created_by=sign_in(engine_settings, "carol"))
     assert plan.status == "proposed", plan
     alice = sign_in(engine_settings, "alice")
     api.approve_plan(engine_settings, plan.id, alice)

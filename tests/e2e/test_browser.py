@@ -59,6 +59,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: the dashboard fixture's workspace home (the journey approves once through the API)
+DASHBOARD_HOME: list[Path] = []
+
+
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory, spark):
     """The UI server on a free port over a fresh small workspace; yields its base URL."""
@@ -68,6 +72,7 @@ def dashboard(tmp_path_factory, spark):
     home = tmp_path_factory.mktemp("browser") / "home"
     build_table(home, "lineitem", spark=spark)
     settings = load_settings({"home": str(home)}, environ={})
+    DASHBOARD_HOME.append(home)
     port = free_port()
     proc = start_ui(settings, port=port, table="lineitem", address="127.0.0.1",
                     quiet=True)
@@ -170,6 +175,14 @@ def test_journey_store_sign_in_approve_run_roll_back_in_chromium(dashboard, tmp_
             store.click()
             page.get_by_text("stored as", exact=False).first.wait_for(timeout=timeout)
             page.screenshot(path=str(tmp_path / "1-stored.png"), full_page=True)
+            # stored while nobody was signed in: it needs two different approvers; alice
+            # approves first through the API, the admin second in the browser
+            from engine import api
+            from engine.core.config import load_settings
+
+            ws_settings = load_settings({"home": str(DASHBOARD_HOME[-1])}, environ={})
+            stored = api.list_plans(ws_settings, "lineitem")[-1].id
+            api.approve_plan(ws_settings, stored, api.authenticate(ws_settings, "alice", SECRET))
 
             page.goto(f"{dashboard}/approve", wait_until="domcontentloaded")
             sign_in(page, ROOT, SECRET, timeout, SCRIPT_DONE_JS)  # as the dashboard benchmark signs in

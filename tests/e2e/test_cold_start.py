@@ -20,6 +20,7 @@ from engine.policy.codec import proposal_to_json
 from engine.policy.costmodel import recluster_cost_groups
 from engine.spark import executor
 from engine.table.store import TableStore
+from engine.security.signing import PROPOSE, sign_plan
 from engine.workspace import Workspace
 from plan_helpers import make_table
 from security_helpers import sign_in
@@ -37,8 +38,10 @@ def _plan(settings, snap, paths, details) -> int:
     proposal = Proposal("wair", {}, (PlanGroup(tuple(paths), "sort", ("l_shipdate",)),), cost,
                         {"bytes": 0.0, "cpu_seconds": 0.0, "window_queries": 0.0},
                         details=details)
-    pid = Workspace(settings).control.insert_plan(snap.table, snap.id, "wair", {},
-                                             proposal_to_json(proposal), "tester")
+    ws = Workspace(settings)
+    pid = ws.control.insert_plan(snap.table, snap.id, "wair", {}, proposal_to_json(proposal),
+                                 "tester")
+    sign_plan(ws, pid, sign_in(settings, "tester"), PROPOSE)  # a signed-in proposer
     api.approve_plan(settings, pid, sign_in(settings, "alice"), reason="test")
     return pid
 

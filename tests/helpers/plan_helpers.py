@@ -64,16 +64,26 @@ def make_table(settings, name: str = "lineitem", n: int = 4000, rows_per_file: i
 
 
 def insert_plan(settings, snapshot, groups: Sequence[PlanGroup], policy: str = "wair",
-                created_by: str = "tester", predicted_bytes: float = 0.0) -> int:
-    """Store a hand-made proposal as a proposed plan (what a policy would have stored)."""
+                created_by: str = "tester", predicted_bytes: float = 0.0,
+                signed: bool = True) -> int:
+    """Store a hand-made proposal as a proposed plan (what a policy would have stored),
+    signed by ``created_by`` as a signed-in proposer (an approver account made on first
+    use) unless ``signed`` is False (then it needs two approvers)."""
     by_path = {p.path: p for p in snapshot.partitions}
     cost = recluster_cost_groups([sum(by_path[p].bytes for p in g.partitions) for g in groups],
                                  settings)
     proposal = Proposal(policy=policy, params={}, groups=tuple(groups), estimated_cost=cost,
                         predicted_saving={"bytes": predicted_bytes, "cpu_seconds": 0.0,
                                           "window_queries": 0.0})
-    return Workspace(settings).control.insert_plan(snapshot.table, snapshot.id, policy, {},
-                                              proposal_to_json(proposal), created_by)
+    ws = Workspace(settings)
+    plan_id = ws.control.insert_plan(snapshot.table, snapshot.id, policy, {},
+                                     proposal_to_json(proposal), created_by)
+    if signed:
+        from engine.security.signing import PROPOSE, sign_plan
+        from security_helpers import sign_in
+
+        sign_plan(ws, plan_id, sign_in(settings, created_by), PROPOSE)
+    return plan_id
 
 
 def rows_of(paths: Sequence[str]):

@@ -5,7 +5,10 @@ MBRs (grouped partitions GP). A GP holding fewer than ``b_min`` rows is grown ar
 centre by the F_GP expansion until it holds ``b_min`` rows (ties included). The rows outside
 every GP′ form the irregular partition IP, which no extended query touches. The split fails
 (``None``) when two GP′ overlap or the IP would hold fewer than ``b_min`` rows.
-Cost(𝐏′, Q_F*(P_o)) = Σ_i |group_i|·|GP′_i| (Alg. 1 steps 1-6).
+Cost(𝐏′, Q_F*(P_o)) = Σ_i |group_i|·|GP′_i| (Alg. 1 steps 1-6) when every query lies inside
+the data: the price is each query's rows under the router's rule (§IV-D), so a query that
+misses the data's MBR but meets the node's unbounded descriptor is charged the IP (or the GP′
+whose descriptor reaches out to it), the partition it will actually read.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
-from engine.design.paw.boxes import DBox, mbr
+from engine.design.paw.boxes import DBox, covered, mbr
 
 EPSILON = 1e-9  # r_d = 0 (a point predicate) uses ε·domain_d (decided)
 
@@ -24,11 +27,12 @@ EPSILON = 1e-9  # r_d = 0 (a point predicate) uses ε·domain_d (decided)
 class GroupSplit:
     """A successful multi-group split: the GP′ boxes, their queries and rows, and the IP rows."""
 
-    boxes: tuple[DBox, ...]
+    boxes: tuple[DBox, ...]  # GP′ clipped to the region (the node's box ∩ the data's MBR)
     groups: tuple[tuple[int, ...], ...]  # query indices (into the input list) inside each GP′
     members: tuple[np.ndarray, ...]  # row masks of each GP′ over the input rows
     ip: np.ndarray  # row mask of the irregular partition
-    cost: float
+    cost: float  # rows the input queries read under the router's rule (eq. 1-2)
+    descriptors: tuple[DBox, ...] = ()  # GP′ as routed: sides on the region's bound reach ``outer``
 
     @property
     def sizes(self) -> list[int]:
@@ -77,13 +81,48 @@ def expand(gp: DBox, x: np.ndarray, region: DBox, b_min: int, domain_len: np.nda
     return box
 
 
+def descriptor(box: DBox, region: DBox, outer: DBox) -> DBox:
+    """GP′ as the router sees it: a side on ``region``'s bound moves out to ``outer``'s.
+
+    ``region`` is ``outer`` ∩ the data's MBR; rows beyond the fitted domain stay routable and
+    a query's open end does not reach the IP for nothing.
+    """
+    lo_out, hi_out = box.lo <= region.lo, box.hi >= region.hi
+    return DBox(np.where(lo_out, outer.lo, box.lo), np.where(hi_out, outer.hi, box.hi),
+                np.where(lo_out, outer.lo_inc, box.lo_inc), np.where(hi_out, outer.hi_inc, box.hi_inc))
+
+
+def routed_cost(queries: Sequence[DBox], outer: DBox, descriptors: Sequence[DBox], sizes: Sequence[int],
+                ip_rows: int) -> float:
+    """Σ_q Cost(𝐏′, q) (eq. 1-2) as the router charges it (§IV-D, ``PawTree.leaves_for``).
+
+    A query reads every GP′ whose descriptor it meets, and the IP unless its part inside
+    ``outer`` lies in the union of the GP′ descriptors (exact box subtraction).
+    """
+    total = 0.0
+    for q in queries:
+        part = q.intersect(outer)
+        if part.is_empty():
+            continue
+        hit = [j for j, d in enumerate(descriptors) if part.intersects(d)]
+        total += sum(sizes[j] for j in hit)
+        if not any(descriptors[j].contains_box(part) for j in hit) and \
+                not covered(part, [descriptors[j] for j in hit]):
+            total += ip_rows
+    return total
+
+
 def multi_group_split(x: np.ndarray, region: DBox, queries: Sequence[DBox], b_min: int,
-                      domain_len: np.ndarray) -> GroupSplit | None:
+                      domain_len: np.ndarray, outer: DBox | None = None) -> GroupSplit | None:
     """Alg. 1 on the rows ``x`` (rows × d) of partition ``region`` and its extended queries.
 
+    ``outer`` is the node's own descriptor (``region`` = ``outer`` ∩ the data's MBR; default
+    ``region``): a query that meets ``outer`` but not ``region`` forms no group, yet it is
+    priced at the partitions the router will send it to (the IP, or a GP′ reaching out).
     Returns ``None`` (∅ in the paper) when no query touches the partition, two GP′ overlap
     or the IP holds fewer than ``b_min`` rows.
     """
+    outer = region if outer is None else outer
     clipped = [q.intersect(region) for q in queries]
     kept = [(i, q) for i, q in enumerate(clipped) if not q.is_empty()]
     if not kept:
@@ -107,5 +146,7 @@ def multi_group_split(x: np.ndarray, region: DBox, queries: Sequence[DBox], b_mi
     ip = ~np.any(np.stack(members), axis=0)
     if int(ip.sum()) < b_min:
         return None  # step 5
-    cost = float(sum(len(g) * int(m.sum()) for g, m in zip(ids, members)))
-    return GroupSplit(tuple(boxes), tuple(ids), tuple(members), ip, cost)
+    routed = tuple(descriptor(b, region, outer) for b in boxes)
+    sizes = [int(m.sum()) for m in members]
+    cost = routed_cost(queries, outer, routed, sizes, int(ip.sum()))
+    return GroupSplit(tuple(boxes), tuple(ids), tuple(members), ip, cost, routed)

@@ -187,13 +187,13 @@ class PawTree:
                 best_cost, best = base - s.gain, s
         if try_group:
             g = multi_group_split(x[idx], node.box.intersect(mbr), [self.extended_[i] for i in qidx],
-                                  int(self.b_min), self._domain_len)
+                                  int(self.b_min), self._domain_len, outer=node.box)
             if g is not None and g.cost < best_cost:
                 best_cost, best = g.cost, g
         if isinstance(best, AxisSplit):
             return self._apply_axis(node, best, x, idx)
         if isinstance(best, GroupSplit):
-            return self._apply_group(node, best, idx, mbr)
+            return self._apply_group(node, best, idx)
         return []
 
     def _apply_axis(self, node: PawNode, s: AxisSplit, x: np.ndarray, idx: np.ndarray) -> list[tuple[PawNode, np.ndarray]]:
@@ -203,17 +203,13 @@ class PawTree:
         lbox, rbox = _halves(node.box, s)
         return [(PawNode(lbox, int(left.sum())), idx[left]), (PawNode(rbox, int((~left).sum())), idx[~left])]
 
-    def _apply_group(self, node: PawNode, g: GroupSplit, idx: np.ndarray, mbr: DBox) -> list[tuple[PawNode, np.ndarray]]:
+    def _apply_group(self, node: PawNode, g: GroupSplit, idx: np.ndarray) -> list[tuple[PawNode, np.ndarray]]:
         node.kind = "group"
         out = []
-        for box, members in zip(g.boxes, g.members):
-            # a GP′ side on the data's MBR reaches the node's own bound, so rows beyond the
-            # fitted domain stay routable and open query ends do not hit the IP for nothing
-            lo = np.where(box.lo <= mbr.lo, node.box.lo, box.lo)
-            lo_inc = np.where(box.lo <= mbr.lo, node.box.lo_inc, box.lo_inc)
-            hi = np.where(box.hi >= mbr.hi, node.box.hi, box.hi)
-            hi_inc = np.where(box.hi >= mbr.hi, node.box.hi_inc, box.hi_inc)
-            out.append((PawNode(DBox(lo, hi, lo_inc, hi_inc), int(members.sum())), idx[members]))
+        for box, members in zip(g.descriptors, g.members):
+            # a GP′ side on the data's MBR reaches the node's own bound (group_split.descriptor),
+            # the boxes the split was priced with
+            out.append((PawNode(box, int(members.sum())), idx[members]))
         out.append((PawNode(node.box, int(g.ip.sum()), irregular=True), idx[g.ip]))
         return out
 

@@ -22,6 +22,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from engine.core import logical_types
@@ -172,6 +173,20 @@ def load_file_sample(paths: Sequence[str], file_rows: Sequence[int], columns: Se
     parts = [pq.read_table(fs.local_path(paths[i]), columns=list(columns)) for i in picked]
     table = pa.concat_tables(parts) if parts else pa.table({c: [] for c in columns})
     return TableData.from_arrow(table, types, int(rows.sum()), table_bytes)
+
+
+def column_ndv(paths: Sequence[str], columns: Sequence[str]) -> dict[str, int]:
+    """Distinct non-NULL values of each of ``columns`` over every row of the Parquet files
+    ``paths`` (the table's NDV when the design reads only a sample of its files), exact.
+    One column is read at a time, across all files."""
+    if not paths or not columns:
+        return {}
+    dataset = pads.dataset([fs.local_path(p) for p in paths], format="parquet")
+    out = {}
+    for c in columns:
+        col = dataset.to_table(columns=[c]).column(c)
+        out[c] = int(pc.count_distinct(col, mode="only_valid").as_py())
+    return out
 
 
 def row_matches(data: Mapping[str, np.ndarray], boxes: Sequence[EncodedBox]) -> np.ndarray:

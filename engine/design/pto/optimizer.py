@@ -28,10 +28,11 @@ import numpy as np
 from engine.core.errors import InvalidParameterError
 from engine.design.pto import candidates as cand
 from engine.design.pto import goodturing, labels, model
-from engine.design.pto.data import FILE_SAMPLE_FACTOR, EncodedBox, TableData, load_file_sample, load_table
+from engine.design.pto.data import (FILE_SAMPLE_FACTOR, EncodedBox, TableData, column_ndv, load_file_sample,
+                                    load_table)
 from engine.design.pto.features import Featurizer
 from engine.design.pto.goodturing import GtStep
-from engine.design.pto.stats import WorkloadStats
+from engine.design.pto.stats import WorkloadStats, distinct_counts
 from engine.workload.model import ScanFragment
 
 
@@ -216,15 +217,20 @@ def design_rows(table: TableData, config: PtoConfig) -> TableData:
 
 
 def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig = PtoConfig(),
-        gt: dict[tuple[str, ...], list[GtStep]] | None = None) -> PtoRun:
+        gt: dict[tuple[str, ...], list[GtStep]] | None = None,
+        table_ndv: dict[str, int] | None = None) -> PtoRun:
     """PTO on ``table`` (its predicated columns, all rows) for ``fragments``.
 
     ``gt``: Algorithm 2's results of an earlier run on the same table with the same
     ``rate_min``, ``seed``, ``gt_mode`` and ``max_design_rows`` (reused and extended; the
-    bench's variants)."""
+    bench's variants). ``table_ndv``: the table's distinct counts when ``table`` holds only
+    some of its rows (a file sample); the partition guardrail (10 <= NDV <= 4,000) and the
+    human expert's partition count use the table's counts, never a design sample's."""
     t0 = time.perf_counter()
     seconds: dict[str, float] = {}
     rows = design_rows(table, config)
+    if table_ndv is None and rows is not table:
+        table_ndv = distinct_counts(table)  # every row is in memory: count on all of them
     # Algorithm 2 on a design sample takes the sample as the table: its escalation then
     # ends exact at 100% of the sample, where extrapolating to the table's cardinality
     # reads a near-unique column set (all singletons) as ~n_table/n_sample rows a cluster
@@ -234,7 +240,7 @@ def run(table: TableData, fragments: Sequence[ScanFragment], config: PtoConfig =
     gt_rows = rows.n_rows if rows is not table else table.n_table
     n_design = rows.n_rows
     table = rows
-    stats = WorkloadStats.compute(table, fragments)
+    stats = WorkloadStats.compute(table, fragments, table_ndv)
     partitions = cand.partition_candidates(stats, table.types, table.n_table, config.top_k,
                                            config.min_table_rows, config.min_parts, config.max_parts)
     seconds["stats"] = time.perf_counter() - t0
@@ -309,9 +315,16 @@ def run_on_files(paths: Sequence[str], types: dict[str, str], table_bytes: int,
         raise InvalidParameterError("no fragment of the workload filters on a column of the table; "
                                     "PTO needs scan fragments with predicates (import a workload)")
     if file_rows is not None and config.max_design_rows:
-        return run(load_file_sample(paths, file_rows, cols, types, table_bytes,
-                                    FILE_SAMPLE_FACTOR * config.max_design_rows, config.seed),
-                   fragments, config)
+        sample = load_file_sample(paths, file_rows, cols, types, table_bytes,
+                                  FILE_SAMPLE_FACTOR * config.max_design_rows, config.seed)
+        if sample.n_rows < sample.n_table:
+            # the partition guardrail needs the table's NDV; a column whose sample already
+            # holds more than max_parts values fails it whatever the table holds, unread
+            seen = distinct_counts(sample)
+            ndv = column_ndv(paths, [c for c in cols if types[c] in cand.PARTITION_TYPES
+                                     and seen.get(c, 0) <= config.max_parts])
+            return run(sample, fragments, config, table_ndv=ndv)
+        return run(sample, fragments, config)
     return run(load_table(paths, cols, types, table_bytes), fragments, config)
 
 

@@ -5,7 +5,10 @@ rowsOut / tableCardinality x 100%, with rowsOut an exact count of matching rows 
 data at hand. Per column: the filter-column frequency f(c) (fragments whose filter uses c)
 and avgSel(c) (mean selectivity over those fragments). Per column set S: the union
 statistics of Figure 4 (fragments using any column of S). NDV: an exact count of distinct
-non-NULL values at our scale (ours; PTO reads Iceberg ``$files``).
+non-NULL values at our scale (ours; PTO reads Iceberg ``$files``), always the *table's*: a
+design sample (``max_design_rows``) sees a fraction of a column's values, so its counts would
+let a 5,000-value column through the 4,000-partition guardrail; the caller passes the
+table's counts (``ndv=``) when the rows held are a sample.
 
 Example:
 >>> import numpy as np
@@ -21,7 +24,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -61,7 +64,10 @@ class WorkloadStats:
     ndv: dict[str, int]
 
     @classmethod
-    def compute(cls, table: TableData, fragments: Sequence[ScanFragment]) -> "WorkloadStats":
+    def compute(cls, table: TableData, fragments: Sequence[ScanFragment],
+                ndv: Mapping[str, int] | None = None) -> "WorkloadStats":
+        """The statistics over the rows held; ``ndv``: the table's distinct counts, which
+        replace the ones counted here (the rows held are a sample of the table)."""
         stats = []
         n = max(1, table.n_rows)
         for f in fragments:
@@ -76,9 +82,7 @@ class WorkloadStats:
                 freq[c] = freq.get(c, 0) + 1
                 sums[c] = sums.get(c, 0.0) + s.selectivity
         avg = {c: sums[c] / freq[c] for c in freq}
-        ndv = {c: goodturing.column_factor(table.data, c, table.cache)[0] - int(np.isnan(v).any())
-               for c, v in table.data.items()}
-        return cls(stats, freq, avg, ndv)
+        return cls(stats, freq, avg, {**distinct_counts(table), **(ndv or {})})
 
     def rank_key(self, column: str) -> tuple[int, float]:
         """The <major, minor> sort key of section 3.2.2: f(c), then 100 - avgSel(c)."""
@@ -97,3 +101,9 @@ class WorkloadStats:
             return UnionStats(0, 0.0, 0.0, 0.0, 0.0)
         return UnionStats(len(sel), float(sel.mean()), float(sel.min()), float(sel.max()),
                           float(np.median(sel)))
+
+
+def distinct_counts(table: TableData) -> dict[str, int]:
+    """NDV of every column held: distinct non-NULL values of the rows held, exact."""
+    return {c: goodturing.column_factor(table.data, c, table.cache)[0] - int(np.isnan(v).any())
+            for c, v in table.data.items()}

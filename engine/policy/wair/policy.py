@@ -5,7 +5,12 @@ One decision is a pipeline of small pure steps (each in its own module):
 1. savings   (:mod:`engine.policy.wair.savings`): equation 3 per partition over the last
    ``window_size`` fragments, plus equation 6's beta bonus, and its per-column split;
 2. cut       (:mod:`engine.policy.wair.cut`): Algorithm 2 over the partitions with a
-   positive saving; net cost ``cost_r - saving / alpha`` (equations 1 and 4);
+   positive saving picks the cut minimising ``cost_r - saving`` and equation 4 tests it
+   (``saving > alpha x cost_r``, ``cut_rule="paper"``, selectable); ``cut_rule="scaled"``
+   (the default, a departure by choice) picks the cut minimising ``cost_r - saving / alpha``
+   instead (equations 1 and 4): better or equal at every alpha measured but 2
+   (:mod:`engine.policy.wair.cut`), and the rule the break-even explanation and the
+   busier preview read (alpha / k is exactly "each query k times" only under it);
 3. gates     (:mod:`engine.policy.wair.state`): act only if the best net is negative, the
    cost limit holds (equation 2 over the window: debt + cost < cost_limit) and the credit
    budget holds (equation 5: cost <= realized savings - past costs + c * |Q|, c in units
@@ -62,7 +67,7 @@ from engine.policy.breakeven import break_even
 from engine.policy.base import Feedback, PlanGroup, Policy, PolicyContext, Proposal
 from engine.policy.costmodel import groups_rewrite_cost, money, work_bytes_array
 from engine.policy.impact import rewrite_losses
-from engine.policy.wair.cut import algorithm2_cut, thin_curve
+from engine.policy.wair.cut import CUT_RULES, algorithm2_cut, thin_curve
 from engine.policy.wair.groups import (Assignment, assign_fixed, assign_hybrid,
                                        can_change_zonemaps, chunk_members, derived_k_max,
                                        qdtree_params, reason_text)
@@ -90,6 +95,7 @@ class WairParams:
     window_tolerance: float = 0.0  # realized > (1 - tol) x predicted counts as accurate
     early_shrink: bool = True  # halve as soon as the window's feedback falls short
     alpha: float = 1.0  # eq. 4 aggressiveness: act if savings > alpha * cost
+    cut_rule: str = "scaled"  # "scaled": argmin cost - savings/alpha; "paper": Alg. 2's cut, then eq. 4
     beta: float = 0.0  # eq. 6: CPU-seconds a user pays per extra pruned partition
     cost_limit: float = math.inf  # eq. 2: CPU-seconds of outstanding reclustering debt
     credit_allowance_c: float = math.inf  # eq. 5: allowance per query seen (credit_unit)
@@ -125,6 +131,8 @@ class WairParams:
         if not 0.0 <= self.window_tolerance < 1.0:
             bad(f"window_tolerance must be in [0, 1), got {self.window_tolerance}")
         above("alpha", 0)
+        if self.cut_rule not in CUT_RULES:
+            bad(f"cut_rule must be one of {', '.join(CUT_RULES)}, got {self.cut_rule!r}")
         at_least("beta", 0)
         above("cost_limit", 0, " CPU-seconds")
         at_least("credit_allowance_c", 0)
@@ -171,7 +179,7 @@ class WairPolicy(Policy):
 
     def __init__(self, window: int = 50, min_window: int = 10, max_window: int = 10_000,
                  window_tolerance: float = 0.0, early_shrink: bool = True, alpha: float = 1.0,
-                 beta: float = 0.0, cost_limit: float = math.inf,
+                 cut_rule: str = "scaled", beta: float = 0.0, cost_limit: float = math.inf,
                  credit_allowance_c: float = math.inf, credit_unit: str = "mean_query",
                  k_max: int | None = None, window_rule: str = "adaptive",
                  losses: str = "net", eps: float = 0.1,
@@ -184,6 +192,7 @@ class WairPolicy(Policy):
         self.window_tolerance = window_tolerance
         self.early_shrink = early_shrink
         self.alpha = alpha
+        self.cut_rule = cut_rule
         self.beta = beta
         self.cost_limit = cost_limit
         self.credit_allowance_c = credit_allowance_c
@@ -246,7 +255,7 @@ class WairPolicy(Policy):
         # Algorithm 2's cut and groups_rewrite_cost below agree on a group's size
         part_bytes = work_bytes_array(zm.rows, zm.bytes, len(zm.columns), ctx.settings)
         order, cut, curve = algorithm2_cut(total[candidates], part_bytes[candidates],
-                                           ctx.settings, k_max, p.alpha)
+                                           ctx.settings, k_max, p.alpha, p.cut_rule)
         best_net = curve[cut - 1][1]
         if p.fixed_partitions_per_batch is not None:
             cut = min(p.fixed_partitions_per_batch, candidates.size)

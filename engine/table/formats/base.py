@@ -19,7 +19,8 @@ from __future__ import annotations
 import datetime as dt
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Hashable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import (Any, Callable, ClassVar, Hashable, Mapping, Protocol, Sequence,
+                    runtime_checkable)
 
 from engine.core.errors import DataFileError
 from engine.table.model import Partition, Snapshot, ZoneMaps
@@ -35,6 +36,18 @@ class SnapshotInfo:
     operation: str  # the format's word: create, append, replace/rewrite, overwrite, restore ...
     actor: str | None = None
     summary: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PublishedRewrite:
+    """A rewrite the format has committed: its catalog update, log entry or pointer rename
+    has returned, so the snapshot ``snapshot_id`` names the new files and nothing may delete
+    them any more. ``verify()`` is the check after the commit (the row count read back, the
+    new snapshot loaded) and returns the new :class:`Snapshot`; when it raises, the commit
+    stands ("committed, verification failed"): the failure is reported, never cleaned up."""
+
+    snapshot_id: str
+    verify: Callable[[], Snapshot]
 
 
 @runtime_checkable
@@ -104,6 +117,11 @@ class TableFormat(ABC):
     def data_location(self) -> str:
         """Where new data files of a rewrite go (a folder path or URI)."""
 
+    def write_properties(self) -> Mapping[str, str]:
+        """The table's own write settings the output model reads (Iceberg table
+        properties, Delta configuration); empty when the format keeps none."""
+        return {}
+
     def partition_keys(self, snapshot_id: str | None = None) -> Mapping[str, Hashable]:
         """The partition value of each data file of a snapshot (the current one by
         default), for tables the format partitions: equal keys, same partition (for a
@@ -140,6 +158,47 @@ class TableFormat(ABC):
         the order the groups' files appear in ``removed``, each group's rows conserved; a
         format whose files do not carry their partition (Delta) derives each new file's
         partition from that order (:func:`~engine.table.formats.partitioning.assign_by_rows`)."""
+
+    def publish_rewrite(self, base_snapshot_id: str, removed: Sequence[str],
+                        added: Sequence[Partition],
+                        properties: Mapping[str, str]) -> PublishedRewrite:
+        """:meth:`commit_rewrite` split at its atomic write: everything up to and including
+        the catalog/log/pointer write, returning as soon as that write has returned; the
+        checks that follow it are the result's ``verify``. The executor marks a batch
+        committed between the two (with SIGINT and SIGTERM deferred across the call:
+        :func:`engine.core.signals.deferred_signals`), so a failure or an interrupt after
+        the write can never make it delete files the new snapshot names. By default the
+        whole :meth:`commit_rewrite` (a format whose commit has nothing after its write)."""
+        snap = self.commit_rewrite(base_snapshot_id, removed, added, properties)
+        return PublishedRewrite(snap.id, lambda: snap)
+
+    def restored_from(self, info: SnapshotInfo) -> str | None:
+        """The older snapshot whose content ``info`` restored (a rollback that publishes a
+        new snapshot: the native chain's "rollback", Delta's RESTORE), None for any other
+        commit. Iceberg's rollback moves the branch to the older snapshot and publishes
+        nothing, so it needs no such step."""
+        return None
+
+    def lineage(self) -> list[str]:
+        """The ids of the snapshots whose commits the current snapshot's content holds,
+        newest first: the parent chain from the current snapshot, following a restoring
+        commit (:meth:`restored_from`) to the snapshot it restored instead of its parent.
+
+        This, not the ids' order, tells whether a commit still shows in the data: Iceberg
+        snapshot ids are random numbers; a rollback and a roll forward move the current
+        snapshot along the commit graph."""
+        known = {h.id: h for h in self.history()}
+        out: list[str] = []
+        seen: set[str] = set()
+        sid: str | None = str(self.current_id())
+        while sid is not None and sid not in seen:
+            seen.add(sid)
+            out.append(sid)
+            info = known.get(sid)
+            if info is None:
+                break
+            sid = self.restored_from(info) or (None if info.parent is None else str(info.parent))
+        return out
 
     def commit(self, base_snapshot_id: str, removed: Sequence[str], added: Sequence[Partition],
                operation: str, summary: Mapping | None = None) -> Snapshot:

@@ -32,6 +32,7 @@ import json
 import math
 import os
 import time
+import uuid
 from typing import Any, Hashable, Mapping, Sequence
 from urllib.parse import unquote
 
@@ -49,13 +50,16 @@ from engine.core.faults import crash_point
 from engine.table import fs
 from engine.table.footers import table_schema_from_arrow
 from engine.table.formats import columnar
-from engine.table.formats.base import SnapshotInfo, TableFormat, refuse_merge_on_read
+from engine.table.formats.base import (PublishedRewrite, SnapshotInfo, TableFormat,
+                                       refuse_merge_on_read)
 from engine.table.formats.partitioning import assign_by_rows, straddling
 from engine.table.formats.recheck import check_added
 from engine.table.model import Partition, Snapshot, TableSchema
 
 #: Delta's default number of leading columns with statistics
 DEFAULT_INDEXED_COLS = 32
+#: how many of the newest log entries are searched for the version a rewrite committed
+COMMIT_LOOKBACK = 100
 #: read Parquet footers for columns without statistics in the log up to this many files
 FOOTER_FALLBACK_MAX_FILES = 10_000
 
@@ -97,7 +101,7 @@ def _stat_json(ltype: str, value: Any) -> Any:
             value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
         return value.isoformat(timespec="milliseconds") + "Z"
     if isinstance(value, decimal.Decimal):
-        return float(value)
+        return value  # written as its exact digits by file_stats_json, never through a float
     return logical_types.to_json_value(ltype, value)
 
 
@@ -230,6 +234,9 @@ class DeltaFormat(TableFormat):
             out[path] = f"has a deletion vector ({deleted} rows deleted)"
         return out
 
+    def write_properties(self) -> Mapping[str, str]:
+        return dict(self.table().metadata().configuration or {})
+
     def _live(self, table: DeltaTable) -> dict[str, tuple[tuple, int, str]]:
         """Live files by absolute path: (partition values in column order, rows, the path
         as the log spells it)."""
@@ -242,6 +249,13 @@ class DeltaFormat(TableFormat):
 
     def commit_rewrite(self, base_snapshot_id: str, removed: Sequence[str],
                        added: Sequence[Partition], properties: Mapping[str, str]) -> Snapshot:
+        return self.publish_rewrite(base_snapshot_id, removed, added, properties).verify()
+
+    def publish_rewrite(self, base_snapshot_id: str, removed: Sequence[str],
+                        added: Sequence[Partition],
+                        properties: Mapping[str, str]) -> PublishedRewrite:
+        """The log entry, returning once delta-rs has written it; its ``verify`` loads the
+        new version (its statistics parsed back)."""
         table = self.table()
         columns = list(table.metadata().partition_columns)
         live_meta = self._live(table)
@@ -269,6 +283,7 @@ class DeltaFormat(TableFormat):
                               stats=file_stats_json(p, schema, [c for c in indexed if c not in columns]))
                     for p, key in zip(added, keys)]
         meta = {"la.operation": "rewrite", "la.base-snapshot": str(base_snapshot_id),
+                "la.commit-id": uuid.uuid4().hex,
                 "la.added-files": str(len(added)), "la.removed-files": str(len(wanted)),
                 **{f"la.{k.replace('_', '-')}": str(v) for k, v in properties.items()
                    if v is not None}}
@@ -279,7 +294,32 @@ class DeltaFormat(TableFormat):
                                            commit_properties=CommitProperties(custom_metadata=meta))
         except CommitFailedError as exc:
             raise CommitConflictError(f"table {self.name!r}: the Delta commit failed: {exc}") from None
-        return self.current_snapshot()
+        version = self._version_of(meta["la.commit-id"])
+        crash_point("published")
+        return PublishedRewrite(version, lambda: self.snapshot(version))
+
+    def _version_of(self, commit_id: str) -> str:
+        """The version whose commit carries ``la.commit-id`` = ``commit_id`` (delta-rs does
+        not say which version it wrote, and a concurrent writer may have committed since);
+        the newest version when the log's recent entries do not hold it."""
+        entries = self.table().history(limit=COMMIT_LOOKBACK)
+        for entry in entries:
+            if entry.get("la.commit-id") == commit_id:
+                return str(entry["version"])
+        return str(max(int(e["version"]) for e in entries))
+
+    def restored_from(self, info: SnapshotInfo) -> str | None:
+        """The version a RESTORE commit restored (its ``operationParameters.version``)."""
+        if info.operation != "restore":
+            return None
+        params = info.summary.get("operationParameters") or {}
+        if isinstance(params, str):
+            try:
+                params = json.loads(params)
+            except ValueError:
+                return None
+        version = params.get("version") if isinstance(params, Mapping) else None
+        return None if version is None else str(version).strip('"')
 
     def _added_keys(self, columns: Sequence[str], removed: Sequence[str],
                     added: Sequence[Partition], live: Mapping[str, tuple[tuple, int, str]],
@@ -410,8 +450,31 @@ def file_stats_json(p: Partition, schema: TableSchema, indexed: Sequence[str]) -
     # the log is strict JSON: a non-finite bound (±Infinity, or NaN, which the footer reader
     # turns into +inf) is left out, as Spark and delta-rs leave it; allow_nan=False refuses
     # anything else that is not JSON before it reaches the log
-    return json.dumps({"numRecords": p.rows, "minValues": mins, "maxValues": maxs,
+    exact: dict[str, str] = {}
+    for bounds in (mins, maxs):
+        for name, value in bounds.items():
+            if isinstance(value, decimal.Decimal):
+                token = f"la-decimal-{uuid.uuid4().hex}"
+                exact[json.dumps(token)] = _decimal_json(value)
+                bounds[name] = token
+    text = json.dumps({"numRecords": p.rows, "minValues": mins, "maxValues": maxs,
                        "nullCount": nulls}, allow_nan=False)
+    for token, digits in exact.items():
+        text = text.replace(token, digits)
+    return text
+
+
+def _decimal_json(value: decimal.Decimal) -> str:
+    """A decimal bound as a JSON number with all its digits, in positional notation: a
+    float would round a decimal(38,18) bound (delta-rs then reads the statistic as unknown,
+    or a wrong bound could prune a file holding a match).
+
+    >>> _decimal_json(decimal.Decimal("12345678901234567890.123456789012345678"))
+    '12345678901234567890.123456789012345678'
+    >>> _decimal_json(decimal.Decimal("1E-18")), _decimal_json(decimal.Decimal("-5E+3"))
+    ('0.000000000000000001', '-5000')
+    """
+    return format(value, "f")
 
 
 def _finite(value: Any) -> bool:

@@ -58,7 +58,8 @@ from engine.core.faults import crash_point
 from engine.table import fs, orphans
 from engine.table.formats import columnar, iceberg_commit, iceberg_deletes, iceberg_files
 from engine.table.formats.recheck import check_added
-from engine.table.formats.base import SnapshotInfo, TableFormat, refuse_merge_on_read
+from engine.table.formats.base import (PublishedRewrite, SnapshotInfo, TableFormat,
+                                       refuse_merge_on_read)
 from engine.table.model import Partition, Snapshot, TableSchema
 
 #: the embedded catalog's name (``--catalog`` left out)
@@ -295,6 +296,9 @@ class IcebergFormat(TableFormat):
             keys[part.path] = (current, tuple(record[k] for k in range(len(record))))
         return keys, misfits
 
+    def write_properties(self) -> Mapping[str, str]:
+        return dict(self.table().properties)
+
     def data_location(self) -> str:
         tbl = self.table()
         return tbl.properties.get("write.data.path") or f"{tbl.location().rstrip('/')}/data"
@@ -302,6 +306,14 @@ class IcebergFormat(TableFormat):
     # ------------------------------------------------------------------ writing
     def commit_rewrite(self, base_snapshot_id: str, removed: Sequence[str],
                        added: Sequence[Partition], properties: Mapping[str, str]) -> Snapshot:
+        return self.publish_rewrite(base_snapshot_id, removed, added, properties).verify()
+
+    def publish_rewrite(self, base_snapshot_id: str, removed: Sequence[str],
+                        added: Sequence[Partition],
+                        properties: Mapping[str, str]) -> PublishedRewrite:
+        """The transaction, returning once the catalog has taken the new metadata; its
+        ``verify`` reads the row count back (:meth:`_verify_total_rows`) and loads the
+        snapshot."""
         props = {"la.operation": "rewrite", "la.base-snapshot": str(base_snapshot_id),
                  **{f"la.{k.replace('_', '-')}": str(v) for k, v in properties.items()
                     if v is not None}}
@@ -334,16 +346,23 @@ class IcebergFormat(TableFormat):
                         for data_file in new_files:
                             rewrite.append_data_file(data_file)
                     crash_point("mid_commit")
-                head = tbl.current_snapshot()  # the commit updated ``tbl`` in place
-                self._verify_total_rows(head.snapshot_id,
-                                        sum(f.record_count for f in live.values()))
-                return self._load(tbl, head.snapshot_id)
             except (CommitFailedException, ValidationException):
                 if attempt == COMMIT_ATTEMPTS - 1:
                     raise CommitConflictError(
                         f"table {self.name!r} kept changing during the commit; nothing was "
                         "committed") from None
+                continue
+            head = tbl.current_snapshot()  # the commit updated ``tbl`` in place
+            crash_point("published")
+            before = sum(f.record_count for f in live.values())
+            return PublishedRewrite(str(head.snapshot_id),
+                                    lambda: self._verified(tbl, head.snapshot_id, before))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _verified(self, tbl: Table, snapshot_id: int, before: int) -> Snapshot:
+        """The committed snapshot, after :meth:`_verify_total_rows`."""
+        self._verify_total_rows(snapshot_id, before)
+        return self._load(tbl, snapshot_id)
 
     def _verify_total_rows(self, snapshot_id: int, before: int) -> None:
         """The committed snapshot's total row count, read back through pyiceberg, equals its

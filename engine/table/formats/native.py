@@ -228,6 +228,13 @@ class NativeFormat(TableFormat):
                                         target.schema, target.partitions, [], summary, next_seq,
                                         manifest_file=target_header["manifest"])
 
+    def restored_from(self, info: SnapshotInfo) -> str | None:
+        """The snapshot a "rollback" snapshot equals (its summary's ``rolled_back_to``)."""
+        if info.operation != "rollback":
+            return None
+        target = info.summary.get("rolled_back_to")
+        return None if target is None else str(target)
+
     # ------------------------------------------------------------------ cleanup
     def expire(self, older_than: dt.timedelta, dry_run: bool = True) -> list[str]:
         """Delete files that no retained snapshot references; returns their paths.

@@ -227,6 +227,7 @@ def publish(info: TableInfo, seq: int, parent: str | None, operation: str,
     pointer = {"id": str(seq), "header": f"{stem}.json"}
     write_atomic(os.path.join(mdir, CURRENT_FILE), json.dumps(pointer).encode())
     fsync_dir(mdir)
+    crash_point("published")
     return snapshot_from(header, schema, table)
 
 

@@ -45,6 +45,23 @@ class Resolver:
         hit = self._resolved.get(id(col))
         return hit[0] if hit else None
 
+    def binding(self, col: exp.Column) -> tuple[Source, str] | None:
+        """(source, column name) ``col`` was bound to: the real name on a scan, the lower-case
+        output name on a derived table, the lower-case name on another table."""
+        hit = self._resolved.get(id(col))
+        return (hit[0], hit[1]) if hit else None
+
+    def bind_like(self, new: exp.Column, like: exp.Column) -> None:
+        """Bind ``new`` (a copy made for an implied conjunct) as ``like`` is bound."""
+        hit = self._resolved.get(id(like))
+        if hit is not None:
+            self._resolved[id(new)] = (hit[0], hit[1], new)
+
+    def bind_to(self, col: exp.Column, src: Source, name: str) -> None:
+        """Bind ``col`` to ``src`` (a column of a derived table whose outputs a star hides,
+        known to be ``src``'s by elimination)."""
+        self._bind(col, src, lower(name))
+
     def scan_column(self, node: exp.Expression, scan: Scan) -> str | None:
         """The real column name when ``node`` is a column bound to ``scan``."""
         hit = self._resolved.get(id(node))

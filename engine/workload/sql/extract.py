@@ -19,6 +19,11 @@ composed here:
    (:mod:`engine.workload.boxes`), whose leaves are per-column ranges with constants
    folded and coerced to the column type (:mod:`~engine.workload.sql.ranges`).
 
+Ranges also arrive through joins (:mod:`~engine.workload.sql.joins`): a predicate on a
+column equal to one of the table's is copied onto it, and a filter on a registered dimension
+table is looked up in its data when ``lookups`` is given (:mod:`engine.workload.lookup`).
+Each fragment lists where its ranges came from in ``sources``.
+
 Anything not understood -- column-to-column comparisons, functions of columns, LIKE,
 IS NULL, ``<>``, NOT IN, subquery predicates -- is *no range*: the conjunct drops out,
 which widens the fragment and never narrows it.
@@ -48,9 +53,11 @@ from sqlglot import exp
 from engine.table.model import TableSchema
 from engine.workload import boxes as bx
 from engine.workload.boxes import Box
-from engine.workload.model import ScanFragment
+from engine.workload.lookup import DimensionLookups
+from engine.workload.model import RangeSource, ScanFragment
 from engine.workload.sql.columns import Resolver
 from engine.workload.sql.ctes import inline_ctes
+from engine.workload.sql.joins import origin
 from engine.workload.sql.normalize import to_dnf
 from engine.workload.sql.parse import parse_error, parse_statements
 from engine.workload.sql.ranges import ScanRanges
@@ -59,41 +66,66 @@ from engine.workload.sql.walk import ScanWalker
 
 
 def extract_fragments(sql: str, table: str, schema: TableSchema, query_id: str,
-                      dialect: str | None = None, ts: str | None = None) -> list[ScanFragment]:
-    """One :class:`ScanFragment` per scan of ``table`` in ``sql`` (see the module docs)."""
+                      dialect: str | None = None, ts: str | None = None,
+                      lookups: DimensionLookups | None = None) -> list[ScanFragment]:
+    """One :class:`ScanFragment` per scan of ``table`` in ``sql`` (see the module docs);
+    ``lookups`` evaluates filters on registered dimension tables (None: no lookups)."""
     out: list[ScanFragment] = []
     for stmt in parse_statements(sql, dialect):
         try:
-            out.extend(_statement_fragments(stmt, sql, table, schema, query_id, ts))
+            out.extend(_statement_fragments(stmt, sql, table, schema, query_id, ts, lookups))
         except RecursionError:
             raise parse_error("statement nested too deeply to analyse") from None
     return out
 
 
 def _statement_fragments(stmt: exp.Expression, sql: str, table: str, schema: TableSchema,
-                         query_id: str, ts: str | None) -> list[ScanFragment]:
+                         query_id: str, ts: str | None,
+                         lookups: DimensionLookups | None) -> list[ScanFragment]:
     if stmt.find(exp.With) is not None:  # (a recursive rewrite: only when there is a WITH)
         stmt = inline_ctes(stmt, {})
-    walker = ScanWalker(table, schema)
+    walker = ScanWalker(table, schema, lookups)
     walker.statement(stmt)
     out = []
     for scan in walker.scans:
         columns = schema.names if scan.star else [n for n in schema.names if n in scan.columns]
-        out.append(ScanFragment(query_id=query_id, table=table,
-                                boxes=scan_boxes(scan, schema, walker.resolver),
-                                columns=tuple(columns), ts=ts, sql=sql.strip()))
+        boxes, sources = scan_boxes(scan, schema, walker.resolver)
+        out.append(ScanFragment(query_id=query_id, table=table, boxes=boxes,
+                                columns=tuple(columns), ts=ts, sql=sql.strip(),
+                                sources=sources))
     return out
 
 
-def scan_boxes(scan: Scan, schema: TableSchema, resolver: Resolver,
-               cap: int = bx.DEFAULT_CAP) -> tuple[Box, ...]:
-    """The AND of a scan's conjuncts as boxes; ``()`` when no box constrains anything."""
-    ranges = ScanRanges(schema, partial(resolver.scan_column, scan=scan))
-    result = bx.and_boxes(*[to_dnf(c, ranges, cap) for c in scan.conjuncts], cap=cap)
+def scan_boxes(scan: Scan, schema: TableSchema, resolver: Resolver, cap: int = bx.DEFAULT_CAP
+               ) -> tuple[tuple[Box, ...], tuple[RangeSource, ...]]:
+    """The AND of a scan's conjuncts as boxes (``()`` when no box constrains anything), and
+    where the ranges of the predicated columns came from."""
+    column_of = partial(resolver.scan_column, scan=scan)
+    ranges = ScanRanges(schema, column_of)
+    parts, found, empty = [], {}, {}
+    for conj in scan.conjuncts:
+        part = to_dnf(conj, ranges, cap)
+        parts.append(part)
+        src = origin(conj) or RangeSource("", "direct")
+        if src.kind == "unmapped" or not part:  # a note, or no key matched: name the column
+            cols = [c for c in (column_of(n) for n in conj.find_all(exp.Column)) if c]
+            if not part:
+                empty.update(dict.fromkeys(cols))
+        else:
+            cols = list(dict.fromkeys(c for box in part for c in box))
+        for col in cols:
+            entry = RangeSource(col, *[getattr(src, k) for k in RangeSource.__slots__[1:]])
+            found.setdefault(entry, None)
+    result = bx.and_boxes(*parts, cap=cap)
     if not result:
-        col = next(iter(ranges.seen), None) or next(iter(schema.orderable()), None) \
-            or schema.names[0]
-        return ({col: bx.empty_range(schema.type_of(col))},)
+        col = next(iter(empty), None) or next(iter(ranges.seen), None) \
+            or next(iter(schema.orderable()), None) or schema.names[0]
+        return ({col: bx.empty_range(schema.type_of(col))},), _kept(found, {col})
     if any(not b for b in result):
-        return ()
-    return tuple(result)
+        return (), _kept(found, set())
+    return tuple(result), _kept(found, {c for box in result for c in box})
+
+
+def _kept(found: dict[RangeSource, None], predicated: set[str]) -> tuple[RangeSource, ...]:
+    """The sources of the columns the boxes constrain, and every note."""
+    return tuple(s for s in found if s.column in predicated or s.kind == "unmapped")

@@ -11,6 +11,11 @@ Example:
 >>> import datetime as dt
 >>> [sql_literal(v) for v in (dt.date(1994, 1, 1), dt.datetime(1994, 1, 1, 10, 30), "O'Neil", 24, 0.07, True)]
 ["DATE '1994-01-01'", "TIMESTAMP '1994-01-01 10:30:00'", "'O''Neil'", '24', '0.07', 'TRUE']
+
+Identifiers (column names come from the table's files and the query logs: any text, a
+quote, a newline or a whole statement) are always quoted, the quote character doubled
+inside: :func:`sql_identifier` for DuckDB and standard SQL, :func:`spark_identifier` for
+Spark SQL and ``functions.col``. No other spelling of a name may reach SQL text.
 """
 
 from __future__ import annotations
@@ -33,3 +38,24 @@ def sql_literal(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return "'" + str(value).replace("'", "''") + "'"
+
+
+def sql_identifier(name: str) -> str:
+    """``name`` as a double-quoted identifier (DuckDB, standard SQL), ``"`` doubled inside.
+
+    Example:
+    >>> print(sql_identifier('k") from t; select ("x'))
+    "k"") from t; select (""x"
+    """
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def spark_identifier(name: str) -> str:
+    """``name`` as a back-quoted Spark identifier, the back quote doubled inside: one
+    column whatever it holds (a dot is not a struct field, a back quote does not end it).
+
+    Example:
+    >>> print(spark_identifier("a.b`c"))
+    `a.b``c`
+    """
+    return "`" + str(name).replace("`", "``") + "`"

@@ -43,6 +43,7 @@ class Source:
     inner_names: list[str] | None = None  # derived: the inner query's own output names
     demand: set[str] | None = field(default_factory=set)  # None = every output
     passthrough: bool = False  # derived with a star and no column aliases: names unchanged
+    name: str = ""  # other: the table's name (lower case), "" for anything but a plain table
 
 
 @dataclass(eq=False)
@@ -68,7 +69,7 @@ def make_source(node: exp.Expression, table: str, on_query: OnQuery) -> Source:
     if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
         if lower(node.name) == table:
             return Source(alias, "scan", scan=Scan(alias))
-        return Source(alias, "other")
+        return Source(alias, "other", name=lower(node.name))
     if isinstance(node, exp.Subquery) and isinstance(unwrap(node.this), QUERY_TYPES):
         return _derived(node, alias)
     for query in nested_queries(node):  # LATERAL, UNNEST, VALUES, table functions

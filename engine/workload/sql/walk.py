@@ -6,7 +6,8 @@ of every column with the statement's WHERE); MERGE and CREATE VIEW yield nothing
 Each SELECT is a :class:`~engine.workload.sql.scopes.Scope`. The predicate of a scan is the
 AND of the WHERE conjuncts, the ON conjuncts of the joins that filter it
 (:func:`~engine.workload.sql.scopes.join_targets`) and the conjuncts pushed down from outer
-scopes through derived tables (:mod:`engine.workload.sql.pushdown`). The walk also tracks
+scopes through derived tables (:mod:`engine.workload.sql.pushdown`), plus what those imply
+through equi-joins and dimension lookups (:mod:`engine.workload.sql.joins`). The walk also tracks
 which outputs of a derived table the outer query reads (its *demand*), so a projection
 nobody asks for does not count as a read of the table's columns.
 
@@ -19,7 +20,9 @@ from __future__ import annotations
 from sqlglot import exp
 
 from engine.table.model import TableSchema
+from engine.workload.lookup import DimensionLookups
 from engine.workload.sql.columns import Resolver
+from engine.workload.sql.joins import JoinRanges
 from engine.workload.sql.nodes import (QUERY_TYPES, OnQuery, conjuncts, lower, nested_queries,
                                        unwrap)
 from engine.workload.sql.pushdown import into_branch, into_derived, through_projection
@@ -31,8 +34,10 @@ _SKIPPED_CLAUSES = ("from_", "joins", "with_")
 class ScanWalker:
     """Walks one statement; ``scans`` holds the scans of ``table`` found, in order."""
 
-    def __init__(self, table: str, schema: TableSchema) -> None:
+    def __init__(self, table: str, schema: TableSchema,
+                 lookups: DimensionLookups | None = None) -> None:
         self.resolver = Resolver(table, schema)
+        self.joins = JoinRanges(self.resolver, lookups)
         self.table = self.resolver.table
         self.scans: list[Scan] = []
 
@@ -97,15 +102,18 @@ class ScanWalker:
         if star_sources and kind != "exists":
             self._read_stars(q, star_sources, wanted)
 
-        for src in order:
+        filters = {}
+        for src in order:  # what filters each source, and what that implies through joins
+            if src.kind in ("scan", "derived"):
+                own = where + own_pushed + applies[id(src)]
+                filters[id(src)] = own + self.joins.implied(src, scope, own)
             if src.kind == "scan":
-                src.scan.conjuncts = where + own_pushed + applies[id(src)]
+                src.scan.conjuncts = filters[id(src)]
         for node, ctx in nested:
             self.query(node, scope, ctx, [], set() if ctx == "exists" else None)
         for src in order:  # derived tables: push down conjuncts over their columns only
             if src.kind == "derived":
-                push, inner_demand = into_derived(src, where + own_pushed + applies[id(src)],
-                                                  self.resolver.source_of)
+                push, inner_demand = into_derived(src, filters[id(src)], self.resolver.source_of)
                 self.query(src.query, scope.parent, "derived", push, inner_demand)
 
     def _sources(self, scope: Scope, items: list[tuple[exp.Expression, exp.Join | None]],

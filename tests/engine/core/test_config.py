@@ -21,7 +21,9 @@ def test_defaults_when_nothing_is_set(tmp_path):
     s = load_settings({"home": str(tmp_path)}, environ={})
     assert s.spark_master == Settings().spark_master == "local[*]"
     assert s.approvers == ()  # always: approvers live in the control store
-    assert s.separation_of_duties is True
+    # the security policy is the admin's, in the control store; settings only tighten it,
+    # so by default they leave it as it is
+    assert (s.separation_of_duties, s.dual_approval_bytes, s.auth_delay_s) == (False, 0, 0.0)
     assert s.home == tmp_path
 
 

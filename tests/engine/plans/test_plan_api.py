@@ -48,7 +48,7 @@ def test_wair_plan_is_proposed_approved_run_and_realized(settings, spark, lineit
     assert Workspace(settings).control.list_plans() == []  # a preview stores nothing
 
     plan = api.create_plan(settings, "lineitem", "wair", {"window": 24, "alpha": 1.0},
-                           created_by="carol")
+                           created_by=sign_in(settings, "carol"))
     assert plan.status == "proposed" and plan.base_snapshot == lineitem.id
     for key in ("id", "table", "policy", "params", "groups", "estimated_cost",
                 "predicted_saving", "break_even_queries", "curve", "created_at", "audit",

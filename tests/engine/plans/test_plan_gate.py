@@ -36,13 +36,14 @@ def bob(settings):
     return sign_in(settings, "bob")
 
 
-def _plan(settings, snap) -> int:
+def _plan(settings, snap, signed: bool = True) -> int:
     paths = tuple(p.path for p in snap.partitions[:2])
-    return insert_plan(settings, snap, [PlanGroup(paths, "sort", ("l_shipdate",), "test")])
+    return insert_plan(settings, snap, [PlanGroup(paths, "sort", ("l_shipdate",), "test")],
+                       signed=signed)
 
 
 def test_a_name_is_not_an_identity(settings, table):
-    pid = _plan(settings, table)
+    pid = _plan(settings, table, signed=False)
     with pytest.raises(ApprovalError, match="no approvers exist yet; create the first admin "
                                             "with `layout-advisor approvers add NAME --admin`"):
         api.reject_plan(settings, pid, "alice")
@@ -109,7 +110,10 @@ def test_audit_records_every_transition_with_who_when_why(settings, table, alice
     assert admin == [(ROOT, "approver-add", f"{ROOT} as admin"), (ROOT, "sign-in", None),
                      (ROOT, "approver-add", "alice as approver"), ("alice", "sign-in", None),
                      (ROOT, "sign-in", None), (ROOT, "approver-add", "bob as approver"),
-                     ("bob", "sign-in", None)]
+                     ("bob", "sign-in", None),
+                     # the signed proposer of a, then of b (plan_helpers.insert_plan)
+                     (ROOT, "sign-in", None), (ROOT, "approver-add", "tester as approver"),
+                     ("tester", "sign-in", None), ("tester", "sign-in", None)]
     assert everything[-1]["reason"] == "wrong key"
     with pytest.raises(PlanNotFoundError):
         api.audit_log(settings, 999)

@@ -118,7 +118,7 @@ def test_losses_are_the_queries_that_read_more_after_the_rewrite():
     zm = table([(0, 10, 2 * i, 2 * i + 1, 100) for i in range(4)])
     group = PlanGroup(tuple(f"p{i}" for i in range(4)), "sort", ("a",))
     frags = [query("qa", "a", 0, 2), query("qb", "b", 0, 0.5)]
-    s = Settings(scan_bytes_per_s=1000.0)
+    s = Settings(scan_bytes_per_s=1000.0, target_rows=100)  # the executor writes 4 files of 100
     out = rewrite_losses(zm, [group], frags, s)
     assert (out["queries"], out["bytes"], out["cpu_seconds"]) == (1, 3000.0, 3.0)
     (b,) = out["columns"]

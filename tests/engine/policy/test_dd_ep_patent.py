@@ -116,3 +116,18 @@ def test_target_trimming_stops_below_the_threshold():
     sel = select_regions(LO, HI, AVG_DEPTH, COUNTS, threshold=900)
     assert sel.method == "deep+targets"
     assert sel.partitions < 900
+
+
+def test_deep_and_targets_at_the_threshold_are_returned_whole():
+    # paragraph 113 (FIG. 10 op. 1052): deep + targets represent 1600 partitions; "not
+    # greater than the threshold" returns them all, so at 1600 nothing is dropped ...
+    sel = select_regions(LO, HI, AVG_DEPTH, COUNTS, threshold=1600)
+    assert sel.method == "deep+targets"
+    assert names(sel.selected) == NAMES and sel.partitions == 1600
+    assert not [s for s in sel.steps if s.startswith("drop target")]
+    # ... and one partition less makes 1600 greater than the threshold: the trimming of
+    # paragraph 119 drops G first (U_D = 100 < L_D = 500) and stops below the threshold
+    sel = select_regions(LO, HI, AVG_DEPTH, COUNTS, threshold=1599)
+    drops = [s for s in sel.steps if s.startswith("drop target")]
+    assert len(drops) == 1 and "drop target region 6 " in drops[0]
+    assert names(sel.selected) == "ABCDEFH" and sel.partitions == 1100

@@ -13,6 +13,7 @@ from engine import api
 from engine.cli import main
 from engine.core.config import CALIBRATION_FILE_NAME, load_settings
 from engine.spark import calibrate_rewrite
+from engine.table.info import WriteTarget
 from engine.table.store import TableStore
 from engine.workload.store import WorkloadStore
 from plan_helpers import make_table, shipdate_fragments
@@ -203,9 +204,10 @@ def test_wair_cuts_and_prices_at_the_table_price_when_it_has_one(settings):
     own = api.preview_plan(s, "lineitem", "wair", params)
     zm = snap.zonemaps()
     for preview, cell in ((cheap, 2.0), (own, 8.0)):
+        assert preview.groups, (preview.status, preview.reason)
         groups = [PlanGroup(tuple(g["partitions"]), g["layout"], tuple(g["columns"]),
                             g.get("layout_params") or {}) for g in preview.groups]
-        priced = for_table(replace(s, rewrite_cell_bytes=cell), 500, None)
+        priced = for_table(replace(s, rewrite_cell_bytes=cell), WriteTarget(file_rows=500))
         assert preview.estimated_cost["cpu_seconds"] == pytest.approx(
             groups_rewrite_cost(zm, groups, priced).cpu_seconds)
     assert own.rewrite_price["source"] == "table" and cheap.rewrite_price["source"] == "calibration"

@@ -117,21 +117,26 @@ def test_the_impact_preview_keeps_untouched_row_groups_and_predicts_the_new_ones
     assert (rows["in"]["bytes_before"], rows["in"]["bytes_after"]) == (chunks[1], a_third)
     assert (rows["gap"]["partitions_before"], rows["gap"]["partitions_after"]) == (0, 1)
     assert (rows["gap"]["bytes_before"], rows["gap"]["bytes_after"]) == (0.0, a_third)
-    # without a row-group size the new file holds one row group: read whole by both queries
+    # written as one row group: read whole by both queries
+    one_0 = [{**sorted_0[0], "layout_params": {"row_group_rows": 30}}]
+    rows = {q["query_id"]: q for q in api.plan_impact(on, "t", one_0)["queries"]}
+    assert rows["in"]["bytes_after"] == rows["gap"]["bytes_after"] == cx + cy
+    # without a size the output model keeps the input's row groups (3 of 10 rows): as above
     plain_0 = [{**sorted_0[0], "layout_params": {}}]
     rows = {q["query_id"]: q for q in api.plan_impact(on, "t", plain_0)["queries"]}
-    assert rows["in"]["bytes_after"] == rows["gap"]["bytes_after"] == cx + cy
+    assert (rows["in"]["bytes_after"], rows["gap"]["bytes_after"]) == (a_third, a_third)
 
 
 def test_losses_count_the_row_groups_a_rewrite_gives_up(table):
-    """Rewriting file 0 into one row group loses "in" what its row groups saved: the whole
+    """Rewriting file 0 into one row group (``row_group_rows`` = its 30 rows) loses "in" what
+    its row groups saved: the whole
     file after against one row group before; at file level there is no loss to see."""
     on, off, snap = table
     chunks, read, (cx, cy) = _sizes(snap)
     zm = snap.zonemaps()
     groups = rowgroups.for_snapshot(TableStore(on), "t", snap)
     window = list(WorkloadStore(on).fragments("t"))
-    plain = [PlanGroup((snap.partitions[0].path,), "sort", ("x",))]
+    plain = [PlanGroup((snap.partitions[0].path,), "sort", ("x",), layout_params={"row_group_rows": 30})]
     got = rewrite_losses(zm, plain, window, on, row_groups=groups, with_depth=False)
     # "in": cx + cy after against chunks[1]; "gap": cx + cy against nothing
     assert got["queries"] == 2
@@ -143,6 +148,10 @@ def test_losses_count_the_row_groups_a_rewrite_gives_up(table):
     got = rewrite_losses(zm, thirds, window, on, row_groups=groups, with_depth=False)
     a_third = round(cx / 3) + round(cy / 3)
     assert got["bytes"] == pytest.approx(max(0, a_third - chunks[1]) + a_third)
+    # no size given: the output model keeps the input's 3 row groups, the same loss
+    kept = [PlanGroup((snap.partitions[0].path,), "sort", ("x",))]
+    assert rewrite_losses(zm, kept, window, on, row_groups=groups, with_depth=False)["bytes"] \
+        == pytest.approx(got["bytes"])
     # the preview's regressions for a policy without its own (plans.service) follow the setting
     from engine.plans.service import Decision, _regressions
     from engine.policy.base import CostEstimate, Proposal
@@ -252,7 +261,7 @@ def test_wair_charges_its_losses_at_the_level_of_its_gains(table, monkeypatch):
     service.decide(Workspace(off), "t", "wair", {})
     assert seen[True].row_groups is not None and seen[False].row_groups is None
     assert [s.bytes_scanned for s in seen[True].scans] == [chunks[1], 0.0]  # "in", "gap"
-    plain = [PlanGroup((snap.partitions[0].path,), "sort", ("x",))]
+    plain = [PlanGroup((snap.partitions[0].path,), "sort", ("x",), layout_params={"row_group_rows": 30})]
     p = WairParams()
     got = WairPolicy._losses(p, seen[True], list(seen[True].window), seen[True].scans, plain)
     assert got["bytes"] == pytest.approx((cx + cy - chunks[1]) + (cx + cy))  # as rewrite_losses

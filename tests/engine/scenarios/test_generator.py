@@ -158,18 +158,43 @@ def test_dsb_structure_and_extra_predicates():
 
 def test_dsb_refresh_runs_hold_the_dates_of_their_month():
     # as DSB's refresh runs: batch i sells within month i (in random order), so the
-    # ingestion order follows the date; "spread" keeps the pre-issue-11 data
+    # ingestion order follows the date; the initial dataset (a third of the rows) comes
+    # first, with batch 0; "spread" spreads the refresh runs over the whole range
     sc = build_scenario("dsb", rows=12_000, seed=1)
     d, off = sc.dataset.data["ss_sold_date_sk"], sc.dataset.batch_offsets
+    starts = np.array(off[:-1], dtype=np.int64)
+    starts[0] += 4_000
     for i in (0, 1, 35, 71):
         month = dt.date(1998 + i // 12, i % 12 + 1, 1)
         nxt = dt.date(1998 + (i + 1) // 12, (i + 1) % 12 + 1, 1)
-        part = d[off[i]:off[i + 1]]
+        part = d[starts[i]:off[i + 1]]
         assert part.min() >= _enc("date", month) and part.max() < _enc("date", nxt)
         assert not np.all(np.diff(part) >= 0)  # random order within the month
+    assert off[1] - 4_000 == off[2] - off[1] == 8_000 // 72 + 1  # 8,000 rows over 72 runs
     spread = build_scenario("dsb", rows=12_000, seed=1, overrides={"refresh_dates": "spread"})
     first = spread.dataset.data["ss_sold_date_sk"][: spread.dataset.batch_offsets[1]]
     assert first.max() - first.min() > 365 * 5
+
+
+def test_dsb_initial_dataset_is_in_the_generators_ticket_order():
+    """The initial dataset (SF 240 of 720: a third of the rows) as the benchmark's generator
+    writes it: tickets of 8-16 lines sharing a date, dates uniform over the whole six-year
+    range, so every 2% slice spans most of the range (no clustering on the date)."""
+    sc = build_scenario("dsb", rows=72_000, seed=1)
+    d, off = sc.dataset.data["ss_sold_date_sk"], sc.dataset.batch_offsets
+    init = d[:24_000]
+    lo, hi = _enc("date", dt.date(1998, 1, 1)), _enc("date", dt.date(2004, 1, 1))
+    assert init.min() >= lo and init.max() < hi
+    runs = np.diff(np.flatnonzero(np.r_[True, np.diff(init) != 0, True]))
+    assert runs[:-1].min() >= 8 and np.median(runs) == pytest.approx(12, abs=1)  # 8-16 lines a ticket
+    for k in range(50):  # 480 rows, about 40 tickets
+        part = init[k * 480:(k + 1) * 480]
+        assert part.max() - part.min() > 0.7 * (hi - lo)
+    assert off[1] == 24_000 + 667  # 48,000 refresh rows over 72 runs: 666 or 667 each
+    old = build_scenario("dsb", rows=72_000, seed=1, overrides={"initial_pool": "refresh-runs"})
+    assert old.dataset.batch_offsets[1] == 1_000  # no initial dataset: 72 runs of 1,000 rows
+    with pytest.raises(InvalidParameterError, match="initial_pool must be one of generator, refresh-runs"):
+        build_scenario("dsb", rows=1_000, overrides={"initial_pool": "sorted"})
 
 
 def test_tpch2_queries_two_independent_columns_one_to_one():

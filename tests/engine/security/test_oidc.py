@@ -12,6 +12,7 @@ documents (``AppTest.user``), which is what the callback would have stored.
 from __future__ import annotations
 
 import textwrap
+import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -60,6 +61,13 @@ def test_linked_subject_signs_in_and_may_approve(settings, root, plan_id):
     assert (identity.name, identity.role) == ("alice", "approver")
     assert api.check_session(settings, identity) == "alice"
     assert gate.require(Workspace(settings), identity, "approve") == "alice"
+    with pytest.raises(ApprovalError, match="signing key of 'alice', which only that "
+                                            "approver's secret unlocks"):
+        api.approve_plan(settings, plan_id, identity)  # approvals are signed
+    with pytest.raises(AuthenticationError, match="wrong secret for 'alice'"):
+        api.unlock_signing_key(settings, identity, "not her secret")
+    time.sleep(0.05)  # past the failed attempt's delay (auth_delay_s)
+    identity = api.unlock_signing_key(settings, identity, SECRET)
     assert api.approve_plan(settings, plan_id, identity).status == "approved"
     with pytest.raises(ApprovalError, match="'alice' is an approver; rollback needs an admin"):
         gate.require(Workspace(settings), identity, "rollback")
@@ -191,7 +199,7 @@ PAGE = textwrap.dedent("""
     plan_id = int(st.session_state["plan_id"])
     if st.button("Approve", key="approve", disabled=identity is None):
         with components.guard(stop=False):
-            plan_service.approve_plan(plan_id, identity, "via OIDC")
+            plan_service.approve_plan(plan_id, identity, "via OIDC", st.session_state.get("secret"))
             st.success("approved")
 """)
 
@@ -227,6 +235,7 @@ def test_dashboard_linked_oidc_user_approves(settings, root, plan_id, dashboard_
     at = page(settings, plan_id, claims(email="alice@example.com"), AUTH_SECRETS)
     assert any("Signed in as **alice** (approver) with keycloak" in c.value for c in at.caption)
     assert not at.button(key="approve").disabled
+    at.session_state["secret"] = SECRET  # the provider's sign-in cannot unlock her key
     at.button(key="approve").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert [s.value for s in at.success] == ["approved"]

@@ -54,7 +54,8 @@ def test_every_entry_carries_the_hash_of_the_previous(settings, decided):
         assert entry["hash"] == entry_hash(before["hash"], entry)
     report = api.verify_audit(settings)
     assert report == {"ok": True, "entries": len(entries), "head": entries[-1]["hash"],
-                      "problems": []}
+                      "root": report["root"], "problems": []}
+    assert len(report["root"]) == 64  # the root admin's key fingerprint
 
 
 @pytest.mark.parametrize("tamper,needle", [
@@ -90,7 +91,9 @@ def test_a_plan_status_set_in_sqlite_is_reported(settings, decided, capsys):
     report = api.verify_audit(settings)
     assert report["problems"] == [
         f"plan {decided[2]}: status 'approved' was set without an audit entry (the log last "
-        "moved it to 'proposed')"]
+        "moved it to 'proposed')",
+        f"plan {decided[2]} is approved but carries 0 valid approval signature(s) of the 1 "
+        "it needs"]
     assert main(["--home", str(settings.home), "audit", "verify", "--json"]) == 2
     assert json.loads(capsys.readouterr().out)["ok"] is False
 

@@ -233,8 +233,10 @@ def test_show_workload_json_shape(settings, table, tmp_path) -> None:
                        "boxes": [{"l_shipdate": {"min": None, "max": "1994-03-01",
                                                  "min_inclusive": True, "max_inclusive": False},
                                   "l_quantity": {"min": "2.5", "max": None,
-                                                 "min_inclusive": True, "max_inclusive": True}}]}
-    assert rows[0]["boxes"] == [] and rows[0]["columns"] == []
+                                                 "min_inclusive": True, "max_inclusive": True}}],
+                       "sources": [{"column": "l_shipdate", "kind": "direct"},
+                                   {"column": "l_quantity", "kind": "direct"}]}
+    assert rows[0]["boxes"] == [] and rows[0]["columns"] == [] and rows[0]["sources"] == []
     with pytest.raises(TableNotFoundError):
         api.show_workload(settings, "nosuch")
 

@@ -257,3 +257,32 @@ def test_the_design_pages_tree_drawing_projects_each_box_on_the_two_columns():
     assert fig.layout.yaxis.type == "date" and fig.layout.xaxis.type == "linear"
     one = paw_tree(design, "z", None)  # one column: drawn over the unit interval
     assert list(one.data[-1].y) == [0.5, 0.5]
+
+
+def test_a_query_outside_the_data_is_priced_at_the_partition_it_reads():
+    """Alg. 1 with the router's rule: q3 lies beyond the grid (x 150..160) but inside the root's
+    unbounded descriptor. It forms no group, and the router sends it to the IP, so the split
+    costs q1 -> GP1 (100) + q2 -> GP2 (100) + q3 -> IP (10,000 − 200 = 9,800) = 10,000 rows,
+    not the 200 of the two grouped queries alone."""
+    q3 = DBox.closed([150, 10], [160, 19])
+    everything = DBox.everything(2)
+    g = multi_group_split(grid(), REGION, [Q1, Q2, q3], B_MIN, np.full(2, 99.0), outer=everything)
+    assert g.sizes == [100, 100] and int(g.ip.sum()) == 9_800
+    assert g.groups == ((0,), (1,))
+    assert g.cost == 10_000
+    queries = [box(q.lo, q.hi) for q in (Q1, Q2, q3)]
+    t = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(grid_data(), queries)
+    assert t.nodes_[0].kind == "group"
+    assert [t.query_cost(q) for q in queries] == [100, 100, 9_800]
+    assert t.cost(queries) == g.cost
+
+
+def test_a_group_descriptor_reaching_out_of_the_data_is_what_an_outside_query_reads():
+    """q2 = x 90..99 touches the grid's right edge, so its GP′ descriptor reaches x = +inf over
+    y 10..19; q3 (x 150..160, y 12..15) lies inside it and reads GP2 (100 rows), not the IP."""
+    q2, q3 = DBox.closed([90, 10], [99, 19]), DBox.closed([150, 12], [160, 15])
+    g = multi_group_split(grid(), REGION, [Q1, q2, q3], B_MIN, np.full(2, 99.0), outer=DBox.everything(2))
+    assert g.sizes == [100, 100] and g.cost == 300
+    queries = [box(q.lo, q.hi) for q in (Q1, q2, q3)]
+    t = PawTree(b_min=B_MIN, delta=0.0, psi="printed").fit(grid_data(), queries)
+    assert [t.query_cost(q) for q in queries] == [100, 100, 100]

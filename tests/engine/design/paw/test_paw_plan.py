@@ -91,7 +91,7 @@ def test_design_preview_compares_with_the_baselines(settings, lineitem):
 
 def test_paw_plan_runs_through_the_gate_and_keeps_every_row(settings, spark, lineitem):
     plan = api.create_plan(settings, "lineitem", "paw", {"delta": "0.01", "b_min_rows": 250},
-                           created_by="carol")
+                           created_by=sign_in(settings, "carol"))
     assert plan.status == "proposed"
     (group,) = plan.groups
     assert group["layout"] == "paw" and set(group["partitions"]) == {p.path for p in lineitem.partitions}

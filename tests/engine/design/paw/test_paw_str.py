@@ -107,7 +107,7 @@ def _row_groups_scanned(con, prof, paths, queries) -> tuple[int, int]:
 def test_paw_plan_with_n_mbr_writes_str_row_groups_that_duckdb_prunes(settings, spark, lineitem_str, tmp_path):
     before, queries = lineitem_str
     plan = api.create_plan(settings, "lineitem", "paw", {"delta": "0.01", "b_min_rows": 250, "n_mbr": 3},
-                           created_by="carol")
+                           created_by=sign_in(settings, "carol"))
     (group,) = plan.groups
     assert group["layout_params"]["n_mbr"] == 3 and plan.params["n_mbr"] == 3
     costs = group["layout_params"]["design"]["costs"]

@@ -111,3 +111,35 @@ def test_prefix_costs_equal_the_plan_price_of_their_chunks() -> None:
             chunks = [b[i:min(i + 4, c)].sum() for i in range(0, c, 4)]
             assert fast[c - 1] == pytest.approx(
                 plan_rewrite_cost(chunks, s, terms=RewriteTerms()).cpu_seconds)
+
+
+def test_paper_order_takes_algorithm2s_cut_then_tests_equation4() -> None:
+    # k_max = 2: cuts cost 2, 4, 6, 8 and save 10, 16, 19, 20.5. Algorithm 2 (section 4.2)
+    # minimises cost - savings: -8, -12, -13, -12.5 -> cut 3, whatever alpha is.
+    # alpha = 0.5: equation 4 at cut 3: 19 > 0.5 x 6, so the caller acts on cut 3; the
+    # scaled rule minimises cost - savings / 0.5 = -18, -28, -32, -33 -> cut 4 instead.
+    _, cut, curve = algorithm2_cut(SAVINGS, BYTES, S, k_max=2, alpha=0.5, rule="paper")
+    assert cut == 3
+    assert [v for _, v in curve] == pytest.approx([-18, -28, -32, -33])  # equation 4's net
+    assert curve[cut - 1][1] < 0  # 19 > 0.5 x 6: equation 4 holds at cut 3
+    _, scaled, _ = algorithm2_cut(SAVINGS, BYTES, S, k_max=2, alpha=0.5, rule="scaled")
+    assert scaled == 4
+    # alpha = 2: Algorithm 2 still cuts at 3 (19 > 2 x 6 = 12, acts); the scaled rule
+    # minimises 2 - 5, 4 - 8, 6 - 9.5, 8 - 10.25 = -3, -4, -3.5, -2.25 -> cut 2
+    _, cut, curve = algorithm2_cut(SAVINGS, BYTES, S, k_max=2, alpha=2.0, rule="paper")
+    assert cut == 3 and curve[2][1] == pytest.approx(6 - 19 / 2)
+    assert algorithm2_cut(SAVINGS, BYTES, S, k_max=2, alpha=2.0, rule="scaled")[1] == 2
+    # with alpha = 1 the two rules agree
+    assert algorithm2_cut(SAVINGS, BYTES, S, k_max=2, rule="paper")[1] == \
+        algorithm2_cut(SAVINGS, BYTES, S, k_max=2, rule="scaled")[1] == 3
+
+
+def test_cut_rule_is_a_named_wair_parameter() -> None:
+    from engine.policy.wair import WairPolicy
+
+    assert WairPolicy().params.cut_rule == "scaled"
+    assert WairPolicy(cut_rule="paper").params.cut_rule == "paper"
+    with pytest.raises(InvalidParameterError, match="cut_rule must be one of paper, scaled"):
+        WairPolicy(cut_rule="greedy")
+    with pytest.raises(InvalidParameterError, match="cut_rule"):
+        algorithm2_cut(SAVINGS, BYTES, S, k_max=2, rule="greedy")

@@ -27,7 +27,7 @@ from engine.table.model import ColumnStats, Partition, TableSchema, ZoneMaps
 from engine.workload.model import Range, ScanFragment
 
 S = Settings(scan_bytes_per_s=100.0, sort_bytes_per_s=100.0, memory_budget_bytes=10**9,
-             price_per_cpu_hour=36.0)
+             price_per_cpu_hour=36.0, target_rows=10)  # the table's files: 10 rows each
 SCHEMA = TableSchema((("a", "int"), ("b", "int")))
 TWO = {1: 0.5, 2: 0.5}  # two overlapping boundary partitions at utilization 0.5
 

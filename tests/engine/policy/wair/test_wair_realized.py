@@ -26,7 +26,7 @@ def test_realized_savings_come_from_later_queries_and_feed_wair(tmp_path, spark)
     home = tmp_path / "home"
     build_table(home, "lineitem", rows=4000, queries=40, spark=spark)
     settings = load_settings({"home": str(home)}, environ={})
-    plan = api.create_plan(settings, "lineitem", "wair", created_by="carol")
+    plan = api.create_plan(settings, "lineitem", "wair", created_by=sign_in(settings, "carol"))
     assert plan.status == "proposed", plan
     assert "regressions" in plan.details  # WAIR priced its predicted losses
     alice = sign_in(settings, "alice")

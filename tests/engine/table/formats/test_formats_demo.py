@@ -33,9 +33,11 @@ def test_demo_builds_iceberg_and_its_plan_keeps_every_row(settings, spark, monke
     assert before[0] == source.num_rows
     info = api.table_info(settings, DEMO_TABLE)
     assert (info.format, info.identifier, info.managed) == ("iceberg", "default.lineitem", True)
-    plan = api.create_plan(settings, DEMO_TABLE, "wair", created_by="alice")
-    assert plan.id is not None, plan
     dba = api.authenticate(settings, "dba", SECRET)
+    api.add_approver(settings, "alice", SECRET, actor=dba)
+    alice = api.authenticate(settings, "alice", SECRET)  # a signed-in proposer
+    plan = api.create_plan(settings, DEMO_TABLE, "wair", created_by=alice)
+    assert plan.id is not None, plan
     api.approve_plan(settings, plan.id, dba, reason="demo")
     result = api.run_plan(settings, plan.id, actor=dba, spark=spark)
     tbl = catalog.load_table("default.lineitem")
