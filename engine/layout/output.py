@@ -50,7 +50,7 @@ import numpy as np
 
 from engine.table.info import WriteTarget
 
-__all__ = ["OutputShape", "WriteTarget", "output_shape", "rows_for_bytes"]
+__all__ = ["OutputShape", "WriteTarget", "output_shape", "rows_for_bytes", "str_row_groups"]
 
 
 @dataclass(frozen=True)
@@ -123,11 +123,22 @@ def _file_rows(rows: int, nbytes: int, input_file_rows: np.ndarray, target: Writ
     return median, f"input granularity: the median input file holds {median:,} rows"
 
 
+def str_row_groups(layout: str, params: Mapping[str, Any] | None) -> int | None:
+    """PAW's ``n_mbr`` STR row groups per file (seed 001 §V-A), which the executor cuts
+    after the write (:mod:`engine.spark.str_rowgroups`); None for any other group.
+
+    >>> str_row_groups("paw", {"n_mbr": 4}), str_row_groups("sort", {"n_mbr": 4})
+    (4, None)
+    """
+    n_mbr = (params or {}).get("n_mbr") if layout == "paw" else None
+    return n_mbr if isinstance(n_mbr, int) and not isinstance(n_mbr, bool) and n_mbr > 0 else None
+
+
 def _row_group_rows(rows: int, nbytes: int, per_file: int, target: WriteTarget,
                     params: Mapping[str, Any], layout: str,
                     input_row_group_rows: int | None) -> tuple[int, str]:
-    n_mbr = params.get("n_mbr") if layout == "paw" else None
-    if isinstance(n_mbr, int) and not isinstance(n_mbr, bool) and n_mbr > 0:
+    n_mbr = str_row_groups(layout, params)
+    if n_mbr:
         return max(1, math.ceil(per_file / n_mbr)), f"PAW n_mbr = {n_mbr} row groups per file"
     source = f"table target: {target.source}" if target.source else "table target"
     chosen = _first(rows, nbytes, [

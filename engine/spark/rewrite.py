@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from engine.core.errors import ExecutionError
 from engine.core.faults import crash_point, crash_when, injected
-from engine.layout.output import OutputShape, WriteTarget, output_shape
+from engine.layout.output import OutputShape, WriteTarget, output_shape, str_row_groups
 from engine.spark import arrow_types, fitting, slicing, str_rowgroups, verification, writing
 from engine.spark.hadoop_files import data_files, flatten, group_of_file
 from engine.spark.jobspec import FITTED, GROUP_COLUMN, GroupSpec
@@ -221,9 +221,12 @@ def _file_settings(specs: Sequence[GroupSpec], target: WriteTarget) -> dict[int,
     distinct pair. PAW's ``n_mbr`` row groups are cut after the write
     (:mod:`engine.spark.str_rowgroups`), and one row group per file needs no limit."""
     out = {}
-    for index, shape in shapes(specs, target).items():
-        several = shape.row_group_rows < shape.rows_per_file and not shape.row_group_rule.startswith("PAW")
-        out[index] = (shape.rows_per_file, shape.row_group_rows if several else None)
+    by_index = shapes(specs, target)
+    for s in specs:
+        shape = by_index[s.index]
+        several = (shape.row_group_rows < shape.rows_per_file
+                   and str_row_groups(s.group.layout, s.group.layout_params) is None)
+        out[s.index] = (shape.rows_per_file, shape.row_group_rows if several else None)
     return out
 
 

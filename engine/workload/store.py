@@ -42,6 +42,21 @@ def _ts_key(ts: str | None) -> tuple[int, dt.datetime]:
     return (1, moment)
 
 
+
+def _records(path: Path) -> Iterator[tuple[str, dict, TableSchema | None]]:
+    """The workload file's non-blank lines, parsed: ``(line, data, schema)``, ``schema``
+    set only for the header line; a corrupt line is a DataFileError naming it."""
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataFileError(f"{path}:{lineno}: corrupt workload file ({exc.msg})") from None
+            header = lineno == 1 and data.get("format") == FORMAT
+            yield line, data, TableSchema.from_json(data.get("schema", [])) if header else None
+
 class WorkloadStore:
     """Scan fragments of every table of a workspace, one JSONL file per table."""
 
@@ -65,18 +80,11 @@ class WorkloadStore:
         if not path.is_file():
             return None, []
         schema, rows = None, []
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    data = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataFileError(f"{path}:{lineno}: corrupt workload file ({exc.msg})") from None
-                if lineno == 1 and data.get("format") == FORMAT:
-                    schema = TableSchema.from_json(data.get("schema", []))
-                    continue
-                rows.append(data)
+        for _, data, header in _records(path):
+            if header is not None:
+                schema = header
+                continue
+            rows.append(data)
         return schema, rows
 
     def schema(self, table: str) -> TableSchema | None:
@@ -151,24 +159,16 @@ class WorkloadStore:
             return
         types = dict(schema.columns)
         old: dict[str, str] | None = None  # the stored types when they differ
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    data = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataFileError(f"{path}:{lineno}: corrupt workload file ({exc.msg})") from None
-                if lineno == 1 and data.get("format") == FORMAT:
-                    stored = TableSchema.from_json(data.get("schema", []))
-                    old = None if stored == schema else dict(stored.columns)
-                    continue
-                if ids:
-                    writer.stored_ids.add(str(data.get("query_id")))
-                if old is None:
-                    writer.write_line(line if line.endswith("\n") else line + "\n")
-                else:
-                    writer.write(ScanFragment.from_json(old, data).to_json(types))
+        for line, data, header in _records(path):
+            if header is not None:
+                old = None if header == schema else dict(header.columns)
+                continue
+            if ids:
+                writer.stored_ids.add(str(data.get("query_id")))
+            if old is None:
+                writer.write_line(line if line.endswith("\n") else line + "\n")
+            else:
+                writer.write(ScanFragment.from_json(old, data).to_json(types))
 
     def append(self, table: str, fragments: Sequence[ScanFragment], schema: TableSchema) -> None:
         """Add fragments after the stored ones (stored bounds are re-encoded with ``schema``)."""
