@@ -289,20 +289,35 @@ def require_workload(table: str, why: str) -> None:
         st.stop()
 
 
+def run_unit(plan: Any) -> str | None:
+    """The unit line of a run's figures: what the pruning counts of its new snapshot count
+    (:func:`engine.api.pruning_unit`); None when that snapshot cannot be read (expired)."""
+    snapshot = (plan.get("result") or {}).get("snapshot_id")
+    if not snapshot:
+        return None
+    try:
+        return services.pruning_unit(plan["table"], str(snapshot))["label"]
+    except services.AdvisorError:
+        return None
+
+
 def savings_report(report: Any, label: str, key: str, ratio_label: str,
-                   predicted_label: str = "predicted") -> None:
+                   predicted_label: str = "predicted", unit: str | None = None) -> None:
     """One scope of a run's saving (re-estimated or realized) as four metrics and the
-    predicted-against-measured table; the page writes the caption saying which queries."""
+    predicted-against-measured table, then ``unit`` (:func:`run_unit`); the page writes
+    the caption saying which queries."""
     a, b, c, d = st.columns(4)
     a.metric("Bytes these queries scan", views.fmt_bytes(report["bytes_after"]),
              delta=f"-{views.fmt_bytes(report['saving_bytes'])}", delta_color="inverse")
     b.metric("Partitions scanned", f"{report['partitions_scanned_after']:,}",
              delta=f"{report['partitions_scanned_after'] - report['partitions_scanned_before']:,}",
-             delta_color="inverse")
+             delta_color="inverse", help=unit)
     c.metric(label[:1].upper() + label[1:], views.fmt_seconds(report["saving_cpu_seconds"]) + " CPU")
     ratio = report.get("realized_over_predicted")
     d.metric(ratio_label, f"{ratio * 100:.0f} %" if ratio is not None else "–")
     st.dataframe(views.realized_frame(report, label, predicted_label), hide_index=True, key=key)
+    if unit:
+        st.caption(views.sentence(unit))
 
 
 def realized_later(plan: Any) -> None:
@@ -325,7 +340,8 @@ def realized_later(plan: Any) -> None:
             return
         n = int(later["queries"])
         savings_report(later, views.REALIZED_LABEL, key="plan_realized_later",
-                       ratio_label="Realized / predicted", predicted_label=f"predicted (scaled to {n:,} queries)")
+                       ratio_label="Realized / predicted", predicted_label=f"predicted (scaled to {n:,} queries)",
+                       unit=run_unit(plan))
         st.caption(f"The {n:,} queries imported after the run, scored on the zonemaps of the "
                    "snapshot before and after it; the prediction is scaled from "
                    f"{int(plan['predicted_saving'].get('window_queries') or 0):,} queries to "

@@ -61,6 +61,19 @@ def wair_k_max(table: str) -> dict[str, Any]:
     return _wair_k_max(home(), table, current_snapshot_id(table), int(settings().memory_budget_bytes))
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _wair_window(home_: str, table: str, wkey: str, state: str) -> int | None:
+    return api.wair_window(workspace(), table)
+
+
+def wair_window(table: str) -> int | None:
+    """The window WAIR starts from on the table when none is given (a day of its queries,
+    :func:`engine.api.wair_window`), None once WAIR keeps a state on it: the
+    Recommendation form's default, as the CLI's without ``--window``."""
+    state = json.dumps(api.wair_state(workspace(), table).to_json(), sort_keys=True, default=str)
+    return _wair_window(home(), table, workload_key(table), state)
+
+
 def signature_points(rec: Mapping[str, Any]) -> tuple | None:
     """The savings-signature scatter of a preview, projected to 2-D by the engine; the
     arguments of :func:`app.charts.signatures`, or None when there is nothing to draw."""
@@ -122,6 +135,12 @@ def prediction_history(table: str) -> dict[str, Any]:
     """Every run's predicted rewrite time beside the measured one, with the summary
     (not cached: a run adds a row)."""
     return dict(api.prediction_history(workspace(), table))
+
+
+def savings_history(table: str) -> dict[str, Any]:
+    """Every run's predicted saving beside the verified and the realized one, with the
+    summary (not cached: a run adds a row)."""
+    return api.savings_history(workspace(), table).to_json()
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -355,6 +355,19 @@ def pruning(table: str, snapshot_id: str | None = None) -> pd.DataFrame:
     return _pruning(home(), table, sid, workload_key(table))
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _pruning_unit(home_: str, table: str, snapshot_id: str, wkey: str) -> dict[str, Any]:
+    return api.pruning_unit(workspace(), table, snapshot_id).to_json()
+
+
+def pruning_unit(table: str, snapshot_id: str | None = None) -> dict[str, Any]:
+    """What the pruning figures of a snapshot count (:func:`engine.api.pruning_unit`):
+    ``label`` is the line shown beside them; keyed like :func:`pruning` (the
+    ``prune_row_groups`` setting is part of the workload key)."""
+    sid = snapshot_id or current_snapshot_id(table)
+    return _pruning_unit(home(), table, sid, workload_key(table))
+
+
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _fragment_scan(home_: str, table: str, snapshot_id: str, wkey: str, query_id: str) -> Any:
     # the cached fragments: api.fragment_scan would read the whole stored workload again

@@ -206,6 +206,12 @@ else:
                    f"partitions replaced by {result.get('partitions_added')} in "
                    f"{fmt_num(result.get('seconds'), 1)} s ({fmt_bytes(result.get('bytes_written'))} "
                    "written).")
+        replayed = result.get("re_estimated") or result.get("realized") or {}
+        with guard(stop=False):
+            checked = plan_service.verification(plan_id) or {}
+        st.markdown(views.promise_text(plan["predicted_saving"].get("bytes"),
+                                       checked.get("verified_saving_bytes"),
+                                       replayed.get("saving_bytes")))
         verdict = result.get("delivery") or {}
         if verdict.get("underdelivered"):
             st.error(f"Underdelivered: {views.md_text(verdict.get('reason'))}"
@@ -233,7 +239,8 @@ else:
             st.warning(f"The decision window could not be replayed: {views.md_text(replay['error'])}")
         elif replay:
             components.savings_report(replay, views.RE_ESTIMATED_LABEL, key="plan_realized",
-                                      ratio_label="Re-estimated / predicted")
+                                      ratio_label="Re-estimated / predicted",
+                                      unit=components.run_unit(plan))
             st.caption(f"The same {replay['queries']} queries the prediction was fitted on, "
                        "replayed on the zonemaps of the snapshot before and after the run: it "
                        "checks the rewrite and the zonemap model, not the forecast (the "
@@ -268,6 +275,22 @@ with guard(stop=False):
         st.caption("Every run with its predicted cost beside the measured time, and the "
                    "predicted saving per window beside the saving re-estimated on that window "
                    "and the one realized on the queries imported after the run.")
+
+st.subheader("Savings: predicted, verified, realized")
+with guard(stop=False):
+    savings = plan_service.savings_history(table)
+    if not savings["runs"]:
+        st.caption("No run has recorded its realized saving on this table yet.")
+    else:
+        st.markdown(views.savings_summary(savings["summary"]))
+        st.dataframe(views.underdelivered_red(views.savings_frame(savings["runs"])),
+                     hide_index=True, key="savings_history")
+        st.caption("Bytes the decision window's queries no longer read: the plan's prediction, "
+                   "the saving `plan verify` measured on a rewritten sample (scaled to the "
+                   "plan), and the one realized right after the commit (the window replayed "
+                   "on the snapshots before and after); error = (realized − predicted) / "
+                   "predicted. Runs that underdelivered are in red. "
+                   + views.sentence(services.pruning_unit(table)["label"]))
 
 st.subheader("Prediction errors (rewrite time)")
 with guard(stop=False):

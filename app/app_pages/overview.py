@@ -76,7 +76,8 @@ else:
              help="Bytes read from scanned partitions that held no matching row "
                   "(estimated from utilization).")
     st.caption(f"{summary['boundary_share'] * 100:.1f} % of scanned partitions are boundary "
-               "partitions (only partly inside the query range): the waste a recluster removes.")
+               "partitions (only partly inside the query range): the waste a recluster removes. "
+               + views.sentence(services.pruning_unit(table, sid)["label"]))
 
 st.subheader("Trend across snapshots")
 with guard(stop=False):

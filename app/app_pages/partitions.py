@@ -116,6 +116,7 @@ if where:
                  delta_color="inverse", help=f"whole table: {fmt_num(whole['average_depth'])}")
         c.metric("Average overlaps there", fmt_num(scoped.average_overlaps),
                  help=f"whole table: {fmt_num(whole['average_overlaps'])}")
+        st.caption(services.pruning_unit(table, sid)["file_label"])
 
 st.subheader("All partitions")
 st.caption("Click a row to see that partition's zonemaps for every column. The table is "

@@ -40,18 +40,22 @@ components.require_workload(table, "WAIR recommends from the workload")
 
 # k_max None: derived from the memory budget and the median partition (engine.api.wair_k_max),
 # as the CLI's without --k-max
-DEFAULTS = {"window": 50, "alpha": 1.0, "beta": 0.0, "cost_limit": 0.0, "k_max": None,
+DEFAULTS = {"window": None, "alpha": 1.0, "beta": 0.0, "cost_limit": 0.0, "k_max": None,
             "eps": 0.1, "min_samples": 5}
 params = st.session_state.setdefault("wair_params", dict(DEFAULTS))
 with guard():
     derived = plan_service.wair_k_max(table)
+    first_window = plan_service.wair_window(table)  # None: WAIR's own adaptive window
 
 with st.form("wair_form"):
     st.markdown("**WAIR parameters** (section 4 of the paper)")
     c1, c2, c3, c4 = st.columns(4)
+    shown_window = params["window"] or first_window or 50
     window = c1.number_input("Window (queries)", min_value=10, max_value=10_000, step=10,
-                             value=int(params["window"]), help="Initial sliding-window size; it "
-                             "doubles or halves with realized savings.")
+                             value=int(shown_window), help="Initial sliding-window size; it "
+                             "doubles or halves with realized savings. Left as shown, WAIR "
+                             "starts from a day of the table's queries, or from the window "
+                             "it has learned on the table.")
     alpha = c2.number_input("alpha (aggressiveness)", min_value=0.01, max_value=100.0, step=0.1,
                             value=float(params["alpha"]), help="Act only if saving > alpha × cost (eq. 4).")
     beta = c3.number_input("beta (CPU-s per pruned partition)", min_value=0.0, step=0.001,
@@ -71,7 +75,8 @@ with st.form("wair_form"):
                                   value=int(params["min_samples"]))
     submitted = st.form_submit_button("Preview recommendation", type="primary")
 if submitted:
-    params = {"window": int(window), "alpha": float(alpha), "beta": float(beta),
+    params = {"window": None if int(window) == int(shown_window) and not params["window"]
+              else int(window), "alpha": float(alpha), "beta": float(beta),
               "cost_limit": float(cost_limit),
               "k_max": None if int(k_max) == int(derived["k_max"]) else int(k_max), "eps": float(eps),
               "min_samples": int(min_samples)}
@@ -132,7 +137,8 @@ else:
         left.dataframe(impact["queries"], hide_index=True, key="rec_impact_queries", height=260)
         left.caption("Per query of the window: partitions and bytes read on the current layout "
                      "and after the plan, predicted from zonemaps (values uniform within a "
-                     "partition). Click a header to sort.")
+                     "partition). Click a header to sort. "
+                     + views.sentence(services.pruning_unit(table)["label"]))
         right.dataframe(impact["columns"], hide_index=True, key="rec_impact_columns")
         worse = impact["columns"][impact["columns"]["effect"] == "worse"] \
             if not impact["columns"].empty else impact["columns"]
@@ -157,6 +163,10 @@ else:
                    "columns it filters.")
 
     st.subheader("Groups")
+    files_note = ((rec.get("details") or {}).get("output") or {}).get("files_note")
+    if files_note:  # the output keeps every file: where the saving comes from
+        st.info(views.md_text(files_note[:1].upper() + files_note[1:]) + ".",
+                icon=":material/view_agenda:")
     st.table(views.groups_frame(rec), hide_index=True)
     st.caption("Each group is rewritten together with its own ordering (a hybrid layout): "
                "sort on one column, Hilbert over a blend, or a Qd-tree for diffuse savings.")

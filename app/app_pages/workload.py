@@ -184,6 +184,8 @@ a.metric("Pruned", f"{int((~scan.scanned).sum()):,}")
 b.metric("Scanned", f"{int(scan.scanned.sum()):,}")
 c.metric("Fully covered", f"{int(scan.fully_covered.sum()):,}")
 d.metric("Boundary", f"{int(scan.boundary.sum()):,}")
+with guard(stop=False):
+    st.caption(views.sentence(services.pruning_unit(table, sid)["label"]))
 
 cz = zm.column(column)
 marks = _query_marks(services.home(), table, snap.id, services.workload_key(table), qid, column,
@@ -247,7 +249,8 @@ st.caption(f"{len(ordered):,} queries; rows {offset + 1:,} to {offset + len(show
               if view["workload_sort"] == "log" else
               f"{'largest' if view['workload_desc'] else 'smallest'} {sort_label} first")
            + ". Click a row to draw that query over the partitions above; the table is sorted "
-             "and paged on the server, one page reaches the browser.")
+             "and paged on the server, one page reaches the browser. "
+           + views.sentence(services.pruning_unit(table, sid)["label"]))
 st.dataframe(views.queries_table(per_query.iloc[shown],
                                  sources=views.range_sources(frags, api.source_text)),
              hide_index=True, key=table_key,

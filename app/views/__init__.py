@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from app.views.formatting import (
     fmt_bytes, fmt_seconds, fmt_money, fmt_num, md_text, LIGHT_WORDS, STATUS_BADGE,
-    light_badge, verdict_reason,
+    light_badge, verdict_reason, sentence,
 )
 from app.views.tables import (
     table_label, snapshot_history, snapshot_history_frame, trend_series, partition_order,
@@ -34,7 +34,8 @@ from app.views.plans import (
 from app.views.runs import (
     run_progress, eta_text, cancel_text, cost_check_frame, RE_ESTIMATED_LABEL,
     REALIZED_LABEL, later_saving_label, history_frame, realized_frame, log_check_frame,
-    prediction_frame, prediction_summary, depth_before_after,
+    prediction_frame, prediction_summary, depth_before_after, UNDERDELIVERED, savings_frame,
+    underdelivered_red, savings_summary, promise_text,
 )
 from app.views.simulation import (
     simulation_frames, period_frame,
@@ -44,7 +45,7 @@ from app.views.designs import (
 )
 
 __all__ = [
-    "fmt_bytes", "fmt_seconds", "fmt_money", "fmt_num", "md_text", "LIGHT_WORDS",
+    "fmt_bytes", "fmt_seconds", "fmt_money", "fmt_num", "md_text", "sentence", "LIGHT_WORDS",
     "STATUS_BADGE", "light_badge", "verdict_reason", "table_label", "snapshot_history",
     "snapshot_history_frame", "trend_series", "partition_order", "partition_frame",
     "filter_partitions", "partition_zonemaps", "pruning_frame", "QUERY_SORT_LABELS",
@@ -57,6 +58,7 @@ __all__ = [
     "compare_frame", "wair_state_frame", "busier_text", "run_progress", "eta_text",
     "cancel_text", "cost_check_frame", "RE_ESTIMATED_LABEL", "REALIZED_LABEL",
     "later_saving_label", "history_frame", "realized_frame", "log_check_frame",
-    "prediction_frame", "prediction_summary", "depth_before_after", "simulation_frames",
+    "prediction_frame", "prediction_summary", "depth_before_after", "UNDERDELIVERED",
+    "savings_frame", "underdelivered_red", "savings_summary", "simulation_frames",
     "period_frame", "PAW_METHODS", "paw_costs_frame", "pto_candidates_frame",
 ]

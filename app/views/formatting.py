@@ -66,6 +66,16 @@ def fmt_num(x: Any, digits: int = 2) -> str:
         return str(x)
 
 
+def sentence(text: str) -> str:
+    """``text`` as a sentence: a capital first letter and a full stop.
+
+    >>> sentence("unit: files")
+    'Unit: files.'
+    """
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
 def plural(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 

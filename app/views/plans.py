@@ -17,12 +17,17 @@ from engine.core.fmt import format_number, human_bytes
 
 def wair_params(form: Mapping[str, Any]) -> dict[str, Any]:
     """Form values as WAIR parameters (a cost limit of 0 means none; a k_max of None is
-    derived by WAIR from the memory budget and the median partition, as without ``--k-max``).
+    derived by WAIR from the memory budget and the median partition, as without ``--k-max``;
+    a window of None is WAIR's own: a day of queries first, then its learned window).
 
     >>> wair_params({"window": 50, "cost_limit": 0.0, "k_max": None})
     {'window': 50}
+    >>> wair_params({"window": None, "alpha": 1.0})
+    {'alpha': 1.0}
     """
     out = dict(form)
+    if out.get("window") is None:
+        out.pop("window", None)
     if not out.get("cost_limit"):
         out.pop("cost_limit", None)
     if out.get("k_max") is None:

@@ -218,6 +218,71 @@ def prediction_summary(summary: Mapping[str, Any]) -> str:
             f"{int(summary.get('within_tolerance') or 0)} of {n} within ±{tol:.0f} %.")
 
 
+#: the verdict cell of a run whose realized saving fell short (shown in red)
+UNDERDELIVERED = "underdelivered"
+
+SAVINGS_COLUMNS = ["plan", "policy", "ran", "window", "predicted saving", "verified saving",
+                   "realized saving", "error", "verdict"]
+
+
+def savings_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """``savings_history(...).to_json()["runs"]`` as shown: the bytes the decision window's
+    queries no longer read, predicted, verified on a sample (``plan verify``) and realized
+    right after the commit, side by side, with the error of the prediction; newest first.
+
+    Example:
+    >>> savings_frame([{"plan_id": 4, "policy": "wair", "ran_at": "2026-01-01T10:00:00",
+    ...     "window_queries": 50, "predicted_bytes": 2048.0, "verified_bytes": None,
+    ...     "realized_bytes": -1024.0, "error": -1.5, "underdelivered": True,
+    ...     "rolled_back": True}]).to_dict("records")[0].values()
+    dict_values([4, 'wair', '2026-01-01 10:00:00', '50 queries', '2.0 KB', '–', '-1.0 KB', '-150 %', 'underdelivered · rolled back'])
+    """
+    rows = []
+    for r in reversed(list(runs)):
+        flag = r.get("underdelivered")
+        verdict = "?" if flag is None else UNDERDELIVERED if flag else "kept"
+        rows.append({"plan": r["plan_id"], "policy": r["policy"],
+                     "ran": str(r.get("ran_at") or "")[:19].replace("T", " "),
+                     "window": f"{int(r.get('window_queries') or 0):,} "
+                               + ("query" if int(r.get("window_queries") or 0) == 1 else "queries"),
+                     "predicted saving": fmt_bytes(r.get("predicted_bytes")),
+                     "verified saving": fmt_bytes(r.get("verified_bytes")),
+                     "realized saving": fmt_bytes(r.get("realized_bytes")),
+                     "error": "–" if r.get("error") is None else f"{float(r['error']) * 100:+.0f} %",
+                     "verdict": verdict + (" · rolled back" if r.get("rolled_back") else "")})
+    return pd.DataFrame(rows, columns=SAVINGS_COLUMNS)
+
+
+def underdelivered_red(frame: pd.DataFrame) -> Any:
+    """``frame`` (:func:`savings_frame`) styled for ``st.dataframe``: the rows of runs that
+    underdelivered in red."""
+    def red(row: pd.Series) -> list[str]:
+        bad = str(row["verdict"]).startswith(UNDERDELIVERED)
+        return ["color: #d62728; font-weight: 600" if bad else ""] * len(row)
+
+    return frame.style.apply(red, axis=1)
+
+
+def savings_summary(summary: Mapping[str, Any]) -> str:
+    """One sentence over ``savings_history(...).to_json()["summary"]``.
+
+    Example:
+    >>> savings_summary({"runs": 4, "with_error": 3, "median_abs_error": 0.3,
+    ...     "mean_abs_error": 0.5167, "within_tolerance": 2, "tolerance": 0.3,
+    ...     "underdelivered": 1, "verified": 1})
+    '4 runs: median error ±30 %, mean ±52 %; 2 of 3 within ±30 %; 1 underdelivered; 1 verified before its run.'
+    """
+    runs, n = int(summary.get("runs") or 0), int(summary.get("with_error") or 0)
+    tail = (f"{int(summary.get('underdelivered') or 0)} underdelivered; "
+            f"{int(summary.get('verified') or 0)} verified before its run.")
+    if n == 0:
+        return f"{plural(runs, 'run')}, none with a realized saving to compare; {tail}"
+    tol = float(summary.get("tolerance") or 0.0) * 100
+    return (f"{plural(runs, 'run')}: median error ±{float(summary['median_abs_error']) * 100:.0f} %, "
+            f"mean ±{float(summary['mean_abs_error']) * 100:.0f} %; "
+            f"{int(summary.get('within_tolerance') or 0)} of {n} within ±{tol:.0f} %; {tail}")
+
+
 def depth_before_after(columns: Sequence[str], before: Sequence[Mapping[str, Any]],
                        after: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Average and max depth of ``columns`` in two ``analyze`` results (base, result)."""
@@ -233,3 +298,24 @@ def depth_before_after(columns: Sequence[str], before: Sequence[Mapping[str, Any
                          "max depth after": new[c].get("max_depth"),
                          "verdict after": new[c].get("verdict")})
     return pd.DataFrame(rows)
+
+
+def promise_text(predicted: float | None, verified: float | None, realized: float | None) -> str:
+    """A run's saving per decision window in one line: predicted by the plan, verified on a
+    rewritten sample before approval (``plan verify``) and realized right after the commit,
+    the last two as a share of the prediction.
+
+    Example:
+    >>> promise_text(2048.0, 1946.0, 2150.0)
+    'Saving per window: predicted 2.0 KB · verified 1.9 KB (95 % of predicted) · realized 2.1 KB (105 % of predicted)'
+    >>> promise_text(2048.0, None, 2048.0)
+    'Saving per window: predicted 2.0 KB · verified – (not verified) · realized 2.0 KB (100 % of predicted)'
+    """
+    def part(value: float | None, missing: str) -> str:
+        if value is None:
+            return f"– ({missing})"
+        share = f" ({value / predicted * 100:.0f} % of predicted)" if predicted else ""
+        return fmt_bytes(value) + share
+
+    return (f"Saving per window: predicted {fmt_bytes(predicted)} · verified "
+            f"{part(verified, 'not verified')} · realized {part(realized, 'not measured')}")

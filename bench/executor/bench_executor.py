@@ -26,9 +26,17 @@ input files), in the same process and Spark session (a warm-up run first, then
 * ``executor-demo-one-group`` the sample demo's plan's shape: the same 43 files in ONE sort
                          group, files of 2,000 rows (below ``slicing.MIN_SLICE_ROWS``: one
                          task, 43 files);
+* ``executor-<plan>-spark`` / ``executor-<plan>-arrow`` (plan: sort, hilbert, 50-groups,
+                         demo-like) the plan with ``ExecutorOptions(writer=...)``: Spark's
+                         sort and Parquet writer, or an Arrow sort and pyarrow's files per
+                         task (:mod:`engine.spark.arrow_write`), side by side;
 * ``spark-orderby``      spark.read.parquet(...).orderBy(l_shipdate).write.parquet (shuffle
                          partitions = output files, nothing verified);
 * ``duckdb-sort``        DuckDB COPY (SELECT * ... ORDER BY l_shipdate) TO one Parquet file.
+
+Each variant's machine CPU seconds (:func:`tree_cpu`: the driver, Spark's JVM, its Python
+workers and DuckDB's threads) are printed and stored beside its wall time, and both are
+compared with ``duckdb-sort`` when it runs.
 
 ``--calibration FILE`` (a workspace's calibration.json) adds the calibrated prediction of
 each executor variant's wall time beside the measured median, twice: the bytes-only model
@@ -76,6 +84,41 @@ RESULTS = Path(__file__).resolve().parent / "results.csv"
 #: the selectable many-group writes (``ExecutorOptions.group_write``), each a variant
 #: ``executor-50-groups-<mode>`` beside the default ``executor-50-groups``
 GROUP_WRITES = ("packed", "partition_by")
+#: the selectable writers (``ExecutorOptions.writer``), each a variant
+#: ``executor-<plan>-<writer>`` beside the default ``executor-<plan>``
+WRITERS = ("arrow", "spark")
+
+
+def tree_cpu() -> float:
+    """CPU seconds (user + system) of this process and every live descendant (Spark's JVM,
+    its Python workers and DuckDB's threads included; children already reaped count in
+    their parent's ``cutime``): what a variant costs the machine, whoever runs it, and what
+    a loaded machine disturbs least."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(entry)] = int(fields[1])
+        times[int(entry)] = sum(int(x) for x in fields[11:15]) / tick
+    me, total = os.getpid(), 0.0
+    for pid, seconds in times.items():
+        p = pid
+        while p and p != me:
+            p = parent.get(p, 0)
+        if p == me:
+            total += seconds
+    return total
+
+
+#: whole process-tree CPU seconds of each variant's timed runs (:func:`tree_cpu`)
+TREE_CPU: dict[str, list[float]] = {}
 
 
 def make_files(root: Path, rows: int, rows_per_file: int) -> list[str]:
@@ -210,6 +253,7 @@ def main() -> int:
                  "executor-50-groups": fifty, "executor-50-groups-path-verify": fifty,
                  **{f"executor-50-groups-{m.replace('_', '-')}": fifty for m in GROUP_WRITES},
                  "executor-demo-like": demo}
+        plans.update({f"{k}-{w}": v for k, v in list(plans.items()) for w in WRITERS})
         variants = {
             "executor-sort": lambda out: run_executor(
                 spark, schema, [("sort", ["l_shipdate"], parts)], out, args.rows_per_file,
@@ -239,6 +283,14 @@ def main() -> int:
             "executor-50-groups-path-verify": lambda out: run_with(
                 ExecutorOptions(verify_from_folder=False), spark, schema, fifty, out,
                 args.rows_per_file, "executor-50-groups-path-verify"),
+            **{f"{name}-{writer}": partial(
+                run_with, ExecutorOptions(writer=writer), spark, schema, plan,
+                rows_per_file=size, name=f"{name}-{writer}")
+               for writer in WRITERS for name, plan, size in (
+                   ("executor-sort", plans["executor-sort"], args.rows_per_file),
+                   ("executor-hilbert", plans["executor-hilbert"], args.rows_per_file),
+                   ("executor-50-groups", fifty, args.rows_per_file),
+                   ("executor-demo-like", demo, 2_000))},
             "spark-orderby": lambda out: run_orderby(spark, paths, n_out, out),
             "duckdb-sort": lambda out: run_duckdb(paths, out),
         }
@@ -257,9 +309,10 @@ def main() -> int:
         for rep in range(args.repeat):
             for name, fn in variants.items():  # interleaved so load drifts hit all alike
                 out = str(work / f"{name}-{rep}")
-                t = time.perf_counter()
+                t, c = time.perf_counter(), tree_cpu()
                 fn(out)
                 times[name].append(time.perf_counter() - t)
+                TREE_CPU.setdefault(name, []).append(tree_cpu() - c)
                 shutil.rmtree(out, ignore_errors=True)
                 print(f"  rep {rep} {name}: {times[name][-1]:.2f} s", flush=True)
         base = statistics.median(times["spark-orderby"])
@@ -275,6 +328,13 @@ def main() -> int:
                              "ratio_vs_spark_orderby": round(med / base, 3),
                              "best_ratio_vs_spark_orderby": round(min(ts) / best_base, 3),
                              "mrows_per_s": round(args.rows / med / 1e6, 3),
+                             "ratio_vs_duckdb": (round(med / statistics.median(
+                                 times["duckdb-sort"]), 2) if "duckdb-sort" in times else ""),
+                             "tree_cpu_s": round(statistics.median(TREE_CPU[name]), 2),
+                             "tree_cpu_vs_duckdb": (round(statistics.median(TREE_CPU[name])
+                                                          / statistics.median(
+                                                              TREE_CPU["duckdb-sort"]), 2)
+                                                    if "duckdb-sort" in times else ""),
                              "predicted_s": (round(predicted_seconds(
                                  calibration, plans[name], FILES[name]), 3)
                                  if calibration and name in plans else ""),
@@ -296,6 +356,9 @@ def main() -> int:
                      f", bytes-only {r['predicted_bytes_only_s']:.2f} s "
                      f"({r['predicted_bytes_only_s'] / r['median_s'] - 1:+.0%})"
                      if r["predicted_s"] != "" else "")
+                  + (f"  x{r['ratio_vs_duckdb']:.2f} vs DuckDB, machine CPU "
+                     f"{r['tree_cpu_s']:.2f} s (x{r['tree_cpu_vs_duckdb']:.2f})"
+                     if r["ratio_vs_duckdb"] != "" else "")
                   + (f"  {JOBS[r['variant']]} Spark jobs, {FILES[r['variant']]} files"
                      if r["variant"] in JOBS else "")
                   + (f"  [{r['phases_s']}]" if r["phases_s"] else ""))

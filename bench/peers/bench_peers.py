@@ -1,8 +1,10 @@
 """Why not just z-order? Layout Advisor's WAIR plan beside the tools a data engineer would
-pick instead, each on its own fresh copy of one Delta table, with one query log:
+pick instead, each on its own fresh copy of one table, with one query log:
 
 * ``wair``: the table registered in a fresh workspace, the log imported, WAIR's plan created
-  by a signed-in proposer, approved by two other approvers, run (``engine.api``);
+  by a signed-in proposer, approved by two other approvers, run (``engine.api``, what the
+  CLI's ``plan create`` / ``plan approve`` / ``plan run`` call);
+* ``pto``: PTO's whole-table design (seed 002, policy ``pto``) the same way;
 * ``zorder``: delta-rs ``DeltaTable.optimize.z_order(["l_shipdate", "l_suppkey"])``, defaults;
 * ``zorder_sized``: the same with ``target_size`` = the input's mean file size;
 * ``compact``: delta-rs ``DeltaTable.optimize.compact()``;
@@ -10,29 +12,33 @@ pick instead, each on its own fresh copy of one Delta table, with one query log:
   the live files and streams sorted Arrow batches, deltalake overwrites the table with
   files of the input's mean size (``target_file_size``).
 
-The table: TPC-H ``lineitem``-like rows generated here (numpy; no ``tpchgen-cli``) in
-ingestion order (``o_orderdate``), ship dates 1..1000 days after the order (WAIR's widened
-gap, section 6.2.1), written by deltalake as ``--files`` appends of equal size. The log:
-the demo's generator (:func:`engine.scenarios.demo_log.make_demo_log`, ``--queries``).
+The table (:mod:`peers_setup`): real TPC-H ``lineitem`` joined to ``o_orderdate`` at
+``--scale``, in ingestion order, written by deltalake as appends of ``--file-rows``; the
+newest ``--second-batch`` share of the rows is held back as a second ingestion batch. The
+logs: the demo's generator (:func:`engine.scenarios.demo_log.make_demo_log`, its default
+count) and a drifting one (:func:`peers_setup.drift_log`).
 
-Measured per method: live files and bytes before/after (``get_add_actions``), files and
-bytes rewritten (removed) and written (added), rewrite wall seconds (``--repeat`` fresh
-copies; min and median), the workload's bytes scanned by the Delta file statistics after
-(``engine.scan.pruning.analyze_fragments`` over the copy's snapshot), DuckDB's bytes read
-and seconds running the workload over the live files (``DuckRunner.count``, profiled, one
-thread), and the break-even: rewrite seconds / DuckDB seconds saved per run of the
-workload. Bytes are exact; seconds are noisy on a shared machine. Writes
-``results.json`` beside this script.
+Measured per method: files and bytes rewritten (removed) and written (added), rewrite wall
+seconds (``--repeat`` fresh copies; min and median), the workload's bytes scanned by the
+file statistics after (``engine.scan.pruning.analyze_fragments``), DuckDB's bytes read and
+seconds running the workload over the live files (``DuckRunner.count``, profiled, one
+thread), the break-even (median rewrite seconds / DuckDB seconds saved per run of the
+workload). Then, on the last ``wair`` and ``zorder`` copies, the second batch is appended
+and each method runs again (WAIR: a new plan in the same workspace; z-order: a re-run):
+the maintenance. The drifting log is measured on the workload-independent layouts already
+written and on a WAIR and a PTO plan made for it. The same data as an Iceberg table
+(pyiceberg SQL catalog): WAIR and the full sort. Bytes are exact; seconds are noisy on a
+shared machine. Writes ``results.json`` beside this script.
 
-    .venv/bin/python bench/peers/bench_peers.py --quick   # 200k rows in 40 files, 300 queries
-    .venv/bin/python bench/peers/bench_peers.py           # 1.5M rows in 60 files, 3 repeats
+    .venv/bin/python bench/peers/bench_peers.py --quick   # SF 0.05, files of 10,000 rows, 1 repeat
+    .venv/bin/python bench/peers/bench_peers.py           # SF 0.5, files of 100,000 rows, 3 repeats
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
+import os
 import shutil
 import statistics
 import tempfile
@@ -41,71 +47,44 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 
 from engine import api
 from engine.core.config import load_settings
 from engine.scan.pruning import analyze_fragments
-from engine.scenarios import demo_log, tpch
+from engine.scenarios import demo_log
 from engine.spark.duck_runner import DuckRunner
 from engine.spark.exact import sql_literal
 from engine.spark.session import get_spark
+from peers_setup import IcebergCopies, batches, drift_log, write_log
 
 HERE = Path(__file__).resolve().parent
 SECRET = "bench secret for the peer benchmark"
-EPOCH = dt.date(1992, 1, 1)
-ORDER_DAYS = 2405  # TPC-H o_orderdate: 1992-01-01 .. 1998-08-02
-METHODS = ("wair", "zorder", "zorder_sized", "compact", "sort")
-MODES = ("DELIVER IN PERSON", "COLLECT COD", "NONE", "TAKE BACK RETURN")
-SHIPMODES = ("REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB")
+METHODS = ("wair", "pto", "zorder", "zorder_sized", "compact", "sort")
+ZORDER = ["l_shipdate", "l_suppkey"]
+#: PTO's design on a sample of about this many rows (the policy's ``max_design_rows``)
+PTO_DESIGN_ROWS = 200_000
+MIB = 2 ** 20
+#: WAIR's largest window (``WairParams.max_window``): the plan sees the log's newest queries
+WAIR_MAX_WINDOW = 10_000
+STARTED = time.perf_counter()
 
 
-def lineitem(n: int, seed: int = 3) -> pa.Table:
-    """``n`` TPC-H-like lineitem rows (+ ``o_orderdate``) in order-date order: key domains
-    scaled as TPC-H's (``n / 6M`` = the scale factor), ship = order + 1..1000 days,
-    commit = ship - 30..30 days (at least the day after the order), receipt = ship + 1..30."""
-    rng = np.random.default_rng(seed)
-    sf = n / 6_000_000
-    order = np.sort(rng.integers(0, ORDER_DAYS, n))
-    ship = order + rng.integers(1, 1001, n)
-    commit = np.maximum(ship + rng.integers(-30, 31, n), order + 1)
-    receipt = ship + rng.integers(1, 31, n)
-    current = (dt.date.fromisoformat(tpch.TPCH_CURRENT_DATE) - EPOCH).days
-
-    def dates(days: np.ndarray) -> pa.Array:
-        return pa.array((days + (EPOCH - dt.date(1970, 1, 1)).days).astype("int32")).cast(pa.date32())
-
-    qty = rng.integers(1, 51, n).astype(np.float64)
-    price = np.round(qty * rng.uniform(900, 2100, n), 2)
-    flag = np.where(receipt <= current, np.where(rng.random(n) < 0.5, "R", "A"), "N")
-    return pa.table({
-        "l_orderkey": pa.array(np.arange(n, dtype=np.int64) // 4 + 1),
-        "l_partkey": pa.array(rng.integers(1, max(1000, int(200_000 * sf)) + 1, n)),
-        "l_suppkey": pa.array(rng.integers(1, max(100, int(10_000 * sf)) + 1, n)),
-        "l_linenumber": pa.array((np.arange(n) % 4 + 1).astype(np.int32)),
-        "l_quantity": pa.array(qty),
-        "l_extendedprice": pa.array(price),
-        "l_discount": pa.array(np.round(rng.integers(0, 11, n) / 100, 2)),
-        "l_tax": pa.array(np.round(rng.integers(0, 9, n) / 100, 2)),
-        "l_returnflag": pa.array(flag),
-        "l_linestatus": pa.array(np.where(ship > current, "O", "F")),
-        "l_shipdate": dates(ship),
-        "l_commitdate": dates(commit),
-        "l_receiptdate": dates(receipt),
-        "l_shipinstruct": pa.array(np.array(MODES)[rng.integers(0, len(MODES), n)]),
-        "l_shipmode": pa.array(np.array(SHIPMODES)[rng.integers(0, len(SHIPMODES), n)]),
-        "l_comment": pa.array([f"carefully final deposits {i % 997}" for i in range(n)]),
-        "o_orderdate": dates(order),
-    })
+def say(msg: str) -> None:
+    print(f"[{time.perf_counter() - STARTED:6.0f} s] {msg}", flush=True)
 
 
 def live_files(path: Path) -> dict[str, int]:
     """{path: size in bytes} of the Delta table's live files."""
     actions = DeltaTable(str(path)).get_add_actions(flatten=True)
-    actions = pa.table(actions) if not isinstance(actions, pa.Table) else actions
+    actions = actions if hasattr(actions, "column") else actions.read_all()
     return dict(zip(actions.column("path").to_pylist(), actions.column("size_bytes").to_pylist()))
+
+
+def append(path: Path, data, file_rows: int) -> None:
+    """``data`` appended to the Delta table at ``path``, one commit of one file per ``file_rows``."""
+    for i in range(0, data.num_rows, file_rows):
+        write_deltalake(str(path), data.slice(i, file_rows), mode="append")
 
 
 def rewrite_sort(path: Path) -> None:
@@ -121,57 +100,84 @@ def rewrite_sort(path: Path) -> None:
     con.close()
 
 
-class Wair:
-    """A fresh workspace per copy: proposer carol, approvers alice and bob. The process's
-    Spark session is started first and its start timed apart (``spark_start_seconds``),
-    then one untimed plan is run on ``warm_table`` (its seconds are ``warm_up_seconds``):
-    the rewrite seconds are ``plan create`` + ``plan run`` on a warm session."""
+def approvers(ws):
+    """(alice, bob, carol) signed in: alice admin, carol proposes, alice and bob approve."""
+    api.add_approver(ws, "alice", SECRET, admin=True)
+    alice = api.authenticate(ws, "alice", SECRET)
+    api.add_approver(ws, "bob", SECRET, actor=alice)
+    api.add_approver(ws, "carol", SECRET, actor=alice)
+    return alice, api.authenticate(ws, "bob", SECRET), api.authenticate(ws, "carol", SECRET)
+
+
+def plan_and_run(ws, table: str, policy: str, options: dict, people) -> dict:
+    """Create ``policy``'s plan (carol), approve it (alice, bob), run it: seconds and shape."""
+    alice, bob, carol = people
+    t0 = time.perf_counter()
+    plan = api.create_plan(ws, table, policy, options, created_by=carol)
+    plan_s = time.perf_counter() - t0
+    if not plan.groups:
+        return {"seconds": plan_s, "plan_seconds": plan_s, "no_plan": plan.reason}
+    # signed in again: a long plan creation outlives an approver's idle session
+    alice, bob = (api.authenticate(ws, who.name, SECRET) for who in (alice, bob))
+    if api.approve_plan(ws, plan.id, alice, reason="bench").status == "proposed":
+        api.approve_plan(ws, plan.id, bob, reason="bench")
+    t1 = time.perf_counter()
+    api.run_plan(ws, plan.id, actor=alice)
+    run_s = time.perf_counter() - t1
+    shapes = plan.details.get("output", {}).get("groups") or [{}]
+    return {"seconds": plan_s + run_s, "plan_seconds": plan_s, "run_seconds": run_s,
+            "groups": len(plan.groups), "shape": shapes[0]}
+
+
+class Planned:
+    """WAIR's (or PTO's) plan on a fresh workspace per copy. The process's Spark session is
+    started first and its start timed apart (``spark_start_seconds``), then one untimed plan
+    runs on ``warm_table`` (``warm_up_seconds``): rewrite seconds are ``plan create`` +
+    ``plan run`` on a warm session. ``last`` keeps the last copy's workspace and people for
+    the maintenance run."""
+
+    spark_start_seconds: float | None = None
+    warm_up_seconds: float | None = None
 
     def __init__(self, root: Path, log: Path, queries: int, warm_table: Path) -> None:
         self.root, self.log, self.queries, self.n = root, log, queries, 0
         self.warm_table = warm_table
-        self.spark_start_seconds: float | None = None
-        self.warm_up_seconds: float | None = None
+        self.last: tuple | None = None
 
     def warm(self) -> None:
-        if self.spark_start_seconds is None:
+        if Planned.spark_start_seconds is None:
             t0 = time.perf_counter()
             get_spark(load_settings({"home": str(self.root / "home-0")}, environ={}))
-            self.spark_start_seconds = time.perf_counter() - t0
-            self.warm_up_seconds = self.rewrite(self.warm_table).get("seconds")
+            Planned.spark_start_seconds = time.perf_counter() - t0
+            Planned.warm_up_seconds = self.rewrite(self.warm_table, "wair").get("seconds")
 
-    def rewrite(self, path: Path) -> dict:
+    def rewrite(self, path: Path, policy: str) -> dict:
         self.n += 1
-        ws = load_settings({"home": str(self.root / f"home-{self.n}")}, environ={})
-        api.add_approver(ws, "alice", SECRET, admin=True)
-        alice = api.authenticate(ws, "alice", SECRET)
-        api.add_approver(ws, "bob", SECRET, actor=alice)
-        api.add_approver(ws, "carol", SECRET, actor=alice)
-        bob, carol = api.authenticate(ws, "bob", SECRET), api.authenticate(ws, "carol", SECRET)
+        ws = load_settings({"home": str(self.root / f"home-{self.log.stem}-{self.n}")}, environ={})
+        people = approvers(ws)
         api.register_delta(ws, "lineitem", str(path))
         api.import_workload(ws, "lineitem", str(self.log))
-        t0 = time.perf_counter()
-        plan = api.create_plan(ws, "lineitem", "wair", {"window": self.queries}, created_by=carol)
-        plan_s = time.perf_counter() - t0
-        if not plan.groups:
-            return {"seconds": plan_s, "plan_seconds": plan_s, "no_plan": plan.reason}
-        if api.approve_plan(ws, plan.id, alice, reason="bench").status == "proposed":
-            api.approve_plan(ws, plan.id, bob, reason="bench")
-        t1 = time.perf_counter()
-        api.run_plan(ws, plan.id, actor=alice)
-        run_s = time.perf_counter() - t1
-        return {"seconds": plan_s + run_s, "plan_seconds": plan_s, "run_seconds": run_s,
-                "groups": len(plan.groups), "shape": plan.details["output"]["groups"][0]}
+        self.last = (ws, people)
+        return plan_and_run(ws, "lineitem", policy, self.options(policy), people)
+
+    def options(self, policy: str) -> dict:
+        return {"window": min(self.queries, WAIR_MAX_WINDOW)} if policy == "wair" else {"max_design_rows": PTO_DESIGN_ROWS}
+
+    def again(self) -> dict:
+        """The last copy's workspace plans again (WAIR after new files: maintenance)."""
+        ws, people = self.last
+        return plan_and_run(ws, "lineitem", "wair", self.options("wair"), people)
 
 
-def rewrite(method: str, path: Path, wair: Wair) -> dict:
-    if method == "wair":
-        return wair.rewrite(path)
+def rewrite(method: str, path: Path, planned: Planned) -> dict:
+    if method in ("wair", "pto"):
+        planned.warm()
+        return planned.rewrite(path, method)
     if method == "zorder":
-        DeltaTable(str(path)).optimize.z_order(["l_shipdate", "l_suppkey"])
+        DeltaTable(str(path)).optimize.z_order(ZORDER)
     elif method == "zorder_sized":
         target = int(np.mean(list(live_files(path).values())))
-        DeltaTable(str(path)).optimize.z_order(["l_shipdate", "l_suppkey"], target_size=target)
+        DeltaTable(str(path)).optimize.z_order(ZORDER, target_size=target)
     elif method == "compact":
         DeltaTable(str(path)).optimize.compact()
     elif method == "sort":
@@ -179,101 +185,243 @@ def rewrite(method: str, path: Path, wair: Wair) -> dict:
     return {}
 
 
-def workload_cost(ws, name: str, path: Path, fragments, duck: DuckRunner) -> dict:
-    """Bytes scanned by the Delta file statistics and DuckDB's bytes and seconds over the
-    live files, summed over the workload."""
-    zonemaps = api.register_delta(ws, name, str(path)).zonemaps()
-    stats_bytes = sum(s.bytes_scanned for s in analyze_fragments(zonemaps, fragments))
-    uris = [u.removeprefix("file://") for u in DeltaTable(str(path)).file_uris()]
-    duck.count(uris, fragments[0], fragments[0].columns)  # untimed: files into the page cache
+def workload_cost(zonemaps, uris: list[str], workload: "Workload", duck: DuckRunner) -> dict:
+    """Bytes scanned by the file statistics over the whole log (each distinct scan once,
+    times its count: exact), DuckDB's bytes and seconds over ``uris`` for the log's
+    systematic sample, scaled to the whole log."""
+    scans = analyze_fragments(zonemaps, workload.distinct)
+    stats_bytes = sum(s.bytes_scanned * w for s, w in zip(scans, workload.weights))
+    sample = workload.sample
+    duck.count(uris, sample[0], sample[0].columns)  # untimed: files into the page cache
     secs = nbytes = wall = 0.0
-    for frag in fragments:
+    for frag in sample:
         _, s, b, w = duck.count(uris, frag, frag.columns)
         secs, nbytes, wall = secs + s, nbytes + b, wall + w
-    return {"stats_bytes": stats_bytes, "duck_bytes": nbytes, "duck_seconds": secs, "duck_wall": wall}
+    scale = workload.size / len(sample)
+    return {"stats_bytes": stats_bytes, "duck_bytes": nbytes * scale, "duck_seconds": secs * scale,
+            "duck_wall": wall * scale}
+
+
+class Workload:
+    """A log's fragments: the distinct scans (boxes and projection) with their counts, and
+    every ``step``-th fragment (at most ``sample`` of them, in log order) for DuckDB."""
+
+    def __init__(self, fragments, sample: int) -> None:
+        counts: dict[str, list] = {}
+        for frag in fragments:
+            counts.setdefault(repr((frag.boxes, frag.columns)), [frag, 0])[1] += 1
+        self.distinct = [f for f, _ in counts.values()]
+        self.weights = [n for _, n in counts.values()]
+        self.size = len(fragments)
+        self.sample = list(fragments[::-(-len(fragments) // sample)])
+
+
+class Measure:
+    """One workload's fragments (imported once into a measuring workspace) and its cost on
+    any Delta table or Iceberg table."""
+
+    def __init__(self, root: Path, label: str, log: Path, base: Path, duck: DuckRunner,
+                 sample: int) -> None:
+        self.ws = load_settings({"home": str(root / f"measure-{label}")}, environ={})
+        api.register_delta(self.ws, "lineitem", str(base))
+        self.report = api.import_workload(self.ws, "lineitem", str(log))
+        self.workload = Workload(api.workload_fragments(self.ws, "lineitem"), sample)
+        self.duck, self.n = duck, 0
+
+    def delta(self, path: Path) -> dict:
+        self.n += 1
+        zonemaps = api.register_delta(self.ws, f"t{self.n}", str(path)).zonemaps()
+        uris = [u.removeprefix("file://") for u in DeltaTable(str(path)).file_uris()]
+        return workload_cost(zonemaps, uris, self.workload, self.duck)
+
+    def iceberg(self, ws, name: str, files: dict[str, int]) -> dict:
+        zonemaps = api.load_snapshot(ws, name).zonemaps()
+        uris = [f.removeprefix("file://") for f in files]
+        return workload_cost(zonemaps, uris, self.workload, self.duck)
+
+
+def row(method: str, before_files: dict, after_files: dict, seconds: list[float], after: dict,
+        before: dict, extra: dict) -> dict:
+    removed = {f: s for f, s in before_files.items() if f not in after_files}
+    added = {f: s for f, s in after_files.items() if f not in before_files}
+    saved = before["duck_seconds"] - after["duck_seconds"]
+    median = statistics.median(seconds) if seconds else None
+    return {"method": method, "files_before": len(before_files), "files_after": len(after_files),
+            "files_rewritten": len(removed), "bytes_rewritten": sum(removed.values()),
+            "files_written": len(added), "bytes_written": sum(added.values()),
+            "bytes_before": sum(before_files.values()), "bytes_after": sum(after_files.values()),
+            "rewrite_seconds": seconds, "rewrite_min": min(seconds) if seconds else None,
+            "rewrite_median": median, **after, "duck_seconds_saved": saved,
+            "stats_saved": before["stats_bytes"] - after["stats_bytes"],
+            "break_even_runs": (median / saved) if (median and saved > 0) else None, **extra}
+
+
+def show(title: str, before: dict, rows: list[dict]) -> None:
+    say(f"== {title}: before, workload by statistics {before['stats_bytes'] / MIB:.1f} MiB, DuckDB "
+          f"{before['duck_bytes'] / MIB:.1f} MiB {before['duck_seconds']:.2f} s")
+    for r in rows:
+        be = f"{r['break_even_runs']:.1f}" if r["break_even_runs"] is not None else "never"
+        secs = (f"{r['rewrite_min']:.1f} / {r['rewrite_median']:.1f} s" if r["rewrite_min"] is not None
+                else "(layout of the demo run)")
+        print(f"{r['method']:>14}: {r['files_rewritten']} -> {r['files_written']} files, "
+              f"{r['bytes_rewritten'] / MIB:.1f} -> {r['bytes_written'] / MIB:.1f} MiB; rewrite {secs}; "
+              f"statistics {r['stats_bytes'] / MIB:.1f} MiB; DuckDB {r['duck_bytes'] / MIB:.1f} MiB "
+              f"{r['duck_seconds']:.2f} s (saved {r['duck_seconds_saved']:.2f} s); break-even {be} "
+              f"{r.get('no_plan', '')}", flush=True)
+
+
+def dump(out: dict, path: str) -> None:
+    """The results so far (a later section's failure keeps the earlier ones)."""
+    Path(path).write_text(json.dumps(out, indent=1, default=str))
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rows", type=int, default=1_500_000)
-    p.add_argument("--files", type=int, default=60)
-    p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--scale", type=float, default=0.5, help="TPC-H scale factor")
+    p.add_argument("--file-rows", type=int, default=100_000, help="rows per ingested file")
+    p.add_argument("--second-batch", type=float, default=0.2,
+                   help="share of the newest rows held back as the second ingestion batch")
+    p.add_argument("--queries", type=int, default=demo_log.DEMO_LOG_QUERIES)
+    p.add_argument("--drift-queries", type=int, default=5_000, help="queries of the drifting log")
+    p.add_argument("--duck-sample", type=int, default=500,
+                   help="fragments of each log DuckDB runs (a systematic sample, scaled to the log)")
     p.add_argument("--repeat", type=int, default=3, help="fresh copies rewritten per method")
     p.add_argument("--methods", default=",".join(METHODS))
-    p.add_argument("--quick", action="store_true", help="200,000 rows in 40 files, one rewrite each")
+    p.add_argument("--no-drift", action="store_true", help="skip the drifting log")
+    p.add_argument("--no-iceberg", action="store_true", help="skip the Iceberg table")
+    p.add_argument("--out", default=str(HERE / "results.json"),
+                   help="the results file (rewritten after each section)")
+    p.add_argument("--quick", action="store_true", help="SF 0.05, files of 10,000 rows, one rewrite each")
     args = p.parse_args()
     if args.quick:
-        args.rows, args.files, args.repeat = 200_000, 40, 1
+        args.scale, args.file_rows, args.repeat = 0.05, 10_000, 1
     methods = [m for m in args.methods.split(",") if m]
     for m in methods:
         if m not in METHODS:
             p.exit(2, f"--methods: unknown method {m!r}; methods are {', '.join(METHODS)}\n")
-    if args.rows < args.files or args.files < 1 or args.queries < 1 or args.repeat < 1:
-        p.exit(2, "--rows must be at least --files, and --files, --queries, --repeat positive\n")
+    if not (args.scale > 0 and args.file_rows > 0 and args.queries > 0 and args.repeat > 0
+            and args.drift_queries > 0 and args.duck_sample > 0
+            and 0 < args.second_batch < 1):
+        p.exit(2, "--scale, --file-rows, --queries, --drift-queries, --duck-sample, --repeat must be positive, --second-batch in (0, 1)\n")
 
+    started = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix="la-bench-peers-"))
-    data = lineitem(args.rows)
-    pq.write_table(data, root / "lineitem.parquet")
-    log = root / "demo_log.jsonl"
-    tpch.write_jsonl(demo_log.make_demo_log(root / "lineitem.parquet", count=args.queries), log)
+    first, second, first_parquet = batches(root, args.scale, args.second_batch)
+    logs = {"demo": demo_log.make_demo_log(first_parquet, count=args.queries)}
+    if not args.no_drift:
+        logs["drift"] = drift_log(first_parquet, args.drift_queries)
+    paths = {k: write_log(v, root / f"{k}.jsonl") for k, v in logs.items()}
     base = root / "base"
-    per_file = -(-args.rows // args.files)
-    for i in range(0, args.rows, per_file):
-        write_deltalake(str(base), data.slice(i, per_file), mode="append")
+    append(base, first, args.file_rows)
     before_files = live_files(base)
-
-    ws = load_settings({"home": str(root / "measure")}, environ={})
-    api.register_delta(ws, "lineitem", str(base))
-    report = api.import_workload(ws, "lineitem", str(log))
-    fragments = api.workload_fragments(ws, "lineitem")
     duck = DuckRunner(str(root / "duck"), threads=1)
-    before = workload_cost(ws, "before", base, fragments, duck)
+    measures = {k: Measure(root, k, v, base, duck, args.duck_sample) for k, v in paths.items()}
+    say(f"data and logs ready: {', '.join(f'{k} {len(v)} queries' for k, v in logs.items())}")
+    before = {k: m.delta(base) for k, m in measures.items()}
+    say("before measured")
     warm_table = root / "warm"  # the first few files: one untimed WAIR run warms the executor
-    for i in range(0, min(args.rows, 8 * per_file), per_file):
-        write_deltalake(str(warm_table), data.slice(i, per_file), mode="append")
-    wair = Wair(root, log, args.queries, warm_table)
+    append(warm_table, first.slice(0, 8 * args.file_rows), args.file_rows)
+    planned = {k: Planned(root, v, len(logs[k]), warm_table) for k, v in paths.items()}
+    out = {"args": vars(args), "rows": first.num_rows, "second_batch_rows": second.num_rows,
+           "files": len(before_files), "bytes": sum(before_files.values()),
+           "import": {k: {f: m.report[f] for f in ("statements", "fragments", "skipped_count")}
+                      for k, m in measures.items()},
+           "load_average_start": os.getloadavg(), "before": before, "delta": {}, "drift": [], "maintenance": {}, "iceberg": {}}
 
+    copies: dict[str, Path] = {}
     rows = []
     for method in methods:
-        seconds, extra, copy = [], {}, None
+        seconds, extra = [], {}
         for k in range(args.repeat):
-            copy = root / f"{method}-{k}"
+            copies[method] = copy = root / f"{method}-{k}"
             shutil.copytree(base, copy)
-            if method == "wair":
-                wair.warm()
             t0 = time.perf_counter()
-            extra = rewrite(method, copy, wair)
+            extra = rewrite(method, copy, planned["demo"])
+            say(f"{method} copy {k}: {extra.get('seconds', time.perf_counter() - t0):.1f} s")
             seconds.append(extra.pop("seconds", time.perf_counter() - t0))
-        after_files = live_files(copy)
-        removed = {f: s for f, s in before_files.items() if f not in after_files}
-        added = {f: s for f, s in after_files.items() if f not in before_files}
-        after = workload_cost(ws, f"after_{method}", copy, fragments, duck)
-        saved = before["duck_seconds"] - after["duck_seconds"]
-        rows.append({"method": method, "files_before": len(before_files), "files_after": len(after_files),
-                     "files_rewritten": len(removed), "bytes_rewritten": sum(removed.values()),
-                     "files_written": len(added), "bytes_written": sum(added.values()),
-                     "bytes_before": sum(before_files.values()), "bytes_after": sum(after_files.values()),
-                     "rewrite_seconds": seconds, "rewrite_min": min(seconds),
-                     "rewrite_median": statistics.median(seconds), **after,
-                     "duck_seconds_saved": saved,
-                     "break_even_runs": (statistics.median(seconds) / saved) if saved > 0 else None,
-                     **extra})
-    out = {"args": vars(args), "rows": args.rows, "fragments": len(fragments),
-           "import": {k: report[k] for k in ("statements", "fragments", "skipped_count")},
-           "before": before, "spark_start_seconds": wair.spark_start_seconds,
-           "wair_warm_up_seconds": wair.warm_up_seconds, "methods": rows}
-    (HERE / "results.json").write_text(json.dumps(out, indent=1, default=str))
-    mib = 2 ** 20
-    print(f"before: {len(before_files)} files, {sum(before_files.values()) / mib:.1f} MiB; workload by "
-          f"statistics {before['stats_bytes'] / mib:.1f} MiB, DuckDB {before['duck_bytes'] / mib:.1f} MiB "
-          f"{before['duck_seconds']:.2f} s ({len(fragments)} fragments)")
-    for r in rows:
-        be = f"{r['break_even_runs']:.1f}" if r["break_even_runs"] is not None else "never"
-        print(f"{r['method']:>8}: {r['files_rewritten']} -> {r['files_written']} files, "
-              f"{r['bytes_rewritten'] / mib:.1f} MiB rewritten; rewrite {r['rewrite_min']:.1f} / "
-              f"{r['rewrite_median']:.1f} s; statistics {r['stats_bytes'] / mib:.1f} MiB; DuckDB "
-              f"{r['duck_bytes'] / mib:.1f} MiB {r['duck_seconds']:.2f} s (saved {r['duck_seconds_saved']:.2f} s);"
-              f" break-even {be} runs {r.get('no_plan', '')}")
+        rows.append(row(method, before_files, live_files(copies[method]), seconds,
+                        measures["demo"].delta(copies[method]), before["demo"], extra))
+        out["delta"] = rows
+        dump(out, args.out)
+    out["delta"] = rows
+    out["spark_start_seconds"], out["wair_warm_up_seconds"] = Planned.spark_start_seconds, Planned.warm_up_seconds
+    show("Delta, demo log", before["demo"], rows)
+    dump(out, args.out)
+
+    if "drift" in measures:
+        drows = []
+        for method in methods:
+            copy, seconds, extra = copies[method], [], {}
+            if method in ("wair", "pto"):
+                copy = root / f"{method}-drift"
+                shutil.copytree(base, copy)
+                t0 = time.perf_counter()
+                extra = planned["drift"].rewrite(copy, method)
+                seconds.append(extra.pop("seconds", time.perf_counter() - t0))
+            drows.append(row(method, before_files, live_files(copy), seconds,
+                             measures["drift"].delta(copy), before["drift"], extra))
+        out["drift"] = drows
+        show("Delta, drifting log", before["drift"], drows)
+        dump(out, args.out)
+
+    if "wair" in copies and "zorder" in copies:  # the second ingestion batch, then maintenance
+        plain = root / "batch2-plain"
+        shutil.copytree(base, plain)
+        append(plain, second, args.file_rows)
+        mrows, m_before = [], measures["demo"].delta(plain)
+        for method in ("wair", "zorder"):
+            copy = copies[method]
+            append(copy, second, args.file_rows)
+            grown = live_files(copy)
+            t0 = time.perf_counter()
+            if method == "wair":
+                extra = planned["demo"].again()
+            else:
+                DeltaTable(str(copy)).optimize.z_order(ZORDER)
+                extra = {}
+            seconds = [extra.pop("seconds", time.perf_counter() - t0)]
+            mrows.append(row(method, grown, live_files(copy), seconds, measures["demo"].delta(copy),
+                             m_before, extra))
+        out["maintenance"] = {"before": m_before, "rows": mrows}
+        show("Delta after the second batch: maintenance", m_before, mrows)
+        dump(out, args.out)
+
+    if not args.no_iceberg:
+        ws = load_settings({"home": str(root / "iceberg")}, environ={})
+        people = approvers(ws)
+        ice = IcebergCopies(root / "iceberg", first, args.file_rows)
+        api.register_iceberg(ws, "ice_base", ice.copy("base"))
+        i_before_files = ice.live_files("ns.base")
+        i_before = measures["demo"].iceberg(ws, "ice_base", i_before_files)
+        irows = []
+        for method in ("wair", "sort"):
+            ident = ice.copy(method)
+            t0 = time.perf_counter()
+            if method == "wair":
+                name = "lineitem_ice"
+                api.register_iceberg(ws, name, ident)
+                api.import_workload(ws, name, str(write_log(logs["demo"], root / "ice.jsonl", name)))
+                extra = plan_and_run(ws, name, "wair", {"window": min(len(logs["demo"]), WAIR_MAX_WINDOW)},
+                                     people)
+            else:
+                name = "ice_sort"
+                ice.sort(ident)
+                extra = {"seconds": time.perf_counter() - t0}
+                api.register_iceberg(ws, name, ident)
+            seconds = [extra.pop("seconds")]
+            files = ice.live_files(ident)
+            irows.append(row(method, i_before_files, files, seconds,
+                             measures["demo"].iceberg(ws, name, files), i_before, extra))
+        out["iceberg"] = {"before": i_before, "rows": irows}
+        show("Iceberg, demo log", i_before, irows)
+
+    out["total_seconds"] = time.perf_counter() - started
+    out["load_average_end"] = os.getloadavg()
+    dump(out, args.out)
+    print(f"{first.num_rows} rows in {len(before_files)} files ({sum(before_files.values()) / MIB:.1f} MiB), "
+          f"second batch {second.num_rows} rows; Spark start {Planned.spark_start_seconds or 0:.1f} s, "
+          f"warm-up {Planned.warm_up_seconds or 0:.1f} s; total {out['total_seconds']:.0f} s", flush=True)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """``layout-advisor plan create --policy wair --window W``, the whole command, cold.
 
 What is timed: one fresh ``layout-advisor`` process per run under ``/usr/bin/time -v``
-(wall seconds and the process's peak RSS as ``time`` reports them): Python start, every
+(wall seconds, user + system CPU seconds and the process's peak RSS as ``time``
+reports them; on a shared machine the CPU seconds and the ratio against another engine
+run interleaved with ``--code`` are the figures): Python start, every
 import, the workspace, the snapshot's zonemaps, the stored workload, pruning the window,
 WAIR's savings, Algorithm 2, the groups, the predicted losses (every group's new files
 predicted from the zonemaps, :mod:`engine.policy.impact`), storing the plan and printing
@@ -27,12 +29,14 @@ and credit after a decision), restored from a pristine copy beside it.
 Usage::
 
     .venv/bin/python bench/planning/bench_plan_create.py --files 100000 --queries 10000 --windows 1000 10000 all
-    .venv/bin/python bench/planning/bench_plan_create.py --files 1000000 --queries 100000 --windows 10000 all
+    .venv/bin/python bench/planning/bench_plan_create.py --files 1000000 --queries 100000 --windows 1000 10000
     .venv/bin/python bench/planning/bench_plan_create.py --quick      # 10,000 x 1,000, windows 1000 all
     ... --home DIR --setup-only   # build once; later runs with the same --home reuse it
+    ... --code /tmp/engine-before --code .   # another tree's engine beside this one, interleaved
+    ... --runs 3                  # median and min of wall and CPU seconds
 
-Writes ``bench/planning/plan_create.csv`` (a setting run again replaces its row) and
-prints each run.
+Writes ``bench/planning/plan_create.csv`` (one row per code, size and window; a setting
+run again replaces its row) and prints each run.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -61,8 +66,8 @@ RESULTS = Path(__file__).parent / "plan_create.csv"
 TABLE = "events"
 SETUP_DONE = "bench-setup.json"  # in a kept --home: the workspace is built, runs reuse it
 COLUMNS = ("ts", "k", "c")
-FIELDS = ["code", "files", "queries", "window", "file_bytes", "k_width", "qwidth", "status", "partitions",
-          "groups", "wall_s", "peak_rss_mb", "user_s", "sys_s", "load_average"]
+FIELDS = ["code", "files", "queries", "window", "file_bytes", "k_width", "qwidth", "runs", "status",
+          "partitions", "groups", "wall_s", "wall_s_min", "cpu_s", "cpu_s_min", "peak_rss_mb", "load_average"]
 
 
 def write_table(home: str, n: int, file_bytes: int, k_width: float, rng: np.random.Generator) -> None:
@@ -121,14 +126,14 @@ def import_log(home: str, path: str) -> dict:
     return json.loads(out.stdout)
 
 
-def time_plan_create(home: str, window: int, timeout_s: float) -> dict:
-    """One cold ``plan create`` under ``/usr/bin/time -v``; stopped (its whole process
-    group) after ``timeout_s``."""
+def time_plan_create(home: str, window: int, timeout_s: float, code: Path = ROOT) -> dict:
+    """One cold ``plan create`` under ``/usr/bin/time -v`` running the engine in ``code``
+    (this tree by default); stopped (its whole process group) after ``timeout_s``."""
     cmd = ["/usr/bin/time", "-v", str(ROOT / ".venv" / "bin" / "layout-advisor"), "--home", home,
            "plan", "create", TABLE, "--policy", "wair", "--window", str(window), "--json"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT),
-                            env=ENV, start_new_session=True)
+                            env={**ENV, "PYTHONPATH": str(code)}, start_new_session=True)
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -151,7 +156,20 @@ def time_plan_create(home: str, window: int, timeout_s: float) -> dict:
             "groups": len(plan.get("groups") or ()),
             "wall_s": round(int(h) * 3600 + int(m) * 60 + float(s), 2),
             "peak_rss_mb": round(rss_kb / 1024),
-            "user_s": float(report["User time (seconds)"]), "sys_s": float(report["System time (seconds)"])}
+            "cpu_s": round(float(report["User time (seconds)"]) + float(report["System time (seconds)"]), 2)}
+
+
+def summary(runs: list[dict]) -> dict:
+    """Median and min of wall and CPU seconds over ``runs``, the largest peak RSS; a run
+    that failed or was stopped makes the row that run's status."""
+    bad = [r for r in runs if "cpu_s" not in r]
+    if bad:
+        return {**bad[0], "runs": len(runs)}
+    out = {k: runs[-1][k] for k in ("status", "partitions", "groups")}
+    for key in ("wall_s", "cpu_s"):
+        vals = [r[key] for r in runs]
+        out[key], out[f"{key}_min"] = round(statistics.median(vals), 2), round(min(vals), 2)
+    return {**out, "runs": len(runs), "peak_rss_mb": max(r["peak_rss_mb"] for r in runs)}
 
 
 def append_rows(rows: list[dict]) -> None:
@@ -168,6 +186,18 @@ def append_rows(rows: list[dict]) -> None:
         w.writerows([*old, *rows])
 
 
+def restore(home: str) -> None:
+    """The workspace as setup left it (WAIR stores its window and credit after a decision),
+    at its own path (a workspace refuses to run from a copy); the first call keeps a
+    pristine copy beside it."""
+    pristine = home.rstrip("/") + ".pristine"
+    if not os.path.exists(pristine):
+        shutil.copytree(home, pristine)
+    else:
+        shutil.rmtree(home)
+        shutil.copytree(pristine, home)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", type=int, default=100_000)
@@ -182,6 +212,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="10,000 files x 1,000 queries")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds before a run is stopped")
     ap.add_argument("--setup-only", action="store_true", help="build the workspace (--home) and stop")
+    ap.add_argument("--runs", type=int, default=1, help="runs per window and code (median, min)")
+    ap.add_argument("--code", type=Path, action="append",
+                    help="source tree whose engine runs the command (default: this one); give it "
+                         "twice (e.g. a copy of an earlier engine and .) for a side-by-side "
+                         "ratio, runs interleaved")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     if args.quick:
@@ -201,22 +236,21 @@ def main() -> None:
             print(f"setup {time.perf_counter() - t:.1f} s: {args.files} files, "
                   f"{imported.get('fragments')} fragments imported", flush=True)
         rows = []
+        codes = [c.resolve() for c in (args.code or [ROOT])]
         for window in ([] if args.setup_only else args.windows):
             w = args.queries if window == "all" else int(window)
-            # every run from the state setup left (WAIR stores its window and credit); the
-            # workspace stays at its own path (a workspace refuses to run from a copy)
-            pristine = home.rstrip("/") + ".pristine"
-            if not os.path.exists(pristine):
-                shutil.copytree(home, pristine)
-            else:
-                shutil.rmtree(home)
-                shutil.copytree(pristine, home)
-            timed = time_plan_create(home, w, args.timeout)
-            row = {"code": str(ROOT), "files": args.files, "queries": args.queries, "window": window,
-                   "file_bytes": args.file_bytes, "k_width": args.k_width, "qwidth": args.qwidth, **timed,
-                   "load_average": round(os.getloadavg()[0], 1)}
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+            runs: dict[Path, list[dict]] = {c: [] for c in codes}
+            for _ in range(args.runs):
+                for code in codes:  # interleaved: the machine's load hits every engine alike
+                    restore(home)
+                    runs[code].append(time_plan_create(home, w, args.timeout, code))
+                    print(json.dumps({"code": str(code), "window": window, **runs[code][-1]}), flush=True)
+            for code in codes:
+                row = {"code": "this tree" if code == ROOT else str(code), "files": args.files, "queries": args.queries, "window": window,
+                       "file_bytes": args.file_bytes, "k_width": args.k_width, "qwidth": args.qwidth,
+                       **summary(runs[code]), "load_average": round(os.getloadavg()[0], 1)}
+                print(json.dumps(row), flush=True)
+                rows.append(row)
     if not args.no_write:
         append_rows(rows)
 

@@ -5,7 +5,7 @@ The table is built at the metadata level (no data file: the pages read metadata 
 a native table created with one partition through the store, then its manifest replaced
 by a generated one of N partitions with lineitem-like zonemaps (ingestion by order key,
 ship/commit/receipt dates trailing the order date, quantity and price unclustered), as
-``bench/planning/bench_planning.py`` does; its workload is Q distinct date-range queries imported
+``bench/planning/bench_plan_create.py`` does; its workload is Q distinct date-range queries imported
 through the workload API. The timers are ``bench/ui/bench_ui.py``'s: Streamlit's AppTest
 (server side: the page scripts, the engine calls and the charts' specs, no browser) and,
 with ``--browser``, headless Chromium against ``layout-advisor ui`` (navigation to idle).

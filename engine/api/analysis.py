@@ -18,6 +18,8 @@ from engine.browse.queries import QUERY_SORT_KEYS, find_queries, histogram_bins,
 from engine.summaries import analysis, history, store
 from engine.summaries.analysis import signature_projection
 from engine.summaries.store import PARTITION_ARRAYS, SUMMARY_VERSION
+from engine.scan import units
+from engine.scan.units import CountUnit
 from engine.workspace import as_workspace, on_workspace
 
 if TYPE_CHECKING:
@@ -31,7 +33,8 @@ __all__ = ["analyze", "analyze_with_arrays", "predicate_partitions", "ep_metrics
            "clustering_trend", "reclustering_history", "snapshot_history",
            "PARTITION_SORT_KEYS", "EP_FILES_SHOWN", "partition_page", "ep_overview",
            "partition_details",
-           "QUERY_SORT_KEYS", "query_page", "find_queries", "histogram_bins", "query_scan"]
+           "QUERY_SORT_KEYS", "query_page", "find_queries", "histogram_bins", "query_scan",
+           "pruning_unit", "CountUnit"]
 
 analyze_with_arrays = on_workspace(analysis.analyze_with_arrays)
 predicate_partitions = on_workspace(analysis.predicate_partitions)
@@ -55,6 +58,17 @@ snapshot_history = on_workspace(history.snapshot_history)
 ep_overview = on_workspace(partitions.ep_overview)
 partition_details = on_workspace(partitions.partition_details)
 query_scan = on_workspace(queries.query_scan)
+
+
+def pruning_unit(ws: "Workspace", table: str, snapshot_id: str | None = None,
+                 row_groups: bool | None = None) -> CountUnit:
+    """The unit :func:`pruning`'s figures count over a snapshot (the current one by
+    default), at the level ``row_groups`` asks (default the ``prune_row_groups`` setting):
+    files, charged by the row groups met where files hold several at row-group level;
+    ``label()`` is the one line every view shows beside them (:mod:`engine.scan.units`)."""
+    ws = as_workspace(ws)
+    return units.pruning_unit(ws.tables, table,
+                              lambda: analysis.snapshot_of(ws, table, snapshot_id), row_groups)
 
 
 def analyze(ws: "Workspace", table: str, columns: Sequence[str] | str | None = None,

@@ -16,9 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from engine.api.results import KMax, PlanSummary, PlanView, RunEta, WairState
-from engine.plans import approval, export, impact, runs, service, state, verify, wair_defaults
+from engine.plans import (
+    approval, export, impact, runs, savings_history as savings, service, state, verify, wair_defaults,
+)
 from engine.plans.export import PREVIEW_LABEL
 from engine.plans.runs import CANCELLED, RunCancelled, eta_seconds
+from engine.plans.savings_history import SAVINGS_TOLERANCE, SavingsHistory, SavingsRun
 from engine.plans.service import BackgroundRun, ProgressFn
 from engine.plans.verify import Verification
 from engine.policy import registry
@@ -38,8 +41,8 @@ __all__ = ["policy_names", "create_plan", "preview_plan", "list_plans", "show_pl
            "realized_savings", "prediction_history", "plan_json", "plan_runbook",
            "compare_plans", "compare_preview", "PREVIEW_LABEL", "wair_state",
            "reset_policy_state", "CANCELLED", "RunCancelled", "cancel_plan", "settle_cancelled",
-           "run_eta", "eta_seconds", "plan_impact", "wair_k_max", "verify_plan", "verification",
-           "Verification"]
+           "run_eta", "eta_seconds", "plan_impact", "wair_k_max", "wair_window", "verify_plan", "verification",
+           "Verification", "savings_history", "SavingsHistory", "SavingsRun", "SAVINGS_TOLERANCE"]
 
 plan_progress = on_workspace(service.plan_progress)
 verify_plan = on_workspace(verify.verify_plan)
@@ -47,6 +50,9 @@ audit_log = on_workspace(service.audit_log)
 policy_state = on_workspace(service.policy_state)
 realized_savings = on_workspace(service.realized_savings)
 prediction_history = on_workspace(runs.prediction_history)
+#: every run's predicted saving beside the verified and the realized one (``to_json()``: the
+#: time history's shape), with the summary
+savings_history = on_workspace(savings.savings_history)
 cancel_plan = on_workspace(runs.cancel_plan)
 settle_cancelled = on_workspace(runs.settle_cancelled)
 plan_json = on_workspace(export.plan_json)
@@ -153,6 +159,12 @@ def wair_k_max(ws: "Workspace", table: str) -> KMax:
     """The k_max WAIR derives on ``table``'s current snapshot when none is given
     (:func:`engine.plans.wair_defaults.wair_k_max`)."""
     return KMax(**wair_defaults.wair_k_max(as_workspace(ws), table))
+
+
+def wair_window(ws: "Workspace", table: str) -> int | None:
+    """The window WAIR's next decision on ``table`` starts from when none is given, None
+    once WAIR keeps a state there (:func:`engine.plans.wair_defaults.wair_window`)."""
+    return wair_defaults.wair_window(as_workspace(ws), table)
 
 
 def wair_state(ws: "Workspace", table: str) -> WairState:

@@ -14,7 +14,9 @@ from engine.api.results import TableView
 from engine.plans import guarded, state
 from engine.plans.guarded import MIN_RETENTION
 from engine.spark import demo, ingest
+from engine.scenarios.demo_log import DEMO_LOG_QUERIES, DEMO_QUERIES_PER_DAY
 from engine.spark.demo import DEMO_SCALE, DEMO_WRITERS, make_demo_data, start_spark_early
+from engine.scenarios.demo_table import large_file_shape, source_rows
 from engine.table import describe, files
 from engine.table.describe import parse_duration
 from engine.table.files import files_bytes
@@ -32,7 +34,8 @@ __all__ = [
     "table_snapshots", "rollback_table", "gc_table", "drop_table", "load_snapshot",
     "table_info", "parse_duration", "DEMO_TARGET_ROWS", "MIN_RETENTION", "register_iceberg",
     "register_delta", "adopt_iceberg", "table_files", "files_bytes", "rollback_targets",
-    "DEMO_SCALE", "DEMO_WRITERS", "create_demo_table", "make_demo_data", "start_spark_early",
+    "DEMO_SCALE", "DEMO_WRITERS", "DEMO_LOG_QUERIES", "DEMO_QUERIES_PER_DAY",
+    "create_demo_table", "make_demo_data", "start_spark_early", "large_file_shape", "source_rows",
     "rollback_and_reset",
 ]
 

@@ -42,7 +42,9 @@ def analyze_text(rows: Sequence["api.ColumnClustering"]) -> str:
     return "\n".join(lines)
 
 
-def pruning_text(rows: Sequence[Mapping[str, Any]], table: str) -> str:
+def pruning_text(rows: Sequence[Mapping[str, Any]], table: str, unit: str | None = None) -> str:
+    """Per query: files scanned of the table's, pruned, covered, boundary, bytes; then the
+    totals and ``unit`` (:func:`engine.api.pruning_unit`'s label)."""
     if not rows:
         return (f"no workload for {table} (import one with "
                 f"`layout-advisor workload import {table} FILE`)")
@@ -66,6 +68,8 @@ def pruning_text(rows: Sequence[Mapping[str, Any]], table: str) -> str:
         total = sum(r["row_groups"] for r in rows)
         lines[-1] += (f"; row-group level: {read} of {total} row groups read "
                       f"({1 - read / total:.0%} skipped)" if total else "; row-group level")
+    if unit:
+        lines.append(unit)
     return "\n".join(lines)
 
 
@@ -79,7 +83,9 @@ def _analyze(args: argparse.Namespace, ws: "api.Workspace") -> int:
 def _pruning(args: argparse.Namespace, ws: "api.Workspace") -> int:
     rows = api.iter_pruning(ws, args.table, exact=args.exact, snapshot_id=args.snapshot,
                             per_partition=args.per_partition, row_groups=args.row_groups)
-    emit_stream(args, rows, lambda r: pruning_text(r, args.table))
+    unit = None if args.json else api.pruning_unit(ws, args.table, args.snapshot,
+                                                   row_groups=args.row_groups).label()
+    emit_stream(args, rows, lambda r: pruning_text(r, args.table, unit))
     return 0
 
 

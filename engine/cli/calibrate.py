@@ -1,6 +1,7 @@
-"""``layout-advisor calibrate [--show | --history [--table T] | --queries-on T | --rewrite-on T [--fit line|cell] [--warmup N]] [--rows N,N,N | --max-rows N]``:
+"""``layout-advisor calibrate [--show | --history [--savings] [--table T] | --queries-on T | --rewrite-on T [--fit line|cell] [--warmup N]] [--rows N,N,N | --max-rows N]``:
 measure the cost model's rates, show them, or list every run's predicted rewrite time
-beside the measured one."""
+beside the measured one (with ``--savings``: its predicted saving beside the verified and
+the realized one)."""
 
 from __future__ import annotations
 
@@ -166,6 +167,50 @@ def _history_text(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _savings_text(data: Mapping[str, Any]) -> str:
+    """Predicted, verified and realized saving per run (bytes over the decision window),
+    the error, the run's verdict (UNDERDELIVERED with the reason), then a summary.
+
+    >>> print(_savings_text({"runs": [{"plan_id": 2, "table": "t", "policy": "wair",
+    ...     "window_queries": 50, "predicted_bytes": 100 * 2**20, "verified_bytes": None,
+    ...     "realized_bytes": 80 * 2**20, "error": -0.2, "underdelivered": False,
+    ...     "reason": "saved 80.0 MiB", "rolled_back": False, "ran_at": "2026-01-01T00:00:00"}],
+    ...     "summary": {"runs": 1, "with_error": 1, "median_abs_error": 0.2, "mean_abs_error": 0.2,
+    ...     "within_tolerance": 1, "tolerance": 0.3, "underdelivered": 0, "verified": 0}}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+     plan  table          policy  window  predicted   verified   realized   error  verdict  ran at
+        2  t              wair        50  100.0 MiB          -   80.0 MiB    -20%  kept     2026-01-01T00:00:00
+    1 runs: median |error| 20%, mean 20%, 1 within ±30%; 0 underdelivered; 0 verified before the run
+    """
+    runs = data.get("runs") or []
+    if not runs:
+        return "no run has recorded its realized saving yet"
+    lines = [f"{'plan':>5}  {'table':<14} {'policy':<7} {'window':>6} {'predicted':>10} "
+             f"{'verified':>10} {'realized':>10} {'error':>7}  verdict  ran at"]
+    for r in runs:
+        def size(key: str) -> str:
+            return "-" if r.get(key) is None else human_bytes(r[key])
+
+        verdict = ("?" if r.get("underdelivered") is None
+                   else "UNDERDELIVERED" if r["underdelivered"] else "kept")
+        lines.append(f"{r['plan_id']:>5}  {r['table']:<14} {r['policy']:<7} "
+                     f"{r['window_queries']:>6} {size('predicted_bytes'):>10} "
+                     f"{size('verified_bytes'):>10} {size('realized_bytes'):>10} "
+                     f"{_error(r.get('error')):>7}  {verdict:<7}  {r['ran_at']}")
+        if r.get("underdelivered") or r.get("realized_bytes") is None:
+            lines.append(f"{'':>7}{r.get('reason') or ''}"
+                         + (" (rolled back)" if r.get("rolled_back") else ""))
+    sm = data.get("summary") or {}
+    head = f"{sm.get('runs', len(runs))} runs"
+    if sm.get("with_error"):
+        head += (f": median |error| {sm['median_abs_error'] * 100:.0f}%, mean "
+                 f"{sm['mean_abs_error'] * 100:.0f}%, {sm['within_tolerance']} within "
+                 f"±{sm['tolerance'] * 100:.0f}%")
+    lines.append(f"{head}; {sm.get('underdelivered', 0)} underdelivered; "
+                 f"{sm.get('verified', 0)} verified before the run")
+    return "\n".join(lines)
+
+
 def _rows(text: str | None) -> list[int] | None:
     if not text:
         return None
@@ -182,6 +227,11 @@ def _say(message: str) -> None:
 
 
 def _run(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    if args.savings and not args.history:
+        raise InvalidParameterError("--savings: only with --history")
+    if args.history and args.savings:
+        emit(args, api.savings_history(ws, args.table).to_json(), _savings_text)
+        return 0
     if args.history:
         emit(args, api.prediction_history(ws, args.table), _history_text)
         return 0
@@ -227,6 +277,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mode.add_argument("--history", action="store_true",
                       help="every run's predicted rewrite time beside the measured one")
     p.add_argument("--table", help="with --history: only this table's runs")
+    p.add_argument("--savings", action="store_true",
+                   help="with --history: every run's predicted saving (bytes over the "
+                        "decision window) beside the verified and the realized one, instead "
+                        "of the rewrite time")
     mode.add_argument("--queries-on", metavar="TABLE",
                       help="measure only the query terms, on TABLE's files and its imported "
                            "workload's queries (the rest of the calibration is kept)")

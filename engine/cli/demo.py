@@ -5,7 +5,9 @@ By default TPC-H SF 1 (6M rows, about 3,000 micro-partitions of 2,000 rows, inge
 ``tpchgen-cli`` and DuckDB, with the demo query log (hot ranges, a shift from
 ``l_shipdate`` to ``l_commitdate``, an independent ``l_suppkey`` filter) that makes WAIR's
 hybrid layouts appear. ``--scale`` picks another size; ``--sample`` loads the small
-committed sample instead (no generation; what the tests use).
+committed sample instead (no generation; what the tests use). ``--large-files`` writes
+lineitem as a few large files in row groups instead of micro-partitions (files of ~1M rows
+in row groups of ~100k), so every pruning happens inside files, as on real tables.
 
 ``--tpcds [SF]`` builds a star schema instead: TPC-DS ``store_sales`` (in the generator's
 ticket order, unclustered on the sale date) with ``date_dim`` and ``item``, generated
@@ -28,8 +30,8 @@ from pathlib import Path
 from engine import api
 from engine.cli.args import positive, positive_int
 from engine.cli.ui import run_ui
-from engine.core.config import Settings
-from engine.core.errors import DataFileError
+from engine.core.config import CONFIG_FILE_NAME, Settings, enable_in_file, replace
+from engine.core.errors import DataFileError, InvalidParameterError
 
 DEMO_TABLE = "lineitem"
 SAMPLE_TABLE_FILE = "lineitem.parquet"
@@ -72,7 +74,7 @@ def ensure_demo_admin(ws: "api.Workspace | Settings") -> None:
 
 
 def build_demo(ws: "api.Workspace | Settings", scale: float | None = None, table_format: str = "iceberg",
-               queries: int | None = None, writer: str = "arrow") -> None:
+               queries: int | None = None, writer: str = "arrow", large_files: bool = False) -> None:
     """Create table ``lineitem`` and import its workload unless they already exist.
 
     ``scale``: generate TPC-H at this scale factor with the demo query log (``queries``
@@ -81,7 +83,14 @@ def build_demo(ws: "api.Workspace | Settings", scale: float | None = None, table
     any Iceberg engine; "native": the workspace's own snapshots (its folder keeps
     superseded files until ``table gc``: list the live ones with ``layout-advisor table
     files lineitem``). ``writer`` "arrow" (default) writes the micro-partitions from Arrow
-    in the file's row order without Spark; "spark" runs the general Spark ingest."""
+    in the file's row order without Spark; "spark" runs the general Spark ingest.
+
+    ``large_files``: write ``lineitem`` as a few large files in several row groups each
+    (files of ~1M rows in row groups of ~100k, :func:`engine.api.large_file_shape`; the
+    sample gives 4 files of 50,000 rows in row groups of 5,000), the shape of real tables
+    whose files hold 64-512 MB, where every pruning happens inside files; the workspace's
+    ``layout-advisor.toml`` then sets ``prune_row_groups = true`` (unless it sets it
+    already), so estimates, plans and the dashboard count the row groups engines skip."""
     ws = api.as_workspace(ws)  # scripts and tests may pass Settings
     started = time.monotonic()
 
@@ -99,12 +108,21 @@ def build_demo(ws: "api.Workspace | Settings", scale: float | None = None, table
         table_file, query_file = sample_dir() / SAMPLE_TABLE_FILE, sample_dir() / SAMPLE_QUERY_FILE
     if DEMO_TABLE in existing:
         say(f"table {DEMO_TABLE} already exists in {ws.settings.home}; keeping it")
+    elif large_files:
+        rows, group_rows = api.large_file_shape(api.source_rows(table_file))
+        say(f"building {table_format} table {DEMO_TABLE} from {table_file} as large files: "
+            f"{rows:,} rows per file in row groups of {group_rows:,} rows (ingestion order = "
+            "o_orderdate, written by arrow)")
+        api.create_demo_table(ws, DEMO_TABLE, table_file, rows, table_format=table_format,
+                              writer=writer, progress=say, row_group_rows=group_rows)
     else:
         say(f"building {table_format} table {DEMO_TABLE} from {table_file} "
             f"({api.DEMO_TARGET_ROWS} rows per micro-partition, ingestion order = o_orderdate, "
             f"written by {writer})")
         api.create_demo_table(ws, DEMO_TABLE, table_file, api.DEMO_TARGET_ROWS,
                               table_format=table_format, writer=writer, progress=say)
+    if large_files:
+        ws = _prune_row_groups(ws, say)
     if api.workload_fragments(ws, DEMO_TABLE):
         say("workload already imported; keeping it")
     else:
@@ -113,6 +131,20 @@ def build_demo(ws: "api.Workspace | Settings", scale: float | None = None, table
     took = api.warm_summaries(ws, DEMO_TABLE)  # the dashboard's first visit only loads them
     say(f"dashboard summaries stored ({took['columns_s'] + took['pruning_s']:.1f} s)")
     say("demo ready")
+
+
+def _prune_row_groups(ws: "api.Workspace", say) -> "api.Workspace":
+    """``ws`` with ``prune_row_groups`` on, set in the workspace's config file unless the
+    file sets it already (then its value stands, and the demo says so)."""
+    why = "demo --large-files: estimates count the row groups engines skip inside files"
+    if enable_in_file(ws.settings.home, "prune_row_groups", why):
+        say(f"set prune_row_groups = true in {ws.settings.home / CONFIG_FILE_NAME}: estimates, "
+            "plans and the dashboard count the row groups engines skip inside the large files")
+        return api.as_workspace(replace(ws.settings, prune_row_groups=True))
+    if not ws.settings.prune_row_groups:
+        say(f"{ws.settings.home / CONFIG_FILE_NAME} sets prune_row_groups = false: estimates stay "
+            "at file level, where a within-file reordering saves nothing")
+    return ws
 
 
 TPCDS_FACT = "store_sales"
@@ -163,11 +195,15 @@ def build_tpcds_demo(ws: "api.Workspace | Settings", scale: float = TPCDS_SCALE,
 
 
 def _run(args: argparse.Namespace, ws: "api.Workspace") -> int:
+    if args.large_files and (args.tpcds is not None or args.writer == "spark"):
+        raise InvalidParameterError("--large-files builds lineitem with the arrow writer: drop "
+                                    + ("--tpcds" if args.tpcds is not None else "--writer spark"))
     if args.tpcds is not None:
         build_tpcds_demo(ws, args.tpcds, args.queries, args.format)
         table = TPCDS_FACT
     else:
-        build_demo(ws, None if args.sample else args.scale, args.format, args.queries, args.writer)
+        build_demo(ws, None if args.sample else args.scale, args.format, args.queries, args.writer,
+                   args.large_files)
         table = DEMO_TABLE
     if args.no_ui:
         _say("done (--no-ui): start the dashboard with `layout-advisor ui`")
@@ -192,13 +228,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              f"scale SF (default {TPCDS_SCALE:g}; tpcgen-cli) and star queries "
                              "whose date and item filters reach store_sales through lookups")
     parser.add_argument("--queries", type=positive_int, default=None,
-                        help="size of the generated demo query log (default 600)")
+                        help="size of the generated demo query log, over four weeks (default "
+                             f"{api.DEMO_LOG_QUERIES:,}: {api.DEMO_QUERIES_PER_DAY:,} a day, mostly "
+                             "dashboard panels repeating their statements)")
     parser.add_argument("--format", choices=["iceberg", "native"], default="iceberg",
                         help="table format of lineitem: an Iceberg table in the workspace's "
                              "SQLite catalog (default) or the native snapshot format")
     parser.add_argument("--writer", choices=list(api.DEMO_WRITERS), default="arrow",
                         help="how the table's files are written: from Arrow in the generated "
                              "file's row order, no Spark (default), or by the general Spark ingest")
+    parser.add_argument("--large-files", action="store_true",
+                        help="write lineitem as a few large files in several row groups each, "
+                             "like real tables of 64-512 MB files: the rows split evenly into "
+                             "files of about 1,000,000 rows (at least 4 files: --sample gives "
+                             "4 of about 50,000), each in 10 row groups; sets "
+                             "prune_row_groups = true in the workspace's layout-advisor.toml")
     parser.add_argument("--no-ui", action="store_true", help="build only; do not start the dashboard")
     parser.add_argument("--port", type=int, default=None, help="dashboard port (default 8501)")
     parser.add_argument("--address", default=None, help="address the dashboard binds to")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any, Callable, Mapping
 
@@ -12,6 +13,7 @@ from engine.cli.audit import audit_line
 from engine.cli.auth import add_identity_args, signed_in
 from engine.cli.design import add_paw_args, add_pto_design_rows
 from engine.cli.output import add_json_flag, emit
+from engine.core.errors import AdvisorError
 from engine.core.fmt import format_money, format_number, format_seconds, human_bytes
 
 
@@ -48,6 +50,7 @@ def _plan_text(p: Mapping[str, Any]) -> str:
         *_price_line(p.get("rewrite_price")),
         f"  predicted saving per window ({saving.get('window_queries', '?')} queries): "
         f"{human_bytes(saving.get('bytes'))}, {format_number(float(saving.get('cpu_seconds', 0) or 0))} CPU-s",
+        *([f"    {p['pruning_unit']}"] if p.get("pruning_unit") else []),
         f"  break-even after {p['break_even_queries']:.1f} queries"
         if p.get("break_even_queries") is not None else "  break-even: n/a",
     ]
@@ -57,6 +60,11 @@ def _plan_text(p: Mapping[str, Any]) -> str:
                      f"{', '.join(g['columns'])}" + (f" - {g['reason']}" if g.get("reason") else ""))
         if i < len(output):
             lines.append(f"    writes {_shape_text(output[i])}")
+    checked_output = (p.get("details") or {}).get("output") or {}
+    if checked_output.get("files_note"):  # the output keeps every file: where the saving comes from
+        lines.append(f"  output: {checked_output['files_note']}")
+    elif checked_output.get("reason") and checked_output.get("delivers") is False:
+        lines.append(f"  output: {checked_output['reason']}")  # a design the check cannot model
     checked = p.get("verification")
     if checked:
         ratio = checked.get("ratio")
@@ -95,6 +103,8 @@ def _plan_text(p: Mapping[str, Any]) -> str:
                          f"{human_bytes(real['saving_bytes'])} saved ({human_bytes(real['bytes_before'])}"
                          f" -> {human_bytes(real['bytes_after'])});"
                          f" predicted {human_bytes(real['predicted_saving_bytes'])}")
+            if p.get("realized_unit"):
+                lines.append(f"    {p['realized_unit']}")
         verdict = result.get("delivery") or {}
         if verdict.get("underdelivered"):
             lines.append(f"  UNDERDELIVERED: {verdict.get('reason')}")
@@ -209,6 +219,22 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
               "open_cost_offset": args.open_cost_offset}
 
 
+def _with_unit(ws: "api.Workspace", data: Mapping[str, Any]) -> dict[str, Any]:
+    """A plan's JSON with the unit its pruning figures count (:func:`engine.api.pruning_unit`):
+    ``pruning_unit`` for the prediction (the plan's base snapshot), ``realized_unit`` for a
+    run's realized figures (its new snapshot, when still readable)."""
+    out = dict(data)
+    if out.get("status") == "no-action" or not out.get("table"):
+        return out
+    with contextlib.suppress(AdvisorError):
+        out["pruning_unit"] = api.pruning_unit(ws, out["table"], out.get("base_snapshot")).label()
+    snapshot = (out.get("result") or {}).get("snapshot_id")
+    if snapshot:
+        with contextlib.suppress(AdvisorError):
+            out["realized_unit"] = api.pruning_unit(ws, out["table"], str(snapshot)).label()
+    return out
+
+
 def _preview(args: argparse.Namespace, ws: "api.Workspace") -> int:
     """``plan preview``: what ``plan create`` would store, nothing stored; ``--busier``:
     the busier-workload what-if (WAIR only)."""
@@ -219,8 +245,8 @@ def _preview(args: argparse.Namespace, ws: "api.Workspace") -> int:
             return 2
         emit(args, api.busier_preview(ws, args.table, _params(args)), _busier_text)
     else:
-        emit(args, api.preview_plan(ws, args.table, args.policy, _params(args)).to_json(),
-             _plan_text)
+        emit(args, _with_unit(ws, api.preview_plan(ws, args.table, args.policy,
+                                                   _params(args)).to_json()), _plan_text)
     return 0
 
 
@@ -232,7 +258,7 @@ def _create(args: argparse.Namespace, ws: "api.Workspace") -> int:
                                      params=params, created_by=identity)
     else:
         result = api.create_plan(ws, args.table, policy=args.policy, params=params)
-    emit(args, result.to_json(), _plan_text)
+    emit(args, _with_unit(ws, result.to_json()), _plan_text)
     return 0
 
 
@@ -248,13 +274,14 @@ def _run(args: argparse.Namespace, ws: "api.Workspace") -> int:
         except api.RunCancelled:
             api.settle_cancelled(ws, args.id)  # the canceller may have settled it already
             raise
-    emit(args, api.show_plan(ws, args.id).to_json(), _plan_text)
+    emit(args, _with_unit(ws, api.show_plan(ws, args.id).to_json()), _plan_text)
     return 0
 
 
 def _show(args: argparse.Namespace, ws: "api.Workspace") -> int:
     """``plan show ID``: the plan, its run and its verification (``plan verify``)."""
-    shown = {**api.show_plan(ws, args.id).to_json(), "verification": api.verification(ws, args.id)}
+    shown = {**_with_unit(ws, api.show_plan(ws, args.id).to_json()),
+             "verification": api.verification(ws, args.id)}
     emit(args, shown, _plan_text)
     return 0
 

@@ -69,7 +69,12 @@ def lint_text(findings: list[dict[str, Any]]) -> str:
     """One block per finding: the query, the predicate, why it cannot prune, the rewrite."""
     if not findings:
         return "every filtering query has a predicate zonemaps can prune with"
-    lines = [f"{len(findings)} predicate(s) cannot prune:"]
+    merged = sum(1 for f in findings if f["kind"] == "widened-lookup")  # these do prune, less
+    rest = len(findings) - merged
+    head = [f"{rest} predicate(s) cannot prune"] if rest else []
+    if merged:
+        head.append(f"{merged} prune only through ranges merged from scattered dimension keys")
+    lines = ["; ".join(head) + ":"]
     for f in findings:
         lines.append(f"{f['query_id']}  {f['kind']}  {f['predicate']}")
         lines.append(f"    why: {f['reason']}")

@@ -141,11 +141,12 @@ class Settings:
     # is below min_verified_ratio of the predicted one (engine.plans.verify)
     require_verification: bool = False
     min_verified_ratio: float = 0.5
-    # scan analysis: charge a query only the row groups it meets in files that have several
-    # (PAW's STR row groups, engine.scan.rowgroups); false keeps the file-level answer
-    prune_row_groups: bool = False
+    # scan analysis: charge a query only the row groups it meets in files that have several,
+    # as DuckDB, Spark and Trino skip them (engine.scan.rowgroups; files of one row group
+    # are charged whole either way); false keeps the file-level answer
+    prune_row_groups: bool = True
     # workload import: the most key ranges one dimension lookup gives a fact column
-    # (engine.workload.lookup); more runs of matching keys are widened to one covering range
+    # (engine.workload.lookup); more runs of matching keys are merged across the smallest gaps
     lookup_max_ranges: int = 16
     # query-log import (engine.workload.logread): a longer line of a JSON Lines log, or a
     # longer statement, is skipped with a counted reason instead of being held in memory
@@ -339,3 +340,20 @@ def load_settings(flags: Mapping[str, Any] | None = None,
 def replace(settings: Settings, **changes: Any) -> Settings:
     """A copy of ``settings`` with some fields changed (settings stay frozen)."""
     return dataclasses.replace(settings, **changes)
+
+
+def enable_in_file(home: Path | str, name: str, why: str) -> bool:
+    """Set the boolean setting ``name`` to true in the workspace's ``layout-advisor.toml``
+    (created if missing) unless the file already sets it; True when it was written. The
+    line goes first in the file, before any ``[section]``, with ``why`` as its comment, so a
+    DBA reading the file sees who set it and can turn it off. Used by ``demo
+    --large-files`` for ``prune_row_groups``."""
+    if name not in {f.name for f in fields(Settings)}:
+        raise ConfigError(f"unknown setting {name!r}")
+    path = Path(home).expanduser() / CONFIG_FILE_NAME
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if name in _from_file(Path(home).expanduser()):
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{name} = true  # {why}\n{text}", encoding="utf-8")
+    return True

@@ -7,7 +7,9 @@ This is the only owner of a decision's window and of policy state. One decision:
 2. the window is decided once: the policy's own (:meth:`Policy.decision_window`: WAIR closes
    the windows its queries completed and answers its adaptive size, section 4.2), else an
    explicit ``window`` parameter, else WAIR's saved window on the table, so that DD, DD-EP
-   and greedy see the queries WAIR would see and "saving per window" compares like with like;
+   and greedy see the queries WAIR would see and "saving per window" compares like with like.
+   WAIR's first decision on a table without a given window starts from a day of its queries
+   (:func:`engine.plans.wair_defaults.first_window`);
 3. the window's fragments are analyzed against the current snapshot's zonemaps and the
    policy proposes; :func:`create_plan` stores the proposal as ``proposed`` and the
    policy's new state, :func:`preview_plan` stores nothing.
@@ -48,6 +50,7 @@ from engine.plans.heartbeat import Heartbeat
 from engine.plans.plan import ROLLED_BACK, RUNNING, SUCCEEDED, Plan, PlanBook, run_outcome
 from engine.plans.ports import ProgressFn
 from engine.plans.store import ControlStore
+from engine.plans.wair_defaults import first_window
 from engine.policy import pricing
 from engine.policy.base import Policy, PolicyContext, Proposal
 from engine.policy.codec import proposal_to_json
@@ -55,6 +58,7 @@ from engine.policy.costmodel import for_table
 from engine.policy.explain import explain_no_action
 from engine.policy.impact import rewrite_losses
 from engine.policy.output_check import check_output
+from engine.policy.output_saving import priced_by_output
 from engine.policy.registry import make_policy, plan_params
 from engine.scan import rowgroups
 from engine.scan.pruning import analyze_workload
@@ -126,8 +130,13 @@ def decide(ws: "Workspace", table: str, policy: str,
     own_window = "window" in make_policy(name).param_names()
     policy_params = {k: v for k, v in clean.items() if own_window or k != "window"}
     control = ws.control
-    pol = load_policy(control, table, name, policy_params, window=clean.get("window"))
     fragments = list(ws.workloads.fragments(table))
+    if (name == WINDOW_POLICY and clean.get("window") is None
+            and not control.policy_state(table, name)):
+        defaults = make_policy(name).get_params()  # a day of queries (wair_defaults)
+        policy_params["window"] = first_window(fragments, int(defaults["window"]),
+                                               int(defaults["max_window"]))
+    pol = load_policy(control, table, name, policy_params, window=clean.get("window"))
     settled = _settle(ws, table, pol, fragments)
     window = fragments[-window_size(pol, clean.get("window"), control, table, len(fragments)):]
     zonemaps = snapshot.zonemaps()
@@ -149,6 +158,7 @@ def decide(ws: "Workspace", table: str, policy: str,
         fitted = replace(fitted, details={**fitted.details, "output": check.to_json()})
         if not check.delivers and check.modelled:
             return Decision(snapshot, pol, None, clean, tuple(window), settled, check.reason)
+        fitted = priced_by_output(fitted, check, len(window), priced)  # PAW's, PTO's designs
     return Decision(snapshot, pol, _priced_with(fitted, priced, price), clean, tuple(window),
                     settled)
 

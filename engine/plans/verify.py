@@ -5,10 +5,18 @@ until ``files`` input files) is rewritten by the executor exactly as the run wou
 it, into a scratch folder that is never committed (:meth:`engine.plans.ports.Executor.
 verify_sample`). The decision's window is measured on the sample's input files and on its
 written files, by the written files' real footers and by DuckDB. The sample's measured
-saving is scaled to the plan by input bytes (pruning savings add up over partitions):
+saving is scaled to the plan by the groups' predicted savings (a ratio estimator: the
+sample delivers a share of what was predicted for its groups, the plan is credited that
+share of its prediction):
 
     verified = (stats bytes before - stats bytes after on the sample)
-               x (plan input bytes / sample input bytes)
+               x (plan predicted saving / sample groups' predicted saving)
+
+A hybrid plan's groups save differently per byte (a Hilbert curve over two filtered columns
+saves more per byte rewritten than a sort on the hot date), so scaling by input bytes would
+credit every group with the sampled group's rate. A plan without per-group predictions (or
+with none for the sample's groups) is scaled by input bytes instead (pruning savings add up
+over partitions); ``sample["scaled_by"]`` says which rule applied.
 
 and stored with the plan beside the prediction and their ratio. With the setting
 ``require_verification`` a plan cannot be approved unverified, nor when its verified
@@ -18,7 +26,7 @@ saving is below ``min_verified_ratio`` of the predicted one (:func:`require_veri
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from engine.core.errors import ApprovalError, InvalidParameterError
 from engine.core.fmt import human_bytes
@@ -29,7 +37,8 @@ from engine.security.gate import require
 if TYPE_CHECKING:
     from engine.workspace import Workspace
 
-__all__ = ["DEFAULT_SAMPLE_FILES", "Verification", "require_verified", "sample_groups", "verify_plan"]
+__all__ = ["DEFAULT_SAMPLE_FILES", "Verification", "require_verified", "sample_groups",
+           "sample_scale", "verify_plan"]
 
 #: input files a verification rewrites by default (whole groups, at least one group)
 DEFAULT_SAMPLE_FILES = 64
@@ -84,6 +93,31 @@ def sample_groups(plan: Plan, files: int) -> list[int]:
     return out
 
 
+def sample_scale(groups: Sequence[Any], indices: Sequence[int], sizes: Mapping[str, int],
+                 sample_bytes: float) -> tuple[float, str]:
+    """``(factor, rule)``: what the sample's measured saving is multiplied by to stand for
+    the plan (module docstring): the plan's predicted saving over the sampled groups' when
+    every group carries its prediction (``predicted_saving_bytes``) and the sampled ones
+    predict a positive saving, else the plan's input bytes over the sample's.
+
+    >>> from types import SimpleNamespace as G
+    >>> groups = [G(partitions=("a",), predicted_saving_bytes=10.0),
+    ...           G(partitions=("b", "c"), predicted_saving_bytes=30.0)]
+    >>> sizes = {"a": 100, "b": 100, "c": 100}
+    >>> sample_scale(groups, [0], sizes, 100)
+    (4.0, 'predicted')
+    >>> sample_scale([G(partitions=g.partitions, predicted_saving_bytes=0.0) for g in groups],
+    ...              [0], sizes, 100)
+    (3.0, 'bytes')
+    """
+    predicted = [float(getattr(g, "predicted_saving_bytes", 0.0) or 0.0) for g in groups]
+    sampled = sum(predicted[i] for i in indices)
+    if sampled > 0 and all(v > 0 for v in predicted):
+        return sum(predicted) / sampled, "predicted"
+    plan_bytes = float(sum(sizes.get(p, 0) for g in groups for p in g.partitions))
+    return (plan_bytes / sample_bytes if sample_bytes else 0.0), "bytes"
+
+
 def verify_plan(ws: "Workspace", plan_id: int, actor: object = None,
                 files: int = DEFAULT_SAMPLE_FILES, spark: Any = None) -> Verification:
     """Verify a proposed or approved plan (module docstring); stored and audited."""
@@ -102,8 +136,7 @@ def verify_plan(ws: "Workspace", plan_id: int, actor: object = None,
     sample = measure.to_json()
     snapshot = ws.tables.snapshot(plan.table, plan.base_snapshot)
     sizes = {p.path: p.bytes for p in snapshot.partitions}
-    plan_bytes = float(sum(sizes.get(p, 0) for g in plan.groups for p in g.partitions))
-    scale = plan_bytes / sample["input_bytes"] if sample["input_bytes"] else 0.0
+    scale, sample["scaled_by"] = sample_scale(plan.groups, indices, sizes, sample["input_bytes"])
     verified = (sample["stats_bytes_before"] - sample["stats_bytes_after"]) * scale
     pred = float(predicted.get("bytes", 0.0) or 0.0)
     out = Verification(plan.id, pred, verified, verified / pred if pred > 0 else None, sample, name)

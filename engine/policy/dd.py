@@ -5,7 +5,10 @@ are reclustered at optimization cycles, until the table satisfies a user-defined
 overlapping depth threshold." Each call proposes up to ``max_partitions`` (K) partitions
 whose depth on ``key`` exceeds ``depth_threshold``, deepest first, sorted by ``key``. It
 ignores the workload except to choose the key when none is given and to estimate, for
-comparison with WAIR, what the window's queries would have saved.
+comparison with WAIR, what the window's queries would have saved. Depth is counted at
+the unit engines skip (:func:`unit_depths`): where files hold several row groups and the
+scans are charged by row groups (``settings.prune_row_groups``), a file is as deep as its
+deepest row group, so a few large files each spanning the key's range are deep.
 
 Helpers shared with DD-EP live here: :func:`choose_key`, :func:`window_saving_bytes`,
 :func:`window_saving`, :func:`data_driven_proposal`.
@@ -32,6 +35,7 @@ from engine.core.errors import ColumnNotFoundError, InvalidParameterError
 from engine.metrics.sweep import Sweep
 from engine.policy.base import PlanGroup, Policy, PolicyContext, Proposal
 from engine.policy.costmodel import groups_rewrite_cost, money, read_seconds
+from engine.scan.batched import ragged_ranges
 
 #: logical types a sort key may have (booleans hold two values: nothing to gain)
 KEY_TYPES = tuple(t for t in logical_types.ORDERABLE_TYPES)
@@ -112,6 +116,46 @@ def window_saving(ctx: PolicyContext, chosen: np.ndarray, key: str | None = None
     return total, seconds
 
 
+def unit_depths(ctx: PolicyContext, key: str, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(depth, overlaps) on ``key`` of the files at positions ``ok`` (those with a valid
+    range), at the unit engines skip: with the row groups the scans were charged by
+    (``ctx.row_groups``, ``settings.prune_row_groups``) a file with several row groups is
+    as deep as its deepest row group among every unit of the table (row groups, and the
+    files that hold one), so a table of a few large files, each spanning the key's range
+    in many row groups, is as deep as its row groups overlap; else each file's own.
+
+    Example (two files of two row groups each, all four spanning [0, 10]):
+    >>> from types import SimpleNamespace as NS
+    >>> col = lambda lo, hi: NS(lo=np.array(lo), hi=np.array(hi), valid=np.ones(len(lo), bool))
+    >>> files = NS(column=lambda k: col([0, 0], [10, 10]))
+    >>> rg = NS(start=np.array([0, 2, 4]), zonemaps=NS(column=lambda k: col([0] * 4, [10] * 4)))
+    >>> unit_depths(NS(zonemaps=files, row_groups=rg), "k", np.array([0, 1]))[0].tolist()
+    [4, 4]
+    >>> unit_depths(NS(zonemaps=files, row_groups=None), "k", np.array([0, 1]))[0].tolist()
+    [2, 2]
+    """
+    z = ctx.zonemaps.column(key)
+    rg = getattr(ctx, "row_groups", None)
+    counts = (rg.start[1:] - rg.start[:-1])[ok] if rg is not None else np.zeros(0, np.int64)
+    if not counts.any():
+        sw = Sweep(z.lo[ok], z.hi[ok])
+        return sw.depths(), sw.overlaps()
+    gz = rg.zonemaps.column(key)
+    sel = ragged_ranges(rg.start[ok[counts > 0]], counts[counts > 0])
+    valid = np.asarray(gz.valid, dtype=bool)[sel]
+    owner = np.repeat(np.arange(len(ok)), counts)[valid]  # positions in ok
+    single = np.flatnonzero(counts == 0)
+    lo = np.concatenate([np.asarray(gz.lo)[sel][valid], np.asarray(z.lo)[ok[single]]])
+    hi = np.concatenate([np.asarray(gz.hi)[sel][valid], np.asarray(z.hi)[ok[single]]])
+    owner = np.concatenate([owner, single])
+    sw = Sweep(lo, hi)
+    depth = np.zeros(len(ok), dtype=np.int64)
+    over = np.zeros(len(ok), dtype=np.int64)
+    np.maximum.at(depth, owner, np.asarray(sw.depths(), dtype=np.int64))
+    np.maximum.at(over, owner, np.asarray(sw.overlaps(), dtype=np.int64))
+    return depth, over
+
+
 def data_driven_proposal(ctx: PolicyContext, policy: str, params: Mapping[str, Any],
                          chosen: np.ndarray, key: str, reason: str,
                          details: Mapping[str, Any]) -> Proposal:
@@ -159,8 +203,7 @@ class DDPolicy(Policy):
         chosen = np.zeros(n, dtype=bool)
         if len(ok) == 0:
             return chosen, {"average_depth": 0.0, "max_depth": 0, "over_threshold": 0}
-        sw = Sweep(z.lo[ok], z.hi[ok])
-        depths, overlaps = sw.depths(), sw.overlaps()
+        depths, overlaps = unit_depths(ctx, key, ok)
         over = np.flatnonzero(depths > self.depth_threshold)
         order = over[np.lexsort((ok[over], -overlaps[over], -depths[over]))]
         chosen[ok[order[: self.max_partitions]]] = True

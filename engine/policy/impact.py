@@ -42,6 +42,8 @@ Example (two partitions of 100 rows, both spanning a = [0, 10]; b = [0, 1] and [
 from __future__ import annotations
 
 import math
+import weakref
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -51,8 +53,9 @@ from engine.metrics.mixture import equal_weight_cuts
 from engine.metrics.overlap import column_clustering
 from engine.policy.costmodel import scan_seconds, write_target_of
 from engine.policy.file_sources import SourceMasks, source_bounds
-from engine.scan.pruning import analyze_workload
+from engine.scan.pruning import analyze_workload, fragment_key
 from engine.scan.rowgroups import RowGroupMaps
+from engine.scan.window_bytes import window_bytes
 from engine.table.model import ColumnZoneMap, ZoneMaps
 
 if TYPE_CHECKING:
@@ -88,7 +91,8 @@ def predicted_with_row_groups(zm: ZoneMaps, groups: Sequence["PlanGroup"],
       conservative side). A group whose first key cannot be cut (a string) keeps one row
       group per file.
     """
-    after, new_rg = _predict(zm, groups, with_row_groups=True, target=target, row_groups=row_groups)
+    after, new_rg, new_owner = _predict(zm, groups, with_row_groups=True, target=target,
+                                        row_groups=row_groups)
     parts: list[ZoneMaps] = []
     owners: list[np.ndarray] = []
     if row_groups is not None and len(row_groups):
@@ -96,9 +100,9 @@ def predicted_with_row_groups(zm: ZoneMaps, groups: Sequence["PlanGroup"],
         if kept is not None:
             parts.append(kept.zonemaps)
             owners.append(np.asarray(kept.zonemaps.created_seq, dtype=np.int64))
-    if new_rg:
-        parts.append(_zonemaps_of(zm, new_rg))
-        owners.append(np.array([p["owner"] for p in new_rg], dtype=np.int64))
+    if new_rg is not None and len(new_rg):
+        parts.append(new_rg)
+        owners.append(new_owner)
     if not parts:
         return after, None
     every = parts[0] if len(parts) == 1 else _concat(parts)
@@ -107,14 +111,17 @@ def predicted_with_row_groups(zm: ZoneMaps, groups: Sequence["PlanGroup"],
 
 def _predict(zm: ZoneMaps, groups: Sequence["PlanGroup"], with_row_groups: bool = False,
              target: WriteTarget | None = None, row_groups: "RowGroupMaps | None" = None
-             ) -> tuple[ZoneMaps, list[dict[str, Any]]]:
-    """The predicted zonemaps, and (``with_row_groups``) the predicted row groups of the new
-    files, each naming its file's position in them (``owner``)."""
+             ) -> tuple[ZoneMaps, ZoneMaps | None, np.ndarray]:
+    """The predicted zonemaps, and (``with_row_groups``) the zonemaps of the new files'
+    row groups with each one's file as its position in the first (``owner``; None and
+    empty when no new file holds several)."""
     target = target or WriteTarget()
     position = {str(p): i for i, p in enumerate(zm.paths)}
     touched = np.zeros(len(zm), dtype=bool)
-    new_parts: list[dict[str, Any]] = []
-    new_rg: list[dict[str, Any]] = []
+    new_files: list[ZoneMaps] = []
+    new_rg: list[ZoneMaps] = []
+    owners: list[np.ndarray] = []
+    count = 0  # new files so far
     for g, group in enumerate(groups):
         idx = np.array([position[p] for p in group.partitions if p in position], dtype=np.int64)
         if idx.size == 0:
@@ -122,37 +129,25 @@ def _predict(zm: ZoneMaps, groups: Sequence["PlanGroup"], with_row_groups: bool 
         touched[idx] = True
         shape = output_shape(zm.rows[idx], int(zm.bytes[idx].sum()), target, group.layout_params,
                              group.layout, input_row_group_rows(zm, idx, row_groups))
-        files, rgs = _rewrite_group(zm, idx, tuple(group.columns), g, shape, with_row_groups)
-        for rg in rgs:
-            rg["owner"] += len(new_parts)
-        new_parts.extend(files)
-        new_rg.extend(rgs)
+        files, rgs, owner = _rewrite_group(zm, idx, tuple(group.columns), g, shape, with_row_groups)
+        if rgs is not None:
+            new_rg.append(rgs)
+            owners.append(owner + count)
+        new_files.append(files)
+        count += len(files)
     keep = np.flatnonzero(~touched)
     kept = zm.subset(keep)
-    if not new_parts:
-        return kept, []
-    for rg in new_rg:
-        rg["owner"] += len(kept)
+    if not count:
+        return kept, None, np.zeros(0, dtype=np.int64)
     # the new files come after every kept one (_concat keeps the order only where every
     # part has one per entry, as before the rewrite)
-    new = _zonemaps_of(zm, new_parts, seq=int(kept.created_seq.max(initial=0)) + 1)
-    return _concat([kept, new]), new_rg
-
-
-def _zonemaps_of(zm: ZoneMaps, parts: Sequence[dict[str, Any]], seq: int = 0) -> ZoneMaps:
-    """Zonemaps of predicted entries (``path``, ``rows``, ``bytes`` and per column ``lo``,
-    ``hi``, ``valid``, ``nulls``, ``cbytes``), in ``zm``'s columns and types, each created
-    at ``seq``."""
-    columns = {name: ColumnZoneMap(
-        cz.ltype, np.array([p["lo"][name] for p in parts], dtype=cz.lo.dtype),
-        np.array([p["hi"][name] for p in parts], dtype=cz.hi.dtype),
-        np.array([p["valid"][name] for p in parts], dtype=bool),
-        np.array([p["nulls"][name] for p in parts], dtype=np.int64),
-        np.array([p["cbytes"][name] for p in parts], dtype=np.int64)) for name, cz in zm.columns.items()}
-    return ZoneMaps(paths=np.array([p["path"] for p in parts], dtype=object),
-                    rows=np.array([p["rows"] for p in parts], dtype=np.int64),
-                    bytes=np.array([p["bytes"] for p in parts], dtype=np.int64),
-                    columns=columns, created_seq=np.full(len(parts), seq, dtype=np.int64))
+    seq = int(kept.created_seq.max(initial=0)) + 1
+    new = _concat(new_files)
+    new = ZoneMaps(paths=new.paths, rows=new.rows, bytes=new.bytes, columns=new.columns,
+                   created_seq=np.full(len(new), seq, dtype=np.int64))
+    rg = _concat(new_rg) if new_rg else None
+    owner = (np.concatenate(owners) + len(kept)) if owners else np.zeros(0, dtype=np.int64)
+    return _concat([kept, new]), rg, owner
 
 
 def _concat(parts: Sequence[ZoneMaps]) -> ZoneMaps:
@@ -181,15 +176,16 @@ def input_row_group_rows(zm: ZoneMaps, idx: np.ndarray, row_groups: "RowGroupMap
 
 def _rewrite_group(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], g: int,
                    shape: OutputShape, with_row_groups: bool = False
-                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The group's new files (``shape.files`` of them), and ``with_row_groups`` the row
-    groups of its files when each holds several (:func:`predicted_with_row_groups`)."""
+                   ) -> tuple[ZoneMaps, ZoneMaps | None, np.ndarray]:
+    """The group's new files (``shape.files`` of them, ``created_seq`` 0), and
+    ``with_row_groups`` the row groups of its files when each holds several
+    (:func:`predicted_with_row_groups`) with each one's file (its position among the
+    group's new files). Columnar: O(files + partitions log partitions) per column, no
+    per-file Python objects."""
     files = shape.files
     rows, nbytes = zm.rows[idx].astype(np.float64), zm.bytes[idx]
     slices = files if len(keys) == 1 else math.ceil(files ** (1.0 / max(len(keys), 1)))
     file_rows, file_bytes = int(round(rows.sum() / files)), int(round(nbytes.sum() / files))
-    out = [{"path": f"<predicted group {g} file {j}>", "rows": file_rows, "bytes": file_bytes,
-            "lo": {}, "hi": {}, "valid": {}, "nulls": {}, "cbytes": {}} for j in range(files)]
     cut_of: dict[str, np.ndarray] = {}
     for name in keys:
         cz = zm.columns.get(name)
@@ -199,6 +195,8 @@ def _rewrite_group(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], g: int,
     # per file is files x partitions bytes and as many passes: engine.policy.file_sources)
     keycuts = [(zm.columns[n].lo[idx].astype(np.float64), zm.columns[n].hi[idx].astype(np.float64),
                 np.asarray(c, dtype=np.float64), keys.index(n)) for n, c in cut_of.items()]
+    j = np.arange(files)
+    columns: dict[str, ColumnZoneMap] = {}
     for name, cz in zm.columns.items():
         lo, hi, valid = cz.lo[idx], cz.hi[idx], cz.valid[idx]
         all_valid = bool(valid.all())
@@ -207,51 +205,60 @@ def _rewrite_group(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], g: int,
         nulls = int(cz.null_count[idx].sum()) if (cz.null_count[idx] >= 0).all() else -1
         file_nulls = -1 if nulls < 0 else int(round(nulls / files))
         file_cbytes = int(round(cz.compressed_bytes[idx].sum() / files))
-        bounds = source_bounds(keycuts, slices, files, lo, hi, valid) if keycuts and cuts is None else None
-        for j, part in enumerate(out):
-            if cuts is not None:
-                s = (j // slices ** keys.index(name)) % slices
-                part["lo"][name], part["hi"][name] = cuts[s], cuts[s + 1]
-            elif bounds is not None and bounds.has[j]:
-                part["lo"][name], part["hi"][name] = bounds.lo[j].item(), bounds.hi[j].item()
-            else:
-                part["lo"][name], part["hi"][name] = union
-            part["valid"][name] = all_valid
-            part["nulls"][name] = file_nulls
-            part["cbytes"][name] = file_cbytes
+        if cuts is not None:
+            s = (j // slices ** keys.index(name)) % slices
+            f_lo, f_hi = cuts[s].astype(cz.lo.dtype), cuts[s + 1].astype(cz.hi.dtype)
+        else:
+            f_lo, f_hi = np.full(files, union[0], dtype=cz.lo.dtype), np.full(files, union[1], dtype=cz.hi.dtype)
+            if keycuts:
+                bounds = source_bounds(keycuts, slices, files, lo, hi, valid)
+                f_lo[bounds.has], f_hi[bounds.has] = bounds.lo[bounds.has], bounds.hi[bounds.has]
+        columns[name] = ColumnZoneMap(cz.ltype, f_lo, f_hi, np.full(files, all_valid, dtype=bool),
+                                      np.full(files, file_nulls, dtype=np.int64),
+                                      np.full(files, file_cbytes, dtype=np.int64))
+    out = ZoneMaps(paths=np.array([f"<predicted group {g} file {i}>" for i in range(files)], dtype=object),
+                   rows=np.full(files, file_rows, dtype=np.int64),
+                   bytes=np.full(files, file_bytes, dtype=np.int64), columns=columns,
+                   created_seq=np.zeros(files, dtype=np.int64))
     per_file = shape.row_groups_per_file if with_row_groups else 1
-    return out, _file_row_groups(zm, idx, keys, cut_of, slices, out, per_file, rows)
+    rgs, owner = _file_row_groups(zm, idx, keys, cut_of, slices, out, per_file, rows)
+    return out, rgs, owner
 
 
 def _file_row_groups(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], cut_of: dict[str, np.ndarray],
-                     slices: int, files: list[dict[str, Any]], per_file: int,
-                     rows: np.ndarray) -> list[dict[str, Any]]:
-    """The row groups of the new ``files`` when each holds several (``owner``: the file's
-    index in ``files``): the file's rows cut along the first key column at equal-row
+                     slices: int, files: ZoneMaps, per_file: int,
+                     rows: np.ndarray) -> tuple[ZoneMaps | None, np.ndarray]:
+    """The row groups of the new ``files`` when each holds several, and each one's file
+    (its index in ``files``): the file's rows cut along the first key column at equal-row
     quantiles (``slices * k`` cuts of the group's mixture, ``k`` per slice), its other
-    columns' ranges kept, its rows and bytes shared equally. Empty when one row group each
+    columns' ranges kept, its rows and bytes shared equally. None when one row group each
     or the first key cannot be cut."""
-    if not files or not keys or keys[0] not in cut_of:
-        return []
-    file_bytes = files[0]["bytes"]
-    k = min(int(per_file), max(int(files[0]["rows"]), 1))
+    none = (None, np.zeros(0, dtype=np.int64))
+    if not len(files) or not keys or keys[0] not in cut_of:
+        return none
+    file_rows, file_bytes = int(files.rows[0]), int(files.bytes[0])
+    k = min(int(per_file), max(file_rows, 1))
     if k <= 1:
-        return []
+        return none
     key = keys[0]
     cz = zm.columns[key]
     fine = _quantile_cuts(cz.lo[idx], cz.hi[idx], rows, slices * k)
-    out = []
-    for j, f in enumerate(files):
-        s = j % slices  # the first key's slice (keys.index(key) = 0)
-        base_rows, extra = divmod(int(f["rows"]), k)
-        for r in range(k):
-            rg = {"path": f["path"], "owner": j, "rows": base_rows + (1 if r < extra else 0),
-                  "bytes": int(round(file_bytes / k)), "lo": dict(f["lo"]), "hi": dict(f["hi"]),
-                  "valid": dict(f["valid"]), "cbytes": {c: int(round(v / k)) for c, v in f["cbytes"].items()},
-                  "nulls": {c: (-1 if v < 0 else int(round(v / k))) for c, v in f["nulls"].items()}}
-            rg["lo"][key], rg["hi"][key] = fine[s * k + r], fine[s * k + r + 1]
-            out.append(rg)
-    return out
+    owner = np.repeat(np.arange(len(files)), k)
+    r = np.tile(np.arange(k), len(files))
+    at = (owner % slices) * k + r  # the first key's slice (keys.index(key) = 0), then the row group
+    base_rows, extra = divmod(file_rows, k)
+    columns: dict[str, ColumnZoneMap] = {}
+    for name, fz in files.columns.items():
+        lo, hi = ((fine[at].astype(fz.lo.dtype), fine[at + 1].astype(fz.hi.dtype)) if name == key
+                  else (fz.lo[owner], fz.hi[owner]))
+        nulls, cbytes = int(fz.null_count[0]), int(fz.compressed_bytes[0])
+        columns[name] = ColumnZoneMap(fz.ltype, lo, hi, fz.valid[owner],
+                                      np.full(owner.size, -1 if nulls < 0 else int(round(nulls / k)), np.int64),
+                                      np.full(owner.size, int(round(cbytes / k)), np.int64))
+    rgs = ZoneMaps(paths=files.paths[owner], rows=(base_rows + (r < extra)).astype(np.int64),
+                   bytes=np.full(owner.size, int(round(file_bytes / k)), dtype=np.int64), columns=columns,
+                   created_seq=np.zeros(owner.size, dtype=np.int64))
+    return rgs, owner
 
 
 def _sources(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], cut_of: dict[str, np.ndarray],
@@ -334,24 +341,18 @@ def rewrite_losses(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Seque
     "queries", "bytes_lost", "cpu_seconds_lost", "depth_before", "depth_after"}]}``,
     columns by bytes lost, largest first.
     """
-    position = {str(p): i for i, p in enumerate(zm.paths)}
-    touched = sorted({position[p] for g in groups for p in g.partitions if p in position})
     empty = {"bytes": 0.0, "cpu_seconds": 0.0, "queries": 0, "columns": []}
-    frags = [f for f in fragments if f.predicated_columns]
-    if not touched or not frags:
-        return empty
-    old = zm.subset(np.asarray(touched, dtype=np.int64))
     level = row_groups is not None if row_group_level is None else row_group_level
-    old_rg = RowGroupMaps.of(old, row_groups.zonemaps) if level and row_groups is not None else None
     target = write_target_of(settings)
-    new, new_rg = (predicted_with_row_groups(old, groups, old_rg, target) if level
-                   else (predicted_zonemaps(old, groups, target), None))
+    score = score_rewrite(zm, groups, fragments, target, row_groups, bool(level))
+    if score is None:
+        return empty
     index = {id(f): i for i, f in enumerate(fragments)}
     per_col: dict[str, dict[str, float]] = {}
     total_b = total_s = 0.0
     n = 0
-    for frag, b, a in zip(frags, analyze_workload(old, frags, old_rg), analyze_workload(new, frags, new_rg)):
-        lost = float(a.bytes_scanned) - float(b.bytes_scanned)
+    for frag, b, a in zip(score.fragments, score.before.tolist(), score.after.tolist()):
+        lost = a - b
         if lost <= 0:
             continue
         size = float(read_sizes[index[id(frag)]]) if read_sizes is not None else 0.0
@@ -370,7 +371,8 @@ def rewrite_losses(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Seque
             e["cpu_seconds_lost"] += seconds / len(cols)
     if n == 0:
         return empty
-    after = predicted_zonemaps(zm, groups, target) if with_depth else None
+    after = (None if not with_depth else predicted_zonemaps(zm, groups, target) if score.row_groups
+             else _with_new_files(zm, score))
     columns = []
     for c, e in sorted(per_col.items(), key=lambda kv: -kv[1]["bytes_lost"]):
         row: dict[str, Any] = {"column": c, "queries": int(e["queries"]),
@@ -381,3 +383,89 @@ def rewrite_losses(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Seque
             row["depth_after"] = column_clustering(after, c).average_depth
         columns.append(row)
     return {"bytes": total_b, "cpu_seconds": total_s, "queries": n, "columns": columns}
+
+
+@dataclass(frozen=True)
+class RewriteScore:
+    """A window scored on a rewrite's partitions: ``old`` (the partitions ``touched``, in
+    table order) before, ``new`` (their predicted replacements, row groups predicted when
+    ``row_groups``: ``new_row_groups``) after, and the bytes each of ``fragments`` (the window's queries with
+    a predicate) reads from them, ``before`` and ``after``, as the scan analysis charges
+    them (:func:`engine.scan.window_bytes.window_bytes`)."""
+
+    touched: np.ndarray
+    old: ZoneMaps
+    new: ZoneMaps
+    row_groups: bool
+    new_row_groups: "RowGroupMaps | None"
+    fragments: tuple
+    before: np.ndarray
+    after: np.ndarray
+
+
+def score_rewrite(zm: ZoneMaps, groups: Sequence["PlanGroup"], fragments: Sequence["ScanFragment"],
+                  target: WriteTarget, row_groups: "RowGroupMaps | None" = None,
+                  level: bool | None = None) -> RewriteScore | None:
+    """The window ``fragments`` scored before and after the rewrite of ``groups`` (None
+    when no partition of theirs is in ``zm`` or no fragment has a predicate): what the
+    predicted losses (:func:`rewrite_losses`) and the output check
+    (:mod:`engine.policy.output_check`) both read. ``level``: charge the rewritten files'
+    own row groups (from ``row_groups``) and predict the new files' (True), neither
+    (False), or both when the rewritten files have row groups (None).
+
+    The last score is remembered with what it was computed from (``zm`` itself, the groups,
+    the target, the row groups, the window's fragments by :func:`fragment_key`), so a
+    plan's losses and its output check scan the window once. O(partitions log partitions)
+    per column plus O(log partitions) per one-range query; the rest through the exact
+    evaluator."""
+    position = {str(p): i for i, p in enumerate(zm.paths)}
+    touched = np.array(sorted({position[p] for g in groups for p in g.partitions if p in position}),
+                       dtype=np.int64)
+    frags = tuple(f for f in fragments if f.predicated_columns)
+    if touched.size == 0 or not frags:
+        return None
+    old = zm.subset(touched)
+    old_rg = (RowGroupMaps.of(old, row_groups.zonemaps)
+              if row_groups is not None and level is not False else None)
+    with_rg = old_rg is not None if level is None else bool(level)
+    key = (tuple(groups), target, with_rg, tuple(fragment_key(f) for f in frags))
+    last = _LAST[0]  # one read: another thread may replace it
+    if last is not None and last[0]() is zm and last[1] is row_groups and _same(last[2], key):
+        return replace(last[3], fragments=frags)  # equal fragments, the caller's own objects
+    if with_rg:
+        new, new_rg = predicted_with_row_groups(old, groups, old_rg, target)
+    else:
+        new, new_rg = predicted_zonemaps(old, groups, target), None
+    score = RewriteScore(touched, old, new, with_rg, new_rg, frags, window_bytes(old, frags, old_rg),
+                         window_bytes(new, frags, new_rg))
+    _LAST[0] = (weakref.ref(zm), row_groups, key, score)
+    return score
+
+
+#: the last score: (a weak reference to its zonemaps, its row groups, its key, the score);
+#: one per process, so a long-lived process (the dashboard) holds at most one rewrite's
+#: predicted files
+_LAST: list[Any] = [None]
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Whether two score keys are equal (False when a layout parameter cannot say:
+    an array compared element-wise)."""
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _with_new_files(zm: ZoneMaps, score: RewriteScore) -> ZoneMaps:
+    """:func:`predicted_zonemaps` of the whole table from a score predicted without row
+    groups: the untouched partitions, then the score's new files created after them (the
+    same files: a group's files depend only on its own partitions)."""
+    keep = np.ones(len(zm), dtype=bool)
+    keep[score.touched] = False
+    kept = zm.subset(np.flatnonzero(keep))
+    seq = int(kept.created_seq.max(initial=0)) + 1
+    new = score.new
+    files = ZoneMaps(paths=new.paths, rows=new.rows, bytes=new.bytes, columns=new.columns,
+                     created_seq=np.full(len(new), seq, dtype=np.int64))
+    return _concat([kept, files])

@@ -8,10 +8,10 @@ has and what section 4.4's hybrid layouts (savings signatures + DBSCAN) exist fo
   alpha 2, WAIR's local workload), the rest anywhere (its global workload);
 * **a shift between two date columns**: over the log's weeks the share of ``l_commitdate``
   filters grows and the share of ``l_shipdate`` filters shrinks (WAIR's periods P5/P6
-  move the workload the same way); the commit-date filters look at an older era of the
-  data than the ship-date ones, so each column's hot partitions differ;
+  move the workload the same way); the commit-date filters look at the oldest era of the
+  data and the ship-date-only ones at the newest, so each column's hot partitions differ;
 * **an independent second predicate column**: ``l_suppkey`` ranges, alone and together
-  with a ship-date range. Supplier keys are uniform in every micro-partition (ingestion
+  with a ship-date range on the oldest ship dates. Supplier keys are uniform in every micro-partition (ingestion
   follows the order date), so every partition is a boundary partition of such a filter.
 
 A partition then owes its saving to ship-date filters alone (a sort on ``l_shipdate``),
@@ -19,6 +19,15 @@ to ship-date and supplier filters together (a Hilbert curve over both), to commi
 filters (a sort on ``l_commitdate``) or to many columns at once (a Qd-tree). Ranges are
 read from the data's Parquet footer, so they fit any scale; the log is deterministic for
 a seed.
+
+The log is as busy as a dashboard table: :data:`DEMO_QUERIES_PER_DAY` queries a day over
+:data:`DEMO_DAYS` days by default. Most of them (:data:`DASHBOARD_SHARE`) are dashboard
+panels refreshed again and again: :data:`PANELS` fixed statements per template, each on a
+hot range drawn once per log, so a panel's SQL text is the same at every refresh (the
+importer parses each distinct text once). The rest are ad hoc queries drawn one by one
+(hot with probability ``local_share``, else anywhere). Both follow the template mix of
+:data:`MIX`, so the shift to ``l_commitdate`` moves the dashboards too. Arrival times are
+uniform over the days, so any day holds about the daily rate.
 """
 
 from __future__ import annotations
@@ -33,7 +42,16 @@ import pyarrow.parquet as pq
 from engine.core.errors import InvalidParameterError
 from engine.scenarios import tpch
 
-DEMO_LOG_QUERIES = 600
+#: days the demo log covers
+DEMO_DAYS = 28
+#: queries a day in the demo log by default: a busy dashboard table
+DEMO_QUERIES_PER_DAY = 2_000
+#: the demo log's default size (``layout-advisor demo --queries``)
+DEMO_LOG_QUERIES = DEMO_QUERIES_PER_DAY * DEMO_DAYS
+#: share of the queries that are dashboard refreshes (the rest are ad hoc)
+DASHBOARD_SHARE = 0.85
+#: fixed statements (panels) per template on the dashboards
+PANELS = 3
 
 SUPPLIER_SCAN = """SELECT l_suppkey, COUNT(*) AS lines, SUM(l_extendedprice) AS value
 FROM lineitem
@@ -54,7 +72,7 @@ WHERE l_commitdate >= DATE '{a}' AND l_commitdate < DATE '{a}' + INTERVAL '{days
 GROUP BY l_suppkey"""
 
 #: (template, weight at the start of the log, weight at its end): the date shift
-MIX = (("ship", 0.40, 0.34), ("ship_supplier", 0.30, 0.26), ("supplier", 0.12, 0.06),
+MIX = (("ship", 0.44, 0.38), ("ship_supplier", 0.30, 0.26), ("supplier", 0.08, 0.02),
        ("commit_deals", 0.04, 0.34), ("commit", 0.14, 0.0))
 
 #: hot ranges start within this many days of their end of the data
@@ -81,10 +99,12 @@ def _weights(progress: float) -> list[float]:
 
 
 def make_demo_log(data: str | os.PathLike, count: int = DEMO_LOG_QUERIES, seed: int = 11,
-                  start: str = "2024-03-04T08:00:00+00:00", days: float = 28.0,
-                  local_share: float = 0.9) -> list[dict]:
+                  start: str = "2024-03-04T08:00:00+00:00", days: float = DEMO_DAYS,
+                  local_share: float = 0.9, dashboard_share: float = DASHBOARD_SHARE
+                  ) -> list[dict]:
     """The demo's query log for the lineitem Parquet ``data``: [{"id", "ts", "sql",
-    "template"}], timestamps ascending over ``days``.
+    "template", "source"}], timestamps ascending over ``days``; ``source`` is "dashboard"
+    (one of the :data:`PANELS` fixed statements of its template) or "adhoc".
 
     >>> make_demo_log("missing.parquet", count=0)
     Traceback (most recent call last):
@@ -93,18 +113,32 @@ def make_demo_log(data: str | os.PathLike, count: int = DEMO_LOG_QUERIES, seed: 
     """
     if count <= 0:
         raise InvalidParameterError(f"query count must be positive, got {count}")
+    if not 0.0 <= dashboard_share <= 1.0:
+        raise InvalidParameterError(f"dashboard share must be within [0, 1], got {dashboard_share}")
     rng = random.Random(seed)
     bounds = column_bounds(data, ("l_shipdate", "l_commitdate", "l_suppkey", "l_partkey"))
+    panels = dashboard_panels(bounds, seed)
     t0 = dt.datetime.fromisoformat(start)
     offsets = sorted(rng.random() * days * 86400 for _ in range(count))
     names = [name for name, _, _ in MIX]
     out = []
     for k, offset in enumerate(offsets):
         kind = rng.choices(names, weights=_weights(k / max(count - 1, 1)))[0]
-        sql = _render(kind, rng, bounds, local_share)
+        if rng.random() < dashboard_share:
+            sql, source = panels[kind][rng.randrange(PANELS)], "dashboard"
+        else:
+            sql, source = _render(kind, rng, bounds, local_share), "adhoc"
         ts = (t0 + dt.timedelta(seconds=round(offset))).isoformat()
-        out.append({"id": f"d{k + 1:04d}", "ts": ts, "sql": sql, "template": kind})
+        out.append({"id": f"d{k + 1:06d}", "ts": ts, "sql": sql, "template": kind,
+                    "source": source})
     return out
+
+
+def dashboard_panels(bounds: dict, seed: int = 11) -> dict[str, list[str]]:
+    """The dashboards' fixed statements: :data:`PANELS` per template of :data:`MIX`, each
+    on a hot range (``local_share`` 1), drawn once for the log's ``seed``."""
+    rng = random.Random(f"panels-{seed}")
+    return {name: [_render(name, rng, bounds, 1.0) for _ in range(PANELS)] for name, _, _ in MIX}
 
 
 def _start(rng: random.Random, lo: dt.date, hi: dt.date, span: int, hot_at: float,
@@ -131,9 +165,8 @@ def _ranges(rng: random.Random, lo: int, hi: int, share: float) -> tuple[int, in
 
 def _render(kind: str, rng: random.Random, bounds: dict, local_share: float) -> str:
     """One query of template ``kind``. Ship-date filters are hot on the newest ship dates
-    (the newest orders' partitions), ship-date-and-supplier filters on the middle ones,
-    commit-date filters (with four more columns) on the oldest; supplier filters touch
-    every partition."""
+    (the newest orders' partitions), ship-date-and-supplier filters and commit-date filters
+    (with four more columns) on the oldest; supplier filters touch every partition."""
     span = rng.choice((30, 60, 90))
     ship_lo, ship_hi = bounds["l_shipdate"]
     commit_lo, commit_hi = bounds["l_commitdate"]
@@ -142,7 +175,7 @@ def _render(kind: str, rng: random.Random, bounds: dict, local_share: float) -> 
         a = _start(rng, ship_lo, ship_hi, span, 1.0, local_share)
         return tpch.Q1.format(a=a.isoformat(), days=span)
     if kind == "ship_supplier":
-        a = _start(rng, ship_lo, ship_hi, span, 0.5, local_share)
+        a = _start(rng, ship_lo, ship_hi, span, 0.0, local_share)
         s1, s2 = _ranges(rng, supp_lo, supp_hi, 0.01)
         return SHIP_SUPPLIER.format(a=a.isoformat(), days=span, s1=s1, s2=s2)
     if kind == "supplier":

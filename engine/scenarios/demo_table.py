@@ -50,6 +50,36 @@ def _quiet(_: str) -> None:
     pass
 
 
+#: the shape of ``demo --large-files``: files of about a million rows in row groups of a
+#: tenth of that (the 64-512 MB class of real tables, scaled to one machine)
+LARGE_FILE_ROWS = 1_000_000
+#: ... and at least this many files, so a small source still spans several files
+LARGE_MIN_FILES = 4
+#: row groups per large file
+LARGE_ROW_GROUPS = 10
+
+
+def large_file_shape(total_rows: int) -> tuple[int, int]:
+    """(rows per file, rows per row group) of ``demo --large-files`` for a source of
+    ``total_rows`` rows: the rows split evenly into files of about :data:`LARGE_FILE_ROWS`
+    rows (at least :data:`LARGE_MIN_FILES` files), each in :data:`LARGE_ROW_GROUPS` row
+    groups, so no file is a small remainder.
+
+    >>> large_file_shape(6_001_215), large_file_shape(200_000)
+    ((1000203, 100021), (50000, 5000))
+    """
+    if total_rows <= 0:
+        raise DataFileError("the source holds no rows")
+    files = max(LARGE_MIN_FILES, round(total_rows / LARGE_FILE_ROWS))
+    per_file = max(LARGE_ROW_GROUPS, math.ceil(total_rows / files))
+    return per_file, math.ceil(per_file / LARGE_ROW_GROUPS)
+
+
+def source_rows(source: str | os.PathLike) -> int:
+    """Rows of the Parquet file ``source``, from its footer."""
+    return int(pq.ParquetFile(str(source)).metadata.num_rows)
+
+
 def file_name(index: int) -> str:
     """Name of the ``index``-th micro-partition: zero-padded, so path order is row order.
 
@@ -88,20 +118,26 @@ def _chunks(source: str, target_rows: int):
 
 
 def write_micro_partitions(source: str, out_dir: str, target_rows: int,
-                           progress: Progress = _quiet, threads: int = 2) -> tuple[list[str], int]:
+                           progress: Progress = _quiet, threads: int = 2,
+                           row_group_rows: int | None = None) -> tuple[list[str], int]:
     """Cut ``source`` (one Parquet file) into files of exactly ``target_rows`` rows under
-    ``out_dir``, in row order; returns (the files in row order, total rows).
+    ``out_dir``, in row order; returns (the files in row order, total rows). Each file is
+    one row group, or row groups of ``row_group_rows`` rows (the last of a file may hold
+    fewer) when given.
 
     ``threads`` writers encode files in parallel, with at most ``2 * threads`` files in
     flight, so memory stays a few chunks whatever the table's size."""
     if target_rows <= 0:
         raise InvalidParameterError(f"target rows must be positive, got {target_rows}")
+    if row_group_rows is not None and row_group_rows <= 0:
+        raise InvalidParameterError(f"row-group rows must be positive, got {row_group_rows}")
     total_rows = pq.ParquetFile(source).metadata.num_rows
     if total_rows == 0:
         raise DataFileError(f"{source}: no rows")
     expected = math.ceil(total_rows / target_rows)
-    progress(f"writing {total_rows:,} rows as {expected:,} micro-partitions of {target_rows:,} "
-             "rows (Arrow, in ingestion order)")
+    unit = (f"files of {target_rows:,} rows in row groups of {row_group_rows:,}" if row_group_rows
+            else f"micro-partitions of {target_rows:,} rows")
+    progress(f"writing {total_rows:,} rows as {expected:,} {unit} (Arrow, in ingestion order)")
     os.makedirs(out_dir, exist_ok=True)
     written: list[str] = []
     rows = 0
@@ -110,7 +146,8 @@ def write_micro_partitions(source: str, out_dir: str, target_rows: int,
         for i, chunk in enumerate(_chunks(source, target_rows)):
             path = os.path.join(out_dir, file_name(i))
             in_flight.append(pool.submit(pq.write_table, chunk.cast(nullable(chunk.schema)), path,
-                                         compression="snappy", row_group_size=target_rows))
+                                         compression="snappy",
+                                         row_group_size=row_group_rows or target_rows))
             written.append(path)
             rows += chunk.num_rows
             if len(in_flight) >= 2 * max(1, threads):
@@ -127,26 +164,28 @@ def write_micro_partitions(source: str, out_dir: str, target_rows: int,
 
 def create_table(store: TableStore, name: str, source: str | os.PathLike, target_rows: int,
                  table_format: str = "iceberg", progress: Progress | None = None,
-                 threads: int = 2) -> Snapshot:
+                 threads: int = 2, row_group_rows: int | None = None) -> Snapshot:
     """Managed table ``name`` from the demo's generated file, in its row order.
 
     ``table_format`` "iceberg": table ``default.NAME`` of the workspace's SQLite catalog,
     files under its location, one append commit (like :func:`engine.spark.ingest.create_table`
     with ``format="iceberg"``); "native": the workspace's own snapshot "1". On failure
     nothing is published and the written files are removed. ``store``: the home's table
-    catalog."""
+    catalog; ``row_group_rows``: rows per row group (None: one row group per file)."""
     say = progress or _quiet
     validate_name(name)
     if store.exists(name):
         raise TableExistsError(f"table {name!r} already exists (drop it or pick another name)")
     source = str(source)
     if table_format == "iceberg":
-        return _create_iceberg(store.settings, store, name, source, target_rows, say, threads)
+        return _create_iceberg(store.settings, store, name, source, target_rows, say, threads,
+                               row_group_rows)
     if table_format != "native":
         raise InvalidParameterError(f"unknown table format {table_format!r}: use iceberg or native")
     out_dir = store.new_data_dir(name, "create")
     try:
-        written, total = write_micro_partitions(source, out_dir, target_rows, say, threads)
+        written, total = write_micro_partitions(source, out_dir, target_rows, say, threads,
+                                                row_group_rows)
         say(f"reading the footers of {len(written):,} files")
         schema, parts = footers.read_partitions(written)
         check_counts(parts, target_rows, total)
@@ -165,7 +204,8 @@ def create_table(store: TableStore, name: str, source: str | os.PathLike, target
 
 
 def _create_iceberg(settings: "Settings", store: TableStore, name: str, source: str,
-                    target_rows: int, say: Progress, threads: int) -> Snapshot:
+                    target_rows: int, say: Progress, threads: int,
+                    row_group_rows: int | None = None) -> Snapshot:
     from engine.table.formats import iceberg  # lazy: pyiceberg + sqlalchemy, ~0.7 CPU-s at import
 
     catalog = iceberg.workspace_catalog(str(settings.home))
@@ -176,7 +216,7 @@ def _create_iceberg(settings: "Settings", store: TableStore, name: str, source: 
     location = iceberg.file_uri(str(root))
     try:
         written, total = write_micro_partitions(source, str(root / "data" / "create"),
-                                                target_rows, say, threads)
+                                                target_rows, say, threads, row_group_rows)
         snap = publish_iceberg(store, catalog, name, identifier, location, written, target_rows,
                                total, source, say)
     except BaseException:

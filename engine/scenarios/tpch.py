@@ -9,6 +9,7 @@ constants, the query templates (Q1, Q6, Q12, Q14 and commit/ship/quantity scans)
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 import os
 import random
@@ -179,9 +180,11 @@ def _render(kind: str, rng: random.Random, bounds: dict, recent: dt.date, local_
 
 
 def write_jsonl(queries: Iterable[dict], out: str | os.PathLike) -> int:
-    """Write {"id", "ts", "sql"} lines (the template name is kept as a hint); returns the count."""
+    """Write {"id", "ts", "sql"} lines (the template name is kept as a hint), gzipped when
+    ``out`` ends in ``.gz``; returns the count."""
     n = 0
-    with open(out, "w", encoding="utf-8") as handle:
+    opener = gzip.open if str(out).endswith(".gz") else open
+    with opener(out, "wt", encoding="utf-8") as handle:
         for q in queries:
             handle.write(json.dumps({"id": q["id"], "ts": q["ts"], "sql": q["sql"],
                                      "template": q.get("template")}) + "\n")

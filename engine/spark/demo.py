@@ -35,18 +35,22 @@ def make_demo_data(settings: "Settings", scale: float = DEMO_SCALE, queries: int
                    progress: Callable[[str], None] | None = None) -> tuple[Path, Path]:
     """``(table_file, query_file)`` under ``<home>/sample/sf<scale>/``, generated unless
     present: the lineitem Parquet (:func:`engine.spark.tpch_data.make_lineitem`, rows in
-    ``o_orderdate`` order) and the demo query log over its ranges (JSON Lines)."""
+    ``o_orderdate`` order) and the demo query log over its ranges (gzipped JSON Lines,
+    one file per query count)."""
     say = progress or (lambda _m: None)
     out = Path(settings.home) / "sample" / f"sf{scale:g}"
     out.mkdir(parents=True, exist_ok=True)
-    table_file, query_file = out / "lineitem.parquet", out / "lineitem_demo_queries.jsonl"
+    count = queries or demo_log.DEMO_LOG_QUERIES
+    table_file = out / "lineitem.parquet"
+    # gzip: dashboard panels repeat their statements, so the log compresses ~30x
+    query_file = out / f"lineitem_demo_queries_{count}.jsonl.gz"
     if not table_file.is_file():
         tpch_data.make_lineitem(scale, table_file, progress=say)
     if not query_file.is_file():
-        count = queries or demo_log.DEMO_LOG_QUERIES
         log = demo_log.make_demo_log(table_file, count=count)
         tpch.write_jsonl(log, query_file)
-        say(f"wrote {count} demo queries to {query_file}")
+        say(f"wrote {count:,} demo queries ({count / demo_log.DEMO_DAYS:,.0f} a day over "
+            f"{demo_log.DEMO_DAYS} days) to {query_file}")
     return table_file, query_file
 
 
@@ -73,7 +77,8 @@ def start_spark_early(settings: "Settings") -> threading.Thread:
 
 def create_demo_table(store: "TableStore", name: str, source: str | Path, target_rows: int,
                       table_format: str = "iceberg", writer: str = "arrow",
-                      progress: Callable[[str], None] | None = None) -> "Snapshot":
+                      progress: Callable[[str], None] | None = None,
+                      row_group_rows: int | None = None) -> "Snapshot":
     """The demo table ``name`` from a file already in ingestion order (the generated TPC-H
     ``lineitem`` or the committed sample), cut into micro-partitions of ``target_rows``.
 
@@ -81,9 +86,17 @@ def create_demo_table(store: "TableStore", name: str, source: str | Path, target
     (:mod:`engine.scenarios.demo_table`: no Spark, no shuffle); "spark" runs the general
     ingest (:func:`engine.spark.ingest.create_table`), which numbers the rows and
     repartitions them into write tasks. Both publish the same rows in the same files order
-    with the same row counts; ``bench/ui/README.md`` has the times."""
+    with the same row counts; ``bench/ui/README.md`` has the times.
+
+    ``row_group_rows``: rows per row group (``demo --large-files``: files of ~1M rows in row
+    groups of a tenth, :func:`engine.scenarios.demo_table.large_file_shape`); None: one row
+    group per file. Only the Arrow writer takes it (it cuts row groups by count, exactly)."""
     if writer == "arrow":
-        return demo_table.create_table(store, name, source, target_rows, table_format, progress)
+        return demo_table.create_table(store, name, source, target_rows, table_format, progress,
+                                       row_group_rows=row_group_rows)
+    if row_group_rows is not None:
+        raise InvalidParameterError("row groups of a set size (demo --large-files) are written "
+                                    "by the arrow writer only: drop --writer spark")
     if writer == "spark":
         return spark_create_table(store, name, str(source), target_rows=target_rows,
                                   progress=progress, format=table_format)

@@ -6,10 +6,14 @@ identifiers and named parameters only, so no text of the query log becomes SQL t
 The file list and the run cap are parameters too. The runs are computed in DuckDB as gaps
 and islands over the dimension's distinct keys: a run is a maximal sequence of matching keys
 with no non-matching key between them (consecutive ranks among all distinct keys), so
-``d_year = 2000`` is one run of ``d_date_sk`` whatever the key's type, and only the runs (at
-most ``limit`` of them, plus their count and the overall bounds) come back to Python. Each
-dimension snapshot is read from its files once, with its keys ranked, into a temporary
-table that every lookup on that key then filters.
+``d_year = 2000`` is one run of ``d_date_sk`` whatever the key's type. Past ``limit`` runs,
+DuckDB merges them across the smallest gaps (a gap is the number of the dimension's distinct
+keys strictly between two runs, the difference of their ranks): merging two runs leaves every
+other gap as it was, so the result keeps the ``limit - 1`` largest gaps (equal gaps: the one
+at higher keys is kept) and joins the runs across the rest. Only the ranges (at most
+``limit``, plus the count of runs and the overall bounds) come back to Python. Each dimension
+snapshot is read from its files once, with its keys ranked, into a temporary table that every
+lookup on that key then filters.
 """
 
 from __future__ import annotations
@@ -34,12 +38,22 @@ WITH matching AS (
   SELECT DISTINCT {key} AS k, {rank} AS r FROM {source}
   WHERE {key} IS NOT NULL AND coalesce(({predicate}), false)
 ), islands AS (
-  SELECT k, r - row_number() OVER (ORDER BY r) AS g FROM matching
+  SELECT k, r, r - row_number() OVER (ORDER BY r) AS g FROM matching
 ), runs AS (
-  SELECT min(k) AS lo, max(k) AS hi FROM islands GROUP BY g
+  SELECT min(k) AS lo, max(k) AS hi, min(r) AS r_lo, max(r) AS r_hi FROM islands GROUP BY g
+), gaps AS (
+  SELECT lo, hi, r_lo, r_lo - lag(r_hi) OVER (ORDER BY r_lo) - 1 AS gap FROM runs
+), kept AS (
+  SELECT lo, hi, r_lo,
+         CASE WHEN row_number() OVER (ORDER BY gap DESC NULLS FIRST, r_lo DESC) <= $limit
+              THEN 1 ELSE 0 END AS starts
+  FROM gaps
+), merged AS (
+  SELECT lo, hi, sum(starts) OVER (ORDER BY r_lo) AS m FROM kept
 )
-SELECT lo, hi, count(*) OVER () AS total, min(lo) OVER () AS first, max(hi) OVER () AS last
-FROM runs ORDER BY lo LIMIT $limit
+SELECT min(lo) AS lo, max(hi) AS hi, (SELECT count(*) FROM runs) AS total,
+       (SELECT min(lo) FROM runs) AS first, (SELECT max(hi) FROM runs) AS last
+FROM merged GROUP BY m ORDER BY lo
 """
 
 
@@ -67,7 +81,8 @@ class DuckDimensionSource:
 
     def key_runs(self, info: DimensionInfo, key: str, predicate: DimensionPredicate,
                  limit: int) -> KeyRuns:
-        """The runs of ``key`` whose rows satisfy ``predicate`` (see the module docs)."""
+        """The runs of ``key`` whose rows satisfy ``predicate``, merged across the smallest
+        gaps to at most ``limit`` ranges (see the module docs)."""
         files = self._files.get((info.table, info.snapshot))
         if files is None:
             files = [p.path for p in self.tables.snapshot(info.table, info.snapshot).partitions]

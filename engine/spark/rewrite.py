@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from engine.core.errors import ExecutionError
 from engine.core.faults import crash_point, crash_when, injected
 from engine.layout.output import OutputShape, WriteTarget, output_shape, str_row_groups
-from engine.spark import arrow_types, fitting, slicing, str_rowgroups, verification, writing
+from engine.spark import (
+    arrow_types, arrow_write, fitting, slicing, str_rowgroups, verification, writing,
+)
 from engine.spark.hadoop_files import data_files, flatten, group_of_file
 from engine.spark.jobspec import FITTED, GROUP_COLUMN, GroupSpec
 from engine.spark.options import DEFAULT_OPTIONS, ExecutorOptions
@@ -132,11 +134,18 @@ def rewrite(spark: "SparkSession", schema: "TableSchema",
     arrow_types.refuse_unsupported(arrow, first)  # before anything is written
     with writing.session_conf(spark, writing.JOB_CONF):
         metrics = JobMetrics(spark, f"rewrite-{specs[0].index}")
+        by_arrow: list[arrow_write.Written] = []
         try:
             files, checks = _write_and_verify(spark, schema, arrow, specs, out_dir,
-                                              target, progress, laps, options)
+                                              target, progress, laps, options, by_arrow)
         finally:
             measured = metrics.close()
+    if by_arrow:  # pyarrow wrote: Spark's output metrics do not see it, nor its CPU
+        measured["bytes_written"] += sum(w.bytes for w in by_arrow)
+        measured["rows_written"] += sum(w.rows for w in by_arrow)
+        measured["python_cpu_seconds"] = round(sum(w.cpu for w in by_arrow), 3)
+        measured["executor_cpu_seconds"] = round(
+            measured["executor_cpu_seconds"] + measured["python_cpu_seconds"], 3)
     measured["bytes_read_inputs"] = sum(s.bytes_in for s in specs)
     measured["wall_seconds"] = laps.total()
     return RewriteResult(_results(specs, files, checks, laps), measured, laps.phases)
@@ -146,9 +155,11 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
                       specs: list[GroupSpec], out_dir: str, target: WriteTarget,
                       progress: TaskProgress | None, laps: _Laps,
                       options: ExecutorOptions = DEFAULT_OPTIONS,
+                      by_arrow: list[arrow_write.Written] | None = None,
                       ) -> tuple[list[str], verification.Checks]:
     """The job's Spark work; returns the written files (flattened, with the inputs' exact
-    Arrow schema ``arrow``) and their checks."""
+    Arrow schema ``arrow``) and their checks; the files pyarrow wrote are added to
+    ``by_arrow``."""
     spark_schema = spark_schema_of(arrow)
     df = read_inputs(spark, schema, specs, spark_schema)
     data_cols = [c for c in schema.names if c in df.columns]
@@ -176,8 +187,16 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
         if swap is not None:
             subset = subset.withColumn(GROUP_COLUMN, swap)
         with WriteWatcher(spark, progress or (lambda *_: None)), crash_when("mid_write", wrote):
-            writing.write(subset, batch, n_buckets, out_dir, max_rows, rg_rows, data_cols,
-                          options)
+            by_pyarrow = options.writer == "arrow" or (options.writer == "auto"
+                                                       and len(batch) > 1)
+            if by_pyarrow and arrow_write.eligible(batch, subset):
+                done = arrow_write.write(subset, batch, n_buckets, out_dir, max_rows,
+                                         rg_rows, data_cols, arrow)
+                if by_arrow is not None:
+                    by_arrow.extend(done)
+            else:
+                writing.write(subset, batch, n_buckets, out_dir, max_rows, rg_rows,
+                              data_cols, options)
         seen = seen + verification.observed(observation)
     laps.lap("order_write")
     # verified in Spark's __la_g=i/ folders (the group read from the folder: one plan for

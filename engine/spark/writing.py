@@ -126,7 +126,7 @@ def part_column(specs: Sequence[GroupSpec]) -> "Column | None":
 SORT_KEY_PREFIX = "__la_sk"
 
 
-def _key_specs(specs: Sequence[GroupSpec]) -> dict[tuple[str, ...], list[int]]:
+def key_specs(specs: Sequence[GroupSpec]) -> dict[tuple[str, ...], list[int]]:
     """The groups of each distinct sort key spec (columns after group and partition)."""
     by_spec: dict[tuple[str, ...], list[int]] = {}
     for s in specs:
@@ -147,7 +147,7 @@ def sort_columns(specs: Sequence[GroupSpec]) -> list["Column"]:
     the row's group uses that spec and null elsewhere, so each group sorts on its own key."""
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
-    by_spec = _key_specs(specs)
+    by_spec = key_specs(specs)
     if len(by_spec) == 1:  # every group sorts alike: plain columns (no CASE per compare)
         return [F.col(q(c)) for c in next(iter(by_spec))]
     out = []
@@ -171,7 +171,7 @@ def with_sort_keys(df: "DataFrame", specs: Sequence[GroupSpec]) -> tuple["DataFr
     """
     from pyspark.sql import functions as F  # pyspark: costly import, deferred
 
-    by_spec = _key_specs(specs)
+    by_spec = key_specs(specs)
     if len(by_spec) == 1:
         return df, sort_columns(specs)
     types = {f.name: f.dataType for f in df.schema.fields}

@@ -66,7 +66,7 @@ def source_text(sources: Sequence[Mapping[str, Any]]) -> str:
         kind = s.get("kind")
         if kind == "lookup":
             parts.setdefault(f"{s['column']}: lookup {s.get('table')}@{s.get('snapshot')}"
-                             + (" (widened)" if s.get("note") else ""))
+                             + (" (merged)" if s.get("note") else ""))
         elif kind == "propagated":
             parts.setdefault(f"{s['column']}: via {s.get('via')}")
     return "; ".join(parts) or ("direct" if any(s.get("kind") == "direct" for s in sources)
@@ -78,7 +78,7 @@ def lint_workload(store: "WorkloadStore", tables: "TableStore", table: str) -> l
     ``{"query_id", "kind", "column", "predicate", "reason", "rewrite"}``, in log order
     (:mod:`engine.workload.lint`). A join whose filter gave the table no range (the other
     table is not registered, or its filter cannot be evaluated) is an ``unmapped-join``
-    finding that says what to register; a lookup widened past ``lookup_max_ranges`` is a
+    finding that says what to register; a lookup merged to ``lookup_max_ranges`` ranges is a
     ``widened-lookup`` finding."""
     schema = tables.current_snapshot(table).schema
     by_query: dict[str, tuple[str, bool]] = {}

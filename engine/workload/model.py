@@ -139,11 +139,41 @@ class ScanFragment:
         }
 
     @classmethod
-    def from_json(cls, types: Mapping[str, str], data: Mapping[str, Any]) -> "ScanFragment":
-        boxes = tuple({c: Range.from_json(types.get(c, "string"), r) for c, r in box.items()}
+    def from_json(cls, types: Mapping[str, str], data: Mapping[str, Any],
+                  ranges: dict | None = None) -> "ScanFragment":
+        """The fragment ``to_json`` wrote. ``ranges``: a memo shared across the fragments of
+        one read, so that a log's repeated predicates (a dashboard's recurring queries) are
+        decoded once; :class:`Range` is immutable, so sharing one is safe."""
+        memo = {} if ranges is None else ranges
+        boxes = tuple({c: _range(memo, types.get(c, "string"), r) for c, r in box.items()}
                       for box in data.get("boxes", []))
         return cls(query_id=str(data["query_id"]), table=data["table"], boxes=boxes,
                    columns=tuple(data.get("columns", [])), ts=data.get("ts"),
                    sql=data.get("sql"), duration_ms=data.get("duration_ms"),
                    bytes_scanned=data.get("bytes_scanned"), user=data.get("user"),
-                   sources=tuple(RangeSource.from_json(s) for s in data.get("sources") or ()))
+                   sources=tuple(_source(memo, s) for s in data.get("sources") or ()))
+
+
+def _range(memo: dict, ltype: str, data: Mapping[str, Any]) -> Range:
+    """``Range.from_json(ltype, data)``, decoded once per distinct (type, bounds)."""
+    key = (ltype, data.get("min"), data.get("max"), data.get("min_inclusive", True),
+           data.get("max_inclusive", True))
+    try:
+        return memo[key]
+    except KeyError:
+        memo[key] = found = Range.from_json(ltype, data)
+        return found
+    except TypeError:  # an unhashable bound (never written by to_json): decode it directly
+        return Range.from_json(ltype, data)
+
+
+def _source(memo: dict, data: Mapping[str, Any]) -> RangeSource:
+    """``RangeSource.from_json(data)``, decoded once per distinct source."""
+    try:
+        key = ("source", *data.items())
+        return memo[key]
+    except KeyError:
+        memo[key] = found = RangeSource.from_json(data)
+        return found
+    except TypeError:
+        return RangeSource.from_json(data)

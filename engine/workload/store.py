@@ -57,6 +57,12 @@ def _records(path: Path) -> Iterator[tuple[str, dict, TableSchema | None]]:
             header = lineno == 1 and data.get("format") == FORMAT
             yield line, data, TableSchema.from_json(data.get("schema", [])) if header else None
 
+#: the last log decoded in this process, by (path, version, schema): a dashboard's pages and
+#: a plan decision read the same log again and again; fragments are immutable, and a new
+#: version (any write changes the file's size or mtime) is decoded afresh
+_READ: dict[tuple, tuple[ScanFragment, ...]] = {}
+
+
 class WorkloadStore:
     """Scan fragments of every table of a workspace, one JSONL file per table."""
 
@@ -102,11 +108,18 @@ class WorkloadStore:
 
     def fragments(self, table: str, schema: TableSchema | None = None) -> list[ScanFragment]:
         """The table's fragments, ordered by timestamp then import order ([] if none)."""
-        stored, rows = self._read(table)
-        types = dict((schema or stored or TableSchema(())).columns)
-        frags = [ScanFragment.from_json(types, r) for r in rows]
-        order = sorted(range(len(frags)), key=lambda i: (_ts_key(frags[i].ts), i))
-        return [frags[i] for i in order]
+        key = (str(self.path(table)), self.version(table), schema)
+        found = _READ.get(key)
+        if found is None:
+            stored, rows = self._read(table)
+            types = dict((schema or stored or TableSchema(())).columns)
+            ranges: dict = {}
+            frags = [ScanFragment.from_json(types, r, ranges) for r in rows]
+            order = sorted(range(len(frags)), key=lambda i: (_ts_key(frags[i].ts), i))
+            found = tuple(frags[i] for i in order)
+            _READ.clear()  # one table's log at a time: a busy log is tens of MB decoded
+            _READ[key] = found
+        return list(found)
 
     # writing -----------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -141,6 +141,19 @@ def test_run_shows_re_estimated_then_realized_on_later_queries(workspace, engine
     assert shown_run["error"] == f"{run['error'] * 100:+.0f} %"
     assert views.prediction_summary(predictions["summary"]) in [m.value for m in at.markdown]
 
+    # the savings history: the run's prediction beside what its commit realized
+    savings = api.savings_history(engine_settings, "lineitem")
+    ran = next(r for r in savings.runs if r.plan_id == plan.id)
+    assert ran.predicted_bytes == pytest.approx(replay["predicted_saving_bytes"])
+    assert ran.realized_bytes == pytest.approx(replay["saving_bytes"])
+    assert ran.underdelivered is result["delivery"]["underdelivered"]
+    frame = frame_with(at, "realized saving")
+    shown_saving = frame[frame["plan"] == plan.id].iloc[0]
+    assert shown_saving["predicted saving"] == views.fmt_bytes(replay["predicted_saving_bytes"])
+    assert shown_saving["realized saving"] == views.fmt_bytes(replay["saving_bytes"])
+    assert shown_saving["verdict"] == (views.UNDERDELIVERED if ran.underdelivered else "kept")
+    assert views.savings_summary(savings.summary.to_json()) in [m.value for m in at.markdown]
+
 
 def test_refusal_net_of_losses_is_named_and_its_losses_listed():
     """A no-action answer whose reason is WAIR's net-of-losses refusal (the reason string

@@ -156,11 +156,11 @@ def test_demo_log_shifts_to_commit_dates_and_filters_suppliers():
     """The demo log (``layout-advisor demo``): deterministic, every statement runs on the
     data, ship-date filters give way to commit-date ones over the weeks, and supplier-key
     filters (uniform in every partition) run throughout."""
-    log = demo_log.make_demo_log(DATA, count=400)
-    assert log == demo_log.make_demo_log(DATA, count=400)
+    log = demo_log.make_demo_log(DATA, count=1000)
+    assert log == demo_log.make_demo_log(DATA, count=1000)
     times = [dt.datetime.fromisoformat(q["ts"]) for q in log]
     assert times == sorted(times)
-    first, last = log[:100], log[-100:]
+    first, last = log[:250], log[-250:]
 
     def share(queries, column):
         return sum(column in q["sql"] for q in queries) / len(queries)
@@ -180,8 +180,9 @@ def test_demo_log_shifts_to_commit_dates_and_filters_suppliers():
     assert np.mean([d < bounds["l_commitdate"][0] + year for d in commit]) > 0.8
     con = duckdb.connect()
     con.execute(f"CREATE VIEW lineitem AS SELECT * FROM read_parquet('{DATA}')")
-    for q in log[::10]:
-        con.execute(q["sql"]).fetchall()
+    for sql in sorted({q["sql"] for q in log if q["source"] == "dashboard"}) + [
+            q["sql"] for q in log[::25]]:
+        con.execute(sql).fetchall()
 
 
 def test_docker_image_starts_on_the_committed_sample():

@@ -58,11 +58,13 @@ def _run_written(settings, spark, pid, group_write: str):
     from engine.spark.executor import execute_plan
     from engine.spark.options import ExecutorOptions
 
-    if group_write == ExecutorOptions().group_write:
+    options = (ExecutorOptions(writer="arrow") if group_write == "arrow"
+               else ExecutorOptions(group_write=group_write, writer="spark"))
+    if options == ExecutorOptions():
         return api.run_plan(settings, pid, spark=spark, actor=sign_in(settings, "alice"))
     plan = Plan.from_row(Workspace(settings).control.get_plan(pid))
     return execute_plan(settings, plan, spark=spark, store=TableStore(settings),
-                        options=ExecutorOptions(group_write=group_write))
+                        options=options)
 
 
 def test_sort_run_keeps_every_row_and_lowers_bytes_scanned(settings, spark):
@@ -182,11 +184,11 @@ def test_checksum_mismatch_fails_commits_nothing_and_removes_written_files(
     assert shown.audit[-1]["action"] == "fail"
 
 
-@pytest.mark.parametrize("mode", ["packed", "partition_by"])
+@pytest.mark.parametrize("mode", ["packed", "partition_by", "arrow"])
 def test_a_row_moved_to_another_group_is_refused(settings, spark, monkeypatch, mode):
     """``swap-rows`` keeps every group's row count and the plan's checksum: only the tagged
-    checksum sees it (engine.spark.verification); the second read names group 0. In both
-    many-group writes (``ExecutorOptions.group_write``)."""
+    checksum sees it (engine.spark.verification); the second read names group 0. In every
+    many-group write (``ExecutorOptions.group_write``, ``ExecutorOptions.writer``)."""
     base = make_table(settings, n=2000, rows_per_file=200)  # 10 files, 10 groups
     root = TableStore(settings).info("lineitem").data_root
     dirs_before = set(os.listdir(root))
@@ -270,12 +272,13 @@ def test_a_run_makes_partitions_of_its_inputs_only(settings, spark, monkeypatch)
     assert len(after.partitions) == 17 + result["partitions_added"]
 
 
-@pytest.mark.parametrize("mode", ["packed", "partition_by"])
+@pytest.mark.parametrize("mode", ["packed", "partition_by", "arrow"])
 def test_many_groups_each_keep_their_rows_in_order_in_either_write(settings, spark,
                                                                     monkeypatch, mode):
     """A plan of four groups, one cut into two key ranges, written with (group, key) packed
-    into one long and one open file per group of a task ("packed"), or sorted by (group,
-    key) for ``partitionBy`` ("partition_by", ``ExecutorOptions.group_write``): every
+    into one long and one open file per group of a task ("packed"), sorted by (group,
+    key) for ``partitionBy`` ("partition_by", ``ExecutorOptions.group_write``), or sorted
+    and written by pyarrow in each task (``ExecutorOptions.writer`` "arrow"): every
     group's files hold exactly its input rows, each file in its group's key order."""
     from engine.spark import slicing, writing
 

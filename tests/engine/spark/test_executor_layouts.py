@@ -205,3 +205,53 @@ def test_groups_with_different_file_sizes_all_land(settings, spark):
     assert [g["outputs"] for g in result["groups"]] == [4, 2]
     after = TableStore(settings).current_snapshot("lineitem")
     assert rows_of([p.path for p in after.partitions]).equals(rows_of(paths))
+
+
+@pytest.mark.parametrize("layout,columns", [("sort", ("d",)), ("hilbert", ("i32", "f64"))])
+def test_the_arrow_writer_writes_what_spark_writes_in_the_exact_types(settings, spark,
+                                                                     tmp_path, layout,
+                                                                     columns):
+    """``ExecutorOptions(writer="arrow")`` (an Arrow sort and pyarrow's files per task)
+    writes the files, rows per file and rows per row group that Spark's writer writes for
+    the same groups (the output model's shape), each in its group's key order, with the
+    inputs' exact Arrow schema and the same rows; the job's measure counts its bytes."""
+    from engine.spark.options import ExecutorOptions
+    from engine.spark.rewrite import rewrite
+
+    paths = []
+    for i in range(4):
+        path = str(tmp_path / f"in-{i}.parquet")
+        pq.write_table(_typed_rows(250, i * 250), path)
+        paths.append(path)
+    schema, parts = read_partitions(paths)
+    groups = [(PlanGroup(tuple(paths[:3]), layout, columns,
+                         layout_params={"row_group_bytes": 2048}), parts[:3]),
+              (PlanGroup(tuple(paths[3:]), "sort", ("i64",)), parts[3:])]
+
+    def shape(writer: str):
+        result = rewrite(spark, schema, groups, str(tmp_path / writer), 300, None,
+                         options=ExecutorOptions(writer=writer))
+        files = {g.index: sorted(g.files) for g in result.groups}
+        rows = {i: sorted(tuple(pq.ParquetFile(f).metadata.row_group(r).num_rows
+                                for r in range(pq.ParquetFile(f).metadata.num_row_groups))
+                          for f in fs) for i, fs in files.items()}
+        return result, files, rows
+
+    spark_result, spark_files, spark_rows = shape("spark")
+    arrow_result, arrow_files, arrow_rows = shape("arrow")
+    assert arrow_rows == spark_rows
+    assert any(len(r) > 1 for rs in arrow_rows.values() for r in rs)  # several row groups
+    assert arrow_result.measured["bytes_written"] > 0
+    assert arrow_result.measured["rows_written"] == 1000
+    for fs in arrow_files.values():
+        for f in fs:
+            assert pq.read_schema(f).remove_metadata().equals(TYPES), pq.read_schema(f)
+    for f in arrow_files[1]:  # the sort group: each file in its key's order
+        values = pq.read_table(f, columns=["i64"]).column(0).to_pylist()
+        assert values == sorted(values, key=lambda v: (v is not None, v)), f
+    for i in arrow_files:
+        before = pa.concat_tables([pq.read_table(f) for f in spark_files[i]]).to_pandas()
+        after = pa.concat_tables([pq.read_table(f) for f in arrow_files[i]]).to_pandas()
+        key = ["i64"]
+        assert (before.sort_values(key, na_position="first").reset_index(drop=True)
+                .equals(after.sort_values(key, na_position="first").reset_index(drop=True)))

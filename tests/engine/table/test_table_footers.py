@@ -1,5 +1,5 @@
 """Footer statistics (unknown vs empty, time zones, nested columns) and the manifest
-round trip of every type (its speed: ``bench/planning/bench_planning.py --manifest``)."""
+round trip of every type (its speed: ``bench/planning/bench_zonemap_cache.py --mixed``)."""
 
 from __future__ import annotations
 
@@ -85,8 +85,8 @@ def test_corrupt_missing_and_empty_files_are_named(tmp_path):
 
 def test_manifest_of_many_partitions_loads_every_type(tmp_path):
     """A manifest of mixed types read back as lazy partitions and numpy zonemaps, values
-    exact (its load time at 100k and 1M partitions is in ``bench/planning/bench_planning.py
-    --manifest``, not a timed assertion here)."""
+    exact (its load time at 100k and 1M partitions is in ``bench/planning/bench_zonemap_cache.py
+    --mixed``, not a timed assertion here)."""
     n = 3_000
     schema, table, data = mixed_manifest(n, seed=0)
     pq.write_table(table, tmp_path / "m.parquet", compression="zstd")

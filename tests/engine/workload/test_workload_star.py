@@ -144,12 +144,43 @@ def test_lookup_source_names_dimension_snapshot_and_filter(star_settings, star_l
                               f"{snapshot} (d_year = 2000 AND d_moy = 11)")
 
 
-def test_widened_lookup_says_so(star_lookups) -> None:
+def test_merged_lookup_says_so(star_lookups) -> None:
     sql = "select 1 from store_sales, date_dim where ss_sold_date_sk = d_date_sk and d_dom = 1"
     [frag] = extract_fragments(sql, "store_sales", STORE_SALES, "q", lookups=star_lookups)
     [src] = frag.sources
-    assert src.note == ("36 key runs, more than the 16 allowed (setting lookup_max_ranges): "
-                        "widened to one covering range")
+    assert len(frag.boxes) == 16
+    assert src.note == ("36 key runs merged to 16 ranges across the smallest gaps "
+                        "(setting lookup_max_ranges: 16)")
+
+
+def test_lookup_merges_across_the_smallest_key_gaps(star_settings) -> None:
+    # item's keys 1..60, Books on 1-10 and 31-40: Books or item 25, 27 or 55 gives the runs
+    # [1, 10], [25], [27], [31, 40], [55] with gaps of 14, 1, 3 and 14 keys between them;
+    # at most three ranges: the gaps of 1 and 3 keys are merged, the two of 14 kept.
+    ws = api.Workspace(load_settings({"home": str(star_settings.home), "lookup_max_ranges": 3}))
+    sql = ("select 1 from store_sales, item where ss_item_sk = i_item_sk and "
+           "(i_category = 'Books' or i_item_sk in (25, 27, 55))")
+    [frag] = extract_fragments(sql, "store_sales", STORE_SALES, "q",
+                               lookups=api.dimension_lookups(ws))
+    assert bx.format_predicate(frag.boxes) == ("ss_item_sk in [1, 10] OR ss_item_sk in [25, 40] "
+                                               "OR ss_item_sk = 55")
+    assert frag.sources[0].note == ("5 key runs merged to 3 ranges across the smallest gaps "
+                                    "(setting lookup_max_ranges: 3)")
+
+
+def test_lint_text_does_not_call_merged_lookups_unprunable() -> None:
+    from engine.cli.workload import lint_text
+
+    merged = {"query_id": "q1", "kind": "widened-lookup", "predicate": "i_category = 'Books'",
+              "reason": "scattered", "rewrite": None}
+    plain = {"query_id": "q2", "kind": "no-prunable-predicate", "predicate": "f(x) = 1",
+             "reason": "a function", "rewrite": None}
+    assert lint_text([merged, plain]).splitlines()[0] == (
+        "1 predicate(s) cannot prune; 1 prune only through ranges merged from scattered "
+        "dimension keys:")
+    assert lint_text([merged]).splitlines()[0] == (
+        "1 prune only through ranges merged from scattered dimension keys:")
+    assert lint_text([plain]).splitlines()[0] == "1 predicate(s) cannot prune:"
 
 
 def test_lookup_cap_follows_the_setting(star_settings) -> None:
@@ -235,7 +266,7 @@ def test_duckdb_source_reads_the_live_files(star_settings) -> None:
     info = source.describe("item")
     pred = DimensionPredicate('"i_category" = $p1', {"p1": "Books"}, "i_category = 'Books'")
     assert source.key_runs(info, "i_item_sk", pred, 16) == KeyRuns(((1, 10), (31, 40)), 2, 1, 40)
-    assert source.key_runs(info, "i_item_sk", pred, 1).runs == ((1, 10),)
+    assert source.key_runs(info, "i_item_sk", pred, 1) == KeyRuns(((1, 40),), 2, 1, 40)
     assert source.describe("no_such_table") is None
 
 

@@ -85,7 +85,7 @@ def test_api_and_cli_keep_the_file_level_answer_selectable(settings, capsys):
     a = np.arange(30, dtype=float)
     snap = _table(settings, "t", [(pa.table({"x": a, "y": a}), 10)])
     WorkloadStore(settings).append("t", [_frag("q", {"x": (12.0, 15.0)})], snap.schema)
-    files = api.pruning(settings, "t")
+    files = api.pruning(settings, "t", row_groups=False)
     rgs = api.pruning(settings, "t", row_groups=True)
     assert "row_groups" not in files[0] and rgs[0]["row_groups_read"] == 1
     assert rgs[0]["bytes_scanned"] == _chunk_bytes(snap.partitions[0].path)[1]
@@ -203,7 +203,8 @@ def test_the_stored_pruning_summary_follows_the_setting(tmp_path):
     from engine.summaries.store import pruning_summary
     from engine.core.config import load_settings
 
-    files = load_settings({"home": str(tmp_path / "home"), "target_rows": 30})
+    files = load_settings({"home": str(tmp_path / "home"), "target_rows": 30,
+                           "prune_row_groups": False})
     a = np.arange(30, dtype=float)
     snap = _table(files, "t", [(pa.table({"x": a, "y": a}), 10)])
     WorkloadStore(files).append("t", [_frag("q", {"x": (12.0, 15.0)})], snap.schema)
