@@ -140,6 +140,10 @@ class Settings:
     # approval: refuse a plan that `plan verify` has not verified, or whose verified saving
     # is below min_verified_ratio of the predicted one (engine.plans.verify)
     require_verification: bool = False
+    # planning: a plan promises at most the saving the output check finds on the files the
+    # executor will write (losses included); false keeps the policy's own figure (WAIR's
+    # equation 3) as the promise (engine.policy.output_saving.capped_by_output)
+    promise_output_saving: bool = True
     min_verified_ratio: float = 0.5
     # scan analysis: charge a query only the row groups it meets in files that have several,
     # as DuckDB, Spark and Trino skip them (engine.scan.rowgroups; files of one row group

@@ -58,7 +58,7 @@ from engine.policy.costmodel import for_table
 from engine.policy.explain import explain_no_action
 from engine.policy.impact import rewrite_losses
 from engine.policy.output_check import check_output
-from engine.policy.output_saving import priced_by_output
+from engine.policy.output_saving import capped_by_output, priced_by_output
 from engine.policy.registry import make_policy, plan_params
 from engine.scan import rowgroups
 from engine.scan.pruning import analyze_workload
@@ -159,6 +159,8 @@ def decide(ws: "Workspace", table: str, policy: str,
         if not check.delivers and check.modelled:
             return Decision(snapshot, pol, None, clean, tuple(window), settled, check.reason)
         fitted = priced_by_output(fitted, check, len(window), priced)  # PAW's, PTO's designs
+        if ws.settings.promise_output_saving:  # never promise more than the output delivers
+            fitted = capped_by_output(fitted, check, priced)
     return Decision(snapshot, pol, _priced_with(fitted, priced, price), clean, tuple(window),
                     settled)
 

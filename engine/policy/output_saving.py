@@ -10,6 +10,11 @@ on the files the executor writes, row groups included when the scan analysis cha
 ``settings.prune_row_groups``), so it is the plan's predicted saving, the one the run's
 realized saving is judged against (:mod:`engine.plans.delivery`).
 
+A policy that priced its own saving (WAIR's equation 3, DD's depth) is held to the same
+figure from above (:func:`capped_by_output`): when the output check, which scores the
+window on the files the executor will write, losses included, finds less than the policy
+predicted, the plan promises the check's figure, the one its run is judged against.
+
 A design with a physical partition column (``partition_by``) is left unpriced: the zonemap
 prediction does not model partition directories, and a saving it cannot see is not promised.
 """
@@ -26,7 +31,7 @@ if TYPE_CHECKING:
     from engine.policy.base import Proposal
     from engine.policy.output_check import OutputCheck
 
-__all__ = ["priced_by_output"]
+__all__ = ["capped_by_output", "priced_by_output"]
 
 
 def priced_by_output(proposal: "Proposal", check: "OutputCheck", window_queries: int,
@@ -54,3 +59,29 @@ def priced_by_output(proposal: "Proposal", check: "OutputCheck", window_queries:
                           "window_queries": float(window_queries)},
         break_even_queries=cost / (seconds / window_queries) if seconds > 0 else None,
         details={**proposal.details, "saving_from": "output check"})
+
+
+def capped_by_output(proposal: "Proposal", check: "OutputCheck", settings: "Settings") -> "Proposal":
+    """``proposal`` with its predicted saving lowered to the output check's when the check
+    models the output (``check.modelled``) and finds less; else ``proposal`` unchanged.
+
+    The bytes, CPU-seconds, money and each group's ``predicted_saving_bytes`` are scaled by
+    the same factor (check's saving over the policy's); the break-even is recomputed; the
+    policy's own figure is kept in ``details["policy_saving_bytes"]``."""
+    window = float(proposal.predicted_saving.get("window_queries") or 0.0)
+    predicted = float(proposal.predicted_saving.get("bytes") or 0.0)
+    checked = float(check.bytes_before - check.bytes_after)
+    if not check.modelled or window <= 0 or predicted <= 0 or not 0 < checked < predicted:
+        return proposal
+    factor = checked / predicted
+    saving = {**proposal.predicted_saving,
+              **{k: float(v) * factor for k, v in proposal.predicted_saving.items()
+                 if k in ("bytes", "cpu_seconds", "money", "bonus_cpu_seconds") and v is not None}}
+    groups = tuple(dataclasses.replace(g, predicted_saving_bytes=g.predicted_saving_bytes * factor)
+                   if g.predicted_saving_bytes else g for g in proposal.groups)
+    seconds = float(saving.get("cpu_seconds") or 0.0)
+    cost = float(proposal.estimated_cost.cpu_seconds)
+    return dataclasses.replace(
+        proposal, groups=groups, predicted_saving=saving,
+        break_even_queries=cost / (seconds / window) if seconds > 0 else None,
+        details={**proposal.details, "saving_from": "output check", "policy_saving_bytes": predicted})
