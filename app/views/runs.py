@@ -212,10 +212,17 @@ def prediction_summary(summary: Mapping[str, Any]) -> str:
     runs, n = int(summary.get("runs") or 0), int(summary.get("with_error") or 0)
     if n == 0:
         return f"{plural(runs, 'run')}, none with a measured time to compare."
+    return _errors(summary) + "."
+
+
+def _errors(summary: Mapping[str, Any]) -> str:
+    """"N runs: median error ±M %, mean ±A %; W of E within ±T %": the part a rewrite-time
+    and a savings history summary share (``summary`` with at least one error)."""
+    runs, n = int(summary.get("runs") or 0), int(summary.get("with_error") or 0)
     tol = float(summary.get("tolerance") or 0.0) * 100
     return (f"{plural(runs, 'run')}: median error ±{float(summary['median_abs_error']) * 100:.0f} %, "
             f"mean ±{float(summary['mean_abs_error']) * 100:.0f} %; "
-            f"{int(summary.get('within_tolerance') or 0)} of {n} within ±{tol:.0f} %.")
+            f"{int(summary.get('within_tolerance') or 0)} of {n} within ±{tol:.0f} %")
 
 
 #: the verdict cell of a run whose realized saving fell short (shown in red)
@@ -277,10 +284,7 @@ def savings_summary(summary: Mapping[str, Any]) -> str:
             f"{int(summary.get('verified') or 0)} verified before its run.")
     if n == 0:
         return f"{plural(runs, 'run')}, none with a realized saving to compare; {tail}"
-    tol = float(summary.get("tolerance") or 0.0) * 100
-    return (f"{plural(runs, 'run')}: median error ±{float(summary['median_abs_error']) * 100:.0f} %, "
-            f"mean ±{float(summary['mean_abs_error']) * 100:.0f} %; "
-            f"{int(summary.get('within_tolerance') or 0)} of {n} within ±{tol:.0f} %; {tail}")
+    return f"{_errors(summary)}; {tail}"
 
 
 def depth_before_after(columns: Sequence[str], before: Sequence[Mapping[str, Any]],
