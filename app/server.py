@@ -4,10 +4,12 @@
 arguments); the difference is the lifespan hook, which at server start warms the process
 once: it imports the engine and the libraries the pages use (``engine.api`` pulls
 sqlglot, pandas...: seconds on two shared cores) before the first session can run, then,
-in a background thread, stores or loads every table's per-snapshot summaries
+in a background thread, decodes every table's workload log and stores or loads its
+per-snapshot summaries
 (:func:`engine.api.warm_summaries`), reading each table's current snapshot once. Without it the first browser visit pays all of that before its page draws anything
 (Streamlit runs no app code before a session opens). The server accepts connections at
-once the imports are done; a visit during the summaries' warm-up waits on the same files.
+once the imports are done; a visit during the warm-up waits for the log it is decoding
+(one decoding per process) and reads the summaries it stores.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ def import_engine() -> None:
     import plotly.graph_objects  # noqa: F401, PLC0415
 
     from engine import api  # noqa: F401, PLC0415 - the slow import this hook exists to move
+    # the pages' own modules (their charts register plotly's template): half a second of
+    # every server's first visit otherwise
+    from app import components, plan_service, services  # noqa: F401, PLC0415
 
 
 def warm_up() -> None:
@@ -46,6 +51,9 @@ def warm_up() -> None:
         env = {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX)}
         settings = load_settings(environ=env)
         for table in api.list_tables(settings):
+            # the log decoded first (once per process, the pages' first read), then the
+            # summaries (which read it when they are computed)
+            api.workload_distinct(settings, table["name"])
             api.warm_summaries(settings, table["name"])
     except Exception:  # noqa: BLE001 - a page shows the same error with its context
         pass

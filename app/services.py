@@ -343,6 +343,30 @@ def fragments(table: str) -> tuple[Any, ...]:
     return _fragments(home(), table, workload_key(table))
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _distinct(home_: str, table: str, wkey: str) -> Any:
+    return api.workload_distinct(workspace(), table)
+
+
+def distinct(table: str) -> Any:
+    """The distinct statements of :func:`fragments` with their counts
+    (:func:`engine.api.workload_distinct`, a shared immutable handle): the pages aggregate
+    over its few thousand rows instead of every query of a busy log."""
+    return _distinct(home(), table, workload_key(table))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _range_sources(home_: str, table: str, wkey: str) -> dict[str, str]:
+    return views.range_sources(_fragments(home_, table, wkey), api.source_text,
+                               _distinct(home_, table, wkey))
+
+
+def range_sources(table: str) -> dict[str, str]:
+    """Query id -> where its ranges came from (:func:`app.views.range_sources`), once per
+    workload version (a shared dict: do not mutate)."""
+    return _range_sources(home(), table, workload_key(table))
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def _pruning(home_: str, table: str, snapshot_id: str, wkey: str) -> pd.DataFrame:
     # stored per snapshot and workload version by the engine (a fresh server loads it)
@@ -383,18 +407,30 @@ def fragment_scan(table: str, query_id: str, snapshot_id: str | None = None) -> 
     return _fragment_scan(home(), table, sid, workload_key(table), query_id)
 
 
-def workload_summary(table: str, snapshot_id: str | None = None) -> dict[str, Any] | None:
-    """Totals of the workload over a snapshot, or None when no workload was imported."""
-    frags = fragments(table)
+@st.cache_data(show_spinner=False, max_entries=16)
+def _workload_summary(home_: str, table: str, snapshot_id: str,
+                      wkey: str) -> dict[str, Any] | None:
+    frags = _fragments(home_, table, wkey)
     if not frags:
         return None
-    return views.workload_summary(pruning(table, snapshot_id), frags)
+    return views.workload_summary(_pruning(home_, table, snapshot_id, wkey), frags,
+                                  _distinct(home_, table, wkey))
+
+
+def workload_summary(table: str, snapshot_id: str | None = None) -> dict[str, Any] | None:
+    """Totals of the workload over a snapshot, or None when no workload was imported;
+    computed once per snapshot and workload version."""
+    if not fragments(table):
+        return None
+    sid = snapshot_id or current_snapshot_id(table)
+    return _workload_summary(home(), table, sid, workload_key(table))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _workload_views(home_: str, table: str, snapshot_id: str, wkey: str) -> dict[str, Any]:
     return views.workload_views(_fragments(home_, table, wkey),
-                                _pruning(home_, table, snapshot_id, wkey))
+                                _pruning(home_, table, snapshot_id, wkey),
+                                _distinct(home_, table, wkey))
 
 
 def workload_views(table: str, snapshot_id: str | None = None) -> dict[str, Any]:

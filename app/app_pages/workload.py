@@ -252,6 +252,6 @@ st.caption(f"{len(ordered):,} queries; rows {offset + 1:,} to {offset + len(show
              "and paged on the server, one page reaches the browser. "
            + views.sentence(services.pruning_unit(table, sid)["label"]))
 st.dataframe(views.queries_table(per_query.iloc[shown],
-                                 sources=views.range_sources(frags, api.source_text)),
+                                 sources=services.range_sources(table)),
              hide_index=True, key=table_key,
              height=300, on_select="rerun", selection_mode="single-row")

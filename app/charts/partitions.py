@@ -243,22 +243,29 @@ def depth_profile(segments: Sequence[Sequence[Any]], ltype: str, column: str,
     ``segments`` are ``[start, end, depth]`` with decoded values (ISO strings for dates),
     as the engine reports them.
     """
-    xs: list[Any] = []
-    ys: list[float] = []
-    for start, end, depth in segments:
-        xs += [start, end]
-        ys += [depth, depth]
+    # object arrays, not lists: plotly checks a list element by element (0.1-0.2 s for the
+    # 4,000 points of an SF 1 column on every rerun), an array at once; the same values
+    xs = np.empty(2 * len(segments), dtype=object)
+    xs[0::2] = [s[0] for s in segments]
+    xs[1::2] = [s[1] for s in segments]
+    ys = np.empty(2 * len(segments), dtype=object)
+    ys[0::2] = ys[1::2] = [s[2] for s in segments]
     fig = new_figure(f"Depth profile of {column}", axis_unit(ltype, column).replace(
         "rank of value, lexicographic", "value"), "overlap depth (partitions covering the value)",
         height=380)
     fig.add_trace(scatter_trace(use_webgl(len(xs)), x=xs, y=ys, mode="lines", name="depth",
                                 line=dict(color="#1f77b4"),
                                 hovertemplate="%{x}: depth %{y}<extra></extra>"))
-    for i, rng in enumerate(deepest):
-        note = dict(annotation_text=f"deepest: depth {rng['depth']}",
-                    annotation_position="top left") if i == 0 else {}
-        fig.add_vrect(x0=rng["start"], x1=rng["end"], fillcolor="#d62728", opacity=0.25,
-                      line=dict(color="#d62728", width=1), **note)
+    # the shapes and the note ``add_vrect`` makes, set at once (each ``add_vrect`` copies
+    # every shape before it: 0.1-0.2 s for five ranges on every rerun)
+    shapes = [dict(type="rect", x0=rng["start"], x1=rng["end"], xref="x", y0=0, y1=1,
+                   yref="y domain", fillcolor="#d62728", opacity=0.25,
+                   line=dict(color="#d62728", width=1)) for rng in deepest]
+    notes = [dict(text=f"deepest: depth {rng['depth']}", x=rng["start"], xref="x", y=1,
+                  yref="y domain", xanchor="left", yanchor="top", showarrow=False)
+             for rng in list(deepest)[:1]]
+    if shapes:
+        fig.update_layout(shapes=shapes, annotations=notes)
     fig.update_xaxes(type=axis_type(ltype) if ltype != "string" else "category")
     fig.update_layout(showlegend=False)
     return fig

@@ -59,6 +59,6 @@ __all__ = [
     "cancel_text", "cost_check_frame", "RE_ESTIMATED_LABEL", "REALIZED_LABEL",
     "later_saving_label", "history_frame", "realized_frame", "log_check_frame",
     "prediction_frame", "prediction_summary", "depth_before_after", "UNDERDELIVERED",
-    "savings_frame", "underdelivered_red", "savings_summary", "simulation_frames",
+    "savings_frame", "underdelivered_red", "savings_summary", "promise_text", "simulation_frames",
     "period_frame", "PAW_METHODS", "paw_costs_frame", "pto_candidates_frame",
 ]

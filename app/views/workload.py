@@ -5,6 +5,7 @@ waste per column and the query picker's labels.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -23,12 +24,14 @@ def _col(df: pd.DataFrame, *names: str, default: float = 0.0) -> pd.Series:
 def pruning_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per scan fragment (the API's ``pruning`` with selectivity), predicated
     columns as one string; which snapshot and whether exact are the page's context."""
-    out = []
-    for r in rows:
-        row = {k: v for k, v in r.items() if k not in ("exact", "snapshot")}
-        row["predicated_columns"] = ", ".join(row.get("predicated_columns") or [])
-        out.append(row)
-    return pd.DataFrame(out)
+    frame = pd.DataFrame(list(rows))  # one pass in pandas, not a copy of every row
+    if frame.empty and not len(frame.columns):
+        return frame
+    frame = frame.drop(columns=[c for c in ("exact", "snapshot") if c in frame.columns])
+    cols = frame["predicated_columns"] if "predicated_columns" in frame.columns else [None] * len(frame)
+    frame["predicated_columns"] = [", ".join(c) if isinstance(c, (list, tuple)) else ""
+                                   for c in cols]
+    return frame
 
 
 #: the workload table's columns: source column -> (label, scale); fractions become percentages
@@ -72,11 +75,21 @@ def queries_table(per_query: pd.DataFrame,
     return out.reset_index(drop=True)
 
 
-def range_sources(frags: Sequence[Any],
-                  text: Callable[[list[dict[str, Any]]], str]) -> dict[str, str]:
+def _statements(frags: Sequence[Any], distinct: Any | None) -> tuple[Sequence[Any], Any, Any]:
+    """(statements, counts, statement of each query): ``distinct``'s (the API's
+    ``workload_distinct`` of the same log as ``frags``), else every query its own."""
+    if distinct is None:
+        return frags, np.ones(len(frags), dtype=np.int64), np.arange(len(frags))
+    return distinct.fragments, distinct.counts, distinct.of_query
+
+
+def range_sources(frags: Sequence[Any], text: Callable[[list[dict[str, Any]]], str],
+                  distinct: Any | None = None) -> dict[str, str]:
     """Query id -> where its ranges came from, one line by ``text`` (the API's
     ``source_text``): direct, through a join from another column, or looked up in a
     dimension table at a snapshot; a join that gave no range is the lint's to explain.
+    ``distinct`` (the API's ``workload_distinct`` of ``frags``): ``text`` runs once per
+    distinct statement, not per query; the answer is the same.
 
     Example:
     >>> class F:
@@ -84,9 +97,11 @@ def range_sources(frags: Sequence[Any],
     >>> range_sources([F()], lambda sources: "direct")
     {'q1': 'direct'}
     """
+    statements, _, of_query = _statements(frags, distinct)
+    texts = [text([s.to_json() for s in getattr(f, "sources", ())]) for f in statements]
     out: dict[str, str] = {}
-    for frag in frags:
-        text_ = text([s.to_json() for s in getattr(frag, "sources", ())])
+    for frag, code in zip(frags, of_query.tolist()):
+        text_ = texts[code]
         prev = out.get(str(frag.query_id))
         out[str(frag.query_id)] = text_ if prev in (None, "-", text_) else f"{prev}; {text_}"
     return out
@@ -106,18 +121,28 @@ def picked_row(state: Any) -> int | None:
     return int(rows[0]) if rows else None
 
 
-def column_frequency(frags: Sequence[Any]) -> pd.Series:
-    """How many queries filter on each column, most frequent first."""
+def column_frequency(frags: Sequence[Any], weights: Sequence[int] | None = None) -> pd.Series:
+    """How many queries filter on each column, most frequent first; ``weights``: how many
+    queries each of ``frags`` stands for (a distinct statement's count), 1 each by default.
+
+    Example:
+    >>> class F:
+    ...     def __init__(self, *cols): self.predicated_columns = cols
+    >>> column_frequency([F("a"), F("a", "b"), F("b")], [1, 3, 2]).to_dict()
+    {'b': 5, 'a': 4}
+    """
     counts: dict[str, int] = {}
-    for frag in frags:
+    for frag, weight in zip(frags, [1] * len(frags) if weights is None else weights):
         for col in frag.predicated_columns:
-            counts[col] = counts.get(col, 0) + 1
+            counts[col] = counts.get(col, 0) + int(weight)
     return pd.Series(counts, dtype=int).sort_values(ascending=False)
 
 
-def workload_summary(per_query: pd.DataFrame, frags: Sequence[Any]) -> dict[str, Any]:
+def workload_summary(per_query: pd.DataFrame, frags: Sequence[Any],
+                     distinct: Any | None = None) -> dict[str, Any]:
     """Totals of the workload: queries, mean pruning rate, bytes scanned and wasted, the
-    boundary share of scanned partitions, and the predicated-column frequency."""
+    boundary share of scanned partitions, and the predicated-column frequency (counted
+    over ``distinct``'s statements when given: the same figures)."""
     scanned = _col(per_query, "scanned")
     boundary = _col(per_query, "boundary")
     return {
@@ -126,7 +151,8 @@ def workload_summary(per_query: pd.DataFrame, frags: Sequence[Any]) -> dict[str,
         "bytes_scanned": float(_col(per_query, "bytes_scanned").sum()),
         "wasted_bytes": float(_col(per_query, "wasted_bytes", "bytes_wasted").sum()),
         "boundary_share": float(boundary.sum() / scanned.sum()) if scanned.sum() else 0.0,
-        "column_frequency": column_frequency(frags).to_dict(),
+        "column_frequency": (column_frequency(frags) if distinct is None else
+                             column_frequency(distinct.fragments, distinct.counts)).to_dict(),
     }
 
 
@@ -159,37 +185,76 @@ def selectivity(per_query: pd.DataFrame) -> np.ndarray:
     return _col(per_query, "selectivity").to_numpy(dtype=float)
 
 
-def waste_per_column(frags: Sequence[Any], per_query: pd.DataFrame) -> pd.Series:
-    """Wasted bytes summed per predicated column (a query's waste counts for each column)."""
+def _query_waste(frags: Sequence[Any], per_query: pd.DataFrame) -> np.ndarray:
+    """Each fragment's wasted bytes, found by its query id in ``per_query`` (0 if absent)."""
+    ids = per_query["query_id"].astype(str) if "query_id" in per_query.columns else None
+    if ids is not None and len(ids) == len(frags) and ids.is_unique and \
+            all(a == str(f.query_id) for a, f in zip(ids.tolist(), frags)):
+        # the engine's rows are the fragments' own, in their order: no lookup needed
+        return _col(per_query, "wasted_bytes", "bytes_wasted").to_numpy(dtype=float)
     wasted = dict(zip(per_query["query_id"].astype(str), _col(per_query, "wasted_bytes", "bytes_wasted")))
+    return np.fromiter((float(wasted.get(str(f.query_id), 0.0)) for f in frags), dtype=float,
+                       count=len(frags))
+
+
+def waste_per_column(frags: Sequence[Any], per_query: pd.DataFrame,
+                     distinct: Any | None = None) -> pd.Series:
+    """Wasted bytes summed per predicated column (a query's waste counts for each column),
+    summed exactly (``math.fsum``: the same figure whatever the order of the queries);
+    ``distinct``: the columns of each distinct statement are read once, not per query.
+
+    Example:
+    >>> class F:
+    ...     def __init__(self, q, *cols): self.query_id, self.predicated_columns = q, cols
+    >>> pq = pd.DataFrame({"query_id": ["1", "2"], "wasted_bytes": [0.1, 0.2]})
+    >>> waste_per_column([F("1", "a"), F("2", "a", "b")], pq).to_dict()
+    {'a': 0.30000000000000004, 'b': 0.2}
+    """
+    statements, _, of_query = _statements(frags, distinct)
+    waste = _query_waste(frags, per_query)
+    columns: dict[str, list[int]] = {}
+    for code, f in enumerate(statements):
+        for col in f.predicated_columns:
+            columns.setdefault(col, []).append(code)
     out: dict[str, float] = {}
-    for frag in frags:
-        w = float(wasted.get(str(frag.query_id), 0.0))
-        for col in frag.predicated_columns:
-            out[col] = out.get(col, 0.0) + w
+    for col, codes in columns.items():
+        has = np.zeros(len(statements), dtype=bool)
+        has[codes] = True
+        out[col] = math.fsum(waste[has[of_query]].tolist())
     return pd.Series(out, dtype=float).sort_values(ascending=False)
 
 
 def query_labels(frags: Sequence[Any], per_query: pd.DataFrame, limit: int | None = None,
-                 hot_column: str | None = None) -> dict[str, str]:
+                 hot_column: str | None = None, distinct: Any | None = None) -> dict[str, str]:
     """Query id -> a label for the picker: queries filtering on ``hot_column`` (the
-    workload's most frequent) first, each group most wasteful first (the picker lists the
-    first few; every query has a label for when a click or a search picks it)."""
-    waste = dict(zip(per_query["query_id"].astype(str), _col(per_query, "wasted_bytes", "bytes_wasted")))
-    ranked = sorted(frags, key=lambda f: (hot_column not in f.predicated_columns,
-                                          -float(waste.get(str(f.query_id), 0.0))))[:limit]
+    workload's most frequent) first, each group most wasteful first, ties in log order
+    (the picker lists the first few; every query has a label for when a click or a search
+    picks it). ``distinct``: each distinct statement's columns are joined once."""
+    statements, _, of_query = _statements(frags, distinct)
+    cols = [", ".join(f.predicated_columns) or "no filter" for f in statements]
+    cold = np.array([hot_column not in f.predicated_columns for f in statements], dtype=bool)
+    waste = _query_waste(frags, per_query)
+    # stable: equal keys keep the log's order, as a stable sort on (not hot, -waste) does
+    ranked = np.lexsort((-waste, cold[of_query]))[:limit]
+    texts: dict[float, str] = {}
     out = {}
-    for f in ranked:
-        cols = ", ".join(f.predicated_columns) or "no filter"
-        out[str(f.query_id)] = (f"{f.query_id} · {cols} · wastes "
-                                f"{fmt_bytes(waste.get(str(f.query_id), 0.0))}")
+    for i in ranked.tolist():
+        w = float(waste[i])
+        text = texts.get(w)
+        if text is None:
+            text = texts[w] = fmt_bytes(w)
+        out[str(frags[i].query_id)] = f"{frags[i].query_id} · {cols[of_query[i]]} · wastes {text}"
     return out
 
 
-def workload_views(frags: Sequence[Any], per_query: pd.DataFrame) -> dict[str, Any]:
-    """Column frequency, waste per column, the query picker's labels and the timestamps."""
-    freq = column_frequency(frags)
+def workload_views(frags: Sequence[Any], per_query: pd.DataFrame,
+                   distinct: Any | None = None) -> dict[str, Any]:
+    """Column frequency, waste per column, the query picker's labels and the timestamps;
+    ``distinct`` (the API's ``workload_distinct`` of ``frags``): the same figures, with
+    each distinct statement's columns read once instead of once per query."""
+    freq = (column_frequency(frags) if distinct is None else
+            column_frequency(distinct.fragments, distinct.counts))
     hot = str(freq.index[0]) if len(freq) else None
-    return {"freq": freq, "waste": waste_per_column(frags, per_query),
-            "labels": query_labels(frags, per_query, hot_column=hot),
+    return {"freq": freq, "waste": waste_per_column(frags, per_query, distinct),
+            "labels": query_labels(frags, per_query, hot_column=hot, distinct=distinct),
             "times": query_times(frags)}

@@ -65,8 +65,6 @@ ZORDER = ["l_shipdate", "l_suppkey"]
 #: PTO's design on a sample of about this many rows (the policy's ``max_design_rows``)
 PTO_DESIGN_ROWS = 200_000
 MIB = 2 ** 20
-#: WAIR's largest window (``WairParams.max_window``): the plan sees the log's newest queries
-WAIR_MAX_WINDOW = 10_000
 STARTED = time.perf_counter()
 
 
@@ -122,19 +120,31 @@ def plan_and_run(ws, table: str, policy: str, options: dict, people) -> dict:
     if api.approve_plan(ws, plan.id, alice, reason="bench").status == "proposed":
         api.approve_plan(ws, plan.id, bob, reason="bench")
     t1 = time.perf_counter()
-    api.run_plan(ws, plan.id, actor=alice)
+    result = api.run_plan(ws, plan.id, actor=alice)
     run_s = time.perf_counter() - t1
     shapes = plan.details.get("output", {}).get("groups") or [{}]
     return {"seconds": plan_s + run_s, "plan_seconds": plan_s, "run_seconds": run_s,
-            "groups": len(plan.groups), "shape": shapes[0]}
+            "groups": len(plan.groups), "shape": shapes[0], **promise(plan, result)}
+
+
+def promise(plan, result: dict) -> dict:
+    """The plan's promise beside what its run re-estimated on the same window, and the
+    delivery verdict (rolled back when the run made the window worse)."""
+    again = result.get("re_estimated") or {}
+    verdict = result.get("delivery") or {}
+    saving = plan.predicted_saving or {}
+    return {"predicted_saving_bytes": saving.get("bytes"), "window_queries": saving.get("window_queries"),
+            "re_estimated_saving_bytes": again.get("saving_bytes"),
+            "underdelivered": verdict.get("underdelivered"), "delivery": verdict.get("reason"),
+            "rolled_back_to": verdict.get("rolled_back_to")}
 
 
 class Planned:
     """WAIR's (or PTO's) plan on a fresh workspace per copy. The process's Spark session is
     started first and its start timed apart (``spark_start_seconds``), then one untimed plan
     runs on ``warm_table`` (``warm_up_seconds``): rewrite seconds are ``plan create`` +
-    ``plan run`` on a warm session. ``last`` keeps the last copy's workspace and people for
-    the maintenance run."""
+    ``plan run`` on a warm session. ``last`` keeps each policy's last copy's workspace and
+    people for the maintenance run."""
 
     spark_start_seconds: float | None = None
     warm_up_seconds: float | None = None
@@ -142,7 +152,7 @@ class Planned:
     def __init__(self, root: Path, log: Path, queries: int, warm_table: Path) -> None:
         self.root, self.log, self.queries, self.n = root, log, queries, 0
         self.warm_table = warm_table
-        self.last: tuple | None = None
+        self.last: dict[str, tuple] = {}
 
     def warm(self) -> None:
         if Planned.spark_start_seconds is None:
@@ -156,16 +166,20 @@ class Planned:
         ws = load_settings({"home": str(self.root / f"home-{self.log.stem}-{self.n}")}, environ={})
         people = approvers(ws)
         api.register_delta(ws, "lineitem", str(path))
+        t0 = time.perf_counter()
         api.import_workload(ws, "lineitem", str(self.log))
-        self.last = (ws, people)
+        say(f"{policy}: log imported in {time.perf_counter() - t0:.1f} s (not timed as rewrite)")
+        self.last[policy] = (ws, people)
         return plan_and_run(ws, "lineitem", policy, self.options(policy), people)
 
     def options(self, policy: str) -> dict:
-        return {"window": min(self.queries, WAIR_MAX_WINDOW)} if policy == "wair" else {"max_design_rows": PTO_DESIGN_ROWS}
+        """WAIR with the CLI's defaults (its first window: a day of the table's queries);
+        PTO on a sample of ``PTO_DESIGN_ROWS`` rows."""
+        return {} if policy == "wair" else {"max_design_rows": PTO_DESIGN_ROWS}
 
     def again(self) -> dict:
-        """The last copy's workspace plans again (WAIR after new files: maintenance)."""
-        ws, people = self.last
+        """WAIR's last copy's workspace plans again (after new files: maintenance)."""
+        ws, people = self.last["wair"]
         return plan_and_run(ws, "lineitem", "wair", self.options("wair"), people)
 
 
@@ -268,6 +282,11 @@ def show(title: str, before: dict, rows: list[dict]) -> None:
               f"statistics {r['stats_bytes'] / MIB:.1f} MiB; DuckDB {r['duck_bytes'] / MIB:.1f} MiB "
               f"{r['duck_seconds']:.2f} s (saved {r['duck_seconds_saved']:.2f} s); break-even {be} "
               f"{r.get('no_plan', '')}", flush=True)
+        if r.get("predicted_saving_bytes") is not None:
+            print(f"{'':>16}promised {r['predicted_saving_bytes'] / MIB:.1f} MiB per {r['window_queries']} "
+                  f"queries; run re-estimated {(r['re_estimated_saving_bytes'] or 0) / MIB:.1f} MiB; "
+                  f"{r['delivery']}" + (f"; rolled back to {r['rolled_back_to']}" if r["rolled_back_to"] else ""),
+                  flush=True)
 
 
 def dump(out: dict, path: str) -> None:
@@ -285,27 +304,36 @@ def main() -> None:
     p.add_argument("--drift-queries", type=int, default=5_000, help="queries of the drifting log")
     p.add_argument("--duck-sample", type=int, default=500,
                    help="fragments of each log DuckDB runs (a systematic sample, scaled to the log)")
-    p.add_argument("--repeat", type=int, default=3, help="fresh copies rewritten per method")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="fresh copies rewritten per delta-rs or DuckDB method")
+    p.add_argument("--plan-repeat", type=int, default=1,
+                   help="fresh copies (each in a fresh workspace, the log imported) per WAIR or PTO plan")
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--no-drift", action="store_true", help="skip the drifting log")
     p.add_argument("--no-iceberg", action="store_true", help="skip the Iceberg table")
     p.add_argument("--out", default=str(HERE / "results.json"),
                    help="the results file (rewritten after each section)")
     p.add_argument("--quick", action="store_true", help="SF 0.05, files of 10,000 rows, one rewrite each")
+    p.add_argument("--keep", metavar="DIR", help="build everything under DIR and keep it (default: a "
+                   "temporary directory, removed at the end)")
     args = p.parse_args()
     if args.quick:
-        args.scale, args.file_rows, args.repeat = 0.05, 10_000, 1
+        args.scale, args.file_rows, args.repeat, args.plan_repeat = 0.05, 10_000, 1, 1
     methods = [m for m in args.methods.split(",") if m]
     for m in methods:
         if m not in METHODS:
             p.exit(2, f"--methods: unknown method {m!r}; methods are {', '.join(METHODS)}\n")
     if not (args.scale > 0 and args.file_rows > 0 and args.queries > 0 and args.repeat > 0
+            and args.plan_repeat > 0
             and args.drift_queries > 0 and args.duck_sample > 0
             and 0 < args.second_batch < 1):
-        p.exit(2, "--scale, --file-rows, --queries, --drift-queries, --duck-sample, --repeat must be positive, --second-batch in (0, 1)\n")
+        p.exit(2, "--scale, --file-rows, --queries, --drift-queries, --duck-sample, --repeat, --plan-repeat must be positive, --second-batch in (0, 1)\n")
 
     started = time.perf_counter()
-    root = Path(tempfile.mkdtemp(prefix="la-bench-peers-"))
+    if args.keep and Path(args.keep).exists():
+        p.exit(2, f"--keep: {args.keep} exists; give a new directory\n")
+    root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="la-bench-peers-"))
+    root.mkdir(parents=True, exist_ok=True)
     first, second, first_parquet = batches(root, args.scale, args.second_batch)
     logs = {"demo": demo_log.make_demo_log(first_parquet, count=args.queries)}
     if not args.no_drift:
@@ -332,7 +360,7 @@ def main() -> None:
     rows = []
     for method in methods:
         seconds, extra = [], {}
-        for k in range(args.repeat):
+        for k in range(args.plan_repeat if method in ("wair", "pto") else args.repeat):
             copies[method] = copy = root / f"{method}-{k}"
             shutil.copytree(base, copy)
             t0 = time.perf_counter()
@@ -396,13 +424,13 @@ def main() -> None:
         irows = []
         for method in ("wair", "sort"):
             ident = ice.copy(method)
+            copy_files = ice.live_files(ident)  # the copy's own files: what a method rewrites
             t0 = time.perf_counter()
             if method == "wair":
                 name = "lineitem_ice"
                 api.register_iceberg(ws, name, ident)
                 api.import_workload(ws, name, str(write_log(logs["demo"], root / "ice.jsonl", name)))
-                extra = plan_and_run(ws, name, "wair", {"window": min(len(logs["demo"]), WAIR_MAX_WINDOW)},
-                                     people)
+                extra = plan_and_run(ws, name, "wair", {}, people)
             else:
                 name = "ice_sort"
                 ice.sort(ident)
@@ -410,7 +438,7 @@ def main() -> None:
                 api.register_iceberg(ws, name, ident)
             seconds = [extra.pop("seconds")]
             files = ice.live_files(ident)
-            irows.append(row(method, i_before_files, files, seconds,
+            irows.append(row(method, copy_files, files, seconds,
                              measures["demo"].iceberg(ws, name, files), i_before, extra))
         out["iceberg"] = {"before": i_before, "rows": irows}
         show("Iceberg, demo log", i_before, irows)
@@ -421,7 +449,8 @@ def main() -> None:
     print(f"{first.num_rows} rows in {len(before_files)} files ({sum(before_files.values()) / MIB:.1f} MiB), "
           f"second batch {second.num_rows} rows; Spark start {Planned.spark_start_seconds or 0:.1f} s, "
           f"warm-up {Planned.warm_up_seconds or 0:.1f} s; total {out['total_seconds']:.0f} s", flush=True)
-    shutil.rmtree(root, ignore_errors=True)
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,6 @@ from engine.table.files import files_bytes
 from engine.workspace import as_workspace, on_settings, on_workspace
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
     from engine.security.identity import Identity
     from engine.table.model import Snapshot
     from engine.workspace import Workspace

@@ -20,9 +20,11 @@ from engine.workspace import as_workspace, on_settings, on_workspace
 
 if TYPE_CHECKING:
     from engine.workload.model import ScanFragment
+    from engine.workload.store import DistinctFragments
     from engine.workspace import Workspace
 
-__all__ = ["import_workload", "workload_fragments", "show_workload", "workload_version",
+__all__ = ["import_workload", "workload_fragments", "workload_distinct", "show_workload",
+           "workload_version",
            "clear_workload", "predicate_text", "source_text", "lint_workload",
            "dimension_lookups", "make_tpcds_demo_data", "TPCDS_TABLES"]
 
@@ -58,6 +60,14 @@ def dimension_lookups(ws: "Workspace") -> DimensionLookups:
 def workload_fragments(ws: "Workspace", table: str) -> "list[ScanFragment]":
     """The table's scan fragments, ordered by timestamp then import order."""
     return as_workspace(ws).workloads.fragments(table)
+
+
+def workload_distinct(ws: "Workspace", table: str) -> "DistinctFragments":
+    """The distinct statements of :func:`workload_fragments` with how often each was logged
+    (:class:`engine.workload.store.DistinctFragments`: ``fragments``, ``counts``,
+    ``of_query``), decoded with them once per workload version: what depends only on the
+    statement is computed over its few thousand rows, not the log's tens of thousands."""
+    return as_workspace(ws).workloads.distinct(table)
 
 
 def show_workload(ws: "Workspace", table: str) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from engine import api
 from engine.cli.args import non_negative_int, positive_int
@@ -146,25 +146,50 @@ def _session(run: Mapping[str, Any]) -> str:
     return ("fresh" if run.get("compared_with") == "cold" else "fresh*") if fresh else "warm"
 
 
-def _history_text(data: Mapping[str, Any]) -> str:
-    """Predicted vs measured rewrite wall time per run, side by side, then a summary."""
+def _error_summary(count: int, sm: Mapping[str, Any]) -> str:
+    """A history summary's error figures (:func:`engine.plans.runs.prediction_history`,
+    :func:`engine.plans.savings_history.summarize`) in one line.
+
+    >>> _error_summary(3, {"median_abs_error": 0.2, "mean_abs_error": 0.25,
+    ...                    "within_tolerance": 2, "tolerance": 0.3})
+    '3 runs: median |error| 20%, mean 25%, 2 within ±30%'
+    """
+    return (f"{count} runs: median |error| {sm['median_abs_error'] * 100:.0f}%, mean "
+            f"{sm['mean_abs_error'] * 100:.0f}%, {sm['within_tolerance']} within "
+            f"±{sm['tolerance'] * 100:.0f}%")
+
+
+def _runs_text(data: Mapping[str, Any], empty: str, header: str,
+               row: Callable[[Mapping[str, Any]], list[str]],
+               summary: Callable[[Mapping[str, Any], int], str]) -> str:
+    """A run history as text: ``empty`` without runs, else ``header``, each run's
+    ``row(run)`` lines, then ``summary(data["summary"], number of runs)`` unless it is ""."""
     runs = data.get("runs") or []
     if not runs:
-        return "no runs with a recorded cost check yet"
-    lines = [f"{'plan':>5}  {'table':<14} {'groups':>6} {'size':>10} {'predicted':>10} "
-             f"{'measured':>10} {'error':>7}  {'jobs':>4}  session  calibrated  ran at"]
+        return empty
+    lines = [header]
     for r in runs:
-        lines.append(f"{r['plan_id']:>5}  {r['table']:<14} {r['groups']:>6} "
-                     f"{human_bytes(r['bytes']):>10} {format_seconds(r['predicted_seconds']):>10} "
-                     f"{format_seconds(r['measured_seconds']):>10} {_error(r['error']):>7}  "
-                     f"{r['spark_jobs']:>4}  {_session(r):<7}  {_yes_no(r['calibrated']):<10}  "
-                     f"{r['ran_at']}")
-    sm = data.get("summary") or {}
-    if sm.get("with_error"):
-        lines.append(f"{sm['with_error']} runs: median |error| {sm['median_abs_error'] * 100:.0f}%,"
-                     f" mean {sm['mean_abs_error'] * 100:.0f}%, {sm['within_tolerance']} within "
-                     f"±{sm['tolerance'] * 100:.0f}%")
-    return "\n".join(lines)
+        lines.extend(row(r))
+    tail = summary(data.get("summary") or {}, len(runs))
+    return "\n".join(lines + ([tail] if tail else []))
+
+
+def _history_text(data: Mapping[str, Any]) -> str:
+    """Predicted vs measured rewrite wall time per run, side by side, then a summary."""
+    def row(r: Mapping[str, Any]) -> list[str]:
+        return [f"{r['plan_id']:>5}  {r['table']:<14} {r['groups']:>6} "
+                f"{human_bytes(r['bytes']):>10} {format_seconds(r['predicted_seconds']):>10} "
+                f"{format_seconds(r['measured_seconds']):>10} {_error(r['error']):>7}  "
+                f"{r['spark_jobs']:>4}  {_session(r):<7}  {_yes_no(r['calibrated']):<10}  "
+                f"{r['ran_at']}"]
+
+    def summary(sm: Mapping[str, Any], _runs: int) -> str:
+        return _error_summary(sm["with_error"], sm) if sm.get("with_error") else ""
+
+    return _runs_text(data, "no runs with a recorded cost check yet",
+                      f"{'plan':>5}  {'table':<14} {'groups':>6} {'size':>10} {'predicted':>10} "
+                      f"{'measured':>10} {'error':>7}  {'jobs':>4}  session  calibrated  ran at",
+                      row, summary)
 
 
 def _savings_text(data: Mapping[str, Any]) -> str:
@@ -182,33 +207,31 @@ def _savings_text(data: Mapping[str, Any]) -> str:
         2  t              wair        50  100.0 MiB          -   80.0 MiB    -20%  kept     2026-01-01T00:00:00
     1 runs: median |error| 20%, mean 20%, 1 within ±30%; 0 underdelivered; 0 verified before the run
     """
-    runs = data.get("runs") or []
-    if not runs:
-        return "no run has recorded its realized saving yet"
-    lines = [f"{'plan':>5}  {'table':<14} {'policy':<7} {'window':>6} {'predicted':>10} "
-             f"{'verified':>10} {'realized':>10} {'error':>7}  verdict  ran at"]
-    for r in runs:
+    def row(r: Mapping[str, Any]) -> list[str]:
         def size(key: str) -> str:
             return "-" if r.get(key) is None else human_bytes(r[key])
 
         verdict = ("?" if r.get("underdelivered") is None
                    else "UNDERDELIVERED" if r["underdelivered"] else "kept")
-        lines.append(f"{r['plan_id']:>5}  {r['table']:<14} {r['policy']:<7} "
-                     f"{r['window_queries']:>6} {size('predicted_bytes'):>10} "
-                     f"{size('verified_bytes'):>10} {size('realized_bytes'):>10} "
-                     f"{_error(r.get('error')):>7}  {verdict:<7}  {r['ran_at']}")
+        lines = [f"{r['plan_id']:>5}  {r['table']:<14} {r['policy']:<7} "
+                 f"{r['window_queries']:>6} {size('predicted_bytes'):>10} "
+                 f"{size('verified_bytes'):>10} {size('realized_bytes'):>10} "
+                 f"{_error(r.get('error')):>7}  {verdict:<7}  {r['ran_at']}"]
         if r.get("underdelivered") or r.get("realized_bytes") is None:
             lines.append(f"{'':>7}{r.get('reason') or ''}"
                          + (" (rolled back)" if r.get("rolled_back") else ""))
-    sm = data.get("summary") or {}
-    head = f"{sm.get('runs', len(runs))} runs"
-    if sm.get("with_error"):
-        head += (f": median |error| {sm['median_abs_error'] * 100:.0f}%, mean "
-                 f"{sm['mean_abs_error'] * 100:.0f}%, {sm['within_tolerance']} within "
-                 f"±{sm['tolerance'] * 100:.0f}%")
-    lines.append(f"{head}; {sm.get('underdelivered', 0)} underdelivered; "
-                 f"{sm.get('verified', 0)} verified before the run")
-    return "\n".join(lines)
+        return lines
+
+    def summary(sm: Mapping[str, Any], runs: int) -> str:
+        count = sm.get("runs", runs)
+        head = _error_summary(count, sm) if sm.get("with_error") else f"{count} runs"
+        return (f"{head}; {sm.get('underdelivered', 0)} underdelivered; "
+                f"{sm.get('verified', 0)} verified before the run")
+
+    return _runs_text(data, "no run has recorded its realized saving yet",
+                      f"{'plan':>5}  {'table':<14} {'policy':<7} {'window':>6} {'predicted':>10} "
+                      f"{'verified':>10} {'realized':>10} {'error':>7}  verdict  ran at",
+                      row, summary)
 
 
 def _rows(text: str | None) -> list[int] | None:

@@ -30,7 +30,7 @@ from pathlib import Path
 from engine import api
 from engine.cli.args import positive, positive_int
 from engine.cli.ui import run_ui
-from engine.core.config import CONFIG_FILE_NAME, Settings, enable_in_file, replace
+from engine.core.config import Settings
 from engine.core.errors import DataFileError, InvalidParameterError
 
 DEMO_TABLE = "lineitem"
@@ -88,9 +88,9 @@ def build_demo(ws: "api.Workspace | Settings", scale: float | None = None, table
     ``large_files``: write ``lineitem`` as a few large files in several row groups each
     (files of ~1M rows in row groups of ~100k, :func:`engine.api.large_file_shape`; the
     sample gives 4 files of 50,000 rows in row groups of 5,000), the shape of real tables
-    whose files hold 64-512 MB, where every pruning happens inside files; the workspace's
-    ``layout-advisor.toml`` then sets ``prune_row_groups = true`` (unless it sets it
-    already), so estimates, plans and the dashboard count the row groups engines skip."""
+    whose files hold 64-512 MB, where every pruning happens inside files; estimates, plans
+    and the dashboard count the row groups engines skip (``prune_row_groups``, on by
+    default; the demo says so when the workspace turns it off)."""
     ws = api.as_workspace(ws)  # scripts and tests may pass Settings
     started = time.monotonic()
 
@@ -121,8 +121,9 @@ def build_demo(ws: "api.Workspace | Settings", scale: float | None = None, table
             f"written by {writer})")
         api.create_demo_table(ws, DEMO_TABLE, table_file, api.DEMO_TARGET_ROWS,
                               table_format=table_format, writer=writer, progress=say)
-    if large_files:
-        ws = _prune_row_groups(ws, say)
+    if large_files and not ws.settings.prune_row_groups:
+        say("prune_row_groups is off in this workspace: estimates stay at file level, where a "
+            "within-file reordering saves nothing")
     if api.workload_fragments(ws, DEMO_TABLE):
         say("workload already imported; keeping it")
     else:
@@ -131,20 +132,6 @@ def build_demo(ws: "api.Workspace | Settings", scale: float | None = None, table
     took = api.warm_summaries(ws, DEMO_TABLE)  # the dashboard's first visit only loads them
     say(f"dashboard summaries stored ({took['columns_s'] + took['pruning_s']:.1f} s)")
     say("demo ready")
-
-
-def _prune_row_groups(ws: "api.Workspace", say) -> "api.Workspace":
-    """``ws`` with ``prune_row_groups`` on, set in the workspace's config file unless the
-    file sets it already (then its value stands, and the demo says so)."""
-    why = "demo --large-files: estimates count the row groups engines skip inside files"
-    if enable_in_file(ws.settings.home, "prune_row_groups", why):
-        say(f"set prune_row_groups = true in {ws.settings.home / CONFIG_FILE_NAME}: estimates, "
-            "plans and the dashboard count the row groups engines skip inside the large files")
-        return api.as_workspace(replace(ws.settings, prune_row_groups=True))
-    if not ws.settings.prune_row_groups:
-        say(f"{ws.settings.home / CONFIG_FILE_NAME} sets prune_row_groups = false: estimates stay "
-            "at file level, where a within-file reordering saves nothing")
-    return ws
 
 
 TPCDS_FACT = "store_sales"
@@ -241,8 +228,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="write lineitem as a few large files in several row groups each, "
                              "like real tables of 64-512 MB files: the rows split evenly into "
                              "files of about 1,000,000 rows (at least 4 files: --sample gives "
-                             "4 of about 50,000), each in 10 row groups; sets "
-                             "prune_row_groups = true in the workspace's layout-advisor.toml")
+                             "4 of about 50,000), each in 10 row groups")
     parser.add_argument("--no-ui", action="store_true", help="build only; do not start the dashboard")
     parser.add_argument("--port", type=int, default=None, help="dashboard port (default 8501)")
     parser.add_argument("--address", default=None, help="address the dashboard binds to")

@@ -25,8 +25,9 @@ def _declined_text(p: Mapping[str, Any]) -> str:
              f"{e.get('why') or p.get('reason')}"]
     if e.get("what_would_change"):
         lines.append(f"  {e['what_would_change']}")
-    if e.get("why"):
-        lines.append(f"  (the policy's reason: {p.get('reason')})")
+    reason = str(p.get("reason") or "")
+    if e.get("why") and e["why"].rstrip(".").lower() != reason.rstrip(".").lower():  # not twice
+        lines.append(f"  (the policy's reason: {reason})")
     return "\n".join(lines)
 
 
@@ -211,7 +212,7 @@ def _busier_text(out: Mapping[str, Any]) -> str:
 
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
-    return {"window": args.window, "alpha": args.alpha, "beta": args.beta,
+    return {"window": args.window, "max_window": args.max_window, "alpha": args.alpha, "beta": args.beta,
               "cost_limit": args.cost_limit, "k_max": args.k_max, "eps": args.eps,
               "min_samples": args.min_samples, "key": args.key,
               "delta": args.delta, "b_min_rows": args.b_min_rows, "psi": args.psi,
@@ -340,6 +341,8 @@ def _policy_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("table")
     p.add_argument("--policy", default="wair", choices=api.policy_names())
     p.add_argument("--window", type=positive_int, help="queries in the sliding window")
+    p.add_argument("--max-window", dest="max_window", type=positive_int,
+                   help="WAIR's largest window (default 10,000 queries): raise it to decide on a longer log")
     # finite here; each policy checks its own ranges (one rule, shared with the dashboard)
     p.add_argument("--alpha", type=finite, help="WAIR aggressiveness (eq. 4); PAW: split policy Ψ's α (> 1)")
     p.add_argument("--beta", type=finite,

@@ -344,20 +344,3 @@ def load_settings(flags: Mapping[str, Any] | None = None,
 def replace(settings: Settings, **changes: Any) -> Settings:
     """A copy of ``settings`` with some fields changed (settings stay frozen)."""
     return dataclasses.replace(settings, **changes)
-
-
-def enable_in_file(home: Path | str, name: str, why: str) -> bool:
-    """Set the boolean setting ``name`` to true in the workspace's ``layout-advisor.toml``
-    (created if missing) unless the file already sets it; True when it was written. The
-    line goes first in the file, before any ``[section]``, with ``why`` as its comment, so a
-    DBA reading the file sees who set it and can turn it off. Used by ``demo
-    --large-files`` for ``prune_row_groups``."""
-    if name not in {f.name for f in fields(Settings)}:
-        raise ConfigError(f"unknown setting {name!r}")
-    path = Path(home).expanduser() / CONFIG_FILE_NAME
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    if name in _from_file(Path(home).expanduser()):
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{name} = true  # {why}\n{text}", encoding="utf-8")
-    return True

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import statistics
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from engine.core.errors import ApprovalError, PlanError
 from engine.plans.plan import CANCELLED, FAILED, RUNNING, SUCCEEDED
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from engine.workspace import Workspace
 
 __all__ = ["CANCELLED", "RunCancelled", "cancel_plan", "settle_cancelled", "run_eta", "eta_seconds",
-           "after_commit", "prediction_history", "PREDICTION_TOLERANCE"]
+           "after_commit", "prediction_history", "prediction_summary", "PREDICTION_TOLERANCE"]
 
 #: share of a run's work taken by the write (the rest: verification, footers, commit)
 WRITE_SHARE = 0.9
@@ -212,10 +213,25 @@ def prediction_history(ws: "Workspace", table: str | None = None) -> dict[str, A
                      "compared_with": check.get("compared_with", "warm"),
                      "predicted_warm_seconds": check.get("predicted_warm_seconds"),
                      "predicted_cold_seconds": check.get("predicted_cold_seconds")})
-    errors = sorted(abs(float(r["error"])) for r in runs if r["error"] is not None)
-    summary = {"runs": len(runs), "with_error": len(errors),
-               "median_abs_error": errors[len(errors) // 2] if errors else None,
-               "mean_abs_error": sum(errors) / len(errors) if errors else None,
-               "within_tolerance": sum(e <= PREDICTION_TOLERANCE for e in errors),
-               "tolerance": PREDICTION_TOLERANCE}
-    return {"runs": runs, "summary": summary}
+    return {"runs": runs, "summary": prediction_summary(runs)}
+
+
+def prediction_summary(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The summary of :func:`prediction_history`'s runs: how many, how many with an error,
+    the median and mean of ``|error|`` (None without one; the median of an even count is the
+    mean of the middle two, as the savings history's,
+    :func:`engine.plans.savings_history.summarize`) and how many are within
+    :data:`PREDICTION_TOLERANCE`.
+
+    >>> s = prediction_summary([{"error": e} for e in (0.1, -0.5, None, 0.2, -0.3)])
+    >>> s["runs"], s["with_error"], round(s["median_abs_error"], 6), round(s["mean_abs_error"], 6)
+    (5, 4, 0.25, 0.275)
+    >>> s["within_tolerance"], prediction_summary([])["median_abs_error"]
+    (3, None)
+    """
+    errors = [abs(float(r["error"])) for r in runs if r["error"] is not None]
+    return {"runs": len(runs), "with_error": len(errors),
+            "median_abs_error": statistics.median(errors) if errors else None,
+            "mean_abs_error": statistics.fmean(errors) if errors else None,
+            "within_tolerance": sum(e <= PREDICTION_TOLERANCE for e in errors),
+            "tolerance": PREDICTION_TOLERANCE}

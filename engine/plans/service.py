@@ -154,7 +154,8 @@ def decide(ws: "Workspace", table: str, policy: str,
     if isinstance(fitted, FormatDeclined):
         return Decision(snapshot, pol, None, clean, tuple(window), settled, fitted.reason)
     if fitted is not None and window:  # priced again at the shape the executor writes
-        check = check_output(zonemaps, fitted.groups, window, target, groups)
+        check = check_output(zonemaps, fitted.groups, window, target, groups,
+                             row_group_level=ws.tables.settings.prune_row_groups)
         fitted = replace(fitted, details={**fitted.details, "output": check.to_json()})
         if not check.delivers and check.modelled:
             return Decision(snapshot, pol, None, clean, tuple(window), settled, check.reason)
@@ -224,7 +225,10 @@ def _no_action(decision: Decision, policy: str) -> dict[str, Any]:
     """The answer when the policy declines: its reason, curve and evidence."""
     snap = decision.snapshot
     why = dict(decision.policy.last_decision_)
-    explanation = explain_no_action(decision.policy.name, why)
+    # a proposal that the output check or the table's format declined: the policy's own
+    # reason describes the proposal, the decline says why there is no plan
+    explanation = explain_no_action(decision.policy.name,
+                                    {"reason": decision.declined} if decision.declined else why)
     own = why.pop("reason", None)
     reason = decision.declined or own or f"policy {policy} proposes nothing for {snap.table}"
     curve = why.pop("curve", [])

@@ -26,6 +26,9 @@ from engine.core.fmt import format_number
 def explain_no_action(policy: str, decision: Mapping[str, Any]) -> dict[str, str]:
     """``{"why": ..., "what_would_change": ...}`` for a policy that proposed nothing."""
     reason = str(decision.get("reason") or f"policy {policy} proposes nothing")
+    declined = _declined_after_proposal(reason)
+    if declined:
+        return declined
     if policy != "wair":
         return {"why": _sentence(reason),
                 "what_would_change": "More partitions deeper than the policy's threshold, or a "
@@ -56,6 +59,37 @@ def explain_no_action(policy: str, decision: Mapping[str, Any]) -> dict[str, str
                 "what_would_change": "More queries (each adds c of credit) or realized savings "
                                      "from past rewrites; or a higher credit_allowance_c."}
     return {"why": _sentence(reason), "what_would_change": "A change in the workload."}
+
+
+#: the reasons with which the plan service declines a policy's proposal: the output check
+#: (:func:`engine.policy.output_check.check_output`: the shape the executor writes would not
+#: read less) and the table's format (every file of the proposal left out)
+OUTPUT_DECLINED = "the output cannot deliver the saving"
+FORMAT_DECLINED = "every file the plan would rewrite is left out by the table's format"
+
+
+def _declined_after_proposal(reason: str) -> dict[str, str] | None:
+    """A proposal the policy made and the plan service declined, explained by the decline's
+    own reason, whatever the policy (None for a policy's own decline).
+
+    >>> e = _declined_after_proposal("the output cannot deliver the saving: table target: "
+    ...     "the table's target rows = 100 rows writes 8 files as 1; sorting rows inside a file "
+    ...     "saves nothing at file level")
+    >>> e["why"][:60]
+    'The output cannot deliver the saving: table target: the tabl'
+    """
+    if reason.startswith(OUTPUT_DECLINED):
+        return {"why": _sentence(reason),
+                "what_would_change": "An output the window's queries can skip more of: a "
+                                     "smaller target file size in the table's write properties "
+                                     "(so the rewritten partitions are not merged into fewer "
+                                     "files), row groups inside the files with prune_row_groups "
+                                     "on, or queries that filter the plan's sort columns."}
+    if reason.startswith(FORMAT_DECLINED):
+        return {"why": _sentence(reason),
+                "what_would_change": "Compacting the table's merge-on-read deletes, or "
+                                     "rewriting the files of its older partition spec, first."}
+    return None
 
 
 def _no_candidates(queries: int) -> dict[str, str]:

@@ -35,8 +35,17 @@ import numpy as np
 
 #: one cut key column: its partitions' lo and hi (float64), its ``slices + 1`` cut points,
 #: and its place ``i`` among the group's keys (file ``j`` is in slice
-#: ``(j // slices ** i) % slices`` of it)
+#: ``(j // slices ** i) % slices`` of it; with a ``radix``, :func:`file_slice`)
 KeyCut = tuple[np.ndarray, np.ndarray, np.ndarray, int]
+
+
+def file_slice(j: np.ndarray | int, place: int, slices: int, radix: Sequence[int] | None = None):
+    """File ``j``'s slice of the key at ``place``: ``(j // slices ** place) % slices``, or
+    with ``radix`` (the slices of each key place, :func:`engine.policy.impact.key_grid`)
+    the mixed-radix digit ``(j // prod(radix[:place])) % radix[place]``."""
+    if radix is None:
+        return (j // slices ** place) % slices
+    return (j // int(np.prod(radix[:place], dtype=np.int64))) % int(radix[place])
 
 
 class SourceMasks(Sequence[np.ndarray]):
@@ -44,10 +53,12 @@ class SourceMasks(Sequence[np.ndarray]):
     it (every partition when none overlaps its slices), computed when asked for: memory is
     one mask, not one per file. ``keys``: the cut key columns (:data:`KeyCut`)."""
 
-    def __init__(self, keys: Sequence[KeyCut], slices: int, files: int) -> None:
+    def __init__(self, keys: Sequence[KeyCut], slices: int, files: int,
+                 radix: Sequence[int] | None = None) -> None:
         self._keys = [(np.asarray(lo, np.float64), np.asarray(hi, np.float64), np.asarray(c, np.float64),
                        int(place)) for lo, hi, c, place in keys]
         self._slices = int(slices)
+        self._radix = None if radix is None else [int(r) for r in radix]
         self._n = len(self._keys[0][0]) if self._keys else 0
         self._files = int(files)
 
@@ -59,7 +70,7 @@ class SourceMasks(Sequence[np.ndarray]):
             raise IndexError(j)
         mask = np.ones(self._n, dtype=bool)
         for lo, hi, cuts, place in self._keys:
-            s = (j // self._slices ** place) % self._slices
+            s = file_slice(j, place, self._slices, self._radix)
             mask &= (lo <= cuts[s + 1]) & (hi >= cuts[s])
         return mask if mask.any() else np.ones(self._n, dtype=bool)
 
@@ -110,28 +121,30 @@ def range_reduce(first: np.ndarray, last: np.ndarray, values: np.ndarray, size: 
 
 
 def source_bounds(keys: Sequence[KeyCut], slices: int, files: int, lo: np.ndarray, hi: np.ndarray,
-                  valid: np.ndarray) -> SourceBounds:
+                  valid: np.ndarray, radix: Sequence[int] | None = None) -> SourceBounds:
     """The union of a column (``lo``, ``hi``, ``valid`` per partition of the group; numbers
     or strings) over each new file's sources (:class:`SourceMasks`, the same partitions),
     for all files at once: identical to ``min(lo[mask & valid])`` and
     ``max(hi[mask & valid])`` per file. Bounds are reduced as ranks among the column's
-    distinct values, so strings go through the same float64 sparse table."""
+    distinct values, so strings go through the same float64 sparse table. ``radix``: the
+    slices of each key place (None: ``slices`` for every key)."""
     lo, hi = np.asarray(lo), np.asarray(hi)
     valid = np.asarray(valid, dtype=bool)
     n = len(lo)
     runs = [slice_runs(k_lo, k_hi, cuts) for k_lo, k_hi, cuts, _ in keys]
+    sizes = [slices if radix is None else int(radix[place]) for _, _, _, place in keys]
     every = np.arange(n)
-    sourced = _cell_reduce(runs, every, slices, np.ones(n), np.maximum, 0.0) > 0
+    sourced = _cell_reduce(runs, every, sizes, np.ones(n), np.maximum, 0.0) > 0
     v = every[valid]
     lo_values, lo_rank = np.unique(lo[v], return_inverse=True)
     hi_values, hi_rank = np.unique(hi[v], return_inverse=True)
-    c_lo = _cell_reduce(runs, v, slices, np.asarray(lo_rank, np.float64).ravel(), np.minimum, np.inf)
-    c_hi = _cell_reduce(runs, v, slices, np.asarray(hi_rank, np.float64).ravel(), np.maximum, -np.inf)
+    c_lo = _cell_reduce(runs, v, sizes, np.asarray(lo_rank, np.float64).ravel(), np.minimum, np.inf)
+    c_hi = _cell_reduce(runs, v, sizes, np.asarray(hi_rank, np.float64).ravel(), np.maximum, -np.inf)
     has_cell = np.isfinite(c_lo)
     j = np.arange(files)
     cell = np.zeros(files, dtype=np.int64)  # the file's slice of each cut key, as one index
     for i, (_, _, _, place) in enumerate(keys):
-        cell += (j // slices ** place) % slices * slices ** i
+        cell += file_slice(j, place, slices, radix) * int(np.prod(sizes[:i], dtype=np.int64))
     own = sourced[cell]  # a cell no partition overlaps takes every partition
     has = np.where(own, has_cell[cell], v.size > 0)
     at_lo = np.where(own & has, c_lo[cell], 0.0)
@@ -141,21 +154,22 @@ def source_bounds(keys: Sequence[KeyCut], slices: int, files: int, lo: np.ndarra
     return SourceBounds(lo_values[at_lo.astype(np.int64)], hi_values[at_hi.astype(np.int64)], has)
 
 
-def _cell_reduce(runs: list[tuple[np.ndarray, np.ndarray]], members: np.ndarray, slices: int,
+def _cell_reduce(runs: list[tuple[np.ndarray, np.ndarray]], members: np.ndarray, sizes: Sequence[int],
                  values: np.ndarray, op: np.ufunc, empty: float) -> np.ndarray:
     """``op`` of ``values`` (one per partition in ``members``) over every cell of the
-    ``slices ** len(runs)`` grid (cell index ``sum(s_i * slices ** i)``) the partition's
-    runs cover. The last key is a :func:`range_reduce`; earlier keys are walked slice by
-    slice over the partitions whose run covers it."""
+    grid of ``sizes[i]`` slices per run (cell index ``sum(s_i * prod(sizes[:i]))``) the
+    partition's runs cover. The last key is a :func:`range_reduce`; earlier keys are
+    walked slice by slice over the partitions whose run covers it."""
     if not runs:
         return np.array([op.reduce(values) if values.size else empty])
     first, last = runs[-1]
     if len(runs) == 1:
-        return range_reduce(first[members], last[members], values, slices, op, empty)
-    inner = slices ** (len(runs) - 1)
-    out = np.full(inner * slices, empty, dtype=np.float64)
-    for s in range(slices):
+        return range_reduce(first[members], last[members], values, int(sizes[-1]), op, empty)
+    inner = int(np.prod(sizes[:-1], dtype=np.int64))
+    out = np.full(inner * int(sizes[-1]), empty, dtype=np.float64)
+    for s in range(int(sizes[-1])):
         here = (first[members] <= s) & (last[members] >= s)
         if here.any():
-            out[s * inner:(s + 1) * inner] = _cell_reduce(runs[:-1], members[here], slices, values[here], op, empty)
+            out[s * inner:(s + 1) * inner] = _cell_reduce(runs[:-1], members[here], sizes[:-1], values[here],
+                                                          op, empty)
     return out

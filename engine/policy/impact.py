@@ -7,7 +7,8 @@ the assumption the pruning estimate already makes (values uniform within a parti
 * on a group's key columns, rows are reordered: the group's values, a row-weighted mixture
   of uniform ranges, are cut at equal-row quantiles into the new files. One key column
   gives one slice per file (a sort); ``d`` key columns (Z-order, Hilbert, Qd-tree) give
-  ``ceil(files ** (1/d))`` slices per column, the grid those curves approximate;
+  about ``files ** (1/d)`` slices per column (:func:`key_grid`: a grid of at most
+  ``files`` cells, every cell a file), the grid those curves approximate;
 * on every other column, the rewrite mixes the rows of the partitions that feed a new
   file: those whose key range overlaps the file's slice. Its range becomes the union of
   their ranges (the whole group's union when no key column can be cut). This is the side
@@ -41,7 +42,6 @@ Example (two partitions of 100 rows, both spanning a = [0, 10]; b = [0, 1] and [
 
 from __future__ import annotations
 
-import math
 import weakref
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Sequence
@@ -52,7 +52,7 @@ from engine.layout.output import OutputShape, WriteTarget, output_shape
 from engine.metrics.mixture import equal_weight_cuts
 from engine.metrics.overlap import column_clustering
 from engine.policy.costmodel import scan_seconds, write_target_of
-from engine.policy.file_sources import SourceMasks, source_bounds
+from engine.policy.file_sources import SourceMasks, file_slice, source_bounds
 from engine.scan.pruning import analyze_workload, fragment_key
 from engine.scan.rowgroups import RowGroupMaps
 from engine.scan.window_bytes import window_bytes
@@ -87,9 +87,10 @@ def predicted_with_row_groups(zm: ZoneMaps, groups: Sequence["PlanGroup"],
       PTO's row-group size, the table's, else the inputs' own row-group size). With several, the file's rows are cut along the group's first key
       column at equal-row quantiles of the same mixture the files are cut from (the order
       the executor writes a sorted file in; for a curve or PAW's tree the first key within
-      the file's cell, an approximation); every other column keeps the file's range (the
-      conservative side). A group whose first key cannot be cut (a string) keeps one row
-      group per file.
+      the file's cell, an approximation); every other column keeps the file's range
+      narrowed to the union over the partitions whose first-key range meets the row
+      group's slice (as a file's range is narrowed to its slice's sources). A group whose
+      first key cannot be cut (a string) keeps one row group per file.
     """
     after, new_rg, new_owner = _predict(zm, groups, with_row_groups=True, target=target,
                                         row_groups=row_groups)
@@ -184,13 +185,14 @@ def _rewrite_group(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], g: int,
     per-file Python objects."""
     files = shape.files
     rows, nbytes = zm.rows[idx].astype(np.float64), zm.bytes[idx]
-    slices = files if len(keys) == 1 else math.ceil(files ** (1.0 / max(len(keys), 1)))
+    radix = key_grid(files, len(keys))
+    slices = radix[0] if radix else files  # the first key's slices
     file_rows, file_bytes = int(round(rows.sum() / files)), int(round(nbytes.sum() / files))
     cut_of: dict[str, np.ndarray] = {}
     for name in keys:
         cz = zm.columns.get(name)
         if cz is not None and bool(cz.valid[idx].all()) and cz.ltype != "string":
-            cut_of[name] = _quantile_cuts(cz.lo[idx], cz.hi[idx], rows, slices)
+            cut_of[name] = _quantile_cuts(cz.lo[idx], cz.hi[idx], rows, radix[keys.index(name)])
     # each file's union of a non-key column over its sources, all files at once (a mask
     # per file is files x partitions bytes and as many passes: engine.policy.file_sources)
     keycuts = [(zm.columns[n].lo[idx].astype(np.float64), zm.columns[n].hi[idx].astype(np.float64),
@@ -206,12 +208,12 @@ def _rewrite_group(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], g: int,
         file_nulls = -1 if nulls < 0 else int(round(nulls / files))
         file_cbytes = int(round(cz.compressed_bytes[idx].sum() / files))
         if cuts is not None:
-            s = (j // slices ** keys.index(name)) % slices
+            s = file_slice(j, keys.index(name), slices, radix)
             f_lo, f_hi = cuts[s].astype(cz.lo.dtype), cuts[s + 1].astype(cz.hi.dtype)
         else:
             f_lo, f_hi = np.full(files, union[0], dtype=cz.lo.dtype), np.full(files, union[1], dtype=cz.hi.dtype)
             if keycuts:
-                bounds = source_bounds(keycuts, slices, files, lo, hi, valid)
+                bounds = source_bounds(keycuts, slices, files, lo, hi, valid, radix)
                 f_lo[bounds.has], f_hi[bounds.has] = bounds.lo[bounds.has], bounds.hi[bounds.has]
         columns[name] = ColumnZoneMap(cz.ltype, f_lo, f_hi, np.full(files, all_valid, dtype=bool),
                                       np.full(files, file_nulls, dtype=np.int64),
@@ -231,7 +233,8 @@ def _file_row_groups(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], cut_o
     """The row groups of the new ``files`` when each holds several, and each one's file
     (its index in ``files``): the file's rows cut along the first key column at equal-row
     quantiles (``slices * k`` cuts of the group's mixture, ``k`` per slice), its other
-    columns' ranges kept, its rows and bytes shared equally. None when one row group each
+    columns' ranges the file's, narrowed to the row group's sources
+    (:func:`_row_group_bounds`), its rows and bytes shared equally. None when one row group each
     or the first key cannot be cut."""
     none = (None, np.zeros(0, dtype=np.int64))
     if not len(files) or not keys or keys[0] not in cut_of:
@@ -242,15 +245,18 @@ def _file_row_groups(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], cut_o
         return none
     key = keys[0]
     cz = zm.columns[key]
-    fine = _quantile_cuts(cz.lo[idx], cz.hi[idx], rows, slices * k)
+    k_lo, k_hi = cz.lo[idx], cz.hi[idx]
+    fine = _quantile_cuts(k_lo, k_hi, rows, slices * k)
     owner = np.repeat(np.arange(len(files)), k)
     r = np.tile(np.arange(k), len(files))
     at = (owner % slices) * k + r  # the first key's slice (keys.index(key) = 0), then the row group
     base_rows, extra = divmod(file_rows, k)
+    fine_cut = [(k_lo.astype(np.float64), k_hi.astype(np.float64), np.asarray(fine, dtype=np.float64), 0)]
     columns: dict[str, ColumnZoneMap] = {}
     for name, fz in files.columns.items():
         lo, hi = ((fine[at].astype(fz.lo.dtype), fine[at + 1].astype(fz.hi.dtype)) if name == key
-                  else (fz.lo[owner], fz.hi[owner]))
+                  else _row_group_bounds(zm.columns[name], idx, fine_cut, slices * k, at,
+                                         fz.lo[owner], fz.hi[owner]))
         nulls, cbytes = int(fz.null_count[0]), int(fz.compressed_bytes[0])
         columns[name] = ColumnZoneMap(fz.ltype, lo, hi, fz.valid[owner],
                                       np.full(owner.size, -1 if nulls < 0 else int(round(nulls / k)), np.int64),
@@ -261,8 +267,31 @@ def _file_row_groups(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], cut_o
     return rgs, owner
 
 
+def _row_group_bounds(cz: ColumnZoneMap, idx: np.ndarray, fine_cut: list, fine_slices: int,
+                      at: np.ndarray, file_lo: np.ndarray, file_hi: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """A non-key column's range in each row group (``at``: its slice of the first key's
+    ``fine_slices`` equal-row slices): its file's range narrowed to the union over the
+    group's partitions whose first-key range overlaps the row group's slice (the rule the
+    file-level prediction applies to the file's slice, :mod:`engine.policy.file_sources`),
+    so a column correlated with the sort key (a commit date beside a ship date) keeps its
+    clustering inside the file as it does across files. Both ranges hold the row group's
+    rows under the uniform-within-a-partition assumption, so their intersection does."""
+    bounds = source_bounds(fine_cut, fine_slices, fine_slices, cz.lo[idx], cz.hi[idx], cz.valid[idx])
+    has = bounds.has[at]
+    s_lo, s_hi = bounds.lo[at], bounds.hi[at]
+    lo, hi = file_lo.copy(), file_hi.copy()
+    raise_lo = has & (s_lo > file_lo)
+    lower_hi = has & (s_hi < file_hi)
+    lo[raise_lo] = s_lo[raise_lo]
+    hi[lower_hi] = s_hi[lower_hi]
+    crossed = lo > hi  # the two approximations disagree: keep the file's range
+    lo[crossed], hi[crossed] = file_lo[crossed], file_hi[crossed]
+    return lo, hi
+
+
 def _sources(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], cut_of: dict[str, np.ndarray],
-             slices: int, files: int) -> "Sequence[np.ndarray] | None":
+             slices: int, files: int, radix: Sequence[int] | None = None) -> "Sequence[np.ndarray] | None":
     """Per new file, which of the group's partitions can contribute rows to it: those whose
     range on every cut key column overlaps the file's slice. A non-key column's range in
     that file is the union over these partitions only, so a column correlated with the key
@@ -274,7 +303,32 @@ def _sources(zm: ZoneMaps, idx: np.ndarray, keys: tuple[str, ...], cut_of: dict[
         return None
     return SourceMasks([(zm.columns[name].lo[idx].astype(np.float64), zm.columns[name].hi[idx].astype(np.float64),
                          np.asarray(cuts, dtype=np.float64), keys.index(name)) for name, cuts in cut_of.items()],
-                       slices, files)
+                       slices, files, radix)
+
+
+def key_grid(files: int, keys: int) -> list[int]:
+    """The slices of each key column a group of ``keys`` key columns written as ``files``
+    files is predicted in: one key, ``files`` slices; ``d`` keys (Z-order, Hilbert,
+    Qd-tree), ``s = floor(files ** (1/d))`` slices on every key but the first and
+    ``files // s ** (d - 1)`` on the first, so the grid holds at most ``files`` cells and
+    every cell has a file (file ``j`` in cell ``j`` in mixed radix, the files past the
+    grid's cells in the first cells again): the predicted files cover the group's whole key
+    domain. (``ceil(files ** (1/d))`` per key left cells of the grid without a file when
+    ``files`` is not a power: 20 files on two keys in a 5 x 5 grid left the top fifth of
+    the second key in no file, and a query there was predicted to read nothing.)
+
+    >>> key_grid(20, 1), key_grid(20, 2), key_grid(16, 2), key_grid(3, 2), key_grid(10, 3)
+    ([20], [5, 4], [4, 4], [3, 1], [2, 2, 2])
+    """
+    files, keys = max(int(files), 1), max(int(keys), 1)
+    if keys == 1:
+        return [files]
+    s = max(1, int(round(files ** (1.0 / keys))))
+    while s > 1 and s ** keys > files:
+        s -= 1
+    while (s + 1) ** keys <= files:
+        s += 1
+    return [max(s, files // s ** (keys - 1))] + [s] * (keys - 1)
 
 
 def _quantile_cuts(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, slices: int) -> np.ndarray:

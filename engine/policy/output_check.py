@@ -33,12 +33,19 @@ if TYPE_CHECKING:
     from engine.table.model import ZoneMaps
     from engine.workload.model import ScanFragment
 
-__all__ = ["OutputCheck", "UNMODELLED", "check_output", "group_shapes", "keeps_files_text"]
+__all__ = ["OutputCheck", "UNMODELLED", "UNMODELLED_LAYOUTS", "check_output", "group_shapes", "keeps_files_text"]
 
-#: layout parameters whose effect the file-level zonemap prediction does not see: a design
-#: with them (PAW's STR row groups, PTO's row-group sizes, partition directories) is stored
-#: even when the check finds its output reads more, and the preview says so
-UNMODELLED = frozenset({"partition_by", "n_mbr", "row_group_bytes", "row_group_rows"})
+#: layout parameters whose effect the zonemap prediction does not see: a design with them
+#: (PAW's STR row groups, partition directories) is stored even when the check finds its
+#: output reads more, and the preview says so. A row-group size (PTO's ``row_group_bytes``,
+#: ``row_group_rows``) is modelled: :func:`engine.layout.output.output_shape` turns it into
+#: the rows per row group the executor writes and the check charges those row groups
+#: (``row_group_level``), so a design whose output reads more is declined like any other
+UNMODELLED = frozenset({"partition_by", "n_mbr"})
+
+#: layouts the prediction cannot place: ``binpack`` keeps the input order, which the
+#: prediction (a group's rows reordered along its key columns) does not model
+UNMODELLED_LAYOUTS = frozenset({"binpack"})
 
 
 @dataclass(frozen=True)
@@ -83,15 +90,24 @@ def group_shapes(zm: "ZoneMaps", groups: Sequence["PlanGroup"], target: WriteTar
 
 
 def check_output(zm: "ZoneMaps", groups: Sequence["PlanGroup"], window: Sequence["ScanFragment"],
-                 target: WriteTarget, row_groups: RowGroupMaps | None = None) -> OutputCheck:
+                 target: WriteTarget, row_groups: RowGroupMaps | None = None,
+                 row_group_level: bool = False) -> OutputCheck:
     """Score the window on the groups' partitions before and at the output's shape after
-    (row groups included when ``row_groups`` is given, as the scan analysis charges)."""
+    (row groups included when ``row_groups`` is given, as the scan analysis charges).
+
+    ``row_group_level``: the scan analysis charges row groups (``settings.prune_row_groups``),
+    so an output of several row groups per file is charged its row groups even when every
+    input file holds one (``row_groups`` None): the after-run re-estimate reads the written
+    files' footers and charges them so."""
     shapes = tuple(group_shapes(zm, groups, target, row_groups))
     position = {str(p): i for i, p in enumerate(zm.paths)}
-    modelled = not any(set(g.layout_params or {}) & UNMODELLED for g in groups)
+    modelled = not any(set(g.layout_params or {}) & UNMODELLED or g.layout in UNMODELLED_LAYOUTS
+                       for g in groups)
+    level = (True if row_group_level and row_groups is None
+             and any(s.row_groups_per_file > 1 for s in shapes) else None)
     # the scores the policy's predicted losses read when it priced this same rewrite
     # (engine.policy.impact.score_rewrite remembers the last one)
-    score = score_rewrite(zm, groups, window, target, row_groups, level=None)
+    score = score_rewrite(zm, groups, window, target, row_groups, level=level)
     if score is None:
         return OutputCheck(shapes, 0.0, 0.0, "no query of the window filters the rewritten "
                            "partitions", modelled=False)
@@ -176,9 +192,8 @@ def _reason(shapes: Sequence[OutputShape], groups: Sequence["PlanGroup"], zm: "Z
               if s.files < len([p for p in g.partitions if p in position])]
     if merged:
         n_in, s = max(merged, key=lambda t: t[0] - t[1].files)
-        within = (f"; row groups of {s.row_group_rows:,} rows would let engines skip inside them"
-                  if s.row_groups_per_file > 1 else
-                  "; sorting rows inside a file saves nothing at file level")
+        within = (f", in row groups of {s.row_group_rows:,} rows" if s.row_groups_per_file > 1
+                  else "; sorting rows inside a file saves nothing at file level")
         return (f"the output cannot deliver the saving: {s.file_rule} writes {n_in} files as "
                 f"{s.files}{within} (the window would read {human_bytes(after)} instead of "
                 f"{human_bytes(before)})")

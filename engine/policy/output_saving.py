@@ -42,11 +42,21 @@ def priced_by_output(proposal: "Proposal", check: "OutputCheck", window_queries:
     Bytes: ``check.bytes_before - check.bytes_after`` over the ``window_queries`` queries;
     CPU-seconds: those bytes at the query scan rate (:func:`engine.policy.costmodel.scan_seconds`);
     break-even: the rewrite's CPU-seconds over the saving per query. A one-group proposal's
-    group carries the same bytes (``predicted_saving_bytes``)."""
-    if (proposal.predicted_saving.get("window_queries") or window_queries <= 0
-            or not check.delivers
-            or any((g.layout_params or {}).get("partition_by") for g in proposal.groups)):
+    group carries the same bytes (``predicted_saving_bytes``). A design the check does not
+    model (a partition column) or finds no saving in (an unmodelled one: a modelled one is
+    declined before) promises 0 bytes, still over the ``window_queries`` queries it was
+    checked on, so the run's re-estimate replays that window and flags a loss
+    (:mod:`engine.plans.delivery`); ``details["saving_from"]`` says why nothing is promised."""
+    if proposal.predicted_saving.get("window_queries") or window_queries <= 0:
         return proposal
+    if (not check.delivers
+            or any((g.layout_params or {}).get("partition_by") for g in proposal.groups)):
+        why = ("not priced: the prediction does not model partition directories"
+               if check.delivers else f"nothing promised: {check.reason}")
+        return dataclasses.replace(
+            proposal, predicted_saving={**proposal.predicted_saving, "bytes": 0.0, "cpu_seconds": 0.0,
+                                        "money": 0.0, "window_queries": float(window_queries)},
+            break_even_queries=None, details={**proposal.details, "saving_from": why})
     saved = float(check.bytes_before - check.bytes_after)
     seconds = scan_seconds(saved, settings)
     groups = proposal.groups

@@ -256,6 +256,8 @@ def describe(price: TablePrice | None, settings: Settings) -> dict[str, Any]:
     "table lineitem's own price, measured 2026-11-27T06:00:00+00:00 (snapshot 4)"
     >>> describe(None, Settings(rewrite_cell_bytes=2.0))["label"]
     "the calibration table's"
+    >>> describe(None, Settings())["label"]
+    'not calibrated: the default rates, no fixed cost per job (`layout-advisor calibrate` measures this machine)'
     """
     if price is not None:
         out = {"source": "table", "table": price.table, "cell_bytes": price.cell_bytes,
@@ -268,6 +270,12 @@ def describe(price: TablePrice | None, settings: Settings) -> dict[str, Any]:
             out["fixed_s"] = price.fixed_s
         return out
     cell = float(settings.rewrite_cell_bytes)
+    if cell > 0:
+        label = "the calibration table's"
+    elif settings.rewrite_fixed_s > 0:
+        label = "no price per cell (the files' compressed bytes)"
+    else:  # nothing measured on this machine: the seconds are the default rates' guess
+        label = ("not calibrated: the default rates, no fixed cost per job "
+                 "(`layout-advisor calibrate` measures this machine)")
     return {"source": "calibration" if cell > 0 else "compressed bytes", "cell_bytes": cell,
-            "label": "the calibration table's" if cell > 0
-            else "no price per cell (the files' compressed bytes)"}
+            "label": label}

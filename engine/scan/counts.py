@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from engine.scan.estimate import EMPTY_BOX, box_bounds, cached_read_bytes, prepared_column
+from engine.scan.estimate import cached_read_bytes, one_range, prepared_column
 
 if TYPE_CHECKING:
     from engine.table.zonemaps import ZoneMaps
@@ -77,7 +77,6 @@ class _Sorted:
     cover_hi_blocks: list[np.ndarray]  # their hi in lo order, per block, sorted
     cover_hi_lo_order: np.ndarray
     cover_hi_sorted: np.ndarray
-    ordered: bool  # lo <= hi wherever known (the sums above assume it)
 
 
 def _sorted(zonemaps: "ZoneMaps", column: str) -> _Sorted:
@@ -97,14 +96,13 @@ def _sorted(zonemaps: "ZoneMaps", column: str) -> _Sorted:
     cover = cover[np.argsort(prep.lo[cover], kind="stable")]
     cover_hi = prep.hi[cover]
     blocks = [np.sort(cover_hi[s:s + BLOCK]) for s in range(0, cover.size, BLOCK)]
-    with np.errstate(invalid="ignore"):  # lo > hi (a broken zonemap): ``ordered`` is False
+    with np.errstate(invalid="ignore"):  # lo > hi (a broken zonemap): ``prep.ordered`` is False
         inv_share = np.where(valid, prep.inv_width * share, 0.0)
     out = _Sorted(prep.lo[lo_order], prep.hi[hi_order], lo_order, hi_order,
                   prep.lo[lo_order].astype(np.longdouble) - origin,
                   prep.hi[hi_order].astype(np.longdouble) - origin, origin,
                   inv_share, unknown, share[unknown],
-                  prep.lo[cover], blocks, cover_hi, np.sort(cover_hi),
-                  bool((prep.lo[pos] <= prep.hi[pos]).all()))
+                  prep.lo[cover], blocks, cover_hi, np.sort(cover_hi))
     cache[column] = out
     return out
 
@@ -187,22 +185,6 @@ def _covered(s: _Sorted, fa: np.ndarray, fb: np.ndarray) -> np.ndarray:
     return np.searchsorted(s.cover_hi_sorted, fb, side="right") - inside
 
 
-def _eligible(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> tuple[str, float, float] | None:
-    """(column, fa, fb) when the fragment is one range on one discrete, finite column."""
-    if len(fragment.boxes) != 1 or len(fragment.boxes[0]) != 1:
-        return None
-    parsed = box_bounds(zonemaps, fragment.boxes[0])
-    if parsed is None or parsed is EMPTY_BOX:
-        return None
-    (column,), (bounds,) = parsed
-    prep = prepared_column(zonemaps, column)
-    if prep.kind != "discrete" or not prep.finite or bounds[0] > bounds[2]:
-        return None
-    if not _sorted(zonemaps, column).ordered:
-        return None
-    return column, float(bounds[0]), float(bounds[2])
-
-
 def one_range_summaries(zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"],
                         selectivity: bool = False) -> list[dict[str, Any] | None]:
     """:func:`engine.scan.fragment_scan.fragment_summary` of each fragment that is one range on
@@ -213,10 +195,11 @@ def one_range_summaries(zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"
     out: list[dict[str, Any] | None] = [None] * len(fragments)
     groups: dict[tuple[str, tuple[str, ...]], list[tuple[int, float, float]]] = {}
     for i, fragment in enumerate(fragments):
-        hit = _eligible(zonemaps, fragment)
-        if hit is not None:
+        hit = one_range(zonemaps, fragment)
+        if hit is not None and prepared_column(zonemaps, hit[0]).kind == "discrete":
+            column, (fa, _, fb, _) = hit  # inclusive integer points
             proj = tuple(dict.fromkeys([*fragment.columns, *fragment.predicated_columns]))
-            groups.setdefault((hit[0], proj), []).append((i, hit[1], hit[2]))
+            groups.setdefault((column, proj), []).append((i, float(fa), float(fb)))
     rows = np.asarray(zonemaps.rows, dtype=np.float64)
     total_rows = float(rows.sum()) or 1.0
     ones = np.ones(n)

@@ -76,6 +76,7 @@ class PreparedColumn:
     nonnull_share: np.ndarray | None  # share of non-NULL rows where some are NULL
     ranks: np.ndarray | None  # strings: sorted distinct endpoints
     finite: bool
+    ordered: bool  # lo <= hi wherever known (the sorted-endpoint identities need it)
 
 
 def prepared_column(zonemaps: "ZoneMaps", column: str) -> PreparedColumn:
@@ -114,7 +115,8 @@ def prepared_column(zonemaps: "ZoneMaps", column: str) -> PreparedColumn:
             floor = np.where(valid & (width > 0), 0.0, 1.0)
     prep = PreparedColumn(kind, lo, hi, inv, floor, None if valid.all() else valid,
                           unknown_might if unknown_might.any() else None,
-                          no_nulls, share, ranks, finite)
+                          no_nulls, share, ranks, finite,
+                          bool((lo <= hi).all()))  # lo = hi = 0 where unknown
     cache[column] = prep
     return prep
 
@@ -253,6 +255,23 @@ def box_bounds(zonemaps: "ZoneMaps", box: dict) -> tuple[tuple[str, ...], list[t
     if all(b is None for b in bounds):
         return None
     return tuple(box), bounds
+
+
+def one_range(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> tuple[str, tuple] | None:
+    """``(column, (fa, a_inc, fb, b_inc))`` when ``fragment`` is one range on one column that
+    sums over the column's sorted endpoints answer exactly (:mod:`engine.scan.counts`,
+    :mod:`engine.scan.window_bytes`): one box of one zonemap column, a non-empty range,
+    finite coordinates and ``lo <= hi`` wherever the bounds are known; else None."""
+    if len(fragment.boxes) != 1 or len(fragment.boxes[0]) != 1:
+        return None
+    parsed = box_bounds(zonemaps, fragment.boxes[0])
+    if parsed is None or parsed is EMPTY_BOX:
+        return None
+    (column,), (bounds,) = parsed
+    prep = prepared_column(zonemaps, column)
+    if not prep.finite or not bounds[0] <= bounds[2] or not prep.ordered:
+        return None
+    return column, bounds
 
 
 #: projections whose read-bytes arrays are kept (each is 8 bytes per partition)

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from engine.scan.estimate import EMPTY_BOX, box_bounds, cached_read_bytes, prepared_column
+from engine.scan.estimate import cached_read_bytes, one_range, prepared_column
 from engine.scan.window import analyze_workload
 
 if TYPE_CHECKING:
@@ -71,7 +71,6 @@ class _Ends:
     lo_order: np.ndarray
     hi_order: np.ndarray
     unknown: np.ndarray
-    ordered: bool  # lo <= hi wherever known (the identity above needs it)
 
 
 def _ends(zonemaps: "ZoneMaps", column: str) -> _Ends:
@@ -83,24 +82,8 @@ def _ends(zonemaps: "ZoneMaps", column: str) -> _Ends:
         lo_order, hi_order = pos[np.argsort(lo, kind="stable")], pos[np.argsort(hi, kind="stable")]
         unknown = (np.flatnonzero(prep.unknown_might) if prep.unknown_might is not None
                    else np.zeros(0, np.int64))
-        cache[column] = _Ends(prep.lo[lo_order], prep.hi[hi_order], lo_order, hi_order, unknown,
-                              bool((lo <= hi).all()))
+        cache[column] = _Ends(prep.lo[lo_order], prep.hi[hi_order], lo_order, hi_order, unknown)
     return cache[column]
-
-
-def _one_range(zonemaps: "ZoneMaps", fragment: "ScanFragment") -> tuple[str, tuple] | None:
-    """(column, (fa, a_inc, fb, b_inc)) when ``fragment`` is one range on one column that
-    the sweep answers exactly, else None."""
-    if len(fragment.boxes) != 1 or len(fragment.boxes[0]) != 1:
-        return None
-    parsed = box_bounds(zonemaps, fragment.boxes[0])
-    if parsed is None or parsed is EMPTY_BOX:
-        return None
-    (column,), (bounds,) = parsed
-    prep = prepared_column(zonemaps, column)
-    if not prep.finite or not bounds[0] <= bounds[2] or not _ends(zonemaps, column).ordered:
-        return None
-    return column, bounds
 
 
 def window_bytes(zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"],
@@ -114,7 +97,7 @@ def window_bytes(zonemaps: "ZoneMaps", fragments: Sequence["ScanFragment"],
     rest: list[int] = []
     by_key: dict[tuple[str, tuple[str, ...]], list[tuple[int, tuple]]] = {}
     for i, fragment in enumerate(fragments):
-        hit = None if row_groups is not None else _one_range(zonemaps, fragment)
+        hit = None if row_groups is not None else one_range(zonemaps, fragment)
         if hit is None:
             rest.append(i)
         else:

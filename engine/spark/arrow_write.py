@@ -47,7 +47,7 @@ from engine.core.errors import ExecutionError
 from engine.spark.arrow_types import worker_error
 from engine.spark.jobspec import GROUP_COLUMN, PID_COLUMN, GroupSpec, q
 from engine.spark.writing import (
-    SORT_KEY_PREFIX, key_specs, max_task_bytes, part_column, pid_column, with_sort_keys,
+    SORT_KEY_PREFIX, input_codec, key_specs, max_task_bytes, part_column, pid_column, with_sort_keys,
 )
 from engine.table import fs as table_fs
 
@@ -114,7 +114,7 @@ def write(df: "DataFrame", specs: Sequence[GroupSpec], n_buckets: int, out_dir: 
     from engine.spark.writing import session_conf
 
     spark = df.sparkSession
-    codec = codec_of(spark.conf.get("spark.sql.parquet.compression.codec", "snappy"))
+    codec = codec_of(input_codec(specs) or spark.conf.get("spark.sql.parquet.compression.codec", "snappy"))
     df = df.withColumn(PID_COLUMN, pid_column(specs, n_buckets))
     shuffled = df.repartition(n_buckets, F.col(PID_COLUMN))
     by_spec = key_specs(specs)

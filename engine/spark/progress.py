@@ -103,10 +103,20 @@ class JobMetrics:
 
 
 class WriteWatcher(Periodic):
-    """Polls Spark while the write runs: tasks done and rows written so far."""
+    """Polls Spark while the write runs: tasks done and rows written so far.
 
-    def __init__(self, spark: "SparkSession", report: Callable[[int, int, int], None]) -> None:
+    Rows are what Spark's writer counts (the stages' ``outputRecords``, as its tasks write).
+    With ``rows_at_task_end`` (the Arrow writer, :mod:`engine.spark.arrow_write`, whose
+    pyarrow files Spark does not count) they are the shuffled rows read by its finished
+    write tasks (those that shuffle nothing on): such a task writes every row it reads
+    before it ends, so the count advances task by task. Read from Spark's status store: the
+    tasks' own row counts reach the driver only with the job's result."""
+
+    def __init__(self, spark: "SparkSession", report: Callable[[int, int, int], None],
+                 rows_at_task_end: bool = False) -> None:
         self.spark, self.report = spark, report
+        self.rows_at_task_end = rows_at_task_end
+        self._finished: dict[int, int] = {}  # task id -> shuffled rows it read, once finished
         super().__init__(self._poll, 1.0, "la-write-watch")
 
     def _poll(self) -> None:
@@ -119,9 +129,28 @@ class WriteWatcher(Periodic):
             done += int(st.numCompleteTasks())
             total += int(st.numTasks())
             rows += int(st.outputRecords())
+            if self.rows_at_task_end:
+                self._count_finished(sc, store, st)
         if total:
-            self.report(done, total, rows)
+            self.report(done, total, rows + sum(self._finished.values()))
 
+    def _count_finished(self, sc: Any, store: Any, st: Any) -> None:
+        """Add the stage's newly finished tasks' shuffled rows read to ``_finished``."""
+        v1 = sc._jvm.org.apache.spark.status.api.v1
+        success = sc._jvm.java.util.ArrayList()
+        success.add(v1.TaskStatus.SUCCESS)
+        tasks = store.taskList(int(st.stageId()), int(st.attemptId()), 0, int(st.numTasks()),
+                               v1.TaskSorting.ID, success)
+        for i in range(int(tasks.size())):
+            task = tasks.apply(i)
+            tid = int(task.taskId())
+            if tid not in self._finished:
+                metrics = task.taskMetrics()
+                m = metrics.get() if metrics.isDefined() else None
+                # a task that shuffles its rows on (a stage before the write) wrote no file
+                moved = m is not None and int(m.shuffleWriteMetrics().recordsWritten())
+                self._finished[tid] = (int(m.shuffleReadMetrics().recordsRead())
+                                       if m is not None and not moved else 0)
 
 
 # ------------------------------------------------------------------ messages and cancel

@@ -186,10 +186,11 @@ def _write_and_verify(spark: "SparkSession", schema: "TableSchema", arrow: "pa.S
             subset = subset.where(keep)
         if swap is not None:
             subset = subset.withColumn(GROUP_COLUMN, swap)
-        with WriteWatcher(spark, progress or (lambda *_: None)), crash_when("mid_write", wrote):
-            by_pyarrow = options.writer == "arrow" or (options.writer == "auto"
-                                                       and len(batch) > 1)
-            if by_pyarrow and arrow_write.eligible(batch, subset):
+        by_pyarrow = (options.writer == "arrow" or (options.writer == "auto" and len(batch) > 1)
+                      ) and arrow_write.eligible(batch, subset)
+        with WriteWatcher(spark, progress or (lambda *_: None), rows_at_task_end=by_pyarrow), \
+                crash_when("mid_write", wrote):
+            if by_pyarrow:
                 done = arrow_write.write(subset, batch, n_buckets, out_dir, max_rows,
                                          rg_rows, data_cols, arrow)
                 if by_arrow is not None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from engine.summaries.store import column_summaries, pruning_summary
+from engine.summaries.store import column_summaries, pruning_fields
 from engine.core.errors import InvalidParameterError
 from engine.plans.service import list_plans, show_plan
 
@@ -53,8 +53,9 @@ def clustering_trend(ws: "Workspace", table: str, columns: Sequence[str] | str |
             metrics = by_column.get(name) or {}
             row[f"{name}.average_depth"] = metrics.get("average_depth")
             row[f"{name}.average_overlaps"] = metrics.get("average_overlaps")
-        row.update(_workload_on(pruning_summary(ws, table, str(entry["id"]))
-                                if head["partitions"] else []))
+        row.update(_workload_on(pruning_fields(ws, table, ("pruning_rate", "bytes_scanned"),
+                                               str(entry["id"]))
+                                if head["partitions"] else {}))
         rows.append(row)
     return rows
 
@@ -75,12 +76,19 @@ def _names(columns: Sequence[str] | str | None, known: Sequence[str],
     return [lower.get(c.lower()) or snapshot().schema.resolve(c) for c in columns]
 
 
-def _workload_on(per_query: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
-    """The workload's mean pruning rate and total bytes scanned over one snapshot."""
-    if not per_query:
+def _workload_on(fields: Mapping[str, Sequence[Any]]) -> dict[str, float | None]:
+    """The workload's mean pruning rate and total bytes scanned over one snapshot, from
+    its per-query ``pruning_rate`` and ``bytes_scanned`` (:func:`pruning_fields`).
+
+    >>> _workload_on({"pruning_rate": [0.5, 1.0], "bytes_scanned": [10, 20]})
+    {'pruning_rate': 0.75, 'bytes_scanned': 30.0}
+    >>> _workload_on({})
+    {'pruning_rate': None, 'bytes_scanned': None}
+    """
+    if not fields or not len(fields["pruning_rate"]):
         return {"pruning_rate": None, "bytes_scanned": None}
-    return {"pruning_rate": float(np.mean([q["pruning_rate"] for q in per_query])),
-            "bytes_scanned": float(sum(q["bytes_scanned"] for q in per_query))}
+    return {"pruning_rate": float(np.mean(fields["pruning_rate"])),
+            "bytes_scanned": float(sum(fields["bytes_scanned"]))}
 
 
 def reclustering_history(ws: "Workspace", table: str) -> list[dict[str, Any]]:

@@ -123,6 +123,23 @@ class ScanFragment:
                 seen.setdefault(col, None)
         return tuple(seen)
 
+    def relogged(self, query_id: str, ts: str | None) -> "ScanFragment":
+        """The same statement logged by another query: every field but ``query_id`` and
+        ``ts`` shared with this one (boxes, sources and SQL are immutable), so a busy log's
+        repeats cost one decoding per distinct statement.
+
+        Example:
+        >>> f = ScanFragment("q1", "t", ({"a": Range(1, 2)},), ("a",), ts="2024-01-01")
+        >>> g = f.relogged("q2", None)
+        >>> (g.query_id, g.ts, g.boxes is f.boxes, f.query_id)
+        ('q2', None, True, 'q1')
+        """
+        copy = object.__new__(ScanFragment)
+        copy.__dict__.update(self.__dict__)
+        copy.__dict__["query_id"] = query_id
+        copy.__dict__["ts"] = ts
+        return copy
+
     def to_json(self, types: Mapping[str, str]) -> dict[str, Any]:
         return {
             "query_id": self.query_id,

@@ -16,9 +16,14 @@ import datetime as dt
 import fcntl
 import json
 import os
+import re
 import tempfile
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Iterator, Sequence
+
+import numpy as np
 
 from engine.core.errors import DataFileError
 from engine.table.model import TableSchema
@@ -57,10 +62,140 @@ def _records(path: Path) -> Iterator[tuple[str, dict, TableSchema | None]]:
             header = lineno == 1 and data.get("format") == FORMAT
             yield line, data, TableSchema.from_json(data.get("schema", [])) if header else None
 
+
+@dataclass(frozen=True)
+class DistinctFragments:
+    """A workload's distinct statements and how often each was logged.
+
+    ``fragments[i]`` is statement ``i`` as its first query logged it (in the order of
+    :meth:`WorkloadStore.fragments`), ``counts[i]`` how many queries logged it (int64, sums
+    to the log's length) and ``of_query[j]`` the statement of the ``j``-th fragment of
+    :meth:`WorkloadStore.fragments` (int64). Two queries log the same statement when their
+    stored rows agree on everything but the query id and the timestamp (same SQL, ranges,
+    sources). A busy log repeats a few thousand statements tens of thousands of times: what
+    depends only on the statement (predicated columns, pruning, where its ranges come from)
+    is computed over these rows and weighted or expanded by ``counts`` / ``of_query``.
+
+    Example:
+    >>> from engine.workload.model import Range
+    >>> a = ScanFragment("q1", "t", ({"x": Range(1, 2)},), ("x",))
+    >>> d = DistinctFragments.of([a, a.relogged("q2", None), ScanFragment("q3", "t", (), ())])
+    >>> [f.query_id for f in d.fragments], d.counts.tolist(), d.of_query.tolist()
+    (['q1', 'q3'], [2, 1], [0, 0, 1])
+    """
+
+    fragments: tuple[ScanFragment, ...]
+    counts: np.ndarray
+    of_query: np.ndarray
+
+    @classmethod
+    def of(cls, fragments: Sequence[ScanFragment]) -> "DistinctFragments":
+        """The distinct statements of ``fragments`` (any sequence, e.g. a test's): equal
+        when every field but ``query_id`` and ``ts`` is equal."""
+        seen: dict[tuple, int] = {}
+        of_query = np.empty(len(fragments), dtype=np.int64)
+        for j, f in enumerate(fragments):
+            key = (f.table, f.columns, tuple(tuple(b.items()) for b in f.boxes), f.sql,
+                   f.duration_ms, f.bytes_scanned, f.user, f.sources)
+            try:
+                of_query[j] = seen.setdefault(key, len(seen))
+            except TypeError:  # an unhashable bound: a statement of its own
+                of_query[j] = seen.setdefault((j, id(f)), len(seen))
+        return cls._from_codes(fragments, of_query)
+
+    @classmethod
+    def _from_codes(cls, fragments: Sequence[ScanFragment],
+                    codes: np.ndarray) -> "DistinctFragments":
+        """Statements numbered in order of first appearance in ``fragments``."""
+        codes = np.asarray(codes, dtype=np.int64)
+        if not len(codes):
+            return cls((), np.zeros(0, dtype=np.int64), codes)
+        _, first = np.unique(codes, return_index=True)
+        first.sort()
+        renumber = np.empty(int(codes.max()) + 1, dtype=np.int64)
+        renumber[codes[first]] = np.arange(len(first))
+        of_query = renumber[codes]
+        return cls(tuple(fragments[i] for i in first),
+                   np.bincount(of_query, minlength=len(first)).astype(np.int64), of_query)
+
+
+#: a stored row written by :meth:`ScanFragment.to_json` starts with its id and timestamp;
+#: the rest of the line is the statement (rows of one statement share it verbatim)
+_HEAD = re.compile(r'\{"query_id": ("(?:[^"\\]|\\.)*"), "ts": ("(?:[^"\\]|\\.)*"|null), ')
+
+
+def _json_string(token: str) -> str | None:
+    """A JSON string (or ``null``) token as Python, without the parser when it has no escape."""
+    if token == "null":
+        return None
+    return token[1:-1] if "\\" not in token else json.loads(token)
+
+
+def _decode(path: Path, types: dict[str, str] | None
+            ) -> tuple[tuple[ScanFragment, ...], DistinctFragments, TableSchema | None]:
+    """Every fragment of the log at ``path`` (ordered by timestamp, then line), its distinct
+    statements, and the header's schema; ``types``: the column types to decode bounds
+    with (None: the header's). Each distinct statement is parsed and decoded once, its
+    repeats share the decoded ranges (:meth:`ScanFragment.relogged`); a row in another
+    layout is parsed whole. A corrupt line is a DataFileError naming it."""
+    stored: TableSchema | None = None
+    frags: list[ScanFragment] = []
+    codes: list[int] = []
+    statements: dict[str, int] = {}
+    templates: list[ScanFragment] = []
+    memo: dict = {}
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            head = _HEAD.match(line)
+            if head is not None:
+                body = line[head.end():].rstrip()
+                code = statements.get(body)
+                if code is not None:
+                    frags.append(templates[code].relogged(_json_string(head.group(1)),
+                                                          _json_string(head.group(2))))
+                    codes.append(code)
+                    continue
+                text = "{" + body
+            else:
+                text = line
+            try:
+                data = json.loads(text)
+                if head is not None:
+                    data["query_id"] = _json_string(head.group(1))
+                    data["ts"] = _json_string(head.group(2))
+            except json.JSONDecodeError as exc:
+                raise DataFileError(f"{path}:{lineno}: corrupt workload file ({exc.msg})") from None
+            if lineno == 1 and data.get("format") == FORMAT:
+                stored = TableSchema.from_json(data.get("schema", []))
+                continue
+            if types is None:
+                types = dict((stored or TableSchema(())).columns)
+            frag = ScanFragment.from_json(types, data, memo)
+            code = len(templates)
+            templates.append(frag)
+            if head is not None:
+                statements[body] = code
+            frags.append(frag)
+            codes.append(code)
+    times: dict[str | None, tuple[int, dt.datetime]] = {}  # a busy log repeats its seconds
+    for f in frags:
+        if f.ts not in times:
+            times[f.ts] = _ts_key(f.ts)
+    order = sorted(range(len(frags)), key=lambda i: (times[frags[i].ts], i))
+    ordered = tuple(frags[i] for i in order)
+    return ordered, DistinctFragments._from_codes(ordered, np.asarray(codes, np.int64)[order]
+                                                  if codes else np.zeros(0, np.int64)), stored
+
+
 #: the last log decoded in this process, by (path, version, schema): a dashboard's pages and
 #: a plan decision read the same log again and again; fragments are immutable, and a new
 #: version (any write changes the file's size or mtime) is decoded afresh
-_READ: dict[tuple, tuple[ScanFragment, ...]] = {}
+_READ: dict[tuple, tuple[tuple[ScanFragment, ...], DistinctFragments]] = {}
+#: one decoding at a time: a dashboard's start-up warm-up and its first page ask for the
+#: same log at once, and the second waits for the first's answer instead of decoding again
+_DECODING = threading.Lock()
 
 
 class WorkloadStore:
@@ -106,20 +241,33 @@ class WorkloadStore:
             return self._read(table)[0]  # reports the corrupt line
         return TableSchema.from_json(data["schema"]) if data.get("format") == FORMAT else None
 
-    def fragments(self, table: str, schema: TableSchema | None = None) -> list[ScanFragment]:
-        """The table's fragments, ordered by timestamp then import order ([] if none)."""
+    def _decoded(self, table: str, schema: TableSchema | None
+                 ) -> tuple[tuple[ScanFragment, ...], DistinctFragments]:
         key = (str(self.path(table)), self.version(table), schema)
         found = _READ.get(key)
-        if found is None:
-            stored, rows = self._read(table)
-            types = dict((schema or stored or TableSchema(())).columns)
-            ranges: dict = {}
-            frags = [ScanFragment.from_json(types, r, ranges) for r in rows]
-            order = sorted(range(len(frags)), key=lambda i: (_ts_key(frags[i].ts), i))
-            found = tuple(frags[i] for i in order)
+        if found is not None:
+            return found
+        with _DECODING:
+            found = _READ.get(key)
+            if found is not None:
+                return found
+            path = self.path(table)
+            if path.is_file():
+                found = _decode(path, dict(schema.columns) if schema else None)[:2]
+            else:
+                found = ((), DistinctFragments._from_codes((), np.zeros(0, np.int64)))
             _READ.clear()  # one table's log at a time: a busy log is tens of MB decoded
             _READ[key] = found
-        return list(found)
+        return found
+
+    def fragments(self, table: str, schema: TableSchema | None = None) -> list[ScanFragment]:
+        """The table's fragments, ordered by timestamp then import order ([] if none)."""
+        return list(self._decoded(table, schema)[0])
+
+    def distinct(self, table: str, schema: TableSchema | None = None) -> DistinctFragments:
+        """The distinct statements of :meth:`fragments` with how often each was logged
+        (:class:`DistinctFragments`), decoded with them once per workload version."""
+        return self._decoded(table, schema)[1]
 
     # writing -----------------------------------------------------------------------------
     @contextlib.contextmanager

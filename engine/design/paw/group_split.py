@@ -67,6 +67,13 @@ def expand(gp: DBox, x: np.ndarray, region: DBox, b_min: int, domain_len: np.nda
     >>> box = expand(DBox.closed([80, 10], [84, 19]), g, DBox.closed([0, 0], [99, 99]), 100, np.full(2, 99.0))
     >>> np.round(box.lo, 2).tolist(), np.round(box.hi, 2).tolist(), int(box.contains(g).sum())
     ([78.67, 7.0], [85.33, 22.0], 112)
+
+    A side that rounds past a row keeps the row (c - f*·r is 4.4e-16 here, the row is at 0):
+
+    >>> x = np.array([[0.0, 10.0], [6.0, 10.0], [3.0, 10.0]])
+    >>> box = expand(DBox.closed([0.55, 9.55], [5.45, 10.45]), x, DBox.closed([0, 0], [6.45, 49]), 3, np.full(2, 49.0))
+    >>> int(box.contains(x).sum())
+    3
     """
     c = (gp.lo + gp.hi) / 2
     r = (gp.hi - gp.lo) / 2
@@ -74,11 +81,13 @@ def expand(gp: DBox, x: np.ndarray, region: DBox, b_min: int, domain_len: np.nda
     f = np.max(np.abs(x - c) / r, axis=1)
     k = min(b_min, len(f)) - 1
     f_star = float(np.partition(f, k)[k])
-    box = DBox.closed(c - f_star * r, c + f_star * r).intersect(region)
-    while int(box.contains(x).sum()) < min(b_min, len(x)):  # floating-point rounding at f*
-        box = DBox(np.nextafter(box.lo, -np.inf), np.nextafter(box.hi, np.inf), box.lo_inc, box.hi_inc)
-        box = box.intersect(region)
-    return box
+    # c ± f*·r rounds: a row with F = f* may fall a few ULPs outside (c - f*·r = 4.4e-16
+    # above a row at 0, say), so the sides are widened to the rows with F <= f* themselves
+    inner = x[f <= f_star]
+    lo, hi = c - f_star * r, c + f_star * r
+    if len(inner):
+        lo, hi = np.minimum(lo, inner.min(axis=0)), np.maximum(hi, inner.max(axis=0))
+    return DBox.closed(lo, hi).intersect(region)
 
 
 def descriptor(box: DBox, region: DBox, outer: DBox) -> DBox:

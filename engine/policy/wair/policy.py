@@ -127,7 +127,8 @@ class WairParams:
         if self.max_window < self.min_window:
             bad(f"max_window ({self.max_window}) must be >= min_window ({self.min_window})")
         if not self.min_window <= self.window <= self.max_window:
-            bad(f"window must be within [{self.min_window}, {self.max_window}], got {self.window}")
+            bad(f"window must be within [{self.min_window}, {self.max_window}], got {self.window}"
+                + (" (max_window raises the upper end)" if self.window > self.max_window else ""))
         if not 0.0 <= self.window_tolerance < 1.0:
             bad(f"window_tolerance must be in [0, 1), got {self.window_tolerance}")
         above("alpha", 0)
