@@ -189,6 +189,17 @@ def column_ndv(paths: Sequence[str], columns: Sequence[str]) -> dict[str, int]:
     return out
 
 
+def boxes_key(boxes: Sequence[EncodedBox]) -> tuple:
+    """A hashable key of a fragment's encoded boxes: the repeats of one statement (a
+    dashboard panel refreshed all day) share it, so what depends on the boxes alone (a
+    selectivity, a placement's scan) is computed once per distinct fragment, exactly.
+
+    >>> boxes_key([{"a": (1.0, True, 2.0, False)}]) == boxes_key([{"a": (1.0, True, 2.0, False)}])
+    True
+    """
+    return tuple(tuple(box.items()) for box in boxes)
+
+
 def row_matches(data: Mapping[str, np.ndarray], boxes: Sequence[EncodedBox]) -> np.ndarray:
     """Rows matching any box (the fragment's rowsOut), exact."""
     n = len(next(iter(data.values()))) if data else 0

@@ -36,7 +36,7 @@ import numpy as np
 
 from engine.core.errors import InvalidParameterError
 from engine.design.pto.candidates import Layout
-from engine.design.pto.data import EncodedBox, TableData
+from engine.design.pto.data import EncodedBox, TableData, boxes_key
 from engine.layout.base import make_ordering
 from engine.layout.cuts import cut_points
 
@@ -109,18 +109,29 @@ class Placement:
         rg_rows = np.diff(np.append(self.rg_starts, len(self.rows)))
         return int(rg_rows[rg_read].sum()), int(file_may.sum()), int(rg_read.sum())
 
+    def scans(self, fragments: Sequence[Sequence[EncodedBox]]) -> list[tuple[int, int, int]]:
+        """:meth:`scan` of every fragment, in order; a repeated fragment is scanned once."""
+        memo: dict[tuple, tuple[int, int, int]] = {}
+        out = []
+        for b in fragments:
+            key = boxes_key(b)
+            if key not in memo:
+                memo[key] = self.scan(b)
+            out.append(memo[key])
+        return out
+
     def skip_percent(self, fragments: Sequence[Sequence[EncodedBox]]) -> float:
         """Mean skip% over the fragments (the paper's label)."""
         n = max(1, len(self.rows))
-        return float(np.mean([100.0 * (1 - self.scan(b)[0] / n) for b in fragments])) if fragments else 0.0
+        return float(np.mean([100.0 * (1 - rows / n) for rows, _, _ in self.scans(fragments)])) \
+            if fragments else 0.0
 
     def cost_percent(self, fragments: Sequence[Sequence[EncodedBox]], c_file: float = C_FILE_ROWS,
                      c_rg: float = C_RG_ROWS) -> float:
         """Mean scan-cost saving in percent (the ``"cost"`` label)."""
         n, n_table = max(1, len(self.rows)), max(1, self.table.n_table)
         vals = []
-        for b in fragments:
-            rows, files, rgs = self.scan(b)
+        for rows, files, rgs in self.scans(fragments):
             vals.append(100.0 * (1 - rows / n - (c_file * files + c_rg * rgs) / n_table))
         return float(np.mean(vals)) if vals else 0.0
 

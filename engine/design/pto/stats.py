@@ -23,13 +23,13 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from engine.design.pto import goodturing
-from engine.design.pto.data import EncodedBox, TableData, row_matches
+from engine.design.pto.data import EncodedBox, TableData, boxes_key, row_matches
 from engine.workload.model import ScanFragment
 
 
@@ -62,6 +62,7 @@ class WorkloadStats:
     freq: dict[str, int]
     avg_sel: dict[str, float]
     ndv: dict[str, int]
+    _by_columns: tuple | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def compute(cls, table: TableData, fragments: Sequence[ScanFragment],
@@ -70,9 +71,13 @@ class WorkloadStats:
         replace the ones counted here (the rows held are a sample of the table)."""
         stats = []
         n = max(1, table.n_rows)
+        selectivity: dict[tuple, float] = {}  # a repeated fragment's rows are counted once
         for f in fragments:
             boxes = tuple(table.encode_fragment(f))
-            sel = 100.0 * float(row_matches(table.data, boxes).sum()) / n
+            key = boxes_key(boxes)
+            if key not in selectivity:
+                selectivity[key] = 100.0 * float(row_matches(table.data, boxes).sum()) / n
+            sel = selectivity[key]
             cols = frozenset(c for c in f.predicated_columns if c in table.data)
             stats.append(FragmentStat(f.query_id, cols, boxes, sel))
         freq: dict[str, int] = {}
@@ -96,11 +101,25 @@ class WorkloadStats:
         """#UnionQueries and the avg/min/max/median selectivity of fragments using any of
         ``columns`` (zeros when none does)."""
         cols = set(columns)
-        sel = np.array([s.selectivity for s in self.fragments if s.columns & cols])
+        by_columns, selectivity = self._positions_by_columns()
+        hit = [pos for used, pos in by_columns.items() if used & cols]
+        sel = selectivity[np.sort(np.concatenate(hit))] if hit else np.zeros(0)
         if not len(sel):
             return UnionStats(0, 0.0, 0.0, 0.0, 0.0)
         return UnionStats(len(sel), float(sel.mean()), float(sel.min()), float(sel.max()),
                           float(np.median(sel)))
+
+
+    def _positions_by_columns(self) -> tuple[dict[frozenset, np.ndarray], np.ndarray]:
+        """The fragments' positions per set of predicated columns, and every selectivity in
+        fragment order (built once: :meth:`union` is asked for many column sets)."""
+        if self._by_columns is None:
+            groups: dict[frozenset, list[int]] = {}
+            for i, s in enumerate(self.fragments):
+                groups.setdefault(s.columns, []).append(i)
+            self._by_columns = ({c: np.asarray(v, dtype=np.int64) for c, v in groups.items()},
+                                np.array([s.selectivity for s in self.fragments], dtype=np.float64))
+        return self._by_columns
 
 
 def distinct_counts(table: TableData) -> dict[str, int]:

@@ -443,3 +443,24 @@ def test_partition_open_counts_leave_out_the_partitions_a_fragment_excludes():
     assert labels.partition_open_counts(lay, t, [on_p, on_x]) == (6.0, 12.0)
     flat = cand.Layout(None, cand.BINPACK, 4, 2)
     assert labels.partition_open_counts(flat, t, [on_p]) == (8.0, 16.0)  # 30 rows: 8 files of 3-4 rows
+
+
+def test_repeated_fragments_are_scanned_once_and_labelled_as_each_one():
+    """A dashboard's repeats of one statement: the labels and the workload statistics are
+    those of every fragment counted (hand-checked), computed once per distinct fragment."""
+    t = TableData({"x": np.arange(100.0), "y": np.arange(100.0)[::-1].copy()},
+                  {"x": "int", "y": "int"}, 100)
+    a = ScanFragment("qa", "t", ({"x": Range(10, 20)},), ("x",))  # 11 rows
+    b = ScanFragment("qb", "t", ({"y": Range(0, 49)},), ("y",))  # 50 rows
+    log = [a, a, a, b]
+    p = labels.place(t, None, "sort", ("x",), 25, 5)
+    frags = [t.encode_fragment(f) for f in log]
+    assert p.scans(frags) == [(15, 1, 3)] * 3 + [(50, 2, 10)]
+    # skip%: (85 + 85 + 85 + 50) / 4
+    assert p.skip_percent(frags) == pytest.approx(76.25)
+    stats = WorkloadStats.compute(t, log)
+    assert [s.selectivity for s in stats.fragments] == [11.0, 11.0, 11.0, 50.0]
+    assert stats.freq == {"x": 3, "y": 1}
+    assert stats.union(["x", "y"]).n_queries == 4
+    assert stats.union(["y"]).avg_sel == pytest.approx(50.0)
+    assert stats.union(["z"]).n_queries == 0
